@@ -1,0 +1,14 @@
+"""srcad: exact gradients of ordinary Python/NumPy code by source transformation.
+
+`srcad.grad(f)` reads `f`'s source, generates its adjoint program as Python source, compiles
+it once and caches it. See `srcad.pipeline` for how, and the README for what.
+"""
+from srcad import errors
+from srcad.api import grad, show, value_and_grad, vjp
+from srcad.cache import cache_info, clear_cache
+from srcad.rules import defvjp
+from srcad.testing import check_grads
+from srcad.version import __version__
+
+__all__ = ["grad", "value_and_grad", "vjp", "show", "defvjp", "check_grads", "cache_info",
+           "clear_cache", "errors", "__version__"]

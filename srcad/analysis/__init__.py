@@ -1,0 +1,1 @@
+"""Analyses over the simple form: which values carry derivatives."""

@@ -1,0 +1,162 @@
+"""api: the user's entry points: grad, value_and_grad, vjp, show.
+
+Each returns or uses a `Derivative`, which holds the user's function and its `wrt`, fetches
+the compiled adjoint from the cache on first use (and again only if a global it relied on is
+rebound), and applies the boundary conventions of `srcad.arguments` on every call.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from srcad import cache
+from srcad.arguments import like_argument, promote, seed_for, wrt_parameters
+from srcad.errors import CotangentError, UsageError
+from srcad.frontend.parse import code_of
+
+
+class Derivative:
+    """A user function with the parameters to differentiate, bound to its compiled adjoint."""
+
+    def __init__(self, fn, wrt=0, has_aux=False):
+        self.fn = fn
+        self.wrt = wrt
+        self.has_aux = has_aux
+        self.names, self.positions = wrt_parameters(code_of(fn), wrt)
+        self._compiled = None
+        self._vjp_maker = None
+
+    @property
+    def source(self) -> str:
+        """The generated adjoint program, as Python source."""
+        return self._compiled_adjoint().source
+
+    def _compiled_adjoint(self):
+        compiled = self._compiled
+        if compiled is None or not compiled.guards_hold(self.fn):
+            compiled = cache.compiled_adjoint(self.fn, self.names, self.has_aux)
+            self._compiled, self._vjp_maker = compiled, compiled.bind(self.fn)
+        return compiled
+
+    def forward(self, args, kwargs):
+        """Run the forward sweep: (output, backward, the unpromoted wrt arguments)."""
+        self._compiled_adjoint()
+        if all(p is not None and p < len(args) for p in self.positions):
+            originals = [args[p] for p in self.positions]
+            args = list(args)
+            for position, name, value in zip(self.positions, self.names, originals):
+                args[position] = promote(value, name)
+        else:
+            bound = inspect.signature(self.fn).bind(*args, **kwargs)
+            bound.apply_defaults()
+            originals = [bound.arguments[name] for name in self.names]
+            for name, value in zip(self.names, originals):
+                bound.arguments[name] = promote(value, name)
+            args, kwargs = bound.args, bound.kwargs
+        output, backward = self._vjp_maker(*args, **kwargs)
+        return output, backward, originals
+
+    def gradients(self, backward, cotangent, originals):
+        raw = backward(cotangent)
+        if len(self.names) == 1:
+            raw = (raw,)
+        shaped = tuple(like_argument(g, x) for g, x in zip(raw, originals))
+        return shaped if isinstance(self.wrt, tuple) else shaped[0]
+
+
+class _DerivativeFunction:
+    """A derivative of a user function, callable, with the generated program as `.source`."""
+
+    def __init__(self, derivative: Derivative):
+        self.derivative = derivative
+        functools.update_wrapper(self, derivative.fn)
+
+    @property
+    def source(self) -> str:
+        return self.derivative.source
+
+    def __repr__(self):
+        return f"<srcad.{type(self).__name__.lstrip('_').lower()} of {self.__name__}>"
+
+
+class _Grad(_DerivativeFunction):
+    def __call__(self, *args, **kwargs):
+        d = self.derivative
+        output, backward, originals = d.forward(args, kwargs)
+        return d.gradients(backward, seed_for(output), originals)
+
+
+class _ValueAndGrad(_DerivativeFunction):
+    def __call__(self, *args, **kwargs):
+        d = self.derivative
+        output, backward, originals = d.forward(args, kwargs)
+        value = output[0] if d.has_aux else output
+        return output, d.gradients(backward, seed_for(value), originals)
+
+
+class _VJP(_DerivativeFunction):
+    def __init__(self, derivative, output, backward, originals):
+        super().__init__(derivative)
+        self._output, self._backward, self._originals = output, backward, originals
+
+    def __call__(self, cotangent):
+        _check_cotangent(cotangent, self._output)
+        return self.derivative.gradients(self._backward, cotangent, self._originals)
+
+
+def _decorator_or_call(make):
+    """Let `make(fn, **options)` be used as `make(fn)`, `@make` and `@make(**options)`."""
+    @functools.wraps(make)
+    def entry(fn=None, **options):
+        if fn is None:
+            return lambda f: make(f, **options)
+        return make(fn, **options)
+    return entry
+
+
+@_decorator_or_call
+def grad(fn, wrt=0):
+    """The gradient of `fn` with respect to the parameters `wrt` (index, name or tuple).
+
+    `fn` must return a real value with one element. The gradient has the argument's type,
+    shape and dtype; a tuple `wrt` gives a tuple of gradients. `.source` is the generated
+    adjoint program.
+    """
+    return _Grad(Derivative(fn, wrt))
+
+
+@_decorator_or_call
+def value_and_grad(fn, wrt=0, has_aux=False):
+    """Like `grad`, returning `(value, gradient)`. With `has_aux`, `fn` returns
+    `(value, aux)`, only `value` is differentiated, and the result is
+    `((value, aux), gradient)`."""
+    return _ValueAndGrad(Derivative(fn, wrt, has_aux))
+
+
+def vjp(fn, *args, wrt=0, **kwargs):
+    """`(value, vjp_fn)`: the forward sweep runs once, and `vjp_fn(cotangent)` returns the
+    gradient of `sum(cotangent * fn(*args))` with respect to the `wrt` parameters."""
+    derivative = Derivative(fn, wrt)
+    output, backward, originals = derivative.forward(args, kwargs)
+    return output, _VJP(derivative, output, backward, originals)
+
+
+def _check_cotangent(cotangent, output):
+    if isinstance(output, (tuple, list)):
+        if not isinstance(cotangent, (tuple, list)) or len(cotangent) != len(output):
+            raise CotangentError(f"the output is a sequence of {len(output)} values; the "
+                                 "cotangent must be a sequence of as many.")
+        for c, o in zip(cotangent, output):
+            _check_cotangent(c, o)
+    elif np.shape(cotangent) != np.shape(output):
+        raise CotangentError(f"the cotangent has shape {np.shape(cotangent)} but the output "
+                             f"has shape {np.shape(output)}; they must match.")
+
+
+def show(fn, wrt=0, mode="rev") -> None:
+    """Print the adjoint srcad generates for `fn` (reverse mode)."""
+    if mode != "rev":
+        raise UsageError(f"mode={mode!r}: srcad generates reverse-mode (\"rev\") programs.")
+    print(Derivative(fn, wrt).source, end="")

@@ -1,0 +1,102 @@
+"""arguments: the conventions at the API boundary, shared by every derivative function.
+
+Which parameters `wrt` names (an index, a name, or a tuple of them, as JAX's argnums);
+how an argument is promoted before differentiation (a Python `int` becomes a float, an
+integer array is refused); which outputs `grad` accepts (real, exactly one element) and the
+seed it starts from; and how a gradient is given the structure, shape and dtype of its
+argument (float for float, float32 stays float32).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from srcad.errors import (NonDifferentiableInputError, NonScalarOutputError, SrcadError,
+                          WrtError)
+
+
+def wrt_parameters(code, wrt) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
+    """Names of the parameters `wrt` selects, and their positions (None if keyword-only)."""
+    positional = code.co_varnames[:code.co_argcount]
+    keyword_only = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    names = []
+    for item in (wrt if isinstance(wrt, tuple) else (wrt,)):
+        if isinstance(item, (int, np.integer)) and not isinstance(item, bool):
+            if not 0 <= item < len(positional):
+                raise WrtError(f"wrt={item} is out of range: {code.co_name} has "
+                               f"{len(positional)} positional parameter(s) {positional}.")
+            names.append(positional[item])
+        elif isinstance(item, str):
+            if item not in positional + keyword_only:
+                raise WrtError(f"wrt={item!r} names no parameter of {code.co_name}; its "
+                               f"parameters are {positional + keyword_only}.")
+            names.append(item)
+        else:
+            raise WrtError(f"wrt takes parameter indices or names, got {item!r}.")
+    if len(set(names)) != len(names):
+        raise WrtError(f"wrt={wrt!r} names a parameter twice.")
+    positions = tuple(positional.index(n) if n in positional else None for n in names)
+    return tuple(names), positions
+
+
+def promote(value, name: str):
+    """The value differentiated in place of an argument: ints become floats."""
+    if isinstance(value, (float, np.floating)) and not isinstance(value, bool):
+        return value
+    if isinstance(value, np.ndarray):
+        if value.dtype.kind == "f":
+            return value
+        what = f"an array of dtype {value.dtype}"
+    elif isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
+        return np.float64(value) if isinstance(value, np.integer) else float(value)
+    else:
+        what = f"a value of type {type(value).__name__}"
+    hint = ("convert it with `x.astype(float)`" if isinstance(value, np.ndarray)
+            and value.dtype.kind in "iub" else "pass a float or a float array")
+    raise NonDifferentiableInputError(
+        f"argument {name!r} in wrt is {what}, which has no float gradient.", fix=hint)
+
+
+def seed_for(output):
+    """The cotangent 1 that starts `grad`'s backward sweep, or a clear error."""
+    if type(output) is float:
+        return 1.0
+    kind = getattr(getattr(output, "dtype", None), "kind", None)
+    if isinstance(output, numbers.Real) and not isinstance(output, (bool, np.bool_)) \
+            and kind is None:
+        return 1.0
+    if kind in ("f", "i", "u") and np.size(output) == 1:
+        if isinstance(output, np.ndarray):
+            return np.ones_like(output, dtype=np.result_type(output.dtype, np.float16))
+        return np.result_type(output.dtype, np.float16).type(1.0)
+    raise NonScalarOutputError(
+        f"grad applies to functions whose output is a real number with one element; this "
+        f"one returned {_describe(output)}.",
+        fix="use `srcad.vjp` (or `srcad.jacobian`) for other outputs, or reduce the output "
+        "to a scalar, e.g. with `np.sum`.")
+
+
+def _describe(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape} and dtype {value.dtype}"
+    return f"a value of type {type(value).__name__}"
+
+
+def like_argument(gradient, argument):
+    """`gradient` with the type, shape and dtype of `argument` (the unpromoted value)."""
+    if isinstance(argument, np.ndarray):
+        result = np.asarray(gradient, dtype=argument.dtype if argument.dtype.kind == "f"
+                            else np.float64)
+        if result.shape != argument.shape:
+            raise SrcadError(
+                f"internal error: a gradient of shape {result.shape} was computed for an "
+                f"argument of shape {argument.shape}; a derivative rule is wrong.",
+                fix="please report this with the function that triggered it.")
+        if not result.flags.writeable or result.base is not None:
+            result = result.copy()
+        return result
+    if isinstance(argument, np.generic):
+        dtype = argument.dtype if argument.dtype.kind == "f" else np.dtype(np.float64)
+        return dtype.type(gradient)
+    return float(gradient)

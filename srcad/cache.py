@@ -1,0 +1,49 @@
+"""cache: transform each function once, reuse the compiled adjoint on every later call.
+
+Keyed by the function's code object, the differentiated parameters, the options and
+srcad's version. A key holds a short list of entries that differ in the objects their
+transformation resolved (`np`, a helper bound to a global): an entry serves a function
+only while those names are still bound to the same objects (its guards). Redefining a
+function makes a new code object, so a new entry.
+"""
+from __future__ import annotations
+
+import threading
+from collections import namedtuple
+
+from srcad import pipeline
+from srcad.compile import CompiledAdjoint
+from srcad.version import __version__
+
+CacheInfo = namedtuple("CacheInfo", "hits misses entries")
+
+_entries: dict[tuple, list[CompiledAdjoint]] = {}
+_counts = {"hits": 0, "misses": 0}
+_lock = threading.Lock()
+
+
+def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False) -> CompiledAdjoint:
+    key = (fn.__code__, wrt, "rev", has_aux, __version__)
+    with _lock:
+        for entry in _entries.get(key, ()):
+            if entry.guards_hold(fn):
+                _counts["hits"] += 1
+                return entry
+        _counts["misses"] += 1
+    entry = pipeline.transform(fn, wrt, has_aux)
+    with _lock:
+        _entries.setdefault(key, []).append(entry)
+    return entry
+
+
+def cache_info() -> CacheInfo:
+    """Hits and misses of transformation lookups, and the number of compiled adjoints."""
+    with _lock:
+        return CacheInfo(_counts["hits"], _counts["misses"], sum(map(len, _entries.values())))
+
+
+def clear_cache() -> None:
+    """Forget every compiled adjoint and reset the counts."""
+    with _lock:
+        _entries.clear()
+        _counts.update(hits=0, misses=0)

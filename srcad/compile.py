@@ -1,0 +1,62 @@
+"""compile: adjoint gast module → Python source → a function bound to the user's globals.
+
+The source comes from `ast.unparse` and is registered in `linecache` under a filename
+such as `<srcad-1 vjp of loss (model.py:12)>`, so tracebacks, `pdb` and `inspect` show the
+generated lines. The generated function runs with the user's function's globals (globals
+are read at call time) and with closure cells: the user's own cells (a changed closure
+value is seen by the next call) and one cell per object the adjoint needs (see bindings).
+"""
+from __future__ import annotations
+
+import ast
+import itertools
+import linecache
+import types
+from dataclasses import dataclass
+
+import gast
+
+from srcad.frontend.resolve import Guard
+from srcad.transform.reverse import SCOPE
+
+_SERIAL = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class CompiledAdjoint:
+    """A transformed function: its source, its code, and what it needs to run."""
+
+    source: str
+    filename: str
+    code: types.CodeType       # the VJP maker's code object
+    cells: dict                # bound name → object
+    guards: tuple[Guard, ...]  # bindings of the user's names the transformation relied on
+
+    def guards_hold(self, fn) -> bool:
+        return all(guard.holds(fn) for guard in self.guards)
+
+    def bind(self, fn) -> types.FunctionType:
+        """The VJP maker as a function running in `fn`'s globals and closure."""
+        user_cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        closure = tuple(user_cells[name] if name in user_cells else types.CellType(self.cells[name])
+                        for name in self.code.co_freevars)
+        made = types.FunctionType(self.code, fn.__globals__, self.code.co_name,
+                                  fn.__defaults__, closure)
+        made.__kwdefaults__ = fn.__kwdefaults__
+        return made
+
+
+def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards,
+                    label: str) -> CompiledAdjoint:
+    tree = ast.fix_missing_locations(gast.gast_to_ast(module))
+    source = ast.unparse(tree) + "\n"
+    filename = f"<srcad-{next(_SERIAL)} {label}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    module_code = compile(source, filename, "exec")
+    scope = _nested_code(module_code, SCOPE)
+    return CompiledAdjoint(source, filename, _nested_code(scope, function_name), dict(cells),
+                           tuple(guards))
+
+
+def _nested_code(code: types.CodeType, name: str) -> types.CodeType:
+    return next(c for c in code.co_consts if isinstance(c, types.CodeType) and c.co_name == name)

@@ -1,0 +1,1 @@
+"""Front end: user function → parsed gast tree → fenced → simple form."""

@@ -1,0 +1,206 @@
+"""normalize: fenced function → simple form, one operation per assignment.
+
+The simple form, which every later stage may assume:
+
+    body      := statement* `return NAME`                (a single exit, always last)
+    statement := NAME = expr
+               | NAME, NAME, ... = NAME                  (unpacking a tuple value)
+               | expr                                    (run for its effect, not differentiated)
+    expr      := atom | atom OP atom | UNARYOP atom | callee(atom, ..., key=atom)
+               | atom[index] | atom.attr | (atom, ...) | [atom, ...]
+               | a comparison or f-string, kept whole (its value has no derivative)
+    atom      := NAME | constant | tuple of atoms | attribute chain of a global (`np.pi`)
+
+Every name is assigned once (straight-line code is put in SSA form): a reassigned `x`
+becomes `x_1`, so the backward sweep can read every intermediate value without a stack.
+Temporaries are named after their operation (`sin_0`, `mul_1`). Nodes keep the user's line
+numbers so later errors point at the user's code.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from srcad.frontend.parse import ParsedFunction, param_names
+from srcad.transform.naming import Namer
+
+OPERATOR_NAMES = {
+    gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div", gast.Pow: "pow",
+    gast.MatMult: "matmul", gast.FloorDiv: "floordiv", gast.Mod: "mod",
+    gast.LShift: "lshift", gast.RShift: "rshift", gast.BitAnd: "bitand",
+    gast.BitOr: "bitor", gast.BitXor: "bitxor",
+    gast.USub: "neg", gast.UAdd: "pos", gast.Not: "not", gast.Invert: "invert",
+}
+OPAQUE = (gast.Compare, gast.JoinedStr)
+
+
+def normalize(parsed: ParsedFunction, namer: Namer) -> gast.FunctionDef:
+    """Return a new FunctionDef in simple form; `parsed.node` is left untouched."""
+    return _Normalizer(parsed.node, namer).run()
+
+
+class _Normalizer:
+    def __init__(self, fn: gast.FunctionDef, namer: Namer):
+        self.fn = fn
+        self.namer = namer
+        self.locals = set(param_names(fn)) | {
+            n.id for n in gast.walk(fn) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Store)}
+        self.current = {name: name for name in param_names(fn)}
+        self.body: list = []
+
+    def run(self) -> gast.FunctionDef:
+        for statement in self.fn.body:
+            if isinstance(statement, gast.Return):
+                self._return(statement.value or gast.Constant(None, None), statement)
+                break
+            self._statement(statement)
+        else:
+            self._return(gast.Constant(None, None), self.fn)
+        result = copy.copy(self.fn)
+        result.body = self.body
+        return result
+
+    # ---- statements ---------------------------------------------------------------------
+    def _statement(self, node):
+        if isinstance(node, gast.Assign):
+            value = self._simple(node.value)
+            if len(node.targets) > 1:
+                value = self._name_for(value, node.value)
+            for target in node.targets:
+                self._assign(target, value, node)
+        elif isinstance(node, gast.AugAssign):
+            value = gast.BinOp(self._atom(gast.Name(node.target.id, gast.Load(), None, None)),
+                               node.op, self._atom(node.value))
+            self._assign(node.target, gast.copy_location(value, node), node)
+        elif isinstance(node, gast.AnnAssign) and node.value is not None:
+            self._assign(node.target, self._simple(node.value), node)
+        elif isinstance(node, gast.Expr) and not _is_docstring(node):
+            self._emit(gast.Expr(self._renamed(node.value)), node)
+
+    def _return(self, value, origin):
+        atom = self._name_for(self._atom(value), value)
+        self._emit(gast.Return(atom), origin)
+
+    def _assign(self, target, value, origin):
+        """Bind `target` (a name or a nest of tuples of names) to the simple `value`."""
+        if isinstance(target, gast.Name):
+            self._emit(gast.Assign([self._define(target.id)], value, None), origin)
+            return
+        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
+            for element_target, element in zip(target.elts, value.elts):
+                self._assign(element_target, element, origin)
+            return
+        source = self._name_for(value, origin)
+        inner = [(t, None) if isinstance(t, gast.Name) else
+                 (t, gast.Name(self.namer.temporary("tuple"), gast.Store(), None, None))
+                 for t in target.elts]
+        names = [self._define(t.id) if holder is None else holder for t, holder in inner]
+        self._emit(gast.Assign([gast.Tuple(names, gast.Store())], source, None), origin)
+        for t, holder in inner:
+            if holder is not None:
+                self._assign(t, gast.Name(holder.id, gast.Load(), None, None), origin)
+
+    def _define(self, name: str) -> gast.Name:
+        version = self.namer.claim(name) if name in self.current else name
+        self.namer.used.add(version)
+        self.current[name] = version
+        return gast.Name(version, gast.Store(), None, None)
+
+    def _emit(self, statement, origin):
+        self.body.append(gast.copy_location(statement, origin))
+
+    # ---- expressions ----------------------------------------------------------------------
+    def _simple(self, node):
+        """One operation whose operands are atoms (operands are flattened into temporaries)."""
+        result = self._simple_uncopied(node)
+        return gast.copy_location(result, node) if result is not node else result
+
+    def _simple_uncopied(self, node):
+        if isinstance(node, gast.Name):
+            return self._load(node.id)
+        if isinstance(node, gast.Constant) or self._is_global_chain(node):
+            return node
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) \
+                and isinstance(node.operand, gast.Constant) \
+                and isinstance(node.operand.value, (int, float, complex)):
+            return gast.Constant(-node.operand.value, None)
+        if isinstance(node, gast.BinOp):
+            return gast.BinOp(self._atom(node.left), node.op, self._atom(node.right))
+        if isinstance(node, gast.UnaryOp):
+            return gast.UnaryOp(node.op, self._atom(node.operand))
+        if isinstance(node, OPAQUE):
+            return self._renamed(node)
+        if isinstance(node, gast.Call):
+            func = node.func if self._is_global_chain(node.func) else self._simple(node.func)
+            return gast.Call(func, [self._atom(a) for a in node.args],
+                             [gast.keyword(k.arg, self._atom(k.value)) for k in node.keywords])
+        if isinstance(node, gast.Subscript):
+            return gast.Subscript(self._atom(node.value), self._index(node.slice), gast.Load())
+        if isinstance(node, gast.Attribute):
+            return gast.Attribute(self._atom(node.value), node.attr, gast.Load())
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return type(node)([self._atom(e) for e in node.elts], gast.Load())
+        raise AssertionError(f"fence let through {type(node).__name__}")
+
+    def _atom(self, node):
+        simple = self._simple(node)
+        if _is_atom(simple) or self._is_global_chain(simple):
+            return simple
+        return self._name_for(simple, node)
+
+    def _index(self, node):
+        if isinstance(node, gast.Slice):
+            return gast.Slice(*(None if part is None else self._atom(part)
+                                for part in (node.lower, node.upper, node.step)))
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple([self._index(e) for e in node.elts], gast.Load())
+        return self._atom(node)
+
+    def _name_for(self, simple, origin) -> gast.Name:
+        """A name holding `simple`: itself if it already is one, else a new temporary."""
+        if isinstance(simple, gast.Name):
+            return simple
+        name = self.namer.temporary(_base_name(simple))
+        self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)], simple, None), origin)
+        return gast.Name(name, gast.Load(), None, None)
+
+    def _load(self, name: str) -> gast.Name:
+        return gast.Name(self.current.get(name, name), gast.Load(), None, None)
+
+    def _renamed(self, node):
+        """A copy of an opaque expression with every local name at its current version."""
+        node = copy.deepcopy(node)
+        for child in gast.walk(node):
+            if isinstance(child, gast.Name) and child.id in self.current:
+                child.id = self.current[child.id]
+        return node
+
+    def _is_global_chain(self, node) -> bool:
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        return isinstance(node, gast.Name) and node.id not in self.locals \
+            and node is not None and isinstance(node.ctx, gast.Load)
+
+
+def _is_atom(node) -> bool:
+    if isinstance(node, (gast.Tuple, gast.List)):
+        return all(_is_atom(e) for e in node.elts)
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def _base_name(node) -> str:
+    if isinstance(node, gast.Call):
+        func = node.func
+        return (func.attr if isinstance(func, gast.Attribute) else
+                func.id if isinstance(func, gast.Name) else "call")
+    if isinstance(node, (gast.BinOp, gast.UnaryOp)):
+        return OPERATOR_NAMES[type(node.op)]
+    return {gast.Subscript: "item", gast.Tuple: "tuple", gast.List: "list",
+            gast.Compare: "cond", gast.JoinedStr: "text"}.get(type(node), "out") \
+        if not isinstance(node, gast.Attribute) else node.attr
+
+
+def _is_docstring(node) -> bool:
+    return isinstance(node.value, gast.Constant) and isinstance(node.value.value, str)

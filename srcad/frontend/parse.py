@@ -1,0 +1,146 @@
+"""parse: a Python function → the gast `FunctionDef` of its source.
+
+The whole source file is read through `linecache` (files, notebooks and `exec`'d code that
+registered itself there all work) and the `def` or `lambda` whose code object is the
+function's is located in it: by name and first line for a `def`, by the column span of its
+bytecode for a `lambda`, so several lambdas on one line are told apart. Line and column
+numbers stay those of the user's file, so every later error points at a real line.
+
+Invariant of the result: a `FunctionDef` without decorators or annotations; a lambda
+becomes a `FunctionDef` named `lambda_<line>` whose body is `return <expr>`.
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import linecache
+from dataclasses import dataclass
+
+import gast
+
+from srcad.errors import Location, SourceUnavailableError
+
+
+@dataclass(frozen=True)
+class ParsedFunction:
+    """A function's tree and where it came from (for error messages)."""
+
+    node: gast.FunctionDef
+    filename: str
+    lines: tuple[str, ...]
+    name: str
+
+    def location(self, node) -> Location | None:
+        lineno = getattr(node, "lineno", None)
+        if lineno is None or not 0 < lineno <= len(self.lines):
+            return None
+        end_col = getattr(node, "end_col_offset", None)
+        if getattr(node, "end_lineno", lineno) != lineno:
+            end_col = None
+        return Location(self.filename, lineno, node.col_offset, end_col, self.name,
+                        self.lines[lineno - 1])
+
+
+def code_of(fn):
+    """The code object behind a plain function, or a clear error for anything else."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        raise SourceUnavailableError(
+            f"{fn!r} has no Python source for srcad to transform (it is a builtin, a C "
+            "extension or another kind of callable).",
+            fix="register its derivative with `srcad.defvjp(fn, rule, ...)`, or "
+            "differentiate a Python function that calls it.",
+        )
+    return code
+
+
+def parse_function(fn) -> ParsedFunction:
+    """Locate `fn`'s definition in its source file and return it as gast."""
+    code = code_of(fn)
+    lines = tuple(linecache.getlines(code.co_filename))
+    if not lines:
+        linecache.checkcache(code.co_filename)
+        lines = tuple(linecache.getlines(code.co_filename))
+    if not lines:
+        raise SourceUnavailableError(
+            f"srcad cannot read the source of {code.co_name!r}: {code.co_filename!r} is not a "
+            "file it can open (functions typed at the interactive prompt have no source).",
+            fix="define the function in a file or a notebook cell.",
+        )
+    tree = _parse_file(code.co_filename, "".join(lines))
+    node = _find_definition(tree, code)
+    if node is None:
+        raise SourceUnavailableError(
+            f"srcad cannot find the definition of {code.co_name!r} at line "
+            f"{code.co_firstlineno} of {code.co_filename!r}; the file has changed since "
+            "it was imported.",
+            fix="re-import the module (or restart the interpreter) so source and code agree.",
+        )
+    return ParsedFunction(_to_function_def(node), code.co_filename, lines, _name_of(node))
+
+
+@functools.lru_cache(maxsize=64)
+def _parse_file(filename: str, text: str) -> ast.Module:
+    return ast.parse(text, filename)
+
+
+def _first_line(node) -> int:
+    decorators = getattr(node, "decorator_list", [])
+    return min([node.lineno] + [d.lineno for d in decorators])
+
+
+def _find_definition(tree: ast.Module, code):
+    if code.co_name == "<lambda>":
+        candidates = [n for n in ast.walk(tree)
+                      if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
+        return _innermost_containing(candidates, code)
+    for node in ast.walk(tree):
+        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name == code.co_name and _first_line(node) == code.co_firstlineno):
+            return node
+    return None
+
+
+def _innermost_containing(candidates, code):
+    """The smallest lambda whose source span contains every instruction of `code`."""
+    spans = [(p[0], p[2], p[1], p[3]) for p in code.co_positions()
+             if None not in p and p[0] >= code.co_firstlineno and (p[0], p[2]) != (p[1], p[3])]
+    if not spans:
+        return candidates[0] if candidates else None
+    start = min((s[0], s[1]) for s in spans)
+    end = max((s[2], s[3]) for s in spans)
+    containing = [n for n in candidates
+                  if (n.lineno, n.col_offset) <= start and end <= (n.end_lineno, n.end_col_offset)]
+    return min(containing, key=lambda n: (n.end_lineno - n.lineno, n.end_col_offset - n.col_offset),
+               default=None)
+
+
+def _name_of(node) -> str:
+    return f"lambda_{node.lineno}" if isinstance(node, ast.Lambda) else node.name
+
+
+def _to_function_def(node) -> gast.FunctionDef:
+    if isinstance(node, ast.Lambda):
+        body = [ast.copy_location(ast.Return(value=node.body), node.body)]
+        node = ast.copy_location(
+            ast.FunctionDef(name=_name_of(node), args=node.args, body=body,
+                            decorator_list=[], returns=None, type_params=[]), node)
+        ast.fix_missing_locations(node)
+    converted = gast.ast_to_gast(node)
+    converted.decorator_list = []
+    converted.returns = None
+    for arg in _all_params(converted.args):
+        arg.annotation = None
+    return converted
+
+
+def _all_params(args: gast.arguments):
+    params = [*args.posonlyargs, *args.args, *args.kwonlyargs]
+    params += [a for a in (args.vararg, args.kwarg) if a is not None]
+    return params
+
+
+def param_names(fn_node: gast.FunctionDef) -> list[str]:
+    """Every parameter name of a function, in signature order."""
+    return [p.id for p in _all_params(fn_node.args)]

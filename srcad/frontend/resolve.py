@@ -1,0 +1,198 @@
+"""resolve: simple-form statements → `Operation`s whose callees are real objects.
+
+Names of called functions (`np.sin`, `numpy.linalg.norm`, `exp` after `from numpy import
+exp`, a closure variable) are looked up when the function is transformed, in its closure,
+globals and builtins, so the rule registry can be consulted by object. Values are still
+read at call time: the transformation only records which objects it relied on
+(`Resolver.guards`), and the cache transforms again if one of them is rebound.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import operator
+from dataclasses import dataclass
+
+import gast
+import numpy as np
+
+from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
+from srcad.frontend.parse import ParsedFunction, param_names
+
+OPERATORS = {
+    gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
+    gast.Div: operator.truediv, gast.Pow: operator.pow, gast.MatMult: operator.matmul,
+    gast.FloorDiv: operator.floordiv, gast.Mod: operator.mod, gast.LShift: operator.lshift,
+    gast.RShift: operator.rshift, gast.BitAnd: operator.and_, gast.BitOr: operator.or_,
+    gast.BitXor: operator.xor, gast.USub: operator.neg, gast.UAdd: operator.pos,
+    gast.Not: operator.not_, gast.Invert: operator.invert,
+}
+SYMBOLS = {
+    gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+    gast.MatMult: "@", gast.FloorDiv: "//", gast.Mod: "%", gast.LShift: "<<",
+    gast.RShift: ">>", gast.BitAnd: "&", gast.BitOr: "|", gast.BitXor: "^",
+    gast.USub: "unary -", gast.UAdd: "unary +", gast.Not: "not", gast.Invert: "~",
+}
+
+
+@dataclass(frozen=True)
+class Guard:
+    """`name` (a global, or a closure cell when `cell` is set) was bound to `value`."""
+
+    name: str
+    value: object
+    cell: int | None = None
+
+    def holds(self, fn) -> bool:
+        if self.cell is not None:
+            return fn.__closure__[self.cell].cell_contents is self.value
+        namespace = fn.__globals__
+        if self.name in namespace:
+            return namespace[self.name] is self.value
+        return getattr(builtins, self.name, _MISSING) is self.value
+
+
+_MISSING = object()
+
+
+@dataclass
+class Operation:
+    """One statement of the simple form, as the derivative sees it.
+
+    kind: "call" (a callee applied to atoms; operators, indexing and attributes included),
+    "copy", "pack" (building a tuple/list), "unpack", "constant", "opaque" (a value with no
+    derivative: comparisons, f-strings) or "effect" (an expression statement).
+    """
+
+    statement: gast.stmt
+    kind: str
+    targets: tuple = ()
+    callee: object = None
+    args: tuple = ()
+    keywords: tuple = ()
+    label: str = ""
+
+    def read_names(self) -> list[str]:
+        nodes = [*self.args, *(value for _, value in self.keywords)]
+        return [n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name)
+                and isinstance(n.ctx, gast.Load)]
+
+
+class Resolver:
+    """Looks callee names up in a function's closure, globals and builtins."""
+
+    def __init__(self, fn, parsed: ParsedFunction, simple_fn: gast.FunctionDef):
+        self.fn = fn
+        self.parsed = parsed
+        self.cells = {name: i for i, name in enumerate(fn.__code__.co_freevars)}
+        self.guards: dict[str, Guard] = {}
+        self.local_names = set(param_names(simple_fn)) | {
+            n.id for n in gast.walk(simple_fn)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+    def peek(self, name: str):
+        """The object `name` is bound to now in the closure, globals or builtins."""
+        if name in self.cells:
+            try:
+                return self.fn.__closure__[self.cells[name]].cell_contents
+            except ValueError:  # an empty cell
+                return _MISSING
+        return self.fn.__globals__.get(name, getattr(builtins, name, _MISSING))
+
+    def lookup(self, name: str):
+        """Like `peek`, and records that the transformation relies on this binding."""
+        value = self.peek(name)
+        if value is not _MISSING:
+            self.guards[name] = Guard(name, value, self.cells.get(name))
+        return value
+
+    def resolve_chain(self, node):
+        """The object an attribute chain such as `np.linalg.norm` names."""
+        attributes = []
+        while isinstance(node, gast.Attribute):
+            attributes.append(node.attr)
+            node = node.value
+        value = self.lookup(node.id)
+        if value is _MISSING:
+            raise UnresolvedNameError(
+                f"srcad cannot resolve the name {node.id!r} called in {self.parsed.name}.",
+                self.parsed.location(node), "define or import it before calling the derivative.")
+        for attribute in reversed(attributes):
+            if not hasattr(value, attribute):
+                raise UnresolvedNameError(
+                    f"{gast_label(node)!r} has no attribute {attribute!r}.",
+                    self.parsed.location(node))
+            value = getattr(value, attribute)
+        return value
+
+
+def resolve(simple_fn: gast.FunctionDef, resolver: Resolver) -> list[Operation]:
+    """One `Operation` per statement of the simple form, the final `return` excepted."""
+    return [_operation(statement, resolver) for statement in simple_fn.body
+            if not isinstance(statement, gast.Return)]
+
+
+def _operation(statement, resolver: Resolver) -> Operation:
+    if isinstance(statement, gast.Expr):
+        return Operation(statement, "effect")
+    target = statement.targets[0]
+    value = statement.value
+    if isinstance(target, gast.Tuple):
+        return Operation(statement, "unpack", tuple(t.id for t in target.elts), args=(value,))
+    targets = (target.id,)
+    if isinstance(value, gast.Name):
+        return Operation(statement, "copy", targets, args=(value,))
+    if isinstance(value, (gast.Compare, gast.JoinedStr)):
+        return Operation(statement, "opaque", targets)
+    if isinstance(value, (gast.Tuple, gast.List)):
+        return Operation(statement, "pack", targets, args=tuple(value.elts))
+    if isinstance(value, (gast.BinOp, gast.UnaryOp)):
+        operands = (value.left, value.right) if isinstance(value, gast.BinOp) else (value.operand,)
+        return Operation(statement, "call", targets, OPERATORS[type(value.op)], operands,
+                         label=SYMBOLS[type(value.op)])
+    if isinstance(value, gast.Subscript):
+        return Operation(statement, "call", targets, operator.getitem,
+                         (value.value, index_expression(value.slice)), label="indexing")
+    if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name) \
+            and value.value.id in resolver.local_names:
+        descriptor = getattr(np.ndarray, value.attr, None)
+        return Operation(statement, "call", targets, descriptor, (value.value,),
+                         label=f".{value.attr}")
+    if isinstance(value, gast.Call):
+        return _call_operation(statement, targets, value, resolver)
+    return Operation(statement, "constant", targets)
+
+
+def _call_operation(statement, targets, call: gast.Call, resolver: Resolver) -> Operation:
+    func = call.func
+    root = func
+    while isinstance(root, gast.Attribute):
+        root = root.value
+    if not isinstance(root, gast.Name) or root.id in resolver.local_names:
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate calls of a value held in a local variable "
+            f"({gast_label(func)}) in {resolver.parsed.name}.",
+            resolver.parsed.location(call),
+            "call the function through its module-level name (`np.sum(x)`, not `x.sum()`).")
+    callee = resolver.resolve_chain(func)
+    keywords = tuple((k.arg, k.value) for k in call.keywords)
+    return Operation(statement, "call", targets, callee, tuple(call.args), keywords,
+                     label=gast_label(func))
+
+
+def index_expression(node):
+    """An index as an ordinary expression: `x[1:, None]` → `(slice(1, None), None)`."""
+    if isinstance(node, gast.Slice):
+        parts = [p if p is not None else gast.Constant(None, None)
+                 for p in (node.lower, node.upper, node.step)]
+        while len(parts) > 1 and isinstance(parts[-1], gast.Constant) and parts[-1].value is None:
+            parts.pop()
+        return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
+    if isinstance(node, gast.Tuple):
+        return gast.Tuple([index_expression(e) for e in node.elts], gast.Load())
+    return node
+
+
+def gast_label(node) -> str:
+    """How the user wrote a callee: `np.linalg.norm`."""
+    return ast.unparse(gast.gast_to_ast(node))

@@ -1,0 +1,56 @@
+"""pipeline: the stages that turn a Python function into its compiled adjoint, in order.
+
+    parse ─▶ fence ─▶ normalize ─▶ resolve ─▶ activity ─▶ reverse ─▶ compile
+
+Start reading here. Each stage's module docstring states what it takes, what it returns
+and the invariant it guarantees to the next one. The cache (srcad.cache) calls
+`transform` once per function, `wrt` and options.
+"""
+from __future__ import annotations
+
+import gast
+
+from srcad.analysis.activity import active_names
+from srcad.compile import CompiledAdjoint, compile_adjoint
+from srcad.frontend.fence import fence
+from srcad.frontend.normalize import normalize
+from srcad.frontend.parse import parse_function
+from srcad.frontend.resolve import Operation, Resolver, resolve
+from srcad.transform.bindings import Bindings
+from srcad.transform.naming import Namer
+from srcad.transform.reverse import reverse
+
+
+def transform(fn, wrt: tuple[str, ...], has_aux: bool = False) -> CompiledAdjoint:
+    """The VJP maker of `fn` with respect to the parameters named in `wrt`.
+
+    Calling the result with `fn`'s arguments returns `(output, backward)`, and
+    `backward(cotangent_of_output)` returns the gradient of each `wrt` parameter.
+    With `has_aux`, `fn` returns `(output, aux)` and only `output` is differentiated.
+    """
+    parsed = parse_function(fn)                                  # parse
+    fence(parsed)                                                # fence
+    namer = Namer.for_function(parsed.node)
+    simple = normalize(parsed, namer)                            # normalize
+    resolver = Resolver(fn, parsed, simple)
+    operations = resolve(simple, resolver)                       # resolve
+    output = simple.body[-1].value.id
+    if has_aux:
+        output, operations = _split_aux(simple, output, operations, namer)
+    active = active_names(operations, set(wrt), output)          # activity
+    bindings = Bindings(namer, resolver)
+    module, name = reverse(simple, operations, active, wrt, output, parsed, namer,
+                           bindings, fn.__code__.co_freevars)    # reverse
+    label = f"vjp of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
+    return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label)
+
+
+def _split_aux(simple: gast.FunctionDef, returned: str, operations, namer):
+    """Unpack `(output, aux) = returned` so only `output` is differentiated."""
+    output, aux = namer.temporary("output"), namer.temporary("aux")
+    unpack = gast.Assign([gast.Tuple([gast.Name(output, gast.Store(), None, None),
+                                      gast.Name(aux, gast.Store(), None, None)], gast.Store())],
+                         gast.Name(returned, gast.Load(), None, None), None)
+    simple.body.insert(len(simple.body) - 1, unpack)
+    operation = Operation(unpack, "unpack", (output, aux), args=(unpack.value,))
+    return output, operations + [operation]

@@ -1,0 +1,88 @@
+"""Rules for arithmetic operators and NumPy's elementwise functions.
+
+Each rule is one expression, so the reverse transform inlines it with the call's arguments
+substituted: the adjoint reads `b_x = b_y * np.cos(x)`, not a call to a rule. Operators
+(`x * y`) and their ufunc twins (`np.multiply(x, y)`) share one rule. `unbroadcast` undoes
+NumPy broadcasting; the inliner drops it where shapes provably agree.
+"""
+import operator
+
+import numpy as np
+
+from srcad.rules.registry import defvjp, nondifferentiable
+from srcad.runtime import unbroadcast
+
+
+def _define_twins(functions, *rules):
+    for fn in functions:
+        defvjp(fn, *rules)
+
+
+# ---- binary arithmetic ----------------------------------------------------------------
+_define_twins((operator.add, np.add),
+              lambda g, ans, x, y: unbroadcast(g, x),
+              lambda g, ans, x, y: unbroadcast(g, y))
+_define_twins((operator.sub, np.subtract),
+              lambda g, ans, x, y: unbroadcast(g, x),
+              lambda g, ans, x, y: unbroadcast(-g, y))
+_define_twins((operator.mul, np.multiply),
+              lambda g, ans, x, y: unbroadcast(g * y, x),
+              lambda g, ans, x, y: unbroadcast(g * x, y))
+_define_twins((operator.truediv, np.divide),
+              lambda g, ans, x, y: unbroadcast(g / y, x),
+              lambda g, ans, x, y: unbroadcast(-g * ans / y, y))
+_define_twins((operator.pow, np.power),
+              lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), x),
+              lambda g, ans, x, y: unbroadcast(g * ans * np.log(np.where(x == 0, 1.0, x)), y))
+_define_twins((operator.mod, np.mod),
+              lambda g, ans, x, y: unbroadcast(g, x),
+              lambda g, ans, x, y: unbroadcast(-g * np.floor_divide(x, y), y))
+_define_twins((np.maximum, np.fmax),
+              lambda g, ans, x, y: unbroadcast(g * (x == ans) / (1.0 + (x == y)), x),
+              lambda g, ans, x, y: unbroadcast(g * (y == ans) / (1.0 + (x == y)), y))
+_define_twins((np.minimum, np.fmin),
+              lambda g, ans, x, y: unbroadcast(g * (x == ans) / (1.0 + (x == y)), x),
+              lambda g, ans, x, y: unbroadcast(g * (y == ans) / (1.0 + (x == y)), y))
+defvjp(np.where,
+       None,
+       lambda g, ans, condition, x, y: unbroadcast(np.where(condition, g, 0.0), x),
+       lambda g, ans, condition, x, y: unbroadcast(np.where(condition, 0.0, g), y))
+
+# ---- unary arithmetic -------------------------------------------------------------------
+_define_twins((operator.neg, np.negative), lambda g, ans, x: -g)
+_define_twins((operator.pos, np.positive), lambda g, ans, x: g)
+_define_twins((float,), lambda g, ans, x: g)
+
+# ---- elementwise functions --------------------------------------------------------------
+defvjp(np.exp, lambda g, ans, x: g * ans)
+defvjp(np.exp2, lambda g, ans, x: g * ans * np.log(2.0))
+defvjp(np.expm1, lambda g, ans, x: g * (ans + 1.0))
+defvjp(np.log, lambda g, ans, x: g / x)
+defvjp(np.log2, lambda g, ans, x: g / (x * np.log(2.0)))
+defvjp(np.log10, lambda g, ans, x: g / (x * np.log(10.0)))
+defvjp(np.log1p, lambda g, ans, x: g / (1.0 + x))
+defvjp(np.sqrt, lambda g, ans, x: g * 0.5 / ans)
+defvjp(np.cbrt, lambda g, ans, x: g / (3.0 * ans ** 2))
+defvjp(np.square, lambda g, ans, x: g * 2.0 * x)
+defvjp(np.reciprocal, lambda g, ans, x: -g * ans ** 2)
+defvjp(np.absolute, lambda g, ans, x: g * np.sign(x))
+defvjp(np.sin, lambda g, ans, x: g * np.cos(x))
+defvjp(np.cos, lambda g, ans, x: -g * np.sin(x))
+defvjp(np.tan, lambda g, ans, x: g / np.cos(x) ** 2)
+defvjp(np.arcsin, lambda g, ans, x: g / np.sqrt(1.0 - x ** 2))
+defvjp(np.arccos, lambda g, ans, x: -g / np.sqrt(1.0 - x ** 2))
+defvjp(np.arctan, lambda g, ans, x: g / (1.0 + x ** 2))
+defvjp(np.sinh, lambda g, ans, x: g * np.cosh(x))
+defvjp(np.cosh, lambda g, ans, x: g * np.sinh(x))
+defvjp(np.tanh, lambda g, ans, x: g * (1.0 - ans ** 2))
+defvjp(np.arcsinh, lambda g, ans, x: g / np.sqrt(x ** 2 + 1.0))
+defvjp(np.arccosh, lambda g, ans, x: g / np.sqrt(x ** 2 - 1.0))
+defvjp(np.arctanh, lambda g, ans, x: g / (1.0 - x ** 2))
+
+nondifferentiable(
+    operator.floordiv, np.floor_divide, np.floor, np.ceil, np.trunc, np.rint, np.round,
+    np.sign, np.isfinite, np.isnan, np.isinf, np.greater, np.greater_equal, np.less,
+    np.less_equal, np.equal, np.not_equal, np.logical_and, np.logical_or, np.logical_not,
+    operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
+    operator.not_, operator.invert, int, bool, len, range, isinstance,
+)

@@ -1,0 +1,86 @@
+"""runtime: the helpers generated adjoint code and rules call while they run.
+
+This is the only srcad module generated code refers to. Every helper is small and fast on
+the common case (shapes already equal, basic indexing), because it runs on every
+derivative call.
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+_BASIC_INDEX_TYPES = (int, np.integer, slice, type(None), type(Ellipsis))
+
+
+def unbroadcast(g, x):
+    """Sum `g` over the axes along which `x` was broadcast, so the result has `x`'s shape."""
+    target = np.shape(x)
+    if np.shape(g) == target:
+        return g
+    g = np.asarray(g)
+    leading = g.ndim - len(target)
+    if leading > 0:
+        g = g.sum(axis=tuple(range(leading)))
+    stretched = tuple(i for i, n in enumerate(target) if n == 1 and g.shape[i] != 1)
+    if stretched:
+        g = g.sum(axis=stretched, keepdims=True)
+    return g
+
+
+def zeros_like(x):
+    """The zero cotangent of `x`: a float for Python numbers, an array for arrays."""
+    if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
+        return 0.0
+    return np.zeros_like(x, dtype=np.result_type(np.asarray(x).dtype, np.float16))
+
+
+def reduced_axes(axis, ndim: int) -> tuple:
+    """`axis` as a sorted tuple of non-negative axes (`None` means all of them)."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = axis if isinstance(axis, tuple) else (axis,)
+    return tuple(sorted(a % ndim for a in axes))
+
+
+def expand_reduced(g, x, axis=None, keepdims=False):
+    """Spread the cotangent of a reduction over `x` back to `x`'s shape."""
+    shape = np.shape(x)
+    if not keepdims and axis is not None:
+        g = np.expand_dims(g, reduced_axes(axis, len(shape)))
+    return np.broadcast_to(g, shape)
+
+
+def reduced_size(x, axis=None) -> int:
+    """How many elements of `x` a reduction over `axis` combines into one."""
+    shape = np.shape(x)
+    return int(np.prod([shape[a] for a in reduced_axes(axis, len(shape))], dtype=np.int64))
+
+
+def index_adjoint(g, x, index):
+    """Cotangent of `x[index]`: `g` scattered into zeros of `x`'s shape (repeats add up)."""
+    if isinstance(x, (tuple, list)):
+        return tuple(g if i == index else zeros_like(item) for i, item in enumerate(x))
+    result = np.zeros(np.shape(x), np.result_type(np.asarray(x).dtype, np.asarray(g).dtype))
+    parts = index if isinstance(index, tuple) else (index,)
+    if all(isinstance(p, _BASIC_INDEX_TYPES) for p in parts) or _is_boolean_mask(index):
+        result[index] = g
+    else:
+        np.add.at(result, index, g)
+    return result
+
+
+def _is_boolean_mask(index) -> bool:
+    return isinstance(index, np.ndarray) and index.dtype == np.bool_
+
+
+def accumulate(total, extra):
+    """`total + extra` for adjoints of tuples and lists, element by element."""
+    if isinstance(total, tuple):
+        return tuple(accumulate(a, b) for a, b in zip(total, extra))
+    return total + extra
+
+
+def inverse_permutation(axes):
+    """The axes that undo `np.transpose(x, axes)`; `None` (reverse all) undoes itself."""
+    return None if axes is None else tuple(np.argsort(axes))

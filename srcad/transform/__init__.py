@@ -1,0 +1,1 @@
+"""Transformations: simple form → adjoint program (reverse mode)."""

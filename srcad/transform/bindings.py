@@ -1,0 +1,32 @@
+"""bindings: how generated code reaches objects that are not the user's own names.
+
+Inlined rules read names from their module (`np`, `unbroadcast`, `expand_reduced`). If the
+user's function already sees that very object under that name (its module imported numpy
+as `np`), the generated code uses the user's name, so it reads as the user would write it;
+the resolver guards that binding like any other. Otherwise the object is passed to the
+generated code as a closure cell under a name that collides with nothing of the user's.
+"""
+from __future__ import annotations
+
+from srcad.frontend.resolve import Resolver
+from srcad.transform.naming import Namer
+
+
+class Bindings:
+    def __init__(self, namer: Namer, resolver: Resolver):
+        self.namer = namer
+        self.resolver = resolver
+        self.cells: dict[str, object] = {}   # name → object, passed as closure cells
+        self._names: dict[int, str] = {}
+
+    def name_for(self, preferred: str, obj) -> str:
+        if id(obj) in self._names:
+            return self._names[id(obj)]
+        if preferred not in self.resolver.local_names and self.resolver.peek(preferred) is obj:
+            self.resolver.lookup(preferred)  # records the guard
+            name = preferred
+        else:
+            name = self.namer.claim(preferred)
+            self.cells[name] = obj
+        self._names[id(obj)] = name
+        return name

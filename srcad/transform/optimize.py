@@ -1,0 +1,75 @@
+"""optimize: local simplifications that make inlined rules read like hand-written code.
+
+Input: an expression built by substituting a call's arguments into a rule. Output: the same
+value, computed with less: `None is None` and `x if True else y` fold, numeric constants
+combine (`2 - 1` → `1`), `x ** 1` → `x`, and `unbroadcast(e, x)` → `e` where `x` is known to
+have the output's shape (an elementwise operation with a scalar constant).
+"""
+from __future__ import annotations
+
+import operator
+
+import gast
+
+_FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
+
+
+def constant_node(value):
+    """A literal node for simple Python values (numbers, strings, None, tuples); else None."""
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return gast.Constant(value, None)
+    if isinstance(value, tuple):
+        elements = [constant_node(v) for v in value]
+        if all(e is not None for e in elements):
+            return gast.Tuple(elements, gast.Load())
+    return None
+
+
+def simplify(expression, unbroadcast_names=frozenset(), same_shape=frozenset()):
+    return _Simplifier(unbroadcast_names, same_shape).visit(expression)
+
+
+def _number(node):
+    if isinstance(node, gast.Constant) and type(node.value) in (int, float):
+        return node.value
+    return None
+
+
+class _Simplifier(gast.NodeTransformer):
+    def __init__(self, unbroadcast_names, same_shape):
+        self.unbroadcast_names = unbroadcast_names
+        self.same_shape = same_shape
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if (len(node.ops) == 1 and isinstance(node.left, gast.Constant)
+                and isinstance(node.comparators[0], gast.Constant)
+                and node.comparators[0].value is None
+                and isinstance(node.ops[0], (gast.Is, gast.IsNot))):
+            same = node.left.value is None
+            return gast.Constant(same if isinstance(node.ops[0], gast.Is) else not same, None)
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.test, gast.Constant):
+            return node.body if node.test.value else node.orelse
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = _number(node.left), _number(node.right)
+        if left is not None and right is not None and type(node.op) in _FOLDABLE:
+            return gast.Constant(_FOLDABLE[type(node.op)](left, right), None)
+        if isinstance(node.op, gast.Pow) and right == 1:
+            return node.left
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if (isinstance(func, gast.Name) and func.id in self.unbroadcast_names
+                and getattr(func, "free_in_rule", False) and len(node.args) == 2
+                and isinstance(node.args[1], gast.Name) and node.args[1].id in self.same_shape):
+            return node.args[0]
+        return node

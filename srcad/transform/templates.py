@@ -1,0 +1,127 @@
+"""templates: a derivative rule → an expression inlined into the adjoint.
+
+A rule whose body is one expression (a lambda, or a `def` that only returns) is inlined:
+its parameters are replaced by the call's arguments, `g` by the output's adjoint and `ans`
+by the output, and the names it reads from its own module (`np`, `unbroadcast`) are bound
+for the generated code. So the adjoint of `y = np.sin(x)` reads `b_x = b_y * np.cos(x)`.
+A longer rule is called by name with the call's own arguments.
+"""
+from __future__ import annotations
+
+import builtins
+import copy
+import functools
+import inspect
+from dataclasses import dataclass
+from typing import Callable
+
+import gast
+
+from srcad.errors import SrcadError
+from srcad.frontend.parse import parse_function
+from srcad.runtime import unbroadcast
+from srcad.transform.optimize import constant_node, simplify
+
+
+@dataclass(frozen=True)
+class Template:
+    rule: Callable
+    signature: inspect.Signature  # the rule's parameters after (g, ans): the call's own
+    g: str
+    ans: str
+    body: gast.expr | None        # None: the rule is called, not inlined
+    free: dict                    # names the body reads from the rule's module → objects
+
+    def bind(self, args, keywords) -> inspect.BoundArguments:
+        """Match a call's argument nodes to the rule's parameters (TypeError if they don't)."""
+        return self.signature.bind(*args, **dict(keywords))
+
+    def parameter(self, position: int) -> str:
+        return list(self.signature.parameters)[position]
+
+
+@functools.lru_cache(maxsize=None)
+def template_of(rule: Callable) -> Template:
+    parameters = list(inspect.signature(rule).parameters.values())
+    if len(parameters) < 2:
+        raise SrcadError(f"a VJP rule takes (g, ans, *args); {rule!r} takes fewer parameters")
+    g, ans, *own = parameters
+    signature = inspect.Signature(own)
+    body = _inlinable_body(rule)
+    free = {} if body is None else _free_names(rule, body, {p.name for p in parameters})
+    if free is None:
+        body, free = None, {}
+    return Template(rule, signature, g.name, ans.name, body, free)
+
+
+def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
+                ans: gast.expr, bind: Callable[[str, object], str],
+                same_shape: frozenset = frozenset()) -> gast.expr:
+    """The rule's cotangent expression for one call.
+
+    `bind(name, obj)` returns the name under which generated code can read `obj`;
+    `same_shape` holds argument names known to have the output's shape, for which
+    `unbroadcast` is dropped.
+    """
+    if template.body is None:
+        name = getattr(template.rule, "__name__", "")
+        name = bind(name if name.isidentifier() else "vjp_rule", template.rule)
+        return gast.Call(gast.Name(name, gast.Load(), None, None),
+                         [g, ans, *bound.args],
+                         [gast.keyword(k, v) for k, v in bound.kwargs.items()])
+    substitutes = {template.g: g, template.ans: ans}
+    for parameter in template.signature.parameters.values():
+        if parameter.name in bound.arguments:
+            substitutes[parameter.name] = bound.arguments[parameter.name]
+        else:
+            substitutes[parameter.name] = constant_node(parameter.default) or gast.Name(
+                bind(parameter.name, parameter.default), gast.Load(), None, None)
+    expression = _substitute(copy.deepcopy(template.body), substitutes)
+    unbroadcast_names = {n for n, obj in template.free.items() if obj is unbroadcast}
+    expression = simplify(expression, unbroadcast_names, same_shape)
+    for node in gast.walk(expression):
+        if isinstance(node, gast.Name) and getattr(node, "free_in_rule", False):
+            node.id = bind(node.id, template.free[node.id])
+    return expression
+
+
+def _inlinable_body(rule):
+    try:
+        node = parse_function(rule).node
+    except SrcadError:
+        return None
+    statements = [s for s in node.body if not (
+        isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
+    if len(statements) != 1 or not isinstance(statements[0], gast.Return):
+        return None
+    body = statements[0].value
+    scoped = (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp,
+              gast.NamedExpr)
+    return None if any(isinstance(n, scoped) for n in gast.walk(body)) else body
+
+
+def _free_names(rule, body, parameters) -> dict | None:
+    """Objects of the names the body reads besides its parameters; None if one is unbound."""
+    closure = dict(zip(rule.__code__.co_freevars,
+                       (c.cell_contents for c in rule.__closure__ or ())))
+    free = {}
+    for node in gast.walk(body):
+        if isinstance(node, gast.Name) and node.id not in parameters:
+            for namespace in (closure, rule.__globals__, vars(builtins)):
+                if node.id in namespace:
+                    free[node.id] = namespace[node.id]
+                    break
+            else:
+                return None
+            node.free_in_rule = True
+    return free
+
+
+def _substitute(expression, substitutes: dict):
+    class Substituter(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in substitutes and not getattr(node, "free_in_rule", False):
+                return copy.deepcopy(substitutes[node.id])
+            return node
+
+    return Substituter().visit(expression)
