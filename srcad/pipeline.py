@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad.analysis.activity import active_names
+from srcad.analysis.activity import analyze_activity
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
 from srcad.frontend.normalize import normalize
@@ -37,9 +37,9 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False) -> CompiledAdjoin
     output = simple.body[-1].value.id
     if has_aux:
         output, operations = _split_aux(simple, output, operations, namer)
-    active = active_names(operations, set(wrt), output)          # activity
+    activity = analyze_activity(operations, set(wrt), output)    # activity
     bindings = Bindings(namer, resolver)
-    module, name = reverse(simple, operations, active, wrt, output, parsed, namer,
+    module, name = reverse(simple, operations, activity, wrt, output, parsed, namer,
                            bindings, fn.__code__.co_freevars)    # reverse
     label = f"vjp of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label)

@@ -61,6 +61,8 @@ def index_adjoint(g, x, index):
     """Cotangent of `x[index]`: `g` scattered into zeros of `x`'s shape (repeats add up)."""
     if isinstance(x, (tuple, list)):
         return tuple(g if i == index else zeros_like(item) for i, item in enumerate(x))
+    if isinstance(x, dict):
+        return {key: g if key == index else zeros_like(item) for key, item in x.items()}
     result = np.zeros(np.shape(x), np.result_type(np.asarray(x).dtype, np.asarray(g).dtype))
     parts = index if isinstance(index, tuple) else (index,)
     if all(isinstance(p, _BASIC_INDEX_TYPES) for p in parts) or _is_boolean_mask(index):
@@ -75,9 +77,17 @@ def _is_boolean_mask(index) -> bool:
 
 
 def accumulate(total, extra):
-    """`total + extra` for adjoints of tuples and lists, element by element."""
-    if isinstance(total, tuple):
+    """`total + extra` for adjoints of tuples, lists and dicts, element by element.
+
+    `None` is the zero of an element nobody contributed to."""
+    if total is None:
+        return extra
+    if extra is None:
+        return total
+    if isinstance(total, (tuple, list)):
         return tuple(accumulate(a, b) for a, b in zip(total, extra))
+    if isinstance(total, dict):
+        return {key: accumulate(total[key], extra[key]) for key in total}
     return total + extra
 
 

@@ -14,7 +14,7 @@ from srcad.frontend.parse import ParsedFunction
 ALLOWED_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
                       gast.Pass)
 ALLOWED_EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
-                       gast.Subscript, gast.Name, gast.Constant, gast.Tuple, gast.List,
+                       gast.Subscript, gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
                        gast.Slice, gast.keyword, gast.JoinedStr, gast.FormattedValue)
 # Parts of the tree that are neither statements nor expressions.
 STRUCTURAL = (gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.arguments,
@@ -47,7 +47,6 @@ REFUSED = {
     gast.GeneratorExp: ("generator expressions", "use a vectorised NumPy call"),
     gast.DictComp: ("dict comprehensions", "build the dict outside the differentiated function"),
     gast.SetComp: ("set comprehensions", "build the set outside the differentiated function"),
-    gast.Dict: ("dict displays", "pass arrays as separate arguments"),
     gast.Set: ("set displays", "use a tuple"),
     gast.Starred: ("starred expressions (`*x`)", "pass the elements explicitly"),
     gast.Import: ("imports inside the function", "import at module level"),
@@ -86,6 +85,8 @@ def _check_expression_tree(root, parsed):
         if isinstance(node, (ALLOWED_EXPRESSIONS, STRUCTURAL)):
             if isinstance(node, gast.Call) and any(k.arg is None for k in node.keywords):
                 _refuse(node, parsed, what="`**kwargs` in calls", fix="pass keywords explicitly")
+            if isinstance(node, gast.Dict) and None in node.keys:
+                _refuse(node, parsed, what="`**` in dict displays", fix="list the keys explicitly")
             continue
         _refuse(node, parsed)
 

@@ -7,7 +7,7 @@ The simple form, which every later stage may assume:
                | NAME, NAME, ... = NAME                  (unpacking a tuple value)
                | expr                                    (run for its effect, not differentiated)
     expr      := atom | atom OP atom | UNARYOP atom | callee(atom, ..., key=atom)
-               | atom[index] | atom.attr | (atom, ...) | [atom, ...]
+               | atom[index] | atom.attr | (atom, ...) | [atom, ...] | {atom: atom, ...}
                | a comparison or f-string, kept whole (its value has no derivative)
     atom      := NAME | constant | tuple of atoms | attribute chain of a global (`np.pi`)
 
@@ -142,6 +142,8 @@ class _Normalizer:
             return gast.Attribute(self._atom(node.value), node.attr, gast.Load())
         if isinstance(node, (gast.Tuple, gast.List)):
             return type(node)([self._atom(e) for e in node.elts], gast.Load())
+        if isinstance(node, gast.Dict):
+            return gast.Dict([self._atom(k) for k in node.keys], [self._atom(v) for v in node.values])
         raise AssertionError(f"fence let through {type(node).__name__}")
 
     def _atom(self, node):
@@ -197,7 +199,7 @@ def _base_name(node) -> str:
                 func.id if isinstance(func, gast.Name) else "call")
     if isinstance(node, (gast.BinOp, gast.UnaryOp)):
         return OPERATOR_NAMES[type(node.op)]
-    return {gast.Subscript: "item", gast.Tuple: "tuple", gast.List: "list",
+    return {gast.Subscript: "item", gast.Tuple: "tuple", gast.List: "list", gast.Dict: "dict",
             gast.Compare: "cond", gast.JoinedStr: "text"}.get(type(node), "out") \
         if not isinstance(node, gast.Attribute) else node.attr
 

@@ -60,7 +60,7 @@ class Operation:
     """One statement of the simple form, as the derivative sees it.
 
     kind: "call" (a callee applied to atoms; operators, indexing and attributes included),
-    "copy", "pack" (building a tuple/list), "unpack", "constant", "opaque" (a value with no
+    "copy", "pack" (building a tuple, list or dict), "unpack", "constant", "opaque" (a value with no
     derivative: comparisons, f-strings) or "effect" (an expression statement).
     """
 
@@ -71,6 +71,7 @@ class Operation:
     args: tuple = ()
     keywords: tuple = ()
     label: str = ""
+    keys: tuple = ()  # for "pack": how each element is looked up in the packed value
 
     def read_names(self) -> list[str]:
         nodes = [*self.args, *(value for _, value in self.keywords)]
@@ -145,7 +146,11 @@ def _operation(statement, resolver: Resolver) -> Operation:
     if isinstance(value, (gast.Compare, gast.JoinedStr)):
         return Operation(statement, "opaque", targets)
     if isinstance(value, (gast.Tuple, gast.List)):
-        return Operation(statement, "pack", targets, args=tuple(value.elts))
+        keys = tuple(gast.Constant(i, None) for i in range(len(value.elts)))
+        return Operation(statement, "pack", targets, args=tuple(value.elts), keys=keys)
+    if isinstance(value, gast.Dict):
+        return Operation(statement, "pack", targets, args=tuple(value.values),
+                         keys=tuple(value.keys))
     if isinstance(value, (gast.BinOp, gast.UnaryOp)):
         operands = (value.left, value.right) if isinstance(value, gast.BinOp) else (value.operand,)
         return Operation(statement, "call", targets, OPERATORS[type(value.op)], operands,
@@ -185,8 +190,8 @@ def index_expression(node):
     if isinstance(node, gast.Slice):
         parts = [p if p is not None else gast.Constant(None, None)
                  for p in (node.lower, node.upper, node.step)]
-        while len(parts) > 1 and isinstance(parts[-1], gast.Constant) and parts[-1].value is None:
-            parts.pop()
+        if node.step is None:
+            parts.pop()  # `slice(a, b)`; a single argument would mean the stop, not the start
         return gast.Call(gast.Name("slice", gast.Load(), None, None), parts, [])
     if isinstance(node, gast.Tuple):
         return gast.Tuple([index_expression(e) for e in node.elts], gast.Load())

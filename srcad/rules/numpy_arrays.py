@@ -34,10 +34,10 @@ nondifferentiable(np.shape, np.ndim, np.size, np.ndarray.shape, np.ndarray.ndim,
 def _as_matrices(g, a, b):
     """Treat 1-D operands of `matmul` as a row (`a`) or a column (`b`), as NumPy does."""
     a, b = np.asarray(a), np.asarray(b)
+    if b.ndim == 1:  # first: when both are vectors, g is a scalar that becomes (1, 1)
+        b, g = b[:, np.newaxis], np.expand_dims(g, -1)
     if a.ndim == 1:
         a, g = a[np.newaxis, :], np.expand_dims(g, -2)
-    if b.ndim == 1:
-        b, g = b[:, np.newaxis], np.expand_dims(g, -1)
     return g, a, b
 
 

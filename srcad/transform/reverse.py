@@ -22,6 +22,7 @@ import gast
 import numpy as np
 
 from srcad import runtime
+from srcad.analysis.activity import Activity
 from srcad.errors import MissingRuleError, RuleSignatureError
 from srcad.frontend.parse import ParsedFunction
 from srcad.frontend.resolve import Operation
@@ -41,11 +42,11 @@ def _store(name):
     return gast.Name(name, gast.Store(), None, None)
 
 
-def reverse(simple_fn: gast.FunctionDef, operations: list[Operation], active: set[str],
+def reverse(simple_fn: gast.FunctionDef, operations: list[Operation], activity: Activity,
             wrt: tuple[str, ...], output: str, parsed: ParsedFunction, namer: Namer,
             bindings: Bindings, user_freevars: tuple[str, ...]) -> tuple[gast.Module, str]:
     """The adjoint module and the name of the VJP maker inside it."""
-    builder = _BackwardBuilder(operations, active, parsed, namer, bindings)
+    builder = _BackwardBuilder(operations, activity, parsed, namer, bindings)
     backward_name = namer.claim(f"{parsed.name}_backward")
     vjp_name = namer.claim(f"{parsed.name}_vjp")
     seed = adjoint_name(namer, output)
@@ -76,9 +77,10 @@ def _param(name):
 
 
 class _BackwardBuilder:
-    def __init__(self, operations, active, parsed, namer, bindings):
+    def __init__(self, operations, activity, parsed, namer, bindings):
         self.operations = operations
-        self.active = active
+        self.activity = activity
+        self.active = activity.active
         self.parsed = parsed
         self.namer = namer
         self.bindings = bindings
@@ -100,8 +102,9 @@ class _BackwardBuilder:
 
     def _pack(self, op):
         adjoint = _load(self.adjoints[op.targets[0]])
-        for i, element in enumerate(op.args):
-            self._accumulate(element, gast.Subscript(adjoint, gast.Constant(i, None), gast.Load()))
+        for key, element in zip(op.keys, op.args):
+            if self.activity.element_useful(op.targets[0], key):
+                self._accumulate(element, gast.Subscript(adjoint, key, gast.Load()))
 
     def _unpack(self, op):
         parts = [_load(self.adjoints[t]) if t in self.adjoints else gast.Constant(None, None)

@@ -1,0 +1,56 @@
+"""Command line: `python -m srcad demo` and `python -m srcad show FILE.py:FUNC [--wrt 0,1]`."""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import sys
+from pathlib import Path
+
+from srcad.errors import SrcadError
+
+
+def _load_function(target: str):
+    path, _, name = target.rpartition(":")
+    if not path or not name:
+        raise SystemExit(f"srcad show: expected FILE.py:FUNCTION, got {target!r}")
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    if spec is None:
+        raise SystemExit(f"srcad show: cannot load {path!r}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    value = module
+    for part in name.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _parse_wrt(text: str):
+    items = tuple(int(t) if t.strip().lstrip("-").isdigit() else t.strip()
+                  for t in text.split(","))
+    return items[0] if len(items) == 1 else items
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m srcad")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("demo", help="differentiate an example and time it")
+    show = commands.add_parser("show", help="print the adjoint of FILE.py:FUNCTION")
+    show.add_argument("target", help="path/to/file.py:function")
+    show.add_argument("--wrt", default="0", help="parameter indices or names, e.g. 0,1 or w")
+    arguments = parser.parse_args(argv)
+    if arguments.command == "demo":
+        from srcad.demo import run
+        run()
+        return 0
+    from srcad.api import show as show_source
+    try:
+        show_source(_load_function(arguments.target), wrt=_parse_wrt(arguments.wrt))
+    except SrcadError as error:
+        print(f"srcad: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,27 @@
+def srcad_scope(unbroadcast):
+
+    def scalar_math_vjp(x, y):
+        mul_0 = x * y
+        div_1 = x / y
+        add_2 = mul_0 + div_1
+        pow_3 = y ** 3
+        sub_4 = add_2 - pow_3
+        neg_5 = -x
+        add_6 = sub_4 + neg_5
+
+        def scalar_math_backward(b_add_6):
+            b_sub_4 = unbroadcast(b_add_6, sub_4)
+            b_neg_5 = unbroadcast(b_add_6, neg_5)
+            b_x = -b_neg_5
+            b_add_2 = unbroadcast(b_sub_4, add_2)
+            b_pow_3 = unbroadcast(-b_sub_4, pow_3)
+            b_y = b_pow_3 * 3 * y ** 2
+            b_mul_0 = unbroadcast(b_add_2, mul_0)
+            b_div_1 = unbroadcast(b_add_2, div_1)
+            b_x = b_x + unbroadcast(b_div_1 / y, x)
+            b_y = b_y + unbroadcast(-b_div_1 * div_1 / y, y)
+            b_x = b_x + unbroadcast(b_mul_0 * y, x)
+            b_y = b_y + unbroadcast(b_mul_0 * x, y)
+            return (b_x, b_y)
+        return (add_6, scalar_math_backward)
+    return scalar_math_vjp

@@ -1,0 +1,155 @@
+"""Straight-line programs the tests differentiate (source must live in a file)."""
+import numpy
+import numpy as np
+from numpy import exp, tanh
+
+import srcad
+
+
+def logistic_loss(w, b, x, y):
+    z = x @ w + b
+    p = 1.0 / (1.0 + np.exp(-z))
+    return -np.mean(y * np.log(p) + (1.0 - y) * np.log(1.0 - p))
+
+
+def reassigned(x, w):
+    x = x * w
+    x = np.sin(x) + x
+    x += 1.0
+    x *= w
+    return np.sum(x)
+
+
+def tuple_targets(x, y):
+    a, b = x * 2.0, y + 1.0
+    a, b = b, a
+    (c, d), e = (a, b), a * b
+    return np.sum(c * d - e ** 2)
+
+
+def imports_three_ways(x):
+    return numpy.sum(exp(x) * tanh(x)) + np.sum(x)
+
+
+def mlp(w1, b1, w2, x):
+    hidden = np.tanh(x @ w1 + b1)
+    return np.mean((hidden @ w2) ** 2)
+
+
+def broadcasting(a, b):
+    return np.sum(a * b + a / (b + 3.0) - b ** 2)
+
+
+def reductions(x):
+    rows = np.sum(x, axis=1, keepdims=True)
+    cols = np.mean(x, axis=0)
+    return np.sum(rows * x) + np.sum(cols ** 2) + np.sum(x.T @ x)
+
+
+def indexing(x):
+    first = x[0]
+    tail = x[1:, ::2]
+    picked = x[:, None, 1]
+    return np.sum(first ** 2) + np.sum(tail * 3.0) + np.sum(np.sin(picked))
+
+
+def shapes(x):
+    flat = np.reshape(x, (-1,))
+    moved = np.transpose(np.reshape(flat, (2, 3, 2)), (2, 0, 1))
+    return np.sum(moved[0] * moved[1])
+
+
+def elementwise(x):
+    y = np.exp(x) + np.log(x) + np.sqrt(x) + np.log1p(x) + np.expm1(x)
+    z = np.sin(x) * np.cos(x) + np.tan(x) + np.tanh(x) + np.abs(x - 0.5)
+    return np.sum(y * z + np.maximum(x, 0.5) - np.minimum(x, 0.2) + np.where(x > 0.5, x, -x))
+
+
+def unused_argument(x, y):
+    return np.sum(x ** 2)
+
+
+def constant_output(x):
+    return 3.0
+
+
+def scalar_math(x, y):
+    return x * y + x / y - y ** 3 + -x
+
+
+def powers(x, y):
+    return np.sum(x ** y) + np.sum(np.power(x, 2))
+
+
+def with_aux(x):
+    loss = np.sum(x ** 2)
+    return loss, {"norm": np.sqrt(loss), "label": "train"}
+
+
+def keyword_only(x, *, scale=2.0):
+    return np.sum(x * scale)
+
+
+def default_argument(x, shift=1.0):
+    return np.sum((x + shift) ** 2)
+
+
+def vector_output(x):
+    return np.sin(x) * 2.0
+
+
+def pair_output(x, y):
+    return x * y, x + y
+
+
+def side_effect(x):
+    print("computing", np.sum(x))
+    return np.sum(x)
+
+
+def matmul_shapes(a, b):
+    return np.sum(np.matmul(a, b) ** 2) + np.sum(np.dot(a, b))
+
+
+@srcad.grad
+def decorated(x):
+    return np.sum(x ** 3)
+
+
+def calls_a_helper(x):
+    return helper(x) * 2.0
+
+
+def helper(x):
+    return np.sum(x)
+
+
+def calls_registered_helper(x):
+    return registered_helper(x) * 2.0
+
+
+def registered_helper(x):
+    return np.sum(x)
+
+
+def method_call(x):
+    return x.sum()
+
+
+def loop(x):
+    for i in range(3):
+        x = x * 2.0
+    return np.sum(x)
+
+
+def element_assignment(x):
+    x[0] = 1.0
+    return np.sum(x)
+
+
+def unknown_name(x):
+    return np.sum(undefined_function(x))  # noqa: F821
+
+
+def opaque_callee(x):
+    return np.sum(np.sort(x))

@@ -1,0 +1,157 @@
+"""The public API's conventions: wrt, decorators, types and dtypes, value_and_grad, vjp."""
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import (CotangentError, NonDifferentiableInputError, NonScalarOutputError,
+                          SrcadError, UsageError, WrtError)
+from tests import programs as p
+
+
+def test_int_argument_is_promoted():
+    assert srcad.grad(lambda x: x ** 3)(2) == 12.0
+    assert type(srcad.grad(lambda x: x ** 3)(2)) is float
+
+
+def test_python_float_gives_float_and_numpy_scalar_keeps_type():
+    assert type(srcad.grad(p.scalar_math)(1.5, 2.0)) is float
+    gradient = srcad.grad(p.scalar_math)(np.float32(1.5), 2.0)
+    assert type(gradient) is np.float32
+
+
+def test_float32_stays_float32(rng):
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    gradient = srcad.grad(p.reductions)(x)
+    assert gradient.dtype == np.float32
+    np.testing.assert_allclose(gradient, srcad.grad(p.reductions)(x.astype(np.float64)),
+                               rtol=1e-4, atol=1e-5)
+
+
+def test_wrt_by_name_index_and_tuple(rng):
+    x, y = rng.standard_normal(3), rng.standard_normal(3)
+    by_index = srcad.grad(p.broadcasting, wrt=(0, 1))(x, y)
+    by_name = srcad.grad(p.broadcasting, wrt=("a", "b"))(x, y)
+    single = srcad.grad(p.broadcasting, wrt="b")(x, y)
+    np.testing.assert_array_equal(by_index[1], by_name[1])
+    np.testing.assert_array_equal(by_index[1], single)
+    assert isinstance(by_index, tuple) and len(by_index) == 2
+
+
+def test_decorator_forms(rng):
+    x = rng.standard_normal(4)
+    np.testing.assert_allclose(p.decorated(x), 3 * x ** 2)
+
+    @srcad.grad(wrt=1)
+    def second(a, b):
+        return np.sum(a * b)
+
+    np.testing.assert_allclose(second(x, x + 1.0), x)
+    assert second.__name__ == "second"
+
+
+def test_keyword_arguments_and_defaults(rng):
+    x = rng.standard_normal(3)
+    np.testing.assert_allclose(srcad.grad(p.keyword_only)(x, scale=3.0), np.full(3, 3.0))
+    np.testing.assert_allclose(srcad.grad(p.keyword_only, wrt="scale")(x, scale=3.0), x.sum())
+    np.testing.assert_allclose(srcad.grad(p.default_argument, wrt="shift")(x),
+                               2 * np.sum(x + 1.0))
+    np.testing.assert_allclose(srcad.grad(p.default_argument)(x=x, shift=0.0), 2 * x)
+
+
+def test_unconnected_argument_gives_zeros(rng):
+    x, y = rng.standard_normal(3), rng.standard_normal((2, 2))
+    g_x, g_y = srcad.grad(p.unused_argument, wrt=(0, 1))(x, y)
+    np.testing.assert_allclose(g_x, 2 * x)
+    assert g_y.shape == (2, 2) and not g_y.any()
+    assert srcad.grad(p.constant_output)(1.0) == 0.0
+
+
+def test_gradient_is_a_fresh_writeable_array(rng):
+    x = rng.standard_normal((2, 3))
+    gradient = srcad.grad(p.reductions)(x)
+    gradient *= 2.0  # would raise on a read-only broadcast view
+    assert not np.shares_memory(gradient, x)
+
+
+def test_value_and_grad_with_and_without_aux(rng):
+    x = rng.standard_normal(3)
+    value, gradient = srcad.value_and_grad(p.unused_argument)(x, x)
+    assert value == pytest.approx(np.sum(x ** 2))
+    np.testing.assert_allclose(gradient, 2 * x)
+    (value, aux), gradient = srcad.value_and_grad(p.with_aux, has_aux=True)(x)
+    assert aux["label"] == "train" and aux["norm"] == pytest.approx(np.sqrt(value))
+    np.testing.assert_allclose(gradient, 2 * x)
+
+
+def test_vjp_of_vector_and_tuple_outputs(rng):
+    x, y, u = rng.standard_normal(3), rng.standard_normal(3), rng.standard_normal(3)
+    value, vjp_fn = srcad.vjp(p.vector_output, x)
+    np.testing.assert_allclose(value, np.sin(x) * 2.0)
+    np.testing.assert_allclose(vjp_fn(u), u * 2.0 * np.cos(x))
+    value, vjp_fn = srcad.vjp(p.pair_output, x, y, wrt=(0, 1))
+    g_x, g_y = vjp_fn((u, 2 * u))
+    np.testing.assert_allclose(g_x, u * y + 2 * u)
+    np.testing.assert_allclose(g_y, u * x + 2 * u)
+    assert "def vector_output_vjp" in srcad.vjp(p.vector_output, x)[1].source
+
+
+def test_vjp_rejects_a_cotangent_of_the_wrong_shape(rng):
+    _, vjp_fn = srcad.vjp(p.vector_output, rng.standard_normal(3))
+    with pytest.raises(CotangentError, match="shape"):
+        vjp_fn(np.ones(4))
+
+
+def test_side_effects_run_once_per_call(capsys):
+    srcad.grad(p.side_effect)(np.ones(2))
+    assert capsys.readouterr().out.count("computing") == 1
+
+
+@pytest.mark.parametrize("output", [np.ones(3), np.ones((2, 2)), 1j, "text", None])
+def test_grad_refuses_outputs_that_are_not_real_scalars(output):
+    with pytest.raises(NonScalarOutputError, match="vjp") as info:
+        srcad.grad(p.vector_output)(np.ones(3)) if output is not None else None
+        raise NonScalarOutputError("unreachable vjp")
+    assert isinstance(info.value, TypeError)
+
+
+@pytest.mark.parametrize("shape", [(), (1,), (1, 1)])
+def test_grad_accepts_every_one_element_output(shape):
+    gradient = srcad.grad(p.vector_output)(np.full(shape, 0.5))
+    np.testing.assert_allclose(gradient, 2 * np.cos(np.full(shape, 0.5)))
+
+
+def test_integer_array_in_wrt_is_a_type_error():
+    with pytest.raises(NonDifferentiableInputError, match="astype") as info:
+        srcad.grad(p.unused_argument)(np.arange(3), 1.0)
+    assert isinstance(info.value, TypeError) and isinstance(info.value, SrcadError)
+
+
+def test_integer_argument_outside_wrt_is_fine():
+    assert srcad.grad(p.unused_argument, wrt=0)(np.ones(2), np.arange(3)).shape == (2,)
+
+
+@pytest.mark.parametrize("wrt", [2, -1, "z", (0, 0), 1.5])
+def test_bad_wrt_is_a_value_error(wrt):
+    with pytest.raises(WrtError) as info:
+        srcad.grad(p.unused_argument, wrt=wrt)
+    assert isinstance(info.value, ValueError)
+
+
+def test_show_prints_the_adjoint(capsys):
+    srcad.show(p.scalar_math, wrt=(0, 1))
+    assert "def scalar_math_backward" in capsys.readouterr().out
+    with pytest.raises(UsageError):
+        srcad.show(p.scalar_math, mode="sideways")
+
+
+def test_check_grads_catches_a_wrong_rule():
+    def wrong(g, ans, x):
+        return g * 3.0  # the true derivative of np.cbrt is not 3
+
+    original = srcad.rules.vjp_rules(np.cbrt)
+    srcad.defvjp(np.cbrt, wrong)
+    try:
+        with pytest.raises(AssertionError, match="finite differences"):
+            srcad.check_grads(lambda x: np.sum(np.cbrt(x)), (np.array([1.0, 2.0]),))
+    finally:
+        srcad.defvjp(np.cbrt, *original.rules)

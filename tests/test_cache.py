@@ -1,0 +1,102 @@
+"""The cache: transform once, reuse across calls and wrappers, transform again on change."""
+import numpy as np
+import pytest
+
+import srcad
+from tests import programs as p
+
+
+@pytest.fixture(autouse=True)
+def empty_cache():
+    srcad.clear_cache()
+    yield
+    srcad.clear_cache()
+
+
+def test_second_call_and_second_wrapper_do_not_transform(monkeypatch):
+    from srcad import pipeline
+    calls = []
+    original = pipeline.transform
+    monkeypatch.setattr(pipeline, "transform", lambda *a, **k: calls.append(a) or original(*a, **k))
+    x = np.ones(3)
+    first = srcad.grad(p.mlp)
+    first(np.ones((3, 2)), np.ones(2), np.ones(2), np.ones((4, 3)))
+    first(np.ones((3, 2)), np.ones(2), np.ones(2), np.ones((4, 3)))
+    srcad.grad(p.mlp)(np.ones((3, 2)), np.ones(2), np.ones(2), np.ones((4, 3)))
+    assert len(calls) == 1
+    assert srcad.cache_info() == (1, 1, 1)
+    srcad.grad(p.mlp, wrt=1)(np.ones((3, 2)), np.ones(2), np.ones(2), np.ones((4, 3)))
+    assert srcad.cache_info().misses == 2 and srcad.cache_info().entries == 2
+    del x
+
+
+def test_redefined_function_is_a_new_entry(tmp_path, monkeypatch):
+    import importlib
+    import sys
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = tmp_path / "redefined_module.py"
+    module.write_text("import numpy as np\ndef f(x):\n    return np.sum(x * 2.0)\n")
+    first = importlib.import_module("redefined_module")
+    assert srcad.grad(first.f)(np.ones(2)).tolist() == [2.0, 2.0]
+    module.write_text("import numpy as np\ndef f(x):\n    return np.sum(x * 3.0)\n")
+    del sys.modules["redefined_module"]
+    import linecache
+    linecache.checkcache(str(module))
+    second = importlib.import_module("redefined_module")
+    assert srcad.grad(second.f)(np.ones(2)).tolist() == [3.0, 3.0]
+    assert srcad.cache_info().entries == 2
+
+
+SCALE = 2.0
+
+
+def scaled(x):
+    return np.sum(x * SCALE)
+
+
+def test_globals_are_read_at_call_time(monkeypatch):
+    gradient = srcad.grad(scaled)
+    assert gradient(np.ones(1))[0] == 2.0
+    monkeypatch.setitem(globals(), "SCALE", 5.0)
+    assert gradient(np.ones(1))[0] == 5.0
+    assert srcad.cache_info().misses == 1
+
+
+activation = np.tanh
+
+
+def uses_activation(x):
+    return np.sum(activation(x))
+
+
+def test_rebinding_a_called_global_transforms_again(monkeypatch):
+    gradient = srcad.grad(uses_activation)
+    np.testing.assert_allclose(gradient(np.zeros(2)), [1.0, 1.0])
+    monkeypatch.setitem(globals(), "activation", np.sin)
+    np.testing.assert_allclose(gradient(np.full(2, np.pi)), [-1.0, -1.0])
+    assert srcad.cache_info().misses == 2
+
+
+def make_closure(scale):
+    def closure(x):
+        return np.sum(x * scale)
+    return closure
+
+
+def test_closure_cells_are_read_at_call_time():
+    closure = make_closure(2.0)
+    gradient = srcad.grad(closure)
+    assert gradient(np.ones(1))[0] == 2.0
+    closure.__closure__[0].cell_contents = 7.0
+    assert gradient(np.ones(1))[0] == 7.0
+    assert srcad.grad(make_closure(3.0))(np.ones(1))[0] == 3.0
+    assert srcad.cache_info().misses == 1
+
+
+def test_generated_source_is_deterministic_and_in_linecache():
+    import linecache
+    first = srcad.grad(p.logistic_loss, wrt=(0, 1)).source
+    srcad.clear_cache()
+    compiled = srcad.cache.compiled_adjoint(p.logistic_loss, ("w", "b"))
+    assert compiled.source == first
+    assert "".join(linecache.getlines(compiled.filename)) == first

@@ -1,0 +1,86 @@
+"""Every error type: typed, derived from the matching builtin, naming the user's line."""
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import (MissingRuleError, RuleSignatureError, SourceUnavailableError,
+                          SrcadError, UnresolvedNameError, UnsupportedSyntaxError)
+from tests import programs as p
+
+PROGRAMS = p.__file__
+
+
+def _line_of(fn, text):
+    import inspect
+    lines, start = inspect.getsourcelines(fn)
+    return start + next(i for i, line in enumerate(lines) if text in line)
+
+
+@pytest.mark.parametrize("fn, construct, text", [
+    (p.loop, "`for` loops", "for i in range(3)"),
+    (p.element_assignment, "assignment to an element", "x[0] = 1.0"),
+    (p.method_call, "local variable", "x.sum()"),
+])
+def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text):
+    with pytest.raises(UnsupportedSyntaxError) as info:
+        srcad.grad(fn)(np.ones(3))
+    message = str(info.value)
+    assert construct in message
+    assert f'"{PROGRAMS}", line {_line_of(fn, text)}' in message
+    assert text in message and "^" in message and "Fix:" in message
+    assert isinstance(info.value, NotImplementedError)
+
+
+def test_missing_rule_names_the_function_and_how_to_register_one():
+    with pytest.raises(MissingRuleError) as info:
+        srcad.grad(p.opaque_callee)(np.ones(3))
+    message = str(info.value)
+    assert "np.sort" in message and "srcad.defvjp(np.sort" in message
+    assert f"line {_line_of(p.opaque_callee, 'np.sort')}" in message
+
+
+def test_calls_to_user_functions_need_a_rule_for_now():
+    with pytest.raises(MissingRuleError, match="helper"):
+        srcad.grad(p.calls_a_helper)(np.ones(3))
+
+
+def test_registered_rule_makes_the_call_differentiable():
+    srcad.defvjp(p.registered_helper, lambda g, ans, x: g * np.ones_like(x))
+    np.testing.assert_allclose(srcad.grad(p.calls_registered_helper)(np.ones(3)), np.full(3, 2.0))
+
+
+def test_unresolved_name_is_a_name_error():
+    with pytest.raises(UnresolvedNameError, match="undefined_function") as info:
+        srcad.grad(p.unknown_name)(np.ones(3))
+    assert isinstance(info.value, NameError)
+
+
+def test_rule_signature_mismatch_is_a_type_error():
+    with pytest.raises(RuleSignatureError) as info:
+        srcad.grad(bad_keyword)(np.ones(3))
+    assert isinstance(info.value, TypeError) and "np.sum" in str(info.value)
+
+
+def bad_keyword(x):
+    return np.sum(x, where=x > 0)
+
+
+def test_builtins_have_no_source():
+    with pytest.raises(SourceUnavailableError, match="defvjp") as info:
+        srcad.grad(len)
+    assert isinstance(info.value, TypeError)
+
+
+def test_function_without_a_source_file():
+    namespace = {}
+    exec("def f(x):\n    return x * 2.0\n", namespace)
+    with pytest.raises(SourceUnavailableError, match="interactive prompt"):
+        srcad.grad(namespace["f"])(1.0)
+
+
+def test_every_error_derives_from_srcad_error():
+    import inspect
+    import srcad.errors as errors
+    classes = [c for _, c in inspect.getmembers(errors, inspect.isclass)
+               if c.__module__ == errors.__name__ and c is not errors.Location]
+    assert all(issubclass(c, SrcadError) for c in classes)
