@@ -115,11 +115,11 @@ class _BackwardBuilder:
         entry = vjp_rules(op.callee)
         if entry is None:
             raise MissingRuleError(
-                f"srcad has no derivative rule for `{op.label}` ({op.callee!r}), and a "
-                f"differentiated value flows into it in {self.parsed.name}.",
+                f"srcad has no derivative rule for `{op.label}` ({_qualified_name(op.callee)}), "
+                f"and a differentiated value flows into it in {self.parsed.name}.",
                 self.parsed.location(op.statement),
-                f"register one with `srcad.defvjp({op.label}, lambda g, ans, x: ...)` (one "
-                "rule per argument), or wrap the argument in a non-differentiated call.")
+                f"register one with `srcad.defvjp({op.label}, lambda g, ans, x: ...)`: one "
+                "rule per positional argument, `None` for an argument without a gradient.")
         g, ans = _load(self.adjoints[op.targets[0]]), _load(op.targets[0])
         same_shape = _same_shape_arguments(op)
         for position, rule in enumerate(entry.rules):
@@ -172,6 +172,12 @@ class _BackwardBuilder:
 
     def _emit(self, target, value):
         self.statements.append(gast.Assign([_store(target)], value, None))
+
+
+def _qualified_name(obj) -> str:
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    return f"{module}.{name}"
 
 
 def _same_shape_arguments(op: Operation) -> frozenset:
