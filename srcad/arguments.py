@@ -62,6 +62,8 @@ def seed_for(output):
     """The cotangent 1 that starts `grad`'s backward sweep, or a clear error."""
     if type(output) is float:
         return 1.0
+    if isinstance(output, np.floating):
+        return output.dtype.type(1.0)
     kind = getattr(getattr(output, "dtype", None), "kind", None)
     if isinstance(output, numbers.Real) and not isinstance(output, (bool, np.bool_)) \
             and kind is None:

@@ -15,9 +15,10 @@ _BASIC_INDEX_TYPES = (int, np.integer, slice, type(None), type(Ellipsis))
 
 def unbroadcast(g, x):
     """Sum `g` over the axes along which `x` was broadcast, so the result has `x`'s shape."""
-    target = np.shape(x)
-    if np.shape(g) == target:
+    target = getattr(x, "shape", ())  # attribute reads: this runs for every binary operation
+    if getattr(g, "shape", ()) == target:
         return g
+    target = np.shape(x)  # x may be a list or another array-like
     g = np.asarray(g)
     leading = g.ndim - len(target)
     if leading > 0:
