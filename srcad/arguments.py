@@ -86,7 +86,11 @@ def _describe(value) -> str:
 
 
 def like_argument(gradient, argument):
-    """`gradient` with the type, shape and dtype of `argument` (the unpromoted value)."""
+    """`gradient` with the type, shape and dtype of `argument` (the unpromoted value).
+
+    None is the zero the generated code returns for an argument no derivative reached."""
+    if gradient is None:
+        gradient = np.zeros(np.shape(argument))
     if isinstance(argument, np.ndarray):
         result = np.asarray(gradient, dtype=argument.dtype if argument.dtype.kind == "f"
                             else np.float64)

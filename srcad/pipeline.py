@@ -1,6 +1,6 @@
 """pipeline: the stages that turn a Python function into its compiled adjoint, in order.
 
-    parse ─▶ fence ─▶ normalize ─▶ resolve ─▶ activity ─▶ reverse ─▶ compile
+    parse ─▶ fence ─▶ normalize (exits) ─▶ resolve ─▶ activity ─▶ reverse (tbr) ─▶ compile
 
 Start reading here. Each stage's module docstring states what it takes, what it returns
 and the invariant it guarantees to the next one. The cache (srcad.cache) calls
@@ -33,13 +33,13 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False) -> CompiledAdjoin
     namer = Namer.for_function(parsed.node)
     simple = normalize(parsed, namer)                            # normalize
     resolver = Resolver(fn, parsed, simple)
-    operations = resolve(simple, resolver)                       # resolve
+    block = resolve(simple, resolver)                            # resolve
     output = simple.body[-1].value.id
     if has_aux:
-        output, operations = _split_aux(simple, output, operations, namer)
-    activity = analyze_activity(operations, set(wrt), output)    # activity
+        output, block = _split_aux(simple, output, block, namer)
+    activity = analyze_activity(block, set(wrt), output)         # activity
     bindings = Bindings(namer, resolver)
-    module, name = reverse(simple, operations, activity, wrt, output, parsed, namer,
+    module, name = reverse(simple, block, activity, wrt, output, parsed, namer,
                            bindings, fn.__code__.co_freevars)    # reverse
     label = f"vjp of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label)

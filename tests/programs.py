@@ -140,10 +140,12 @@ def method_call(x):
     return x.sum()
 
 
-def loop(x):
-    for i in range(3):
-        x = x * 2.0
-    return np.sum(x)
+def guarded(x):
+    try:
+        y = np.log(x)
+    except FloatingPointError:
+        y = x
+    return np.sum(y)
 
 
 def element_assignment(x):

@@ -17,7 +17,7 @@ def _line_of(fn, text):
 
 
 @pytest.mark.parametrize("fn, construct, text", [
-    (p.loop, "`for` loops", "for i in range(3)"),
+    (p.guarded, "`try` statements", "try:"),
     (p.element_assignment, "assignment to an element", "x[0] = 1.0"),
     (p.method_call, "local variable", "x.sum()"),
 ])

@@ -5,12 +5,13 @@ if the output depends differentiably on it; it is *active* if both. Only active 
 get adjoint code, and only calls with an active argument need a derivative rule, so
 `np.zeros(n)` or a call on constants never asks for one.
 
+The analysis is by name over the structured simple form: a branch contributes both of its
+blocks, a loop body is repeated until nothing changes (values flow around the loop), and the
+element of a `for` loop depends on its iterable. Conditions carry no derivative.
+
 Usefulness of tuples, lists and dicts built in the function is tracked per element where
 they are only unpacked: in `return loss, {"norm": n}` with `has_aux`, the aux dict is not
 useful, so `n` gets no adjoint even though it sits in the same tuple as `loss`.
-
-Input: the `Operation`s of straight-line simple form (every name assigned once). Output:
-an `Activity`.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 import gast
 
-from srcad.frontend.resolve import Operation
+from srcad.frontend.resolve import Branch, Loop, Operation
 from srcad.rules import is_nondifferentiable
 
 DIFFERENTIABLE_KINDS = {"call", "copy", "pack", "unpack"}
@@ -39,27 +40,64 @@ def carries_derivative(op: Operation) -> bool:
         op.kind == "call" and is_nondifferentiable(op.callee))
 
 
-def analyze_activity(operations: list[Operation], wrt: set[str], output: str) -> Activity:
+def analyze_activity(block: list, wrt: set[str], output: str) -> Activity:
     varied = set(wrt)
-    for op in operations:
-        if carries_derivative(op) and varied.intersection(op.read_names()):
-            varied.update(op.targets)
+    _until_stable(lambda: _forward(block, varied), varied)
     useful, partial = {output}, {}
-    for op in reversed(operations):
-        if not carries_derivative(op):
-            continue
-        if op.kind == "unpack":
-            keys = {i for i, target in enumerate(op.targets) if target in useful}
-            if keys:
-                partial.setdefault(op.args[0].id, set()).update(keys)
-        elif op.kind == "pack" and op.targets[0] not in useful and op.targets[0] in partial:
-            for key, element in zip(op.keys, op.args):
-                if _key(key) in partial[op.targets[0]]:
-                    useful.update(_names(element))
-        elif useful.intersection(op.targets):
-            useful.update(op.read_names())
+    _until_stable(lambda: _backward(block, useful, partial), useful, partial)
     partial = {name: keys for name, keys in partial.items() if name not in useful}
     return Activity(frozenset(varied & (useful | set(partial))), partial)
+
+
+def _until_stable(step, *collections):
+    """Repeat `step` until the sets (and dicts of sets) it grows stop growing."""
+    while True:
+        before = _size(collections)
+        step()
+        if _size(collections) == before:
+            return
+
+
+def _size(collections) -> int:
+    return sum(len(c) if isinstance(c, set) else sum(len(v) + 1 for v in c.values())
+               for c in collections)
+
+
+def _forward(block, varied):
+    for node in block:
+        if isinstance(node, Branch):
+            _forward(node.body, varied)
+            _forward(node.orelse, varied)
+        elif isinstance(node, Loop):
+            if node.iterable in varied:
+                varied.add(node.element)
+            _until_stable(lambda n=node: _forward(n.body, varied), varied)
+        elif carries_derivative(node) and varied.intersection(node.read_names()):
+            varied.update(node.targets)
+
+
+def _backward(block, useful, partial):
+    for node in reversed(block):
+        if isinstance(node, Branch):
+            _backward(node.body, useful, partial)
+            _backward(node.orelse, useful, partial)
+        elif isinstance(node, Loop):
+            _until_stable(lambda n=node: _backward(n.body, useful, partial), useful, partial)
+            if node.element in useful:
+                useful.add(node.iterable)
+        elif not carries_derivative(node):
+            continue
+        elif node.kind == "unpack":
+            keys = {i for i, target in enumerate(node.targets) if target in useful}
+            if keys:
+                partial.setdefault(node.args[0].id, set()).update(keys)
+        elif node.kind == "pack" and node.targets[0] not in useful \
+                and node.targets[0] in partial:
+            for key, element in zip(node.keys, node.args):
+                if _key(key) in partial[node.targets[0]]:
+                    useful.update(_names(element))
+        elif useful.intersection(node.targets):
+            useful.update(node.read_names())
 
 
 def _key(node):

@@ -12,8 +12,10 @@ from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction
 
 ALLOWED_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
-                      gast.Pass)
+                      gast.Pass, gast.If, gast.For, gast.While, gast.Break, gast.Continue)
+COMPOUND = (gast.If, gast.For, gast.While)
 ALLOWED_EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
+                       gast.IfExp, gast.BoolOp, gast.boolop,
                        gast.Subscript, gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
                        gast.Slice, gast.keyword, gast.JoinedStr, gast.FormattedValue)
 # Parts of the tree that are neither statements nor expressions.
@@ -22,12 +24,6 @@ STRUCTURAL = (gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.a
 
 # What to tell the user for each construct we refuse: (what it is, how to rewrite it).
 REFUSED = {
-    gast.For: ("`for` loops", "srcad differentiates straight-line code for now; unroll the "
-               "loop or wait for control-flow support"),
-    gast.While: ("`while` loops", "srcad differentiates straight-line code for now"),
-    gast.If: ("`if` statements", "compute both sides and select with `np.where(cond, a, b)`"),
-    gast.IfExp: ("conditional expressions", "select with `np.where(cond, a, b)`"),
-    gast.BoolOp: ("`and`/`or` expressions", "combine conditions with `np.logical_and`/`np.logical_or`"),
     gast.Try: ("`try` statements", "move the `try` out of the differentiated function"),
     gast.With: ("`with` statements", "move the `with` block out of the differentiated function"),
     gast.Raise: ("`raise` statements", "validate inputs before calling the derivative"),
@@ -59,12 +55,24 @@ def fence(parsed: ParsedFunction) -> None:
     fn = parsed.node
     for default in [*fn.args.defaults, *filter(None, fn.args.kw_defaults)]:
         _check_expression_tree(default, parsed)
-    for statement in fn.body:
+    _check_block(fn.body, parsed)
+
+
+def _check_block(statements, parsed):
+    for statement in statements:
         if not isinstance(statement, ALLOWED_STATEMENTS):
             _refuse(statement, parsed)
+        if isinstance(statement, (gast.For, gast.While)) and statement.orelse:
+            _refuse(statement, parsed, what="`else` clauses of loops",
+                    fix="set a flag before `break` and test it after the loop")
         _check_targets(statement, parsed)
-        for child in gast.iter_child_nodes(statement):
-            _check_expression_tree(child, parsed)
+        for field, child in gast.iter_fields(statement):
+            if field in ("body", "orelse"):
+                _check_block(child, parsed)
+            else:
+                for part in child if isinstance(child, list) else [child]:
+                    if isinstance(part, gast.AST):
+                        _check_expression_tree(part, parsed)
 
 
 def _check_targets(statement, parsed):
@@ -72,6 +80,8 @@ def _check_targets(statement, parsed):
         _refuse(statement, parsed, what="augmented assignment to an element or attribute",
                 fix="in-place updates are not differentiated yet; write `y = y + v` on a new array")
     targets = statement.targets if isinstance(statement, gast.Assign) else []
+    if isinstance(statement, gast.For):
+        targets = [statement.target]
     for target in targets:
         for node in gast.walk(target):
             if isinstance(node, (gast.Subscript, gast.Attribute)):

@@ -6,13 +6,24 @@ The simple form, which every later stage may assume:
     statement := NAME = expr
                | NAME, NAME, ... = NAME                  (unpacking a tuple value)
                | expr                                    (run for its effect, not differentiated)
+               | if NAME: block else: block
+               | for NAME in NAME: block                 (the iterable is not rebound inside)
+               | while NAME: block                       (the block ends by recomputing NAME)
+               | break                                   (only as `if flag: break`, see exits)
     expr      := atom | atom OP atom | UNARYOP atom | callee(atom, ..., key=atom)
                | atom[index] | atom.attr | (atom, ...) | [atom, ...] | {atom: atom, ...}
                | a comparison or f-string, kept whole (its value has no derivative)
     atom      := NAME | constant | tuple of atoms | attribute chain of a global (`np.pi`)
 
-Every name is assigned once (straight-line code is put in SSA form): a reassigned `x`
-becomes `x_1`, so the backward sweep can read every intermediate value without a stack.
+Conditions of `if` and `while` are computed into a name by one opaque statement (they
+have no derivative; `and`/`or` keep their short-circuit). Conditional expressions and
+`and`/`or` used as values become `if` statements. `break`/`continue`/`return` are lowered
+first (see exits).
+
+Names: a variable reassigned at the top level of the function gets a new version (`x` →
+`x_1`), so straight-line code needs no stack; an assignment inside a branch or loop writes
+the current version, and never reads its own target (`x = x * w` goes through a
+temporary), so the reverse sweep can restore the old value after using the new one.
 Temporaries are named after their operation (`sin_0`, `mul_1`). Nodes keep the user's line
 numbers so later errors point at the user's code.
 """
@@ -22,6 +33,7 @@ import copy
 
 import gast
 
+from srcad.frontend.exits import lower_exits
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.transform.naming import Namer
 
@@ -37,7 +49,7 @@ OPAQUE = (gast.Compare, gast.JoinedStr)
 
 def normalize(parsed: ParsedFunction, namer: Namer) -> gast.FunctionDef:
     """Return a new FunctionDef in simple form; `parsed.node` is left untouched."""
-    return _Normalizer(parsed.node, namer).run()
+    return _Normalizer(lower_exits(copy.deepcopy(parsed.node), namer), namer).run()
 
 
 class _Normalizer:
@@ -49,6 +61,8 @@ class _Normalizer:
             and isinstance(n.ctx, gast.Store)}
         self.current = {name: name for name in param_names(fn)}
         self.body: list = []
+        self.depth = 0  # how many branches and loops enclose the statement being normalized
+        self.stores = _store_counts(fn)
 
     def run(self) -> gast.FunctionDef:
         for statement in self.fn.body:
@@ -66,18 +80,76 @@ class _Normalizer:
     def _statement(self, node):
         if isinstance(node, gast.Assign):
             value = self._simple(node.value)
-            if len(node.targets) > 1:
+            if len(node.targets) > 1 or self._reads_targets(value, node.targets):
                 value = self._name_for(value, node.value)
             for target in node.targets:
                 self._assign(target, value, node)
         elif isinstance(node, gast.AugAssign):
             value = gast.BinOp(self._atom(gast.Name(node.target.id, gast.Load(), None, None)),
                                node.op, self._atom(node.value))
+            if self._reads_targets(value, [node.target]):
+                value = self._name_for(value, node)
             self._assign(node.target, gast.copy_location(value, node), node)
         elif isinstance(node, gast.AnnAssign) and node.value is not None:
-            self._assign(node.target, self._simple(node.value), node)
+            value = self._simple(node.value)
+            if self._reads_targets(value, [node.target]):
+                value = self._name_for(value, node)
+            self._assign(node.target, value, node)
         elif isinstance(node, gast.Expr) and not _is_docstring(node):
             self._emit(gast.Expr(self._renamed(node.value)), node)
+        elif isinstance(node, gast.If):
+            test = self._condition(node.test, node.body + node.orelse)
+            body, orelse = self._block(node.body), self._block(node.orelse)
+            self._emit(gast.If(test, body or [gast.Pass()], orelse), node)
+        elif isinstance(node, gast.For):
+            self._for(node)
+        elif isinstance(node, gast.While):
+            test = self._condition(node.test, node.body)
+            body = self._block(node.body, epilogue=lambda: self._recompute(test, node.test))
+            self._emit(gast.While(test, body, []), node)
+        elif isinstance(node, gast.Break):
+            self._emit(gast.Break(), node)
+
+    def _for(self, node):
+        iterable = self._atom(node.iter)
+        if not isinstance(iterable, gast.Name) or _stores(node.body, iterable.id):
+            iterable = self._name_for(iterable, node.iter, base="iterable", force=True)
+        target = node.target
+        direct = isinstance(target, gast.Name) and self.stores.get(target.id) == 1
+        element = self._define(target.id) if direct else gast.Name(
+            self.namer.temporary("element"), gast.Store(), None, None)
+        prologue = None if direct else (lambda: self._assign(
+            target, gast.Name(element.id, gast.Load(), None, None), node))
+        body = self._block(node.body, prologue=prologue)
+        self._emit(gast.For(element, iterable, body, [], None), node)
+
+    def _block(self, statements, prologue=None, epilogue=None) -> list:
+        """Normalize a nested block into a list of its own."""
+        outer, self.body = self.body, []
+        self.depth += 1
+        if prologue:
+            prologue()
+        for statement in statements:
+            self._statement(statement)
+        if epilogue:
+            epilogue()
+        self.depth -= 1
+        block, self.body = self.body, outer
+        return block
+
+    def _condition(self, test, block) -> gast.Name:
+        """The test as a name that `block` does not rebind (the reverse sweep reads it)."""
+        if isinstance(test, gast.Name) and not _stores(block, test.id):
+            return self._load(test.id)
+        name = self.namer.temporary("cond")
+        self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)],
+                               self._renamed(test), None), test)
+        return gast.Name(name, gast.Load(), None, None)
+
+    def _recompute(self, name: gast.Name, test):
+        if not (isinstance(test, gast.Name) and test.id == name.id):
+            self._emit(gast.Assign([gast.Name(name.id, gast.Store(), None, None)],
+                                   self._renamed(test), None), test)
 
     def _return(self, value, origin):
         atom = self._name_for(self._atom(value), value)
@@ -86,9 +158,11 @@ class _Normalizer:
     def _assign(self, target, value, origin):
         """Bind `target` (a name or a nest of tuples of names) to the simple `value`."""
         if isinstance(target, gast.Name):
-            self._emit(gast.Assign([self._define(target.id)], value, None), origin)
+            if not (isinstance(value, gast.Name) and value.id == self.current.get(target.id)):
+                self._emit(gast.Assign([self._define(target.id)], value, None), origin)
             return
-        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts):
+        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts) \
+                and not (self.depth and self._reads_targets(value, [target])):
             for element_target, element in zip(target.elts, value.elts):
                 self._assign(element_target, element, origin)
             return
@@ -103,10 +177,24 @@ class _Normalizer:
                 self._assign(t, gast.Name(holder.id, gast.Load(), None, None), origin)
 
     def _define(self, name: str) -> gast.Name:
-        version = self.namer.claim(name) if name in self.current else name
+        if name not in self.current:
+            version = name
+        elif self.depth == 0:
+            version = self.namer.claim(name)
+        else:
+            version = self.current[name]
         self.namer.used.add(version)
         self.current[name] = version
         return gast.Name(version, gast.Store(), None, None)
+
+    def _reads_targets(self, value, targets) -> bool:
+        """Whether `value` (nested code only) reads a variable that `targets` rebind."""
+        if not self.depth:
+            return False
+        bound = {self.current.get(n.id) for t in targets for n in gast.walk(t)
+                 if isinstance(n, gast.Name)}
+        return not isinstance(value, gast.Name) and any(
+            isinstance(n, gast.Name) and n.id in bound for n in gast.walk(value))
 
     def _emit(self, statement, origin):
         self.body.append(gast.copy_location(statement, origin))
@@ -132,6 +220,10 @@ class _Normalizer:
             return gast.UnaryOp(node.op, self._atom(node.operand))
         if isinstance(node, OPAQUE):
             return self._renamed(node)
+        if isinstance(node, gast.IfExp):
+            return self._choice(node)
+        if isinstance(node, gast.BoolOp):
+            return self._short_circuit(node)
         if isinstance(node, gast.Call):
             func = node.func if self._is_global_chain(node.func) else self._simple(node.func)
             return gast.Call(func, [self._atom(a) for a in node.args],
@@ -145,6 +237,31 @@ class _Normalizer:
         if isinstance(node, gast.Dict):
             return gast.Dict([self._atom(k) for k in node.keys], [self._atom(v) for v in node.values])
         raise AssertionError(f"fence let through {type(node).__name__}")
+
+    def _choice(self, node: gast.IfExp) -> gast.Name:
+        """`a if c else b` as an `if` statement assigning a temporary."""
+        result = self.namer.temporary("choice")
+        test = self._condition(node.test, [])
+        branches = [self._block([], prologue=lambda e=e: self._emit_temp(result, self._atom(e), e))
+                    for e in (node.body, node.orelse)]
+        self._emit(gast.If(test, *branches), node)
+        return gast.Name(result, gast.Load(), None, None)
+
+    def _short_circuit(self, node: gast.BoolOp) -> gast.Name:
+        """`a or b` / `a and b` as value: `t = a`, then `t = b` only if `a` decides nothing."""
+        result = self.namer.temporary("either" if isinstance(node.op, gast.Or) else "both")
+        self._emit_temp(result, self._atom(node.values[0]), node)
+        for value in node.values[1:]:
+            test = self.namer.temporary("cond")
+            self._emit_temp(test, gast.UnaryOp(gast.Not(), gast.Name(result, gast.Load(), None,
+                                                                      None)), node)
+            rest = self._block([], prologue=lambda v=value: self._emit_temp(result, self._atom(v), v))
+            body, orelse = (rest, []) if isinstance(node.op, gast.Or) else ([gast.Pass()], rest)
+            self._emit(gast.If(gast.Name(test, gast.Load(), None, None), body, orelse), node)
+        return gast.Name(result, gast.Load(), None, None)
+
+    def _emit_temp(self, name, value, origin):
+        self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None), origin)
 
     def _atom(self, node):
         simple = self._simple(node)
@@ -160,12 +277,12 @@ class _Normalizer:
             return gast.Tuple([self._index(e) for e in node.elts], gast.Load())
         return self._atom(node)
 
-    def _name_for(self, simple, origin) -> gast.Name:
+    def _name_for(self, simple, origin, base=None, force=False) -> gast.Name:
         """A name holding `simple`: itself if it already is one, else a new temporary."""
-        if isinstance(simple, gast.Name):
+        if isinstance(simple, gast.Name) and not force:
             return simple
-        name = self.namer.temporary(_base_name(simple))
-        self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)], simple, None), origin)
+        name = self.namer.temporary(base or _base_name(simple))
+        self._emit_temp(name, simple, origin)
         return gast.Name(name, gast.Load(), None, None)
 
     def _load(self, name: str) -> gast.Name:
@@ -202,6 +319,19 @@ def _base_name(node) -> str:
     return {gast.Subscript: "item", gast.Tuple: "tuple", gast.List: "list", gast.Dict: "dict",
             gast.Compare: "cond", gast.JoinedStr: "text"}.get(type(node), "out") \
         if not isinstance(node, gast.Attribute) else node.attr
+
+
+def _stores(statements, name: str) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+               for s in statements for n in gast.walk(s))
+
+
+def _store_counts(fn) -> dict:
+    counts = {}
+    for node in gast.walk(fn):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return counts
 
 
 def _is_docstring(node) -> bool:

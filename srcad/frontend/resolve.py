@@ -60,8 +60,9 @@ class Operation:
     """One statement of the simple form, as the derivative sees it.
 
     kind: "call" (a callee applied to atoms; operators, indexing and attributes included),
-    "copy", "pack" (building a tuple, list or dict), "unpack", "constant", "opaque" (a value with no
-    derivative: comparisons, f-strings) or "effect" (an expression statement).
+    "copy", "pack" (building a tuple, list or dict), "unpack", "constant", "opaque" (a value
+    with no derivative: comparisons, f-strings), "effect" (an expression statement) or
+    "jump" (`break`).
     """
 
     statement: gast.stmt
@@ -127,13 +128,46 @@ class Resolver:
         return value
 
 
-def resolve(simple_fn: gast.FunctionDef, resolver: Resolver) -> list[Operation]:
-    """One `Operation` per statement of the simple form, the final `return` excepted."""
-    return [_operation(statement, resolver) for statement in simple_fn.body
-            if not isinstance(statement, gast.Return)]
+@dataclass
+class Branch:
+    """`if condition: body else: orelse`, with resolved blocks."""
+
+    statement: gast.If
+    condition: str
+    body: list
+    orelse: list
 
 
-def _operation(statement, resolver: Resolver) -> Operation:
+@dataclass
+class Loop:
+    """A `for element in iterable` (both names) or a `while` loop (both None)."""
+
+    statement: gast.stmt
+    element: str | None
+    iterable: str | None
+    body: list
+
+
+def resolve(simple_fn: gast.FunctionDef, resolver: Resolver) -> list:
+    """The function's block of `Operation`s, `Branch`es and `Loop`s, without the `return`."""
+    return _block([s for s in simple_fn.body if not isinstance(s, gast.Return)], resolver)
+
+
+def _block(statements, resolver) -> list:
+    return [_node(s, resolver) for s in statements if not isinstance(s, gast.Pass)]
+
+
+def _node(statement, resolver: Resolver):
+    if isinstance(statement, gast.If):
+        return Branch(statement, statement.test.id, _block(statement.body, resolver),
+                      _block(statement.orelse, resolver))
+    if isinstance(statement, gast.For):
+        return Loop(statement, statement.target.id, statement.iter.id,
+                    _block(statement.body, resolver))
+    if isinstance(statement, gast.While):
+        return Loop(statement, None, None, _block(statement.body, resolver))
+    if isinstance(statement, gast.Break):
+        return Operation(statement, "jump")
     if isinstance(statement, gast.Expr):
         return Operation(statement, "effect")
     target = statement.targets[0]

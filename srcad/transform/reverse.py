@@ -1,115 +1,299 @@
-"""reverse: simple form → adjoint program (a VJP maker), as a gast module.
+"""reverse: resolved simple form → adjoint program (a VJP maker), as a gast module.
 
 For `def f(x, w)` returning `out`, the generated module reads
 
     def srcad_scope(<names bound for the generated code>, <f's free variables>):
         def f_vjp(x, w):
-            <f's statements: the forward sweep>
+            <f's statements, pushing what the backward sweep needs: the forward sweep>
             def f_backward(b_out):
-                <one adjoint statement per active statement, in reverse order>
+                <adjoints of the statements in reverse, popping: the backward sweep>
                 return b_x                  # a tuple when several arguments are in wrt
             return out, f_backward
         return f_vjp
 
-The backward sweep reads forward values through the closure; the simple form assigns each
-name once, so they are intact. The first contribution to an adjoint assigns it
-(`b_x = ...`), later ones add (`b_x = b_x + ...`); an adjoint never contributed to is a
-symbolic zero and costs nothing, until a `wrt` argument needs it as `zeros_like(x)`.
+Control flow is replayed with tape semantics: a branch is taken again by its condition
+(restored from the stack if it was overwritten), a loop runs again for its pushed trip
+count, and every overwritten value the backward sweep reads is popped back right after the
+adjoint of the statement that overwrote it (see analysis/tbr.py), so adjoint code reads
+primal values by name. Adjoints follow srcad/transform/adjoints.py.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import gast
 import numpy as np
 
 from srcad import runtime
 from srcad.analysis.activity import Activity
+from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError, RuleSignatureError
-from srcad.frontend.parse import ParsedFunction
-from srcad.frontend.resolve import Operation
+from srcad.frontend.parse import ParsedFunction, param_names
+from srcad.frontend.resolve import Branch, Loop, Operation
 from srcad.rules import vjp_rules
+from srcad.transform.adjoints import NONE, SET, UNSET, Adjoints, assign, is_none, load
 from srcad.transform.bindings import Bindings
-from srcad.transform.naming import Namer, adjoint_name
+from srcad.transform.naming import Namer
+from srcad.transform.recording import pop, record
 from srcad.transform.templates import instantiate, template_of
 
 SCOPE = "srcad_scope"
 
 
-def _load(name):
-    return gast.Name(name, gast.Load(), None, None)
+@dataclass
+class Restore:
+    """Placeholder: `name = stack.pop()`, kept if the forward sweep records `name` there."""
+
+    site: object
+    name: str
 
 
-def _store(name):
-    return gast.Name(name, gast.Store(), None, None)
+@dataclass
+class ReplayLoop:
+    """Placeholder for a loop of the backward sweep, kept if its body does any work."""
+
+    loop: Loop
+    trips: str
+    index: str | None
+    body: list
 
 
-def reverse(simple_fn: gast.FunctionDef, operations: list[Operation], activity: Activity,
+def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity,
             wrt: tuple[str, ...], output: str, parsed: ParsedFunction, namer: Namer,
             bindings: Bindings, user_freevars: tuple[str, ...]) -> tuple[gast.Module, str]:
     """The adjoint module and the name of the VJP maker inside it."""
-    builder = _BackwardBuilder(operations, activity, parsed, namer, bindings)
+    sequences = _sequence_names(block)
+    adjoints = Adjoints(namer, bindings, sequences)
+    stack = namer.claim("stack")
     backward_name = namer.claim(f"{parsed.name}_backward")
     vjp_name = namer.claim(f"{parsed.name}_vjp")
-    seed = adjoint_name(namer, output)
-    builder.adjoints[output] = seed
-    backward_body = builder.build()
-    gradients = [_load(builder.adjoints[w]) if w in builder.adjoints else
-                 gast.Call(_load(bindings.name_for("zeros_like", runtime.zeros_like)),
-                           [_load(w)], []) for w in wrt]
+    seed = adjoints.seed(output)
+    raw = _Backward(activity, parsed, namer, bindings, adjoints).block(block)
+    gradients = [adjoints.returned(w) for w in wrt]
+    sites = assignment_sites(block, param_names(simple_fn))
+    backward_body, recorded, trips = _settle(raw, sites, stack)
+    restored = sorted({name for _, name in recorded})
+    forward = record(block, recorded, trips, stack)
+    preamble = [assign(stack, gast.List([], gast.Load()))] if recorded or trips else []
+    preamble += [assign(n, gast.Constant(None, None)) for n in restored
+                 if n in sites.maybe_unbound]
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
-    backward = _function(backward_name, [seed], backward_body + [gast.Return(result)])
-    returned = next(s for s in simple_fn.body if isinstance(s, gast.Return)).value
-    forward = [s for s in simple_fn.body if not isinstance(s, gast.Return)]
-    vjp_body = forward + [backward, gast.Return(
-        gast.Tuple([returned, _load(backward_name)], gast.Load()))]
+    declarations = [gast.Nonlocal(restored)] if restored else []
+    backward = _function(backward_name, [seed],
+                         declarations + backward_body + [gast.Return(result)])
+    returned = simple_fn.body[-1].value
+    vjp_body = preamble + forward + [backward, gast.Return(
+        gast.Tuple([returned, load(backward_name)], gast.Load()))]
     vjp = gast.FunctionDef(vjp_name, simple_fn.args, vjp_body, [], None, None, [])
     scope_params = sorted(bindings.cells) + list(user_freevars)
-    scope = _function(SCOPE, scope_params, [vjp, gast.Return(_load(vjp_name))])
+    scope = _function(SCOPE, scope_params, [vjp, gast.Return(load(vjp_name))])
     return gast.Module([scope], []), vjp_name
 
 
 def _function(name, params, body):
-    args = gast.arguments([_param(p) for p in params], [], None, [], [], None, [])
+    args = gast.arguments([gast.Name(p, gast.Param(), None, None) for p in params], [], None,
+                          [], [], None, [])
     return gast.FunctionDef(name, args, body, [], None, None, [])
 
 
-def _param(name):
-    return gast.Name(name, gast.Param(), None, None)
+def _sequence_names(block) -> set:
+    names = set()
+    for node in _operations(block):
+        if node.kind == "pack":
+            names.update(node.targets)
+        elif node.kind == "unpack":
+            names.add(node.args[0].id)
+    return names
 
 
-class _BackwardBuilder:
-    def __init__(self, operations, activity, parsed, namer, bindings):
-        self.operations = operations
+def _operations(block):
+    for node in block:
+        if isinstance(node, Branch):
+            yield from _operations(node.body)
+            yield from _operations(node.orelse)
+        elif isinstance(node, Loop):
+            yield from _operations(node.body)
+        else:
+            yield node
+
+
+# ---- settling what is recorded -------------------------------------------------------------
+def _settle(raw: list, sites, stack: str):
+    """Drop the restores whose value the backward sweep never reads, then the branches and
+    loops left without work, until nothing changes. Returns the backward statements, the
+    recorded (site, name) pairs and the replayed loops' counters."""
+    pushed = {name for _, name in sites.overwrites} | sites.elements
+    while True:
+        finisher = _Finisher(pushed, sites.overwrites, stack)
+        statements = finisher.block(raw)
+        reads = {n.id for s in statements for n in gast.walk(s)
+                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+        still = {name for name in pushed if name in reads}
+        if still == pushed:
+            return statements, finisher.recorded, finisher.trips
+        pushed = still
+
+
+class _Finisher:
+    def __init__(self, pushed, overwrites, stack):
+        self.pushed = pushed
+        self.overwrites = overwrites
+        self.stack = stack
+        self.recorded: set = set()
+        self.trips: dict = {}
+
+    def block(self, statements) -> list:
+        finished = []
+        for statement in statements:
+            if isinstance(statement, Restore):
+                site = (id(statement.site), statement.name)
+                element = isinstance(statement.site, Loop)
+                if statement.name in self.pushed and (element or site in self.overwrites):
+                    self.recorded.add((id(statement.site), statement.name))
+                    finished.append(assign(statement.name, pop(self.stack)))
+            elif isinstance(statement, ReplayLoop):
+                finished.extend(self._loop(statement))
+            elif isinstance(statement, gast.If):
+                finished.extend(self._branch(statement))
+            else:
+                finished.append(statement)
+        return finished
+
+    def _branch(self, statement):
+        body, orelse = self.block(statement.body), self.block(statement.orelse)
+        if body:
+            return [gast.If(statement.test, body, orelse)]
+        if orelse:
+            return [gast.If(gast.UnaryOp(gast.Not(), statement.test), orelse, [])]
+        return []
+
+    def _loop(self, replay: ReplayLoop):
+        body = self.block(replay.body)
+        if not body:
+            return []
+        self.trips[id(replay.loop)] = replay.trips
+        if replay.index:
+            steps = [gast.BinOp(load(replay.trips), gast.Sub(), gast.Constant(1, None)),
+                     gast.Constant(-1, None), gast.Constant(-1, None)]
+        else:
+            steps = [load(replay.trips)]
+        header = gast.Call(load("range"), steps, [])
+        target = gast.Name(replay.index or "_", gast.Store(), None, None)
+        return [assign(replay.trips, pop(self.stack)), gast.For(target, header, body, [], None)]
+
+
+# ---- the backward sweep ----------------------------------------------------------------------
+class _Backward:
+    def __init__(self, activity: Activity, parsed, namer: Namer, bindings: Bindings,
+                 adjoints: Adjoints):
         self.activity = activity
         self.active = activity.active
         self.parsed = parsed
         self.namer = namer
         self.bindings = bindings
-        self.adjoints: dict[str, str] = {}
-        self.sequences = {t for op in operations if op.kind == "pack" for t in op.targets} | {
-            op.args[0].id for op in operations if op.kind == "unpack"}
-        self.statements: list = []
+        self.adjoints = adjoints
+        self.depth = 0
 
-    def build(self) -> list:
-        for op in reversed(self.operations):
-            if self.active.intersection(op.targets) and op.targets[0] in self.adjoints \
-                    or op.kind == "unpack" and any(t in self.adjoints for t in op.targets):
-                getattr(self, f"_{op.kind}")(op)
-        return self.statements
+    def block(self, nodes) -> list:
+        statements = []
+        for node in reversed(nodes):
+            if isinstance(node, Branch):
+                statements.extend(self.branch(node))
+            elif isinstance(node, Loop):
+                statements.extend(self.loop(node))
+            else:
+                statements.extend(self.operation(node))
+        return statements
 
-    # ---- one method per kind of operation ----------------------------------------------
+    # ---- control flow ------------------------------------------------------------------------
+    def branch(self, node: Branch) -> list:
+        statements = self.adjoints.make_variables(self._touched([node]))
+        self.depth += 1
+        before = self.adjoints.snapshot()
+        body = self.block(node.body)
+        after_body = self.adjoints.snapshot()
+        self.adjoints.states = before
+        orelse = self.block(node.orelse)
+        self.adjoints.merge(after_body, self.adjoints.snapshot())
+        self.depth -= 1
+        return statements + [gast.If(load(node.condition), body, orelse)]
+
+    def loop(self, node: Loop) -> list:
+        touched = self._touched([node])
+        statements = self.adjoints.make_variables(touched)
+        self.adjoints.loop_carried(touched)
+        self.depth += 1
+        body = [Restore(node, node.element)] if node.element else []
+        body += self.block(node.body)
+        index = None
+        if node.element in self.active and node.iterable in self.active:
+            index = self.namer.claim("step")
+            body += self._guarded(node.element, [node.iterable], lambda: self.adjoints.accumulate(
+                node.iterable, self._index_adjoint(node, index)))
+            body += self.adjoints.reset(node.element, True)
+        self.depth -= 1
+        self.adjoints.loop_carried(touched)
+        trips = self.namer.claim("trips")
+        return statements + [ReplayLoop(node, trips, index, body)]
+
+    def _index_adjoint(self, node: Loop, index: str):
+        scatter = self.bindings.name_for("index_adjoint", runtime.index_adjoint)
+        return gast.Call(load(scatter), [load(self.adjoints.name(node.element)),
+                                         load(node.iterable), load(index)], [])
+
+    def _touched(self, nodes) -> set:
+        names = set()
+        for node in nodes:
+            if isinstance(node, Branch):
+                names |= self._touched(node.body) | self._touched(node.orelse)
+            elif isinstance(node, Loop):
+                names |= self._touched(node.body) | {node.element, node.iterable}
+            else:
+                names |= set(node.targets) | set(node.read_names())
+        return names & self.active
+
+    # ---- operations ----------------------------------------------------------------------------
+    def operation(self, op: Operation) -> list:
+        statements = []
+        if self.active.intersection(op.targets) and op.kind in ("call", "copy", "pack"):
+            statements = self._guarded(op.targets[0], op.read_names(),
+                                       lambda: getattr(self, f"_{op.kind}")(op))
+        elif op.kind == "unpack" and self.active.intersection(op.targets):
+            statements = self._unpack(op)
+        for target in op.targets:
+            statements += self.adjoints.reset(target, self.depth > 0)
+        return statements + [Restore(op, t) for t in op.targets]
+
+    def _guarded(self, target: str, reads, derivative) -> list:
+        """The statements `derivative()` makes, run only if the target's adjoint is nonzero."""
+        state = self.adjoints.state(target)
+        if state in (UNSET, NONE):
+            return []
+        if state == SET:
+            return derivative()
+        statements = self.adjoints.make_variables(set(reads) & self.active)
+        before = self.adjoints.snapshot()
+        self.adjoints.states[target] = SET
+        body = derivative()
+        self.adjoints.merge(before, self.adjoints.snapshot())
+        guard = is_none(self.adjoints.name(target), negate=True)
+        return statements + [gast.If(guard, body, [])]
+
     def _copy(self, op):
-        self._accumulate(op.args[0], _load(self.adjoints[op.targets[0]]))
+        return self._contribute(op.args[0], load(self.adjoints.name(op.targets[0])))
 
     def _pack(self, op):
-        adjoint = _load(self.adjoints[op.targets[0]])
+        statements = []
+        adjoint = load(self.adjoints.name(op.targets[0]))
         for key, element in zip(op.keys, op.args):
             if self.activity.element_useful(op.targets[0], key):
-                self._accumulate(element, gast.Subscript(adjoint, key, gast.Load()))
+                part = gast.Subscript(adjoint, key, gast.Load())
+                statements += self._contribute(element, part, may_be_none=True)
+        return statements
 
     def _unpack(self, op):
-        parts = [_load(self.adjoints[t]) if t in self.adjoints else gast.Constant(None, None)
-                 for t in op.targets]
-        self._accumulate(op.args[0], gast.Tuple(parts, gast.Load()))
+        parts = [self.adjoints.returned(t) for t in op.targets]
+        return self._contribute(op.args[0], gast.Tuple(parts, gast.Load()))
 
     def _call(self, op):
         entry = vjp_rules(op.callee)
@@ -120,8 +304,9 @@ class _BackwardBuilder:
                 self.parsed.location(op.statement),
                 f"register one with `srcad.defvjp({op.label}, lambda g, ans, x: ...)`: one "
                 "rule per positional argument, `None` for an argument without a gradient.")
-        g, ans = _load(self.adjoints[op.targets[0]]), _load(op.targets[0])
+        g, ans = load(self.adjoints.name(op.targets[0])), load(op.targets[0])
         same_shape = _same_shape_arguments(op)
+        statements = []
         for position, rule in enumerate(entry.rules):
             if rule is None:
                 continue
@@ -137,41 +322,28 @@ class _BackwardBuilder:
             if position >= len(template.signature.parameters):
                 continue
             argument = bound.arguments.get(template.parameter(position))
-            if not self._carries(argument):
-                continue
-            cotangent = instantiate(template, bound, g, ans, self.bindings.name_for, same_shape)
-            self._accumulate(argument, cotangent)
+            if self._carries(argument):
+                cotangent = instantiate(template, bound, g, ans, self.bindings.name_for,
+                                        same_shape)
+                statements += self._contribute(argument, cotangent)
+        return statements
 
-    # ---- accumulation ---------------------------------------------------------------------
     def _carries(self, argument) -> bool:
         return argument is not None and any(
             isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(argument))
 
-    def _accumulate(self, argument, contribution):
+    def _contribute(self, argument, contribution, may_be_none=False) -> list:
         """Add `contribution` to the adjoint of `argument` (a name or a tuple of atoms)."""
         if isinstance(argument, (gast.Tuple, gast.List)):
             holder = self.namer.temporary("b_elements")
-            self._emit(holder, contribution)
+            statements = [assign(holder, contribution)]
             for i, element in enumerate(argument.elts):
-                self._accumulate(element, gast.Subscript(_load(holder), gast.Constant(i, None),
-                                                         gast.Load()))
-            return
+                part = gast.Subscript(load(holder), gast.Constant(i, None), gast.Load())
+                statements += self._contribute(element, part, may_be_none=True)
+            return statements
         if not isinstance(argument, gast.Name) or argument.id not in self.active:
-            return
-        name = argument.id
-        if name not in self.adjoints:
-            self.adjoints[name] = adjoint_name(self.namer, name)
-            self._emit(self.adjoints[name], contribution)
-        elif name in self.sequences:
-            add = self.bindings.name_for("accumulate", runtime.accumulate)
-            self._emit(self.adjoints[name], gast.Call(
-                _load(add), [_load(self.adjoints[name]), contribution], []))
-        else:
-            self._emit(self.adjoints[name],
-                       gast.BinOp(_load(self.adjoints[name]), gast.Add(), contribution))
-
-    def _emit(self, target, value):
-        self.statements.append(gast.Assign([_store(target)], value, None))
+            return []
+        return self.adjoints.accumulate(argument.id, contribution, may_be_none)
 
 
 def _qualified_name(obj) -> str:

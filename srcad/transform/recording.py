@@ -1,0 +1,60 @@
+"""recording: the forward sweep, the function's own code plus what the backward sweep needs.
+
+Input: the resolved block, the assignments whose old value the backward sweep pops back
+(`recorded`, as (site, name) pairs) and the loops it replays (`trips`, loop → counter name).
+Output: forward statements that push each recorded old value just before it is overwritten,
+push each replayed loop's trip count after it, and push a `for` loop's element at the end of
+each iteration (before a trailing `if flag: break`) when the backward sweep reads it.
+"""
+from __future__ import annotations
+
+import gast
+
+from srcad.frontend.resolve import Branch, Loop
+from srcad.transform.adjoints import assign, load, store
+
+
+def push(stack: str, name: str):
+    call = gast.Call(gast.Attribute(load(stack), "append", gast.Load()), [load(name)], [])
+    return gast.Expr(call)
+
+
+def pop(stack: str):
+    return gast.Call(gast.Attribute(load(stack), "pop", gast.Load()), [], [])
+
+
+def record(block: list, recorded: set, trips: dict, stack: str) -> list:
+    statements = []
+    for node in block:
+        if isinstance(node, Branch):
+            body = record(node.body, recorded, trips, stack) or [gast.Pass()]
+            statements.append(gast.If(load(node.condition), body,
+                                      record(node.orelse, recorded, trips, stack)))
+        elif isinstance(node, Loop):
+            statements.extend(_loop(node, recorded, trips, stack))
+        else:
+            statements.extend(push(stack, t) for t in node.targets if (id(node), t) in recorded)
+            statements.append(node.statement)
+    return statements
+
+
+def _loop(node: Loop, recorded, trips, stack) -> list:
+    body = record(node.body, recorded, trips, stack)
+    if node.element and (id(node), node.element) in recorded:
+        at = len(body) - 1 if body and _is_break_test(body[-1]) else len(body)
+        body.insert(at, push(stack, node.element))
+    counter = trips.get(id(node))
+    if counter:
+        body.insert(0, assign(counter, gast.BinOp(load(counter), gast.Add(), gast.Constant(1, None))))
+    if node.element:
+        loop = gast.For(store(node.element), load(node.iterable), body or [gast.Pass()], [], None)
+    else:
+        loop = gast.While(node.statement.test, body or [gast.Pass()], [])
+    if not counter:
+        return [loop]
+    return [assign(counter, gast.Constant(0, None)), loop, push(stack, counter)]
+
+
+def _is_break_test(statement) -> bool:
+    return isinstance(statement, gast.If) and len(statement.body) == 1 \
+        and isinstance(statement.body[0], gast.Break)
