@@ -92,7 +92,7 @@ CORPUS = [
     (rnn, [(np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]]))], (0, 1)),
     (branch_on_data, [(np.array([1.0, 2.0]), np.array([0.5, -1.0])),
                       (np.array([-1.0, -2.0]), np.array([0.5, -1.0]))], (0, 1)),
-    (newton_sqrt, [(2.0,), (9.0,), (1.0,)], 0),
+    (newton_sqrt, [(2.0,), (9.0,), (0.25,)], 0),
     (early_return, [(1.0,), (0.1,), (4.0,)], 0),
     (skip_negative, [(np.array([1.0, -2.0, 3.0]),), (np.array([-1.0, -2.0]),)], 0),
     (conditional_expressions, [(2.0,), (0.5,), (-0.5,)], 0),
