@@ -31,8 +31,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False) -> CompiledAdjoin
     parsed = parse_function(fn)                                  # parse
     fence(parsed)                                                # fence
     namer = Namer.for_function(parsed.node)
-    simple = normalize(parsed, namer)                            # normalize
-    resolver = Resolver(fn, parsed, simple)
+    resolver = Resolver(fn, parsed)
+    simple = normalize(parsed, namer, resolver)                  # normalize
     block = resolve(simple, resolver)                            # resolve
     output = simple.body[-1].value.id
     if has_aux:

@@ -47,15 +47,20 @@ OPERATOR_NAMES = {
 OPAQUE = (gast.Compare, gast.JoinedStr)
 
 
-def normalize(parsed: ParsedFunction, namer: Namer) -> gast.FunctionDef:
-    """Return a new FunctionDef in simple form; `parsed.node` is left untouched."""
-    return _Normalizer(lower_exits(copy.deepcopy(parsed.node), namer), namer).run()
+def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDef:
+    """Return a new FunctionDef in simple form; `parsed.node` is left untouched.
+
+    `resolver` tells whether a name is a builtin (`enumerate`, `zip`, `reversed` loops are
+    rewritten over indices so their elements' adjoints reach the sequences)."""
+    fn = lower_exits(copy.deepcopy(parsed.node), namer)
+    return _Normalizer(fn, namer, resolver).run()
 
 
 class _Normalizer:
-    def __init__(self, fn: gast.FunctionDef, namer: Namer):
+    def __init__(self, fn: gast.FunctionDef, namer: Namer, resolver):
         self.fn = fn
         self.namer = namer
+        self.resolver = resolver
         self.locals = set(param_names(fn)) | {
             n.id for n in gast.walk(fn) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Store)}
@@ -111,6 +116,9 @@ class _Normalizer:
             self._emit(gast.Break(), node)
 
     def _for(self, node):
+        indexed = self._indexed_iteration(node)
+        if indexed is not None:
+            node = indexed
         iterable = self._atom(node.iter)
         if not isinstance(iterable, gast.Name) or _stores(node.body, iterable.id):
             iterable = self._name_for(iterable, node.iter, base="iterable", force=True)
@@ -122,6 +130,43 @@ class _Normalizer:
             target, gast.Name(element.id, gast.Load(), None, None), node))
         body = self._block(node.body, prologue=prologue)
         self._emit(gast.For(element, iterable, body, [], None), node)
+
+    def _indexed_iteration(self, node):
+        """`for t in enumerate(s)` / `zip(a, b)` / `reversed(s)` as a loop over indices,
+        `for k in range(len(s)): t = (k, s[k])`, so element adjoints reach the sequences."""
+        call = node.iter
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+                and call.args and not any(isinstance(a, gast.Starred) for a in call.args)):
+            return None
+        kind = call.func.id
+        if kind not in _INDEXED or not self.resolver.is_builtin(kind, _INDEXED[kind]) \
+                or (call.keywords and kind != "enumerate") or (kind != "zip" and len(call.args) != 1):
+            return None
+        sequences = [self._name_for(self._atom(a), a, base="sequence", force=True)
+                     for a in call.args]
+        index = gast.Name(self.namer.temporary("index"), gast.Load(), None, None)
+
+        def item(sequence):
+            return gast.Subscript(sequence, index, gast.Load())
+
+        lengths = [_call("len", [s]) for s in sequences]
+        count = lengths[0] if len(lengths) == 1 else _call("min", lengths)
+        if kind == "reversed":
+            indices = _call("range", [gast.BinOp(count, gast.Sub(), gast.Constant(1, None)),
+                                      gast.Constant(-1, None), gast.Constant(-1, None)])
+            value = item(sequences[0])
+        elif kind == "zip":
+            indices, value = _call("range", [count]), gast.Tuple(
+                [item(s) for s in sequences], gast.Load())
+        else:
+            start = call.keywords[0].value if call.keywords else gast.Constant(0, None)
+            counter = index if isinstance(start, gast.Constant) and start.value == 0 else \
+                gast.BinOp(index, gast.Add(), start)
+            indices, value = _call("range", [count]), gast.Tuple(
+                [counter, item(sequences[0])], gast.Load())
+        assignment = gast.copy_location(gast.Assign([node.target], value, None), node)
+        return gast.copy_location(gast.For(gast.Name(index.id, gast.Store(), None, None),
+                                           indices, [assignment] + node.body, [], None), node)
 
     def _block(self, statements, prologue=None, epilogue=None) -> list:
         """Normalize a nested block into a list of its own."""
@@ -319,6 +364,13 @@ def _base_name(node) -> str:
     return {gast.Subscript: "item", gast.Tuple: "tuple", gast.List: "list", gast.Dict: "dict",
             gast.Compare: "cond", gast.JoinedStr: "text"}.get(type(node), "out") \
         if not isinstance(node, gast.Attribute) else node.attr
+
+
+_INDEXED = {"enumerate": enumerate, "zip": zip, "reversed": reversed}
+
+
+def _call(name, args):
+    return gast.Call(gast.Name(name, gast.Load(), None, None), args, [])
 
 
 def _stores(statements, name: str) -> bool:

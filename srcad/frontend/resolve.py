@@ -83,14 +83,17 @@ class Operation:
 class Resolver:
     """Looks callee names up in a function's closure, globals and builtins."""
 
-    def __init__(self, fn, parsed: ParsedFunction, simple_fn: gast.FunctionDef):
+    def __init__(self, fn, parsed: ParsedFunction):
         self.fn = fn
         self.parsed = parsed
         self.cells = {name: i for i, name in enumerate(fn.__code__.co_freevars)}
         self.guards: dict[str, Guard] = {}
-        self.local_names = set(param_names(simple_fn)) | {
-            n.id for n in gast.walk(simple_fn)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        self.local_names: set[str] = set(param_names(parsed.node))
+
+    def is_builtin(self, name: str, builtin) -> bool:
+        """Whether `name`, not a local, is bound to `builtin` (guarded if so)."""
+        return name not in self.local_names and self.peek(name) is builtin \
+            and self.lookup(name) is builtin
 
     def peek(self, name: str):
         """The object `name` is bound to now in the closure, globals or builtins."""
@@ -150,6 +153,9 @@ class Loop:
 
 def resolve(simple_fn: gast.FunctionDef, resolver: Resolver) -> list:
     """The function's block of `Operation`s, `Branch`es and `Loop`s, without the `return`."""
+    resolver.local_names = set(param_names(simple_fn)) | {
+        n.id for n in gast.walk(simple_fn)
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     return _block([s for s in simple_fn.body if not isinstance(s, gast.Return)], resolver)
 
 

@@ -35,6 +35,23 @@ def is_none(name, negate=False):
     return gast.Compare(load(name), [op], [gast.Constant(None, None)])
 
 
+def join(*snapshots) -> dict:
+    """The states where control paths that ended in `snapshots` meet.
+
+    Blocks that may not run first make variables of what they touch (`make_variables`), so
+    a state is UNSET on one path and not on another only if the block left it alone."""
+    joined = {}
+    for primal in set().union(*snapshots):
+        states = {s.get(primal, UNSET) for s in snapshots}
+        if len(states) == 1:
+            joined[primal] = states.pop()
+        elif states <= {UNSET, NONE}:
+            joined[primal] = UNSET
+        else:
+            joined[primal] = MAYBE
+    return joined
+
+
 class Adjoints:
     def __init__(self, namer: Namer, bindings, sequences: set[str]):
         self.namer = namer
@@ -60,20 +77,8 @@ class Adjoints:
         return dict(self.states)
 
     def merge(self, *snapshots) -> None:
-        """The states after control joins from paths that ended in `snapshots`.
-
-        Blocks that may not run first make variables of what they touch (`make_variables`),
-        so a state is UNSET on one path and not on another only if the block left it alone."""
-        merged = {}
-        for primal in set().union(*snapshots):
-            states = {s.get(primal, UNSET) for s in snapshots}
-            if len(states) == 1:
-                merged[primal] = states.pop()
-            elif states <= {UNSET, NONE}:
-                merged[primal] = UNSET
-            else:
-                merged[primal] = MAYBE
-        self.states = merged
+        """The states after control joins from paths that ended in `snapshots`."""
+        self.states = join(*snapshots)
 
     def make_variables(self, primals) -> list:
         """`b_x = None` for each UNSET adjoint in `primals` (which become NONE): a block that
@@ -84,11 +89,6 @@ class Adjoints:
                 statements.append(assign(self.name(primal), gast.Constant(None, None)))
                 self.states[primal] = NONE
         return statements
-
-    def loop_carried(self, primals) -> None:
-        """At a loop header, what the body touches may be set or None, whatever it was."""
-        for primal in primals:
-            self.states[primal] = MAYBE
 
     # ---- accumulation ------------------------------------------------------------------------
     def accumulate(self, primal: str, contribution, may_be_none=False) -> list:

@@ -31,7 +31,7 @@ from srcad.errors import MissingRuleError, RuleSignatureError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation
 from srcad.rules import vjp_rules
-from srcad.transform.adjoints import NONE, SET, UNSET, Adjoints, assign, is_none, load
+from srcad.transform.adjoints import NONE, SET, UNSET, Adjoints, assign, is_none, join, load
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.recording import pop, record
@@ -219,22 +219,30 @@ class _Backward:
         return statements + [gast.If(load(node.condition), body, orelse)]
 
     def loop(self, node: Loop) -> list:
-        touched = self._touched([node])
-        statements = self.adjoints.make_variables(touched)
-        self.adjoints.loop_carried(touched)
+        statements = self.adjoints.make_variables(self._touched([node]))
+        index = self.namer.claim("step") if {node.element, node.iterable} <= self.active \
+            else None
+        header = self.adjoints.snapshot()
+        while True:  # until the states at the loop header are those at the end of the body
+            self.adjoints.states = dict(header)
+            body = self._loop_body(node, index)
+            joined = join(header, self.adjoints.snapshot())
+            if joined == header:
+                break
+            header = joined
+        trips = self.namer.claim("trips")
+        return statements + [ReplayLoop(node, trips, index, body)]
+
+    def _loop_body(self, node: Loop, index: str | None) -> list:
         self.depth += 1
         body = [Restore(node, node.element)] if node.element else []
         body += self.block(node.body)
-        index = None
-        if node.element in self.active and node.iterable in self.active:
-            index = self.namer.claim("step")
+        if index:
             body += self._guarded(node.element, [node.iterable], lambda: self.adjoints.accumulate(
                 node.iterable, self._index_adjoint(node, index)))
             body += self.adjoints.reset(node.element, True)
         self.depth -= 1
-        self.adjoints.loop_carried(touched)
-        trips = self.namer.claim("trips")
-        return statements + [ReplayLoop(node, trips, index, body)]
+        return body
 
     def _index_adjoint(self, node: Loop, index: str):
         scatter = self.bindings.name_for("index_adjoint", runtime.index_adjoint)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import builtins
 import copy
+import dis
 import functools
 import inspect
 from dataclasses import dataclass
@@ -66,6 +67,8 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
     if template.body is None:
         name = getattr(template.rule, "__name__", "")
         name = bind(name if name.isidentifier() else "vjp_rule", template.rule)
+        if not _reads_parameter(template.rule, template.ans):
+            ans = gast.Constant(None, None)  # so the forward sweep need not keep the output
         return gast.Call(gast.Name(name, gast.Load(), None, None),
                          [g, ans, *bound.args],
                          [gast.keyword(k, v) for k, v in bound.kwargs.items()])
@@ -83,6 +86,14 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
         if isinstance(node, gast.Name) and getattr(node, "free_in_rule", False):
             node.id = bind(node.id, template.free[node.id])
     return expression
+
+
+def _reads_parameter(rule, name: str) -> bool:
+    code = getattr(rule, "__code__", None)
+    if code is None:
+        return True
+    return any(i.argval == name for i in dis.get_instructions(code)
+               if i.opname.startswith("LOAD_") or i.opname == "MAKE_CELL")
 
 
 def _inlinable_body(rule):

@@ -33,7 +33,7 @@ def srcad_scope(expand_reduced, matmul_vjp_b, reduced_size, unbroadcast):
             b_z = -b_neg_1
             b_matmul_0 = unbroadcast(b_z, matmul_0)
             b_b = unbroadcast(b_z, b)
-            b_w = matmul_vjp_b(b_matmul_0, matmul_0, x, w)
+            b_w = matmul_vjp_b(b_matmul_0, None, x, w)
             return (b_w, b_b)
         return (neg_12, logistic_loss_backward)
     return logistic_loss_vjp

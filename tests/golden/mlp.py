@@ -11,12 +11,12 @@ def srcad_scope(expand_reduced, matmul_vjp_a, matmul_vjp_b, reduced_size, unbroa
         def mlp_backward(b_mean_4):
             b_pow_3 = expand_reduced(b_mean_4 / reduced_size(pow_3, None), pow_3, None, False)
             b_matmul_2 = b_pow_3 * 2 * matmul_2
-            b_hidden = matmul_vjp_a(b_matmul_2, matmul_2, hidden, w2)
-            b_w2 = matmul_vjp_b(b_matmul_2, matmul_2, hidden, w2)
+            b_hidden = matmul_vjp_a(b_matmul_2, None, hidden, w2)
+            b_w2 = matmul_vjp_b(b_matmul_2, None, hidden, w2)
             b_add_1 = b_hidden * (1.0 - hidden ** 2)
             b_matmul_0 = unbroadcast(b_add_1, matmul_0)
             b_b1 = unbroadcast(b_add_1, b1)
-            b_w1 = matmul_vjp_b(b_matmul_0, matmul_0, x, w1)
+            b_w1 = matmul_vjp_b(b_matmul_0, None, x, w1)
             return (b_w1, b_b1, b_w2)
         return (mean_4, mlp_backward)
     return mlp_vjp

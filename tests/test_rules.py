@@ -1,0 +1,534 @@
+"""Every registered derivative rule, exercised in source mode against finite differences.
+
+Each table row names the registered primal it exercises and a small module-level function
+that calls it the way users write it (`x * y`, `np.multiply(x, y)`, `x.T`, `x[[0, 0, 2]]`,
+...). Rows are crossed with argument shapes (Python floats, 0-d arrays, vectors, matrices,
+broadcasting pairs), with `wrt` (0, 1 and (0, 1) for binary operations) and with float64 and
+float32. `test_every_shipped_rule_has_a_case` fails when a rule is registered without a row
+here, and `test_case_reaches_its_rule` checks that each row really reaches the rule it
+claims. The functions must live in this file: srcad reads their source.
+"""
+import operator
+import types
+from typing import NamedTuple
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import srcad
+from srcad import cache as srcad_cache
+from srcad.rules import registry
+from srcad.testing import numerical_gradient
+
+
+# ---- input domains -----------------------------------------------------------------------
+def _grid(offset):
+    """Multiples of 0.2 shifted by `offset`: grids 0.1 apart never tie with each other."""
+    return lambda rng, shape: 0.2 * rng.integers(-5, 6, shape) + offset
+
+
+DOMAINS = {
+    "real": lambda rng, shape: rng.standard_normal(shape),
+    "positive": lambda rng, shape: rng.uniform(0.5, 2.0, shape),
+    "nonzero": lambda rng, shape: rng.choice([-1.0, 1.0], shape) * rng.uniform(0.5, 2.0, shape),
+    "unit": lambda rng, shape: rng.uniform(-0.8, 0.8, shape),
+    "above_one": lambda rng, shape: rng.uniform(1.2, 3.0, shape),
+    "angle": lambda rng, shape: rng.uniform(-1.2, 1.2, shape),
+    "exponent": lambda rng, shape: rng.uniform(-1.5, 1.5, shape),
+    # x % y and x // y stay away from their jumps: x / y lies in (2.09, 2.8).
+    "dividend": lambda rng, shape: rng.uniform(2.2, 2.8, shape),
+    "divisor": lambda rng, shape: rng.uniform(1.0, 1.05, shape),
+    "even": _grid(0.0),
+    "odd": _grid(0.1),
+}
+
+# Constants the test functions index with (globals, read by the generated code).
+ROWS = np.array([True, False, True, True])
+REPEATED = np.array([2, 0, 2, 2])
+
+
+class Case(NamedTuple):
+    primal: object   # the registered callable this case exercises
+    fn: object       # a module-level function calling it
+    args: tuple      # (domain, shape) per parameter; shape None is a Python float
+    wrt: object = 0
+    bug: str = ""    # a known srcad bug: the case is a strict xfail
+
+
+def _binary(rows, shape_pairs, wrts=(0, 1, (0, 1))):
+    """Cases for rows `(primal, fn, domain of x, domain of y[, bug])`."""
+    return [Case(primal, fn, ((dx, sx), (dy, sy)), wrt, *bug)
+            for primal, fn, dx, dy, *bug in rows for sx, sy in shape_pairs for wrt in wrts]
+
+
+def _unary(rows, shapes):
+    """Cases for rows `(primal, fn, domain[, bug])`, one per shape."""
+    return [Case(primal, fn, ((domain, shape),), 0, *bug)
+            for primal, fn, domain, *bug in rows for shape in shapes]
+
+
+def _on(shape, rows):
+    """Cases for rows `(primal, fn[, bug])` of one real argument of `shape`."""
+    return [Case(primal, fn, (("real", shape),), 0, *bug) for primal, fn, *bug in rows]
+
+
+# ---- elementwise functions and unary operators ---------------------------------------------
+UNARY = [
+    (np.exp, lambda x: np.exp(x), "real"),
+    (np.exp2, lambda x: np.exp2(x), "real"),
+    (np.expm1, lambda x: np.expm1(x), "real"),
+    (np.log, lambda x: np.log(x), "positive"),
+    (np.log2, lambda x: np.log2(x), "positive"),
+    (np.log10, lambda x: np.log10(x), "positive"),
+    (np.log1p, lambda x: np.log1p(x), "positive"),
+    (np.sqrt, lambda x: np.sqrt(x), "positive"),
+    (np.cbrt, lambda x: np.cbrt(x), "nonzero"),
+    (np.square, lambda x: np.square(x), "real"),
+    (np.reciprocal, lambda x: np.reciprocal(x), "nonzero"),
+    (np.absolute, lambda x: np.abs(x), "nonzero"),
+    (np.absolute, lambda x: np.absolute(x), "nonzero"),
+    (np.sin, lambda x: np.sin(x), "real"),
+    (np.cos, lambda x: np.cos(x), "real"),
+    (np.tan, lambda x: np.tan(x), "angle"),
+    (np.arcsin, lambda x: np.arcsin(x), "unit"),
+    (np.arccos, lambda x: np.arccos(x), "unit"),
+    (np.arctan, lambda x: np.arctan(x), "real"),
+    (np.sinh, lambda x: np.sinh(x), "real"),
+    (np.cosh, lambda x: np.cosh(x), "real"),
+    (np.tanh, lambda x: np.tanh(x), "real"),
+    (np.arcsinh, lambda x: np.arcsinh(x), "real"),
+    (np.arccosh, lambda x: np.arccosh(x), "above_one"),
+    (np.arctanh, lambda x: np.arctanh(x), "unit"),
+    (operator.neg, lambda x: -x, "real"),
+    (np.negative, lambda x: np.negative(x), "real"),
+    (operator.pos, lambda x: +x, "real"),
+    (np.positive, lambda x: np.positive(x), "real"),
+]
+SCALAR_ONLY = [
+    (float, lambda x: float(x), "real"),
+    (float, lambda x: float(x) * 3.0 + x, "real"),
+]
+
+# ---- binary operations ---------------------------------------------------------------------
+BINARY = [
+    (operator.add, lambda x, y: x + y, "real", "real"),
+    (np.add, lambda x, y: np.add(x, y), "real", "real"),
+    (operator.sub, lambda x, y: x - y, "real", "real"),
+    (np.subtract, lambda x, y: np.subtract(x, y), "real", "real"),
+    (operator.mul, lambda x, y: x * y, "real", "real"),
+    (np.multiply, lambda x, y: np.multiply(x, y), "real", "real"),
+    (operator.truediv, lambda x, y: x / y, "real", "nonzero"),
+    (np.divide, lambda x, y: np.divide(x, y), "real", "nonzero"),
+    (operator.pow, lambda x, y: x ** y, "positive", "exponent"),
+    (np.power, lambda x, y: np.power(x, y), "positive", "exponent"),
+    (operator.mod, lambda x, y: x % y, "dividend", "divisor"),
+    (np.mod, lambda x, y: np.mod(x, y), "dividend", "divisor"),
+    (np.maximum, lambda x, y: np.maximum(x, y), "even", "odd"),
+    (np.fmax, lambda x, y: np.fmax(x, y), "even", "odd"),
+    (np.minimum, lambda x, y: np.minimum(x, y), "even", "odd"),
+    (np.fmin, lambda x, y: np.fmin(x, y), "even", "odd"),
+]
+BINARY_SHAPES = [
+    (None, None),        # Python floats
+    ((), ()),            # 0-d arrays
+    ((4,), (4,)),
+    ((3, 1), (1, 4)),
+    ((3, 4), (4,)),
+    (None, (2, 3)),      # scalar with array
+    ((2, 3), ()),
+]
+# Operands that are constants, or one argument used twice.
+CONSTANT_OPERANDS = [
+    (operator.pow, lambda x: x ** 3, "real"),
+    (operator.pow, lambda x: x ** 0.5, "positive"),
+    (operator.pow, lambda x: 2.0 ** x, "real"),
+    (operator.truediv, lambda x: 1.0 / x, "nonzero"),
+    (operator.sub, lambda x: 1.0 - x, "real"),
+    (operator.mod, lambda x: x % 1.0, "dividend"),
+    (operator.mul, lambda x: x * x, "real"),
+    (np.maximum, lambda x: np.maximum(x, 0.0), "nonzero"),
+    (np.minimum, lambda x: np.minimum(1.0, x), "nonzero"),
+    (np.where, lambda x: np.where(x > 0, x, 0.1 * x), "nonzero"),
+    (np.where, lambda x: np.where(x > 0, 2.0, x), "nonzero"),
+]
+
+# ---- np.where: the condition has no gradient, both branches do -------------------------------
+WHERE_SHAPES = [  # condition, x, y
+    ((3, 4), (3, 1), (1, 4)),
+    ((3, 4), None, (4,)),
+    ((4,), (4,), (4,)),
+    ((), (), ()),
+    ((2, 3), (2, 3), None),
+]
+
+
+def where_positive(c, x, y):
+    return np.where(c > 0, x, y)
+
+
+WHERE = [Case(np.where, where_positive, (("real", sc), ("real", sx), ("real", sy)), wrt)
+         for sc, sx, sy in WHERE_SHAPES for wrt in (1, 2, (1, 2))]
+
+# ---- reductions and shape operations --------------------------------------------------------
+ON_CUBE = [  # x of shape (2, 3, 4)
+    (np.sum, lambda x: np.sum(x)),
+    (np.sum, lambda x: np.sum(x, axis=1)),
+    (np.sum, lambda x: np.sum(x, axis=1, keepdims=True)),
+    (np.sum, lambda x: np.sum(x, axis=-1)),
+    (np.sum, lambda x: np.sum(x, (0, 2))),
+    (np.sum, lambda x: np.sum(x, axis=(0, -1), keepdims=True)),
+    (np.sum, lambda x: np.sum(x, keepdims=True)),
+    (np.sum, lambda x: np.sum(x, axis=())),
+    (np.sum, lambda x: np.sum(x, dtype=np.float64)),
+    (np.mean, lambda x: np.mean(x)),
+    (np.mean, lambda x: np.mean(x, axis=0)),
+    (np.mean, lambda x: np.mean(x, axis=2, keepdims=True)),
+    (np.mean, lambda x: np.mean(x, (-1, 0))),
+    (np.mean, lambda x: np.mean(x, axis=(1, 2), keepdims=True)),
+    (np.reshape, lambda x: np.reshape(x, (4, 6))),
+    (np.reshape, lambda x: np.reshape(x, -1)),
+    (np.reshape, lambda x: np.reshape(x, (6, 4), order="F")),
+    (np.reshape, lambda x: np.reshape(x, shape=(3, -1))),
+    (np.ravel, lambda x: np.ravel(x)),
+    (np.ravel, lambda x: np.ravel(x, order="F")),
+    (np.ravel, lambda x: np.ravel(x, "A")),
+    (np.ravel, lambda x: np.ravel(x, order="K"),
+     "np.ravel(x, order='K') crashes: its rule calls np.reshape(g, shape, order='K'), "
+     "which NumPy rejects (ValueError)"),
+    (np.transpose, lambda x: np.transpose(x)),
+    (np.transpose, lambda x: np.transpose(x, (1, 2, 0))),
+    (np.transpose, lambda x: np.transpose(x, axes=(2, 0, 1))),
+    (np.transpose, lambda x: np.transpose(x, [0, 2, 1])),
+    (np.transpose, lambda x: np.transpose(x, (0, -1, -2)),
+     "np.transpose with negative axes: inverse_permutation argsorts (0, -1, -2) to (2, 1, 0) "
+     "instead of inverting (0, 2, 1), so the gradient has the wrong shape"),
+    (np.ndarray.T, lambda x: x.T),
+]
+ON_SCALARS = [  # Python floats and 0-d arrays
+    (np.sum, lambda x: np.sum(x)),
+    (np.mean, lambda x: np.mean(x)),
+    (np.reshape, lambda x: np.reshape(x, (1, 1))),
+    (np.ravel, lambda x: np.ravel(x)),
+    (np.transpose, lambda x: np.transpose(x)),
+]
+ON_VECTOR = [  # x of shape (5,)
+    (np.sum, lambda x: np.sum(x, axis=0)),
+    (np.mean, lambda x: np.mean(x, axis=-1, keepdims=True)),
+    (np.reshape, lambda x: np.reshape(x, (5, 1))),
+    (np.transpose, lambda x: np.transpose(x)),
+    (np.ndarray.T, lambda x: x.T),
+    (operator.getitem, lambda x: x[2]),
+    (operator.getitem, lambda x: x[[-1, 4, 0]]),
+    (operator.getitem, lambda x: x[::-1]),
+]
+
+# ---- indexing ----------------------------------------------------------------------------------
+ON_MATRIX = [  # x of shape (4, 5)
+    (operator.getitem, lambda x: x[1]),
+    (operator.getitem, lambda x: x[-1, 2]),
+    (operator.getitem, lambda x: x[1:3]),
+    (operator.getitem, lambda x: x[::-2, 1::2]),
+    (operator.getitem, lambda x: x[1:, None]),
+    (operator.getitem, lambda x: x[None, ..., 1]),
+    (operator.getitem, lambda x: x[[0, 0, 2]]),
+    (operator.getitem, lambda x: x[[0, 0], [1, 1]]),
+    (operator.getitem, lambda x: x[:, [3, 3, -2]]),
+    (operator.getitem, lambda x: x[1:, [2, 2]]),
+    (operator.getitem, lambda x: x[[[0, 1], [1, 0]]]),
+    (operator.getitem, lambda x: x[REPEATED]),
+    (operator.getitem, lambda x: x[..., REPEATED]),
+    (operator.getitem, lambda x: x[x > 0]),
+    (operator.getitem, lambda x: x[ROWS]),
+    (operator.getitem, lambda x: x[[True, False, True, True]]),
+    (operator.getitem, lambda x: x[ROWS, 1:]),
+    (operator.getitem, lambda x: x[ROWS, [0, 0, 4]]),
+    (operator.getitem, lambda x: x[1:][0] * x[1]),
+    (np.ndarray.T, lambda x: x.T),
+    (np.ndarray.T, lambda x: x.T[1:] * x[:, 0]),
+]
+
+# ---- contractions ------------------------------------------------------------------------------
+MATMUL = [
+    (operator.matmul, lambda a, b: a @ b, "real", "real"),
+    (np.matmul, lambda a, b: np.matmul(a, b), "real", "real"),
+]
+MATMUL_SHAPES = [
+    ((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 5)),
+    ((2, 3, 4), (2, 4, 5)), ((1, 3, 4), (2, 4, 5)), ((4,), (2, 4, 5)), ((2, 3, 4), (4,)),
+]
+DOT = [(np.dot, lambda a, b: np.dot(a, b), "real", "real")]
+DOT_SHAPES = [
+    ((3, 4), (4, 2)), ((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 2)), ((2, 3, 4), (4, 5)),
+    ((2, 3, 4), (5, 4, 2)), ((4,), (2, 4, 5)), (None, (3,)), ((2, 3), None), ((), (2, 3)),
+]
+SELF_CONTRACTIONS = [  # one argument on both sides
+    (np.dot, lambda x: np.dot(x, x.T)),
+    (operator.matmul, lambda x: x.T @ x),
+    (np.matmul, lambda x: np.matmul(x, x.T)),
+]
+
+CASES = (
+    _unary(UNARY, [None, (), (5,), (2, 3)])
+    + _unary(SCALAR_ONLY, [None, ()])
+    + _binary(BINARY, BINARY_SHAPES)
+    + _unary(CONSTANT_OPERANDS, [None, (2, 3)])
+    + WHERE
+    + _on((2, 3, 4), ON_CUBE)
+    + _on(None, ON_SCALARS) + _on((), ON_SCALARS)
+    + _on((5,), ON_VECTOR)
+    + _on((4, 5), ON_MATRIX)
+    + _binary(MATMUL, MATMUL_SHAPES)
+    + _binary(DOT, DOT_SHAPES)
+    + _on((3, 4), SELF_CONTRACTIONS) + _on((4,), [(np.dot, lambda x: np.dot(x, x))])
+)
+
+TOLERANCES = {np.float64: dict(rtol=1e-5, atol=1e-7), np.float32: dict(rtol=2e-3, atol=2e-4)}
+
+
+def _label(primal):
+    if isinstance(primal, np.ufunc) or getattr(primal, "__module__", "") == "numpy":
+        return f"np.{primal.__name__}"
+    if primal is np.ndarray.T:
+        return "ndarray.T"
+    if getattr(primal, "__module__", "") == "_operator":
+        return f"operator.{primal.__name__}"
+    return primal.__name__
+
+
+def _case_id(case):
+    shapes = ",".join("py" if s is None else "x".join(map(str, s)) or "0d" for _, s in case.args)
+    wrt = "".join(map(str, case.wrt)) if isinstance(case.wrt, tuple) else case.wrt
+    return f"{_label(case.primal)}:L{case.fn.__code__.co_firstlineno}:{shapes}:wrt{wrt}"
+
+
+def _params(cases, dtypes=(np.float64, np.float32)):
+    return [pytest.param(case, dtype, id=f"{_case_id(case)}:{np.dtype(dtype).name}",
+                         marks=[pytest.mark.xfail(strict=True, reason=case.bug)] if case.bug
+                         else [])
+            for case in cases for dtype in dtypes]
+
+
+# ---- the check ---------------------------------------------------------------------------------
+def make_args(specs, dtype, seed=0):
+    """Arguments for `specs`: arrays of `dtype`; shape None gives a Python float (float64)
+    or a NumPy scalar (other dtypes)."""
+    rng = np.random.default_rng(seed)
+    args = []
+    for domain, shape in specs:
+        value = np.asarray(DOMAINS[domain](rng, () if shape is None else shape), dtype=dtype)
+        if shape is None:
+            value = float(value) if dtype is np.float64 else value[()]
+        args.append(value)
+    return tuple(args)
+
+
+def _widened(value):
+    return np.asarray(value, np.float64) if isinstance(value, np.ndarray) else float(value)
+
+
+def assert_like_argument(gradient, argument):
+    """The gradient has the argument's type, shape and dtype."""
+    if isinstance(argument, np.ndarray):
+        assert isinstance(gradient, np.ndarray), type(gradient)
+        assert (gradient.shape, gradient.dtype) == (argument.shape, argument.dtype)
+    else:
+        assert type(gradient) is type(argument), (type(gradient), type(argument))
+
+
+def assert_vjp_matches_finite_differences(fn, args, wrt, rtol, atol, seed=0):
+    """srcad's VJP of `fn` for a random cotangent `u` against central finite differences of
+    `sum(u * fn(*args))`, evaluated in float64."""
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    value, vjp_fn = srcad.vjp(fn, *args, wrt=wrt)
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-6)
+    cotangent = np.random.default_rng(seed).standard_normal(np.shape(value))
+    gradients = vjp_fn(cotangent.astype(np.result_type(value))[()])
+    gradients = gradients if isinstance(wrt, tuple) else (gradients,)
+    wide = tuple(map(_widened, args))
+
+    def weighted(*a):
+        return cotangent * np.asarray(fn(*a), np.float64)
+
+    for position, gradient in zip(positions, gradients):
+        assert_like_argument(gradient, args[position])
+        expected = numerical_gradient(weighted, wide, position)
+        np.testing.assert_allclose(gradient, expected, rtol=rtol, atol=atol,
+                                   err_msg=f"gradient of argument {position}")
+
+
+@pytest.mark.parametrize("case, dtype", _params(CASES))
+def test_rule_matches_finite_differences(case, dtype):
+    args = make_args(case.args, dtype)
+    assert_vjp_matches_finite_differences(case.fn, args, case.wrt, **TOLERANCES[dtype])
+
+
+@pytest.mark.parametrize("case, dtype", _params(_unary(UNARY, [None, ()]), [np.float32]))
+def test_grad_keeps_float32(case, dtype):
+    """`grad`, seeded by srcad itself, gives float32 for a float32 scalar or 0-d array."""
+    (x,) = make_args(case.args, dtype)
+    gradient = srcad.grad(case.fn)(x)
+    assert_like_argument(gradient, x)
+    np.testing.assert_allclose(gradient, numerical_gradient(case.fn, (_widened(x),), 0),
+                               **TOLERANCES[np.float32])
+
+
+# ---- ties and kinks: autograd's conventions ---------------------------------------------------
+_PICK = {row[0]: row[1] for row in BINARY}
+TIES = [  # (primal, fn, x, y, expected gradients): ties split the gradient 0.5 / 0.5
+    (np.maximum, [1.0, 2.0, 3.0], [1.0, 0.0, 5.0], ([0.5, 1.0, 0.0], [0.5, 0.0, 1.0])),
+    (np.fmax, [1.0, 2.0, 3.0], [1.0, 0.0, 5.0], ([0.5, 1.0, 0.0], [0.5, 0.0, 1.0])),
+    (np.minimum, [1.0, 2.0, 3.0], [1.0, 0.0, 5.0], ([0.5, 0.0, 1.0], [0.5, 1.0, 0.0])),
+    (np.fmin, [1.0, 2.0, 3.0], [1.0, 0.0, 5.0], ([0.5, 0.0, 1.0], [0.5, 1.0, 0.0])),
+]
+
+
+@pytest.mark.parametrize("primal, x, y, expected", TIES, ids=lambda v: _label(v)
+                         if callable(v) else None)
+def test_ties_split_the_gradient_evenly(primal, x, y, expected):
+    _, vjp_fn = srcad.vjp(_PICK[primal], np.array(x), np.array(y), wrt=(0, 1))
+    for gradient, want in zip(vjp_fn(np.ones(3)), expected):
+        np.testing.assert_array_equal(gradient, want)
+
+
+SELF_TIES = [  # the same value on both sides: 0.5 + 0.5; abs at its kink: 0
+    (np.maximum, lambda x: np.maximum(x, x), 1.0),
+    (np.fmax, lambda x: np.fmax(x, x), 1.0),
+    (np.minimum, lambda x: np.minimum(x, x), 1.0),
+    (np.fmin, lambda x: np.fmin(x, x), 1.0),
+    (np.maximum, lambda x: np.maximum(x, x) * 0.0 + np.maximum(x, 0.0), 0.5),
+    (np.absolute, lambda x: np.abs(x), 0.0),
+]
+
+
+@pytest.mark.parametrize("primal, fn, expected", SELF_TIES,
+                         ids=[f"{_label(p)}:L{f.__code__.co_firstlineno}" for p, f, _ in SELF_TIES])
+@pytest.mark.parametrize("x", [0.0, np.zeros(3)], ids=["py", "vector"])
+def test_kinks_follow_autograd(primal, fn, expected, x):
+    gradient = srcad.vjp(fn, x)[1](np.ones_like(x) if np.ndim(x) else 1.0)
+    np.testing.assert_array_equal(gradient, np.full(np.shape(x), expected))
+
+
+# ---- property: random broadcasting pairs for the arithmetic operators -------------------------
+ARITHMETIC = [row for row in BINARY if row[0].__module__ == "_operator"]
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(row=st.sampled_from(ARITHMETIC),
+       shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+       wrt=st.sampled_from([0, 1, (0, 1)]),
+       python_scalars=st.booleans(),
+       seed=st.integers(0, 2 ** 16))
+def test_arithmetic_operators_under_random_broadcasting(row, shapes, wrt, python_scalars, seed):
+    primal, fn, dx, dy = row
+    sx, sy = (None if python_scalars and s == () else s for s in shapes.input_shapes)
+    args = make_args(((dx, sx), (dy, sy)), np.float64, seed)
+    assert_vjp_matches_finite_differences(fn, args, wrt, seed=seed, **TOLERANCES[np.float64])
+
+
+# ---- an independent oracle: autograd on composite functions ---------------------------------
+def softplus_regression(w, x, y):
+    z = x @ w
+    return np.mean(np.log1p(np.exp(-y * z))) + 0.1 * np.sum(w ** 2)
+
+
+def attention(q, k):
+    scores = np.dot(q, k.T) / 2.0
+    weights = np.exp(scores) / np.sum(np.exp(scores), axis=1, keepdims=True)
+    return np.sum(weights * np.tanh(np.matmul(q, k.T))) - np.mean(q ** 3, axis=0)[1]
+
+
+def gather_and_mask(x, y):
+    picked = x[[0, 0, 2]] * y[1:, None]
+    gated = np.where(x > 0, x, 0.1 * x)
+    return np.sum(picked) + np.mean(gated[ROWS]) + np.sum(np.maximum(x, y[:, None]) ** 2)
+
+
+def shape_shuffle(x):
+    flat = np.reshape(np.transpose(x, (2, 0, 1)), (4, 6))
+    return np.sum(np.ravel(flat.T) * np.arange(24.0)) + np.sum(np.dot(flat, flat.T) % 1.5)
+
+
+def special_functions(x):
+    a = np.arcsin(x) + np.arccos(x) * np.arctanh(x) + np.arcsinh(x) + np.arccosh(x + 1.5)
+    b = np.log2(x) + np.log10(x) + np.exp2(x) + np.reciprocal(x) + np.square(x) - np.sqrt(x)
+    c = np.cosh(x) / np.sinh(x) + np.abs(x - 0.5) + np.tan(x) * np.sin(x) ** np.cos(x)
+    return np.sum(a * b + c + np.fmin(x, 0.5) - np.fmax(x, 0.4) + np.expm1(x) / np.log(x))
+
+
+def ties(x, y):
+    return np.sum(np.maximum(x, y) * 2.0 + np.minimum(x, x) + np.maximum(x, 0.0) * y)
+
+
+_R = np.random.default_rng(11)
+AUTOGRAD_CASES = [
+    (softplus_regression, (_R.standard_normal(3), _R.standard_normal((5, 3)),
+                           np.sign(_R.standard_normal(5))), (0, 1)),
+    (attention, (_R.standard_normal((3, 4)), _R.standard_normal((5, 4))), (0, 1)),
+    (gather_and_mask, (_R.standard_normal((4, 3)), _R.standard_normal(4)), (0, 1)),
+    (shape_shuffle, (_R.uniform(-0.5, 0.5, (2, 3, 4)),), 0),
+    (special_functions, (_R.uniform(0.2, 0.8, (2, 3)),), 0),
+    (ties, (np.array([1.0, 0.0, -2.0, 3.0]), np.array([1.0, -1.0, -2.0, 4.0])), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", AUTOGRAD_CASES, ids=[c[0].__name__ for c in AUTOGRAD_CASES])
+def test_composites_match_autograd(fn, args, wrt):
+    autograd = pytest.importorskip("autograd")
+    import autograd.numpy as anp
+    twin = types.FunctionType(fn.__code__, dict(fn.__globals__, np=anp), fn.__name__)
+    gradients = srcad.grad(fn, wrt=wrt)(*args)
+    for position, gradient in zip(wrt if isinstance(wrt, tuple) else (wrt,),
+                                  gradients if isinstance(wrt, tuple) else (gradients,)):
+        expected = autograd.grad(twin, position)(*args)
+        np.testing.assert_allclose(gradient, expected, rtol=1e-10, atol=1e-12)
+
+
+# ---- coverage of the registry -----------------------------------------------------------------
+EXTRA_PRIMALS = {primal for primal, *_ in TIES + SELF_TIES}
+
+
+def shipped_rules():
+    """Callables whose rules srcad itself registers (tests elsewhere register their own)."""
+    return {fn for fn, entry in registry._VJPS.items()
+            if any(getattr(rule, "__module__", "").startswith("srcad.")
+                   for rule in entry.rules if rule is not None)}
+
+
+def test_every_shipped_rule_has_a_case():
+    covered = {case.primal for case in CASES} | EXTRA_PRIMALS
+    missing = sorted(map(repr, shipped_rules() - covered))
+    assert not missing, f"registered rules without a case in tests/test_rules.py: {missing}"
+
+
+class _RecordingRules(dict):
+    """The registry, remembering every callable the transformation looks up."""
+
+    def __init__(self, rules):
+        super().__init__(rules)
+        self.looked_up = []
+
+    def get(self, key, default=None):
+        hash(key)  # an unhashable callee raises TypeError, as in a plain dict
+        self.looked_up.append(key)
+        return super().get(key, default)
+
+    __getitem__ = get
+
+    def __contains__(self, key):
+        self.get(key)
+        return super().__contains__(key)
+
+
+_DISTINCT = list({(case.fn, case.wrt): case for case in CASES}.values())
+
+
+@pytest.mark.parametrize("case", _DISTINCT, ids=map(_case_id, _DISTINCT))
+def test_case_reaches_its_rule(case, monkeypatch):
+    recording = _RecordingRules(registry._VJPS)
+    monkeypatch.setattr(registry, "_VJPS", recording)
+    monkeypatch.setattr(srcad_cache, "_entries", {})  # transform afresh, restored afterwards
+    srcad.grad(case.fn, wrt=case.wrt).source
+    assert any(key is case.primal for key in recording.looked_up), recording.looked_up
