@@ -57,6 +57,10 @@ class UnresolvedNameError(SrcadError, NameError):
     """A called name cannot be resolved to an object when the function is transformed."""
 
 
+class UnsoundAliasingError(SrcadError, NotImplementedError):
+    """An in-place update writes memory that another name, read later, also shows."""
+
+
 class MissingRuleError(SrcadError, NotImplementedError):
     """A differentiated value flows into a callable that has no derivative rule."""
 

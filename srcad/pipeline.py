@@ -1,6 +1,7 @@
 """pipeline: the stages that turn a Python function into its compiled adjoint, in order.
 
-    parse ─▶ fence ─▶ normalize (exits) ─▶ resolve ─▶ activity ─▶ reverse (tbr) ─▶ compile
+    parse ─▶ fence ─▶ normalize (exits) ─▶ resolve ─▶ activity ─▶ aliasing
+          ─▶ reverse (tbr, recording) ─▶ compile
 
 Start reading here. Each stage's module docstring states what it takes, what it returns
 and the invariant it guarantees to the next one. The cache (srcad.cache) calls
@@ -11,6 +12,7 @@ from __future__ import annotations
 import gast
 
 from srcad.analysis.activity import analyze_activity
+from srcad.analysis.aliasing import check_in_place_updates, may_alias
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
 from srcad.frontend.normalize import normalize
@@ -38,8 +40,10 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False) -> CompiledAdjoin
     if has_aux:
         output, block = _split_aux(simple, output, block, namer)
     activity = analyze_activity(block, set(wrt), output)         # activity
+    aliases = may_alias(block)                                   # aliasing
+    check_in_place_updates(block, output, aliases, simple.versions, parsed)
     bindings = Bindings(namer, resolver)
-    module, name = reverse(simple, block, activity, wrt, output, parsed, namer,
+    module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
                            bindings, fn.__code__.co_freevars)    # reverse
     label = f"vjp of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label)

@@ -10,6 +10,8 @@ import numbers
 
 import numpy as np
 
+from srcad.errors import SrcadError
+
 _BASIC_INDEX_TYPES = (int, np.integer, slice, type(None), type(Ellipsis))
 
 
@@ -95,3 +97,46 @@ def accumulate(total, extra):
 def inverse_permutation(axes):
     """The axes that undo `np.transpose(x, axes)`; `None` (reverse all) undoes itself."""
     return None if axes is None else tuple(np.argsort(axes))
+
+
+def saved_region(y, index):
+    """A copy of `y[index]`, the values `y[index] = v` is about to overwrite."""
+    part = y[index]
+    return part.copy() if isinstance(part, np.ndarray) else part
+
+
+def region_adjoint(g, index, value):
+    """Cotangent of `value` in `y[index] = value`, from the cotangent `g` of `y`."""
+    if g is None:
+        return None
+    if isinstance(index, (list, np.ndarray)) and np.asarray(index).dtype.kind in "iu" \
+            and len(np.unique(index)) != np.size(index):
+        raise SrcadError(
+            "an element assignment `y[index] = v` with repeated indices keeps only the last "
+            "write, so srcad cannot tell which element of `v` the result depends on.",
+            fix="index each element once.")
+    return unbroadcast(g[index], value)
+
+
+def without_region(g, index):
+    """The cotangent of `y` before `y[index] = v`: the overwritten part contributed nothing."""
+    if isinstance(g, (tuple, list)):
+        cleared = list(g)
+        cleared[index] = None
+        return tuple(cleared)
+    cleared = np.array(g, copy=True)
+    cleared[index] = 0
+    return cleared
+
+
+class Shape(tuple):
+    """The shape of a value, recorded in its place when the backward sweep reads nothing
+    else of it (`unbroadcast(g, x)` needs only `x.shape`): keeps no array alive."""
+
+    @property
+    def shape(self):
+        return tuple(self)
+
+
+def shape_of(x) -> Shape:
+    return Shape(np.shape(x))

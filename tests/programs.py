@@ -148,8 +148,8 @@ def guarded(x):
     return np.sum(y)
 
 
-def element_assignment(x):
-    x[0] = 1.0
+def attribute_assignment(x):
+    x.shape = (3,)
     return np.sum(x)
 
 

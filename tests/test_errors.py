@@ -18,7 +18,7 @@ def _line_of(fn, text):
 
 @pytest.mark.parametrize("fn, construct, text", [
     (p.guarded, "`try` statements", "try:"),
-    (p.element_assignment, "assignment to an element", "x[0] = 1.0"),
+    (p.attribute_assignment, "assignment to an attribute", "x.shape = (3,)"),
     (p.method_call, "local variable", "x.sum()"),
 ])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text):

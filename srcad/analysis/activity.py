@@ -22,7 +22,7 @@ import gast
 from srcad.frontend.resolve import Branch, Loop, Operation
 from srcad.rules import is_nondifferentiable
 
-DIFFERENTIABLE_KINDS = {"call", "copy", "pack", "unpack"}
+DIFFERENTIABLE_KINDS = {"call", "copy", "pack", "unpack", "setitem"}
 
 
 @dataclass(frozen=True)
@@ -74,6 +74,8 @@ def _forward(block, varied):
             _until_stable(lambda n=node: _forward(n.body, varied), varied)
         elif carries_derivative(node) and varied.intersection(node.read_names()):
             varied.update(node.targets)
+            if node.mutates:
+                varied.add(node.mutates)
 
 
 def _backward(block, useful, partial):
@@ -96,7 +98,7 @@ def _backward(block, useful, partial):
             for key, element in zip(node.keys, node.args):
                 if _key(key) in partial[node.targets[0]]:
                     useful.update(_names(element))
-        elif useful.intersection(node.targets):
+        elif useful.intersection(node.targets) or node.mutates in useful:
             useful.update(node.read_names())
 
 

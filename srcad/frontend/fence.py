@@ -76,18 +76,30 @@ def _check_block(statements, parsed):
 
 
 def _check_targets(statement, parsed):
-    if isinstance(statement, gast.AugAssign) and not isinstance(statement.target, gast.Name):
-        _refuse(statement, parsed, what="augmented assignment to an element or attribute",
-                fix="in-place updates are not differentiated yet; write `y = y + v` on a new array")
-    targets = statement.targets if isinstance(statement, gast.Assign) else []
-    if isinstance(statement, gast.For):
+    """Targets are names, nests of tuples of names, or `name[index]` standing alone."""
+    if isinstance(statement, (gast.Assign, gast.AugAssign)):
+        targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
+        element_writes = [t for t in targets if isinstance(t, gast.Subscript)]
+        for target in element_writes:
+            if not isinstance(target.value, gast.Name):
+                _refuse(target, parsed, what="assignment into an element of an element",
+                        fix="index once, e.g. `y[i, j] = v` instead of `y[i][j] = v`")
+        if element_writes and len(targets) > 1:
+            _refuse(statement, parsed, what="chained assignment to an element",
+                    fix="assign the element in a statement of its own")
+        targets = [t for t in targets if not isinstance(t, gast.Subscript)]
+    elif isinstance(statement, (gast.For, gast.AnnAssign)):
         targets = [statement.target]
+    else:
+        targets = []
     for target in targets:
         for node in gast.walk(target):
-            if isinstance(node, (gast.Subscript, gast.Attribute)):
-                _refuse(node, parsed, what="assignment to an element or attribute",
-                        fix="in-place updates are not differentiated yet; build a new array "
-                        "(`np.concatenate`, `np.where`) instead")
+            if isinstance(node, gast.Attribute):
+                _refuse(node, parsed, what="assignment to an attribute",
+                        fix="keep the value in a local variable and return it")
+            if isinstance(node, gast.Subscript):
+                _refuse(node, parsed, what="assignment to an element inside a tuple target",
+                        fix="assign the element in a statement of its own")
 
 
 def _check_expression_tree(root, parsed):
@@ -95,6 +107,9 @@ def _check_expression_tree(root, parsed):
         if isinstance(node, (ALLOWED_EXPRESSIONS, STRUCTURAL)):
             if isinstance(node, gast.Call) and any(k.arg is None for k in node.keywords):
                 _refuse(node, parsed, what="`**kwargs` in calls", fix="pass keywords explicitly")
+            if isinstance(node, gast.Call) and any(k.arg == "out" for k in node.keywords):
+                _refuse(node, parsed, what="`out=` arguments (they write in place)",
+                        fix="assign the result instead: `y = np.add(a, b)`")
             if isinstance(node, gast.Dict) and None in node.keys:
                 _refuse(node, parsed, what="`**` in dict displays", fix="list the keys explicitly")
             continue

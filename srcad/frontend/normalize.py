@@ -4,6 +4,7 @@ The simple form, which every later stage may assume:
 
     body      := statement* `return NAME`                (a single exit, always last)
     statement := NAME = expr
+               | NAME[index] = atom                      (writing into an array or list)
                | NAME, NAME, ... = NAME                  (unpacking a tuple value)
                | expr                                    (run for its effect, not differentiated)
                | if NAME: block else: block
@@ -24,8 +25,9 @@ Names: a variable reassigned at the top level of the function gets a new version
 `x_1`), so straight-line code needs no stack; an assignment inside a branch or loop writes
 the current version, and never reads its own target (`x = x * w` goes through a
 temporary), so the reverse sweep can restore the old value after using the new one.
-Temporaries are named after their operation (`sin_0`, `mul_1`). Nodes keep the user's line
-numbers so later errors point at the user's code.
+The result's `versions` maps each new version to the user's name. Temporaries are named
+after their operation (`sin_0`, `mul_1`). Nodes keep the user's line numbers so later
+errors point at the user's code.
 """
 from __future__ import annotations
 
@@ -68,6 +70,7 @@ class _Normalizer:
         self.body: list = []
         self.depth = 0  # how many branches and loops enclose the statement being normalized
         self.stores = _store_counts(fn)
+        self.versions: dict[str, str] = {}  # `x_1` → `x`: SSA versions of the user's variables
 
     def run(self) -> gast.FunctionDef:
         for statement in self.fn.body:
@@ -79,6 +82,7 @@ class _Normalizer:
             self._return(gast.Constant(None, None), self.fn)
         result = copy.copy(self.fn)
         result.body = self.body
+        result.versions = self.versions
         return result
 
     # ---- statements ---------------------------------------------------------------------
@@ -89,12 +93,21 @@ class _Normalizer:
                 value = self._name_for(value, node.value)
             for target in node.targets:
                 self._assign(target, value, node)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
+            container = self._load(node.target.value.id)
+            index = self._index(node.target.slice)
+            old = self._name_for(gast.Subscript(container, index, gast.Load()), node)
+            new = self._name_for(gast.BinOp(old, node.op, self._atom(node.value)), node)
+            self._emit(gast.Assign([gast.Subscript(container, copy.deepcopy(index), gast.Store())],
+                                   new, None), node)
         elif isinstance(node, gast.AugAssign):
+            updated = self._load(node.target.id).id
             value = gast.BinOp(self._atom(gast.Name(node.target.id, gast.Load(), None, None)),
                                node.op, self._atom(node.value))
             if self._reads_targets(value, [node.target]):
                 value = self._name_for(value, node)
             self._assign(node.target, gast.copy_location(value, node), node)
+            self.body[-1].augmented = updated  # `x += v` mutates an array: aliasing checks it
         elif isinstance(node, gast.AnnAssign) and node.value is not None:
             value = self._simple(node.value)
             if self._reads_targets(value, [node.target]):
@@ -201,7 +214,13 @@ class _Normalizer:
         self._emit(gast.Return(atom), origin)
 
     def _assign(self, target, value, origin):
-        """Bind `target` (a name or a nest of tuples of names) to the simple `value`."""
+        """Bind `target` (a name, a nest of tuples of names, or an element) to `value`."""
+        if isinstance(target, gast.Subscript):
+            value = value if _is_atom(value) else self._name_for(value, origin)
+            element = gast.Subscript(self._load(target.value.id), self._index(target.slice),
+                                     gast.Store())
+            self._emit(gast.Assign([element], value, None), origin)
+            return
         if isinstance(target, gast.Name):
             if not (isinstance(value, gast.Name) and value.id == self.current.get(target.id)):
                 self._emit(gast.Assign([self._define(target.id)], value, None), origin)
@@ -226,6 +245,7 @@ class _Normalizer:
             version = name
         elif self.depth == 0:
             version = self.namer.claim(name)
+            self.versions[version] = name
         else:
             version = self.current[name]
         self.namer.used.add(version)

@@ -60,9 +60,9 @@ class Operation:
     """One statement of the simple form, as the derivative sees it.
 
     kind: "call" (a callee applied to atoms; operators, indexing and attributes included),
-    "copy", "pack" (building a tuple, list or dict), "unpack", "constant", "opaque" (a value
-    with no derivative: comparisons, f-strings), "effect" (an expression statement) or
-    "jump" (`break`).
+    "copy", "pack" (building a tuple, list or dict), "unpack", "setitem" (`y[i] = v`,
+    which mutates `y`), "constant", "opaque" (a value with no derivative: comparisons,
+    f-strings), "effect" (an expression statement) or "jump" (`break`).
     """
 
     statement: gast.stmt
@@ -73,6 +73,13 @@ class Operation:
     keywords: tuple = ()
     label: str = ""
     keys: tuple = ()  # for "pack": how each element is looked up in the packed value
+    mutates: str | None = None  # for "setitem": the array or list written into
+
+    @property
+    def augmented(self) -> str | None:
+        """For a rebinding that came from `x op= v` (which mutates an array in place): the
+        name of the `x` updated."""
+        return getattr(self.statement, "augmented", None)
 
     def read_names(self) -> list[str]:
         nodes = [*self.args, *(value for _, value in self.keywords)]
@@ -178,6 +185,10 @@ def _node(statement, resolver: Resolver):
         return Operation(statement, "effect")
     target = statement.targets[0]
     value = statement.value
+    if isinstance(target, gast.Subscript):
+        return Operation(statement, "setitem", (), args=(
+            gast.Name(target.value.id, gast.Load(), None, None), index_expression(target.slice),
+            value), label="element assignment", mutates=target.value.id)
     if isinstance(target, gast.Tuple):
         return Operation(statement, "unpack", tuple(t.id for t in target.elts), args=(value,))
     targets = (target.id,)

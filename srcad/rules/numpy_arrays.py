@@ -19,6 +19,7 @@ defvjp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=Fals
 
 # ---- shape operations ------------------------------------------------------------------------
 defvjp(np.reshape, lambda g, ans, a, shape=None, order="C": np.reshape(g, np.shape(a), order=order))
+defvjp(np.copy, lambda g, ans, a, order="K", subok=False: g)
 defvjp(np.ravel, lambda g, ans, a, order="C": np.reshape(g, np.shape(a), order=order))
 defvjp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, inverse_permutation(axes)))
 defvjp(np.ndarray.T, lambda g, ans, a: np.transpose(g))

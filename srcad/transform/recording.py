@@ -2,7 +2,9 @@
 
 Input: the resolved block, the assignments whose old value the backward sweep pops back
 (`recorded`, as (site, name) pairs) and the loops it replays (`trips`, loop → counter name).
-Output: forward statements that push each recorded old value just before it is overwritten,
+Output: forward statements that push each recorded old value just before it is overwritten
+(for `y[i] = v`, a copy of the old `y[i]`; only the shape of a value whose shape is all the
+backward sweep reads),
 push each replayed loop's trip count after it, and push a `for` loop's element at the end of
 each iteration (before a trailing `if flag: break`) when the backward sweep reads it.
 """
@@ -10,12 +12,17 @@ from __future__ import annotations
 
 import gast
 
+from srcad import runtime
 from srcad.frontend.resolve import Branch, Loop
 from srcad.transform.adjoints import assign, load, store
 
 
-def push(stack: str, name: str):
-    call = gast.Call(gast.Attribute(load(stack), "append", gast.Load()), [load(name)], [])
+REGION = "<region>"  # in `recorded`: the old contents of an element assignment's target
+
+
+def push(stack: str, value):
+    value = load(value) if isinstance(value, str) else value
+    call = gast.Call(gast.Attribute(load(stack), "append", gast.Load()), [value], [])
     return gast.Expr(call)
 
 
@@ -23,26 +30,32 @@ def pop(stack: str):
     return gast.Call(gast.Attribute(load(stack), "pop", gast.Load()), [], [])
 
 
-def record(block: list, recorded: set, trips: dict, stack: str) -> list:
+def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=frozenset()) -> list:
     statements = []
     for node in block:
         if isinstance(node, Branch):
-            body = record(node.body, recorded, trips, stack) or [gast.Pass()]
+            body = record(node.body, recorded, trips, stack, bind, shapes) or [gast.Pass()]
             statements.append(gast.If(load(node.condition), body,
-                                      record(node.orelse, recorded, trips, stack)))
+                                      record(node.orelse, recorded, trips, stack, bind, shapes)))
         elif isinstance(node, Loop):
-            statements.extend(_loop(node, recorded, trips, stack))
+            statements.extend(_loop(node, recorded, trips, stack, bind, shapes))
         else:
-            statements.extend(push(stack, t) for t in node.targets if (id(node), t) in recorded)
+            if (id(node), REGION) in recorded:
+                container, index, _ = node.args
+                saved = gast.Call(load(bind("saved_region", runtime.saved_region)),
+                                  [container, index], [])
+                statements.append(push(stack, saved))
+            statements.extend(push(stack, _saved(t, shapes, bind)) for t in node.targets
+                              if (id(node), t) in recorded)
             statements.append(node.statement)
     return statements
 
 
-def _loop(node: Loop, recorded, trips, stack) -> list:
-    body = record(node.body, recorded, trips, stack)
+def _loop(node: Loop, recorded, trips, stack, bind, shapes) -> list:
+    body = record(node.body, recorded, trips, stack, bind, shapes)
     if node.element and (id(node), node.element) in recorded:
         at = len(body) - 1 if body and _is_break_test(body[-1]) else len(body)
-        body.insert(at, push(stack, node.element))
+        body.insert(at, push(stack, _saved(node.element, shapes, bind)))
     counter = trips.get(id(node))
     if counter:
         body.insert(0, assign(counter, gast.BinOp(load(counter), gast.Add(), gast.Constant(1, None))))
@@ -53,6 +66,13 @@ def _loop(node: Loop, recorded, trips, stack) -> list:
     if not counter:
         return [loop]
     return [assign(counter, gast.Constant(0, None)), loop, push(stack, counter)]
+
+
+def _saved(name: str, shapes, bind):
+    """What to record of `name`: its value, or only its shape if that is all that is read."""
+    if name not in shapes:
+        return load(name)
+    return gast.Call(load(bind("shape_of", runtime.shape_of)), [load(name)], [])
 
 
 def _is_break_test(statement) -> bool:

@@ -19,13 +19,14 @@ primal values by name. Adjoints follow srcad/transform/adjoints.py.
 """
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 
 import gast
 import numpy as np
 
 from srcad import runtime
-from srcad.analysis.activity import Activity
+from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError, RuleSignatureError
 from srcad.frontend.parse import ParsedFunction, param_names
@@ -34,7 +35,7 @@ from srcad.rules import vjp_rules
 from srcad.transform.adjoints import NONE, SET, UNSET, Adjoints, assign, is_none, join, load
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
-from srcad.transform.recording import pop, record
+from srcad.transform.recording import REGION, pop, record
 from srcad.transform.templates import instantiate, template_of
 
 SCOPE = "srcad_scope"
@@ -49,6 +50,14 @@ class Restore:
 
 
 @dataclass
+class RestoreRegion:
+    """Placeholder: `y[index] = stack.pop()` for the element assignment `site`, kept if the
+    backward sweep reads `y` or a name that may share its memory."""
+
+    site: Operation
+
+
+@dataclass
 class ReplayLoop:
     """Placeholder for a loop of the backward sweep, kept if its body does any work."""
 
@@ -58,7 +67,7 @@ class ReplayLoop:
     body: list
 
 
-def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity,
+def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliases,
             wrt: tuple[str, ...], output: str, parsed: ParsedFunction, namer: Namer,
             bindings: Bindings, user_freevars: tuple[str, ...]) -> tuple[gast.Module, str]:
     """The adjoint module and the name of the VJP maker inside it."""
@@ -71,9 +80,9 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity,
     raw = _Backward(activity, parsed, namer, bindings, adjoints).block(block)
     gradients = [adjoints.returned(w) for w in wrt]
     sites = assignment_sites(block, param_names(simple_fn))
-    backward_body, recorded, trips = _settle(raw, sites, stack)
-    restored = sorted({name for _, name in recorded})
-    forward = record(block, recorded, trips, stack)
+    backward_body, recorded, trips, shapes = _settle(raw, block, sites, aliases, stack)
+    restored = sorted({name for _, name in recorded if name != REGION})
+    forward = record(block, recorded, trips, stack, bindings.name_for, shapes)
     preamble = [assign(stack, gast.List([], gast.Load()))] if recorded or trips else []
     preamble += [assign(n, gast.Constant(None, None)) for n in restored
                  if n in sites.maybe_unbound]
@@ -118,29 +127,52 @@ def _operations(block):
 
 
 # ---- settling what is recorded -------------------------------------------------------------
-def _settle(raw: list, sites, stack: str):
+def _settle(raw: list, block: list, sites, aliases, stack: str):
     """Drop the restores whose value the backward sweep never reads, then the branches and
     loops left without work, until nothing changes. Returns the backward statements, the
-    recorded (site, name) pairs and the replayed loops' counters."""
+    recorded (site, name) pairs, the replayed loops' counters, and the recorded names the
+    backward sweep reads only the shape of (the forward sweep records just their shape)."""
     pushed = {name for _, name in sites.overwrites} | sites.elements
+    regions = {id(op): op for op in _operations(block) if op.kind == "setitem"}
     while True:
-        finisher = _Finisher(pushed, sites.overwrites, stack)
+        finisher = _Finisher(pushed, sites.overwrites, set(regions), stack)
         statements = finisher.block(raw)
-        reads = {n.id for s in statements for n in gast.walk(s)
-                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
-        still = {name for name in pushed if name in reads}
-        if still == pushed:
-            return statements, finisher.recorded, finisher.trips
-        pushed = still
+        values, shapes = _reads(statements)
+        core = set().union(*_reads(statements, skip=finisher.region_restores))
+        still = {name for name in pushed if name in values or name in shapes}
+        kept = {key: op for key, op in regions.items() if aliases.group(op.mutates) & core}
+        if still == pushed and kept.keys() == regions.keys():
+            return statements, finisher.recorded, finisher.trips, still - values
+        pushed, regions = still, kept
+
+
+def _reads(statements, skip=frozenset()) -> tuple[set, set]:
+    """Names loaded by `statements` (leaving out those whose ids are in `skip`): those whose
+    value is read, and those read only for their shape somewhere."""
+    values, shapes = set(), set()
+
+    def visit(node):
+        if id(node) in skip:
+            return
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            (shapes if getattr(node, "shape_only", False) else values).add(node.id)
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    for statement in statements:
+        visit(statement)
+    return values, shapes
 
 
 class _Finisher:
-    def __init__(self, pushed, overwrites, stack):
+    def __init__(self, pushed, overwrites, regions, stack):
         self.pushed = pushed
         self.overwrites = overwrites
+        self.regions = regions
         self.stack = stack
         self.recorded: set = set()
         self.trips: dict = {}
+        self.region_restores: set = set()
 
     def block(self, statements) -> list:
         finished = []
@@ -151,6 +183,14 @@ class _Finisher:
                 if statement.name in self.pushed and (element or site in self.overwrites):
                     self.recorded.add((id(statement.site), statement.name))
                     finished.append(assign(statement.name, pop(self.stack)))
+            elif isinstance(statement, RestoreRegion):
+                if id(statement.site) in self.regions:
+                    container, index, _ = statement.site.args
+                    self.recorded.add((id(statement.site), REGION))
+                    restore = gast.Assign([gast.Subscript(container, index, gast.Store())],
+                                          pop(self.stack), None)
+                    self.region_restores.add(id(restore))
+                    finished.append(restore)
             elif isinstance(statement, ReplayLoop):
                 finished.extend(self._loop(statement))
             elif isinstance(statement, gast.If):
@@ -263,11 +303,17 @@ class _Backward:
     # ---- operations ----------------------------------------------------------------------------
     def operation(self, op: Operation) -> list:
         statements = []
-        if self.active.intersection(op.targets) and op.kind in ("call", "copy", "pack"):
+        if not carries_derivative(op):
+            pass
+        elif self.active.intersection(op.targets) and op.kind in ("call", "copy", "pack"):
             statements = self._guarded(op.targets[0], op.read_names(),
                                        lambda: getattr(self, f"_{op.kind}")(op))
         elif op.kind == "unpack" and self.active.intersection(op.targets):
             statements = self._unpack(op)
+        elif op.kind == "setitem":
+            if op.mutates in self.active:
+                statements = self._guarded(op.mutates, op.read_names(), lambda: self._setitem(op))
+            return statements + [RestoreRegion(op)]
         for target in op.targets:
             statements += self.adjoints.reset(target, self.depth > 0)
         return statements + [Restore(op, t) for t in op.targets]
@@ -298,6 +344,18 @@ class _Backward:
                 part = gast.Subscript(adjoint, key, gast.Load())
                 statements += self._contribute(element, part, may_be_none=True)
         return statements
+
+    def _setitem(self, op):
+        """`y[index] = value`: the written region's adjoint goes to `value`, then is zero."""
+        container, index, value = op.args
+        value = copy.deepcopy(value)
+        value.shape_only = True  # region_adjoint reads `value` only for unbroadcasting
+        adjoint = self.adjoints.name(op.mutates)
+        region = self.bindings.name_for("region_adjoint", runtime.region_adjoint)
+        cleared = self.bindings.name_for("without_region", runtime.without_region)
+        statements = self._contribute(value, gast.Call(load(region), [
+            load(adjoint), index, value], []), may_be_none=op.mutates in self.adjoints.sequences)
+        return statements + [assign(adjoint, gast.Call(load(cleared), [load(adjoint), index], []))]
 
     def _unpack(self, op):
         parts = [self.adjoints.returned(t) for t in op.targets]

@@ -20,6 +20,7 @@ import gast
 
 from srcad.errors import SrcadError
 from srcad.frontend.parse import parse_function
+from srcad import runtime
 from srcad.runtime import unbroadcast
 from srcad.transform.optimize import constant_node, simplify
 
@@ -82,10 +83,27 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
     expression = _substitute(copy.deepcopy(template.body), substitutes)
     unbroadcast_names = {n for n, obj in template.free.items() if obj is unbroadcast}
     expression = simplify(expression, unbroadcast_names, same_shape)
+    _mark_shape_reads(expression, template.free)
     for node in gast.walk(expression):
         if isinstance(node, gast.Name) and getattr(node, "free_in_rule", False):
             node.id = bind(node.id, template.free[node.id])
     return expression
+
+
+# Runtime helpers that read one argument only for its shape, and which argument.
+SHAPE_ARGUMENTS = {runtime.unbroadcast: 1, runtime.expand_reduced: 1, runtime.reduced_size: 0}
+
+
+def _mark_shape_reads(expression, free: dict) -> None:
+    """Tag names read only for their shape (`x` in `unbroadcast(g, x)`): the forward sweep
+    may then record just the shape of an overwritten `x` (see reverse._settle)."""
+    for node in gast.walk(expression):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and getattr(node.func, "free_in_rule", False):
+            position = SHAPE_ARGUMENTS.get(free.get(node.func.id))
+            if position is not None and position < len(node.args) \
+                    and isinstance(node.args[position], gast.Name):
+                node.args[position].shape_only = True
 
 
 def _reads_parameter(rule, name: str) -> bool:
