@@ -6,6 +6,7 @@ derivative call.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -61,9 +62,17 @@ def reduced_size(x, axis=None) -> int:
 
 
 def index_adjoint(g, x, index):
-    """Cotangent of `x[index]`: `g` scattered into zeros of `x`'s shape (repeats add up)."""
+    """Cotangent of `x[index]`: `g` scattered into zeros of `x`'s shape (repeats add up).
+
+    For a tuple or list `x`, a tuple with None (zero) for the elements not indexed."""
     if isinstance(x, (tuple, list)):
-        return tuple(g if i == index else zeros_like(item) for i, item in enumerate(x))
+        result = [None] * len(x)
+        if isinstance(index, slice):
+            for position, part in zip(range(len(x))[index], g):
+                result[position] = part
+        else:
+            result[index] = g
+        return tuple(result)
     if isinstance(x, dict):
         return {key: g if key == index else zeros_like(item) for key, item in x.items()}
     result = np.zeros(np.shape(x), np.result_type(np.asarray(x).dtype, np.asarray(g).dtype))
@@ -94,9 +103,34 @@ def accumulate(total, extra):
     return total + extra
 
 
+def log_or_zero(x):
+    """`log(x)`, and 0 where `x` is 0 (where `0 ** y` has no `y`-derivative worth keeping),
+    in `x`'s own precision: a Python float stays a Python float."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return math.log(x) if x else 0.0
+    return np.log(np.where(x == 0, 1, x))
+
+
 def inverse_permutation(axes):
     """The axes that undo `np.transpose(x, axes)`; `None` (reverse all) undoes itself."""
-    return None if axes is None else tuple(np.argsort(axes))
+    if axes is None:
+        return None
+    return tuple(np.argsort([axis % len(axes) for axis in axes]))
+
+
+def unravel(g, x, order="C"):
+    """The cotangent of `np.ravel(x, order)`: `g` back in `x`'s shape, in the same order
+    ("K" and "A" follow `x`'s memory layout, as `np.ravel` does)."""
+    x = np.asarray(x)
+    if order == "A":
+        order = "F" if x.flags.f_contiguous and not x.flags.c_contiguous else "C"
+    if order != "K":
+        return np.reshape(g, x.shape, order=order)
+    positions = np.empty_like(x, dtype=np.intp)  # same memory layout as x
+    positions[...] = np.arange(x.size).reshape(x.shape)
+    result = np.empty(x.size, dtype=np.result_type(g))
+    result[np.ravel(positions, order="K")] = np.ravel(g)
+    return result.reshape(x.shape)
 
 
 def saved_region(y, index):

@@ -101,3 +101,11 @@ CORPUS = [
     (break_on_threshold, [(0.5,), (3.0,), (0.01,)], 0),
     (euler_ode, [(0.7, 2.0)], (0, 1)),
 ]
+
+
+def long_loop(x):
+    """1000 steps of a damped nonlinear update, for the memory test."""
+    h = x
+    for step in range(1000):
+        h = h + 0.001 * np.sin(h)
+    return np.sum(h)

@@ -22,13 +22,14 @@ import gast
 from srcad.frontend.resolve import Branch, Loop, Operation
 from srcad.rules import is_nondifferentiable
 
-DIFFERENTIABLE_KINDS = {"call", "copy", "pack", "unpack", "setitem"}
+DIFFERENTIABLE_KINDS = {"call", "copy", "pack", "unpack", "setitem", "append"}
 
 
 @dataclass(frozen=True)
 class Activity:
     active: frozenset          # names that need adjoints
     partial: dict              # packed name → keys of its only useful elements
+    varied: frozenset          # names that depend on `wrt` (needed or not)
 
     def element_useful(self, name: str, key) -> bool:
         return name not in self.partial or _key(key) in self.partial[name]
@@ -46,7 +47,7 @@ def analyze_activity(block: list, wrt: set[str], output: str) -> Activity:
     useful, partial = {output}, {}
     _until_stable(lambda: _backward(block, useful, partial), useful, partial)
     partial = {name: keys for name, keys in partial.items() if name not in useful}
-    return Activity(frozenset(varied & (useful | set(partial))), partial)
+    return Activity(frozenset(varied & (useful | set(partial))), partial, frozenset(varied))
 
 
 def _until_stable(step, *collections):

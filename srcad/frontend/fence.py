@@ -15,7 +15,8 @@ ALLOWED_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, 
                       gast.Pass, gast.If, gast.For, gast.While, gast.Break, gast.Continue)
 COMPOUND = (gast.If, gast.For, gast.While)
 ALLOWED_EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
-                       gast.IfExp, gast.BoolOp, gast.boolop,
+                       gast.IfExp, gast.BoolOp, gast.boolop, gast.ListComp, gast.GeneratorExp,
+                       gast.comprehension,
                        gast.Subscript, gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
                        gast.Slice, gast.keyword, gast.JoinedStr, gast.FormattedValue)
 # Parts of the tree that are neither statements nor expressions.
@@ -39,8 +40,6 @@ REFUSED = {
     gast.YieldFrom: ("generators (`yield from`)", "return a value instead of yielding it"),
     gast.Await: ("`await` expressions", "differentiate a synchronous function"),
     gast.NamedExpr: ("assignment expressions (`:=`)", "assign in a statement of its own"),
-    gast.ListComp: ("list comprehensions", "build the list with vectorised NumPy calls"),
-    gast.GeneratorExp: ("generator expressions", "use a vectorised NumPy call"),
     gast.DictComp: ("dict comprehensions", "build the dict outside the differentiated function"),
     gast.SetComp: ("set comprehensions", "build the set outside the differentiated function"),
     gast.Set: ("set displays", "use a tuple"),
@@ -110,6 +109,9 @@ def _check_expression_tree(root, parsed):
             if isinstance(node, gast.Call) and any(k.arg == "out" for k in node.keywords):
                 _refuse(node, parsed, what="`out=` arguments (they write in place)",
                         fix="assign the result instead: `y = np.add(a, b)`")
+            if isinstance(node, gast.comprehension) and node.is_async:
+                _refuse(node, parsed, what="asynchronous comprehensions",
+                        fix="use an ordinary loop")
             if isinstance(node, gast.Dict) and None in node.keys:
                 _refuse(node, parsed, what="`**` in dict displays", fix="list the keys explicitly")
             continue

@@ -8,6 +8,7 @@ The simple form, which every later stage may assume:
                | NAME, NAME, ... = NAME                  (unpacking a tuple value)
                | expr                                    (run for its effect, not differentiated)
                | if NAME: block else: block
+               | NAME.append(atom)                       (lists built in loops, comprehensions)
                | for NAME in NAME: block                 (the iterable is not rebound inside)
                | while NAME: block                       (the block ends by recomputing NAME)
                | break                                   (only as `if flag: break`, see exits)
@@ -16,6 +17,7 @@ The simple form, which every later stage may assume:
                | a comparison or f-string, kept whole (its value has no derivative)
     atom      := NAME | constant | tuple of atoms | attribute chain of a global (`np.pi`)
 
+List comprehensions and generator expressions become loops that append to a new list.
 Conditions of `if` and `while` are computed into a name by one opaque statement (they
 have no derivative; `and`/`or` keep their short-circuit). Conditional expressions and
 `and`/`or` used as values become `if` statements. `break`/`continue`/`return` are lowered
@@ -113,6 +115,10 @@ class _Normalizer:
             if self._reads_targets(value, [node.target]):
                 value = self._name_for(value, node)
             self._assign(node.target, value, node)
+        elif isinstance(node, gast.Expr) and _is_append(node.value, self.locals):
+            call = node.value
+            method = gast.Attribute(self._load(call.func.value.id), "append", gast.Load())
+            self._emit(gast.Expr(gast.Call(method, [self._atom(call.args[0])], [])), node)
         elif isinstance(node, gast.Expr) and not _is_docstring(node):
             self._emit(gast.Expr(self._renamed(node.value)), node)
         elif isinstance(node, gast.If):
@@ -287,6 +293,8 @@ class _Normalizer:
             return self._renamed(node)
         if isinstance(node, gast.IfExp):
             return self._choice(node)
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp)):
+            return self._comprehension(node)
         if isinstance(node, gast.BoolOp):
             return self._short_circuit(node)
         if isinstance(node, gast.Call):
@@ -310,6 +318,32 @@ class _Normalizer:
         branches = [self._block([], prologue=lambda e=e: self._emit_temp(result, self._atom(e), e))
                     for e in (node.body, node.orelse)]
         self._emit(gast.If(test, *branches), node)
+        return gast.Name(result, gast.Load(), None, None)
+
+    def _comprehension(self, node) -> gast.Name:
+        """`[e for x in xs if c]` (or a generator) as a loop appending to a new list; the
+        loop variables get fresh names, as they are local to the comprehension."""
+        result = self.namer.temporary("list")
+        self._emit_temp(result, gast.List([], gast.Load()), node)
+        renames = {}
+        loops = []
+        for generator in node.generators:
+            iterable = _renamed_names(generator.iter, renames)
+            for target in gast.walk(generator.target):
+                if isinstance(target, gast.Name):
+                    renames[target.id] = self.namer.claim(target.id)
+                    self.stores[renames[target.id]] = 1
+            loops.append((_renamed_names(generator.target, renames), iterable,
+                          [_renamed_names(test, renames) for test in generator.ifs]))
+        element = _renamed_names(node.elt, renames)
+        append = gast.Attribute(gast.Name(result, gast.Load(), None, None), "append", gast.Load())
+        statement = gast.Expr(gast.Call(append, [element], []))
+        self.locals.add(result)
+        for target, iterable, tests in reversed(loops):
+            for test in reversed(tests):
+                statement = gast.If(test, [statement], [])
+            statement = gast.For(target, iterable, [statement], [], None)
+        self._statement(gast.copy_location(statement, node))
         return gast.Name(result, gast.Load(), None, None)
 
     def _short_circuit(self, node: gast.BoolOp) -> gast.Name:
@@ -384,6 +418,22 @@ def _base_name(node) -> str:
     return {gast.Subscript: "item", gast.Tuple: "tuple", gast.List: "list", gast.Dict: "dict",
             gast.Compare: "cond", gast.JoinedStr: "text"}.get(type(node), "out") \
         if not isinstance(node, gast.Attribute) else node.attr
+
+
+def _is_append(call, local_names) -> bool:
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+            and call.func.value.id in local_names and len(call.args) == 1
+            and not call.keywords)
+
+
+def _renamed_names(node, renames: dict):
+    """A copy of `node` with the names in `renames` replaced."""
+    node = copy.deepcopy(node)
+    for child in gast.walk(node):
+        if isinstance(child, gast.Name) and child.id in renames:
+            child.id = renames[child.id]
+    return node
 
 
 _INDEXED = {"enumerate": enumerate, "zip": zip, "reversed": reversed}

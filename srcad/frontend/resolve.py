@@ -61,7 +61,7 @@ class Operation:
 
     kind: "call" (a callee applied to atoms; operators, indexing and attributes included),
     "copy", "pack" (building a tuple, list or dict), "unpack", "setitem" (`y[i] = v`,
-    which mutates `y`), "constant", "opaque" (a value with no derivative: comparisons,
+    which mutates `y`), "append" (`xs.append(v)`, which mutates `xs`), "constant", "opaque" (a value with no derivative: comparisons,
     f-strings), "effect" (an expression statement) or "jump" (`break`).
     """
 
@@ -182,7 +182,24 @@ def _node(statement, resolver: Resolver):
     if isinstance(statement, gast.Break):
         return Operation(statement, "jump")
     if isinstance(statement, gast.Expr):
-        return Operation(statement, "effect")
+        call = statement.value
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+                and isinstance(call.func.value, gast.Name) \
+                and call.func.value.id in resolver.local_names:
+            if call.func.attr != "append":
+                raise UnsupportedSyntaxError(
+                    f"srcad cannot differentiate `{gast_label(call.func)}(...)`, a method call "
+                    f"that may modify `{call.func.value.id}` in place (in {resolver.parsed.name}).",
+                    resolver.parsed.location(call),
+                    "build a new value and assign it instead (`xs = sorted(xs)`, "
+                    "`y = y + v`).")
+            return Operation(statement, "append", (), args=(call.func.value, call.args[0]),
+                             label="list append", mutates=call.func.value.id)
+        callee = None
+        if isinstance(call, gast.Call) and _is_global_chain(call.func, resolver.local_names):
+            callee = resolver.resolve_chain(call.func)
+        return Operation(statement, "effect", callee=callee, args=(call,),
+                         label=gast_label(call.func) if isinstance(call, gast.Call) else "")
     target = statement.targets[0]
     value = statement.value
     if isinstance(target, gast.Subscript):
@@ -234,6 +251,12 @@ def _call_operation(statement, targets, call: gast.Call, resolver: Resolver) -> 
     keywords = tuple((k.arg, k.value) for k in call.keywords)
     return Operation(statement, "call", targets, callee, tuple(call.args), keywords,
                      label=gast_label(func))
+
+
+def _is_global_chain(node, local_names) -> bool:
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return isinstance(node, gast.Name) and node.id not in local_names
 
 
 def index_expression(node):

@@ -9,7 +9,7 @@ import numpy as np
 
 from srcad.rules.registry import defvjp, nondifferentiable
 from srcad.runtime import (expand_reduced, index_adjoint, inverse_permutation, reduced_size,
-                           unbroadcast)
+                           unbroadcast, unravel)
 
 # ---- reductions --------------------------------------------------------------------------
 defvjp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
@@ -20,7 +20,7 @@ defvjp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=Fals
 # ---- shape operations ------------------------------------------------------------------------
 defvjp(np.reshape, lambda g, ans, a, shape=None, order="C": np.reshape(g, np.shape(a), order=order))
 defvjp(np.copy, lambda g, ans, a, order="K", subok=False: g)
-defvjp(np.ravel, lambda g, ans, a, order="C": np.reshape(g, np.shape(a), order=order))
+defvjp(np.ravel, lambda g, ans, a, order="C": unravel(g, a, order))
 defvjp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, inverse_permutation(axes)))
 defvjp(np.ndarray.T, lambda g, ans, a: np.transpose(g))
 defvjp(operator.getitem, lambda g, ans, a, index: index_adjoint(g, a, index))
@@ -79,6 +79,46 @@ def _dot_free_axes_of_b(b):
     contracted = max(np.ndim(b) - 2, 0)
     return tuple(i for i in range(np.ndim(b)) if i != contracted)
 
+
+# ---- joining arrays --------------------------------------------------------------------------
+def stack_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
+    return [np.take(g, i, axis=axis) for i in range(len(arrays))]
+
+
+def concatenate_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
+    if axis is None:
+        sizes = [np.size(a) for a in arrays]
+        pieces = np.split(np.ravel(g), np.cumsum(sizes)[:-1])
+        return [np.reshape(p, np.shape(a)) for p, a in zip(pieces, arrays)]
+    axis = axis % np.ndim(g)
+    edges = np.cumsum([np.shape(a)[axis] for a in arrays])[:-1]
+    return np.split(g, edges, axis=axis)
+
+
+def vstack_vjp(g, ans, tup, **kwargs):
+    rows = np.cumsum([np.shape(np.atleast_2d(a))[0] for a in tup])[:-1]
+    return [np.reshape(p, np.shape(a)) for p, a in zip(np.split(g, rows, axis=0), tup)]
+
+
+def hstack_vjp(g, ans, tup, **kwargs):
+    axis = 0 if np.ndim(g) == 1 else 1
+    edges = np.cumsum([np.shape(np.atleast_1d(a))[axis] for a in tup])[:-1]
+    return [np.reshape(p, np.shape(a)) for p, a in zip(np.split(g, edges, axis=axis), tup)]
+
+
+def array_vjp(g, ans, object, dtype=None, **kwargs):
+    """`np.array(nested lists of values)`: each value gets its slice of the cotangent."""
+    if isinstance(object, (list, tuple)):
+        return type(object)(array_vjp(g[i], None, item) for i, item in enumerate(object))
+    return np.reshape(g, np.shape(object)) if isinstance(object, np.ndarray) else g
+
+
+defvjp(np.stack, stack_vjp)
+defvjp(np.concatenate, concatenate_vjp)
+defvjp(np.vstack, vstack_vjp)
+defvjp(np.hstack, hstack_vjp)
+defvjp(np.array, array_vjp)
+defvjp(np.asarray, array_vjp)
 
 for _matmul in (operator.matmul, np.matmul):
     defvjp(_matmul, matmul_vjp_a, matmul_vjp_b)

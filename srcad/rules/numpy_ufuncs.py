@@ -5,12 +5,16 @@ substituted: the adjoint reads `b_x = b_y * np.cos(x)`, not a call to a rule. Op
 (`x * y`) and their ufunc twins (`np.multiply(x, y)`) share one rule. `unbroadcast` undoes
 NumPy broadcasting; the inliner drops it where shapes provably agree.
 """
+import math
 import operator
 
 import numpy as np
 
 from srcad.rules.registry import defvjp, nondifferentiable
-from srcad.runtime import unbroadcast
+from srcad.runtime import log_or_zero, unbroadcast
+
+# Python floats, so multiplying a float32 array by them keeps float32.
+LN2, LN10 = math.log(2.0), math.log(10.0)
 
 
 def _define_twins(functions, *rules):
@@ -32,17 +36,15 @@ _define_twins((operator.truediv, np.divide),
               lambda g, ans, x, y: unbroadcast(g / y, x),
               lambda g, ans, x, y: unbroadcast(-g * ans / y, y))
 _define_twins((operator.pow, np.power),
-              lambda g, ans, x, y: unbroadcast(g * y * x ** (y - 1), x),
-              lambda g, ans, x, y: unbroadcast(g * ans * np.log(np.where(x == 0, 1.0, x)), y))
+              lambda g, ans, x, y: unbroadcast(g * y * x ** np.where(y, y - 1, 1), x),
+              lambda g, ans, x, y: unbroadcast(g * ans * log_or_zero(x), y))
 _define_twins((operator.mod, np.mod),
               lambda g, ans, x, y: unbroadcast(g, x),
               lambda g, ans, x, y: unbroadcast(-g * np.floor_divide(x, y), y))
-_define_twins((np.maximum, np.fmax),
-              lambda g, ans, x, y: unbroadcast(g * (x == ans) / (1.0 + (x == y)), x),
-              lambda g, ans, x, y: unbroadcast(g * (y == ans) / (1.0 + (x == y)), y))
-_define_twins((np.minimum, np.fmin),
-              lambda g, ans, x, y: unbroadcast(g * (x == ans) / (1.0 + (x == y)), x),
-              lambda g, ans, x, y: unbroadcast(g * (y == ans) / (1.0 + (x == y)), y))
+# A tie splits the cotangent in halves, as autograd does.
+_define_twins((np.maximum, np.fmax, np.minimum, np.fmin),
+              lambda g, ans, x, y: unbroadcast(np.where(x == y, 0.5 * g, g * (x == ans)), x),
+              lambda g, ans, x, y: unbroadcast(np.where(x == y, 0.5 * g, g * (y == ans)), y))
 defvjp(np.where,
        None,
        lambda g, ans, condition, x, y: unbroadcast(np.where(condition, g, 0.0), x),
@@ -51,15 +53,14 @@ defvjp(np.where,
 # ---- unary arithmetic -------------------------------------------------------------------
 _define_twins((operator.neg, np.negative), lambda g, ans, x: -g)
 _define_twins((operator.pos, np.positive), lambda g, ans, x: g)
-_define_twins((float,), lambda g, ans, x: g)
 
 # ---- elementwise functions --------------------------------------------------------------
 defvjp(np.exp, lambda g, ans, x: g * ans)
-defvjp(np.exp2, lambda g, ans, x: g * ans * np.log(2.0))
+defvjp(np.exp2, lambda g, ans, x: g * ans * LN2)
 defvjp(np.expm1, lambda g, ans, x: g * (ans + 1.0))
 defvjp(np.log, lambda g, ans, x: g / x)
-defvjp(np.log2, lambda g, ans, x: g / (x * np.log(2.0)))
-defvjp(np.log10, lambda g, ans, x: g / (x * np.log(10.0)))
+defvjp(np.log2, lambda g, ans, x: g / (x * LN2))
+defvjp(np.log10, lambda g, ans, x: g / (x * LN10))
 defvjp(np.log1p, lambda g, ans, x: g / (1.0 + x))
 defvjp(np.sqrt, lambda g, ans, x: g * 0.5 / ans)
 defvjp(np.cbrt, lambda g, ans, x: g / (3.0 * ans ** 2))
@@ -84,5 +85,5 @@ nondifferentiable(
     np.sign, np.isfinite, np.isnan, np.isinf, np.greater, np.greater_equal, np.less,
     np.less_equal, np.equal, np.not_equal, np.logical_and, np.logical_or, np.logical_not,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
-    operator.not_, operator.invert, int, bool, len, range, isinstance,
+    operator.not_, operator.invert,
 )

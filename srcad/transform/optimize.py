@@ -3,7 +3,8 @@
 Input: an expression built by substituting a call's arguments into a rule. Output: the same
 value, computed with less: `None is None` and `x if True else y` fold, numeric constants
 combine (`2 - 1` → `1`), `x ** 1` → `x`, and `unbroadcast(e, x)` → `e` where `x` is known to
-have the output's shape (an elementwise operation with a scalar constant).
+have the output's shape (an elementwise operation with a scalar constant), and
+`np.where(2, a, b)` → `a`.
 """
 from __future__ import annotations
 
@@ -25,8 +26,11 @@ def constant_node(value):
     return None
 
 
-def simplify(expression, unbroadcast_names=frozenset(), same_shape=frozenset()):
-    return _Simplifier(unbroadcast_names, same_shape).visit(expression)
+def simplify(expression, unbroadcast_names=frozenset(), same_shape=frozenset(),
+             is_where=lambda func: False):
+    """`is_where(func)` tells whether a callee expression is `np.where`, which folds when
+    its condition is a constant."""
+    return _Simplifier(unbroadcast_names, same_shape, is_where).visit(expression)
 
 
 def _number(node):
@@ -36,9 +40,10 @@ def _number(node):
 
 
 class _Simplifier(gast.NodeTransformer):
-    def __init__(self, unbroadcast_names, same_shape):
+    def __init__(self, unbroadcast_names, same_shape, is_where):
         self.unbroadcast_names = unbroadcast_names
         self.same_shape = same_shape
+        self.is_where = is_where
 
     def visit_Compare(self, node):
         self.generic_visit(node)
@@ -68,6 +73,8 @@ class _Simplifier(gast.NodeTransformer):
     def visit_Call(self, node):
         self.generic_visit(node)
         func = node.func
+        if self.is_where(func) and len(node.args) == 3 and isinstance(node.args[0], gast.Constant):
+            return node.args[1] if node.args[0].value else node.args[2]
         if (isinstance(func, gast.Name) and func.id in self.unbroadcast_names
                 and getattr(func, "free_in_rule", False) and len(node.args) == 2
                 and isinstance(node.args[1], gast.Name) and node.args[1].id in self.same_shape):

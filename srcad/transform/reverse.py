@@ -28,10 +28,10 @@ import numpy as np
 from srcad import runtime
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
-from srcad.errors import MissingRuleError, RuleSignatureError
+from srcad.errors import MissingRuleError, RuleSignatureError, UnsoundAliasingError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation
-from srcad.rules import vjp_rules
+from srcad.rules import is_nondifferentiable, vjp_rules
 from srcad.transform.adjoints import NONE, SET, UNSET, Adjoints, assign, is_none, join, load
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
@@ -51,8 +51,8 @@ class Restore:
 
 @dataclass
 class RestoreRegion:
-    """Placeholder: `y[index] = stack.pop()` for the element assignment `site`, kept if the
-    backward sweep reads `y` or a name that may share its memory."""
+    """Placeholder: `y[index] = stack.pop()` for the element assignment `site` (`xs.pop()`
+    for an append), kept if the backward sweep reads `y` or a name sharing its memory."""
 
     site: Operation
 
@@ -133,7 +133,7 @@ def _settle(raw: list, block: list, sites, aliases, stack: str):
     recorded (site, name) pairs, the replayed loops' counters, and the recorded names the
     backward sweep reads only the shape of (the forward sweep records just their shape)."""
     pushed = {name for _, name in sites.overwrites} | sites.elements
-    regions = {id(op): op for op in _operations(block) if op.kind == "setitem"}
+    regions = {id(op): op for op in _operations(block) if op.kind in ("setitem", "append")}
     while True:
         finisher = _Finisher(pushed, sites.overwrites, set(regions), stack)
         statements = finisher.block(raw)
@@ -185,10 +185,7 @@ class _Finisher:
                     finished.append(assign(statement.name, pop(self.stack)))
             elif isinstance(statement, RestoreRegion):
                 if id(statement.site) in self.regions:
-                    container, index, _ = statement.site.args
-                    self.recorded.add((id(statement.site), REGION))
-                    restore = gast.Assign([gast.Subscript(container, index, gast.Store())],
-                                          pop(self.stack), None)
+                    restore = self._restore_region(statement.site)
                     self.region_restores.add(id(restore))
                     finished.append(restore)
             elif isinstance(statement, ReplayLoop):
@@ -198,6 +195,16 @@ class _Finisher:
             else:
                 finished.append(statement)
         return finished
+
+    def _restore_region(self, op: Operation):
+        """Undo an in-place update: pop the old `y[index]` back, or drop the appended item."""
+        container = op.args[0]
+        if op.kind == "append":
+            drop = gast.Call(gast.Attribute(container, "pop", gast.Load()), [], [])
+            return gast.Expr(drop)
+        self.recorded.add((id(op), REGION))
+        return gast.Assign([gast.Subscript(container, op.args[1], gast.Store())],
+                           pop(self.stack), None)
 
     def _branch(self, statement):
         body, orelse = self.block(statement.body), self.block(statement.orelse)
@@ -302,21 +309,32 @@ class _Backward:
 
     # ---- operations ----------------------------------------------------------------------------
     def operation(self, op: Operation) -> list:
-        statements = []
-        if not carries_derivative(op):
-            pass
-        elif self.active.intersection(op.targets) and op.kind in ("call", "copy", "pack"):
-            statements = self._guarded(op.targets[0], op.read_names(),
-                                       lambda: getattr(self, f"_{op.kind}")(op))
-        elif op.kind == "unpack" and self.active.intersection(op.targets):
-            statements = self._unpack(op)
-        elif op.kind == "setitem":
+        if op.kind == "effect":
+            self._check_effect(op)
+        if op.kind in ("setitem", "append"):
+            statements = []
             if op.mutates in self.active:
-                statements = self._guarded(op.mutates, op.read_names(), lambda: self._setitem(op))
+                statements = self._guarded(op.mutates, op.read_names(),
+                                           lambda: getattr(self, f"_{op.kind}")(op))
             return statements + [RestoreRegion(op)]
+        statements = []
+        if carries_derivative(op) and self.active.intersection(op.targets):
+            if op.kind == "unpack":
+                statements = self._unpack(op)
+            else:
+                statements = self._guarded(op.targets[0], op.read_names(),
+                                           lambda: getattr(self, f"_{op.kind}")(op))
         for target in op.targets:
             statements += self.adjoints.reset(target, self.depth > 0)
         return statements + [Restore(op, t) for t in op.targets]
+
+    def _check_effect(self, op: Operation) -> None:
+        """A call made for its effect must not be able to modify a differentiated value."""
+        if self.activity.varied.intersection(op.read_names()) and not _harmless_effect(op.callee):
+            raise UnsoundAliasingError(
+                f"srcad cannot tell whether `{op.label}(...)` modifies a differentiated value "
+                f"passed to it (in {self.parsed.name}).", self.parsed.location(op.statement),
+                "assign its result instead of calling it for its effect, or pass a copy.")
 
     def _guarded(self, target: str, reads, derivative) -> list:
         """The statements `derivative()` makes, run only if the target's adjoint is nonzero."""
@@ -356,6 +374,16 @@ class _Backward:
         statements = self._contribute(value, gast.Call(load(region), [
             load(adjoint), index, value], []), may_be_none=op.mutates in self.adjoints.sequences)
         return statements + [assign(adjoint, gast.Call(load(cleared), [load(adjoint), index], []))]
+
+    def _append(self, op):
+        """`xs.append(value)`: the last element's adjoint goes to `value` and is dropped."""
+        _, value = op.args
+        adjoint = load(self.adjoints.name(op.mutates))
+        last = gast.Subscript(adjoint, gast.Constant(-1, None), gast.Load())
+        rest = gast.Subscript(load(self.adjoints.name(op.mutates)), gast.Slice(
+            None, gast.Constant(-1, None), None), gast.Load())
+        return self._contribute(value, last, may_be_none=True) + [
+            assign(self.adjoints.name(op.mutates), rest)]
 
     def _unpack(self, op):
         parts = [self.adjoints.returned(t) for t in op.targets]
@@ -410,6 +438,11 @@ class _Backward:
         if not isinstance(argument, gast.Name) or argument.id not in self.active:
             return []
         return self.adjoints.accumulate(argument.id, contribution, may_be_none)
+
+
+def _harmless_effect(callee) -> bool:
+    """Calls made for their effect that surely leave their arguments alone."""
+    return callee is print or vjp_rules(callee) is not None or is_nondifferentiable(callee)
 
 
 def _qualified_name(obj) -> str:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 import gast
+import numpy as np
 
 from srcad.errors import SrcadError
 from srcad.frontend.parse import parse_function
@@ -82,7 +83,8 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
                 bind(parameter.name, parameter.default), gast.Load(), None, None)
     expression = _substitute(copy.deepcopy(template.body), substitutes)
     unbroadcast_names = {n for n, obj in template.free.items() if obj is unbroadcast}
-    expression = simplify(expression, unbroadcast_names, same_shape)
+    expression = simplify(expression, unbroadcast_names, same_shape,
+                          lambda func: _names_object(func, template.free) is np.where)
     _mark_shape_reads(expression, template.free)
     for node in gast.walk(expression):
         if isinstance(node, gast.Name) and getattr(node, "free_in_rule", False):
@@ -92,6 +94,20 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
 
 # Runtime helpers that read one argument only for its shape, and which argument.
 SHAPE_ARGUMENTS = {runtime.unbroadcast: 1, runtime.expand_reduced: 1, runtime.reduced_size: 0}
+
+
+def _names_object(node, free: dict):
+    """The object an attribute chain of the rule's free names denotes (`np.where`)."""
+    attributes = []
+    while isinstance(node, gast.Attribute):
+        attributes.append(node.attr)
+        node = node.value
+    if not (isinstance(node, gast.Name) and getattr(node, "free_in_rule", False)):
+        return None
+    value = free.get(node.id)
+    for attribute in reversed(attributes):
+        value = getattr(value, attribute, None)
+    return value
 
 
 def _mark_shape_reads(expression, free: dict) -> None:

@@ -1,0 +1,118 @@
+"""Programs with in-place updates and lists built in loops (source must live in a file)."""
+import numpy as np
+
+
+def fill_buffer(x):
+    out = np.zeros(4)
+    for i in range(4):
+        out[i] = np.sin(x[i]) * x[i]
+    return np.sum(out ** 2)
+
+
+def empty_buffer_rows(x, W):
+    states = np.empty((3, 2))
+    h = x
+    for t in range(3):
+        h = np.tanh(W @ h)
+        states[t] = h
+    return np.sum(states ** 2)
+
+
+def slice_updates(x, w):
+    y = x * 1.0
+    y[1:] += w[1:] * y[:-1]
+    y[0] = 3.0
+    y[y > 0.5] = 0.5 * w[y > 0.5]
+    x2 = np.copy(x)
+    x2 *= 2.0
+    return np.sum(y * x2)
+
+
+def overwrite_in_loop(x):
+    y = x * 1.0
+    for k in range(3):
+        y[k % 2] = y[k % 2] * y[2] + x[k]
+    return np.sum(y ** 2)
+
+
+def augmented_on_parameter(x):
+    x[0] *= 3.0
+    x[1:] -= 0.5
+    return np.sum(x ** 2)
+
+
+def matrix_elements(a):
+    m = np.zeros((2, 2))
+    m[0, 0] = a[0] * a[1]
+    m[1, :] = a
+    m[:, 1] += a ** 2
+    return np.sum(m @ m)
+
+
+def lists_in_loops(x, W):
+    hs = []
+    h = x
+    for i in range(3):
+        h = np.tanh(W @ h)
+        hs.append(h)
+    squares = [np.sum(v ** 2) for v in hs if np.sum(v) > -10]
+    return sum(squares) + sum(np.sum(v) for v in hs) + hs[1][0]
+
+
+def stacked_states(x, W):
+    hs = [x]
+    for i in range(3):
+        hs.append(np.tanh(W @ hs[-1]))
+    return np.sum(np.stack(hs) ** 2) + np.sum(np.concatenate(hs[1:]))
+
+
+def list_elements_replaced(a, b):
+    values = [a, b, a * b]
+    values[1] = values[0] * 3.0
+    return values[1] + values[2]
+
+
+def nested_comprehension(x):
+    pairs = [x[i] * x[j] for i in range(3) for j in range(i, 3)]
+    return sum(pairs)
+
+
+def view_then_write(x):
+    y = x * 2.0
+    row = y[:2]
+    y[0] = 5.0
+    return np.sum(row * x)
+
+
+def alias_then_augment(x):
+    y = x * 2.0
+    z = y
+    y += 1.0
+    return np.sum(z)
+
+
+def copy_into(x, y):
+    np.copyto(y, x)
+    return np.sum(y)
+
+
+def sorts_in_place(x):
+    y = x * 1.0
+    y.sort()
+    return np.sum(y)
+
+
+R = np.random.default_rng(3)
+X, W = np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]])
+CORPUS = [
+    (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
+    (empty_buffer_rows, (X, W), (0, 1)),
+    (slice_updates, (np.array([0.1, 0.9, 0.3, 0.7]), np.array([1.0, 2.0, 3.0, 4.0])), (0, 1)),
+    (overwrite_in_loop, (np.array([0.5, -0.3, 0.8]),), 0),
+    (augmented_on_parameter, (np.array([0.5, -0.3, 0.8]),), 0),
+    (matrix_elements, (np.array([0.7, -1.2]),), 0),
+    (lists_in_loops, (X, W), (0, 1)),
+    (stacked_states, (X, W), (0, 1)),
+    (list_elements_replaced, (1.5, -0.5), (0, 1)),
+    (nested_comprehension, (np.array([0.5, -1.0, 2.0]),), 0),
+]
