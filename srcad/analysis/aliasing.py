@@ -17,7 +17,7 @@ import operator
 import numpy as np
 
 from srcad.errors import UnsoundAliasingError
-from srcad.frontend.resolve import Branch, Loop, Operation
+from srcad.frontend.resolve import Branch, Loop, Operation, walk
 from srcad.rules import is_nondifferentiable, vjp_rules
 
 VIEW_FUNCTIONS = {
@@ -50,7 +50,7 @@ class Aliases:
 
 def may_alias(block: list) -> Aliases:
     aliases = Aliases()
-    for node in _walk(block):
+    for node in walk(block):
         if isinstance(node, Loop) and node.element:
             aliases.union(node.element, node.iterable)
         if not isinstance(node, Operation):
@@ -91,7 +91,7 @@ def check_in_place_updates(block: list, output: str, aliases: Aliases, versions:
     `versions` maps SSA versions to the user's names: `x_1` and `x` are one variable."""
     later = {}
     _live(block, {output}, later)
-    for node in _walk(block):
+    for node in walk(block):
         if not isinstance(node, Operation):
             continue
         if node.kind == "setitem":
@@ -133,13 +133,3 @@ def _live(block, live_out: set, later: dict) -> set:
             later[id(node)] = set(live)
             live = (live - set(node.targets)) | set(node.read_names())
     return live
-
-
-def _walk(block):
-    for node in block:
-        yield node
-        if isinstance(node, Branch):
-            yield from _walk(node.body)
-            yield from _walk(node.orelse)
-        elif isinstance(node, Loop):
-            yield from _walk(node.body)

@@ -37,6 +37,7 @@ import copy
 
 import gast
 
+from srcad.frontend.desugar import Desugaring
 from srcad.frontend.exits import lower_exits
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.transform.naming import Namer
@@ -60,7 +61,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
     return _Normalizer(fn, namer, resolver).run()
 
 
-class _Normalizer:
+class _Normalizer(Desugaring):
     def __init__(self, fn: gast.FunctionDef, namer: Namer, resolver):
         self.fn = fn
         self.namer = namer
@@ -149,43 +150,6 @@ class _Normalizer:
             target, gast.Name(element.id, gast.Load(), None, None), node))
         body = self._block(node.body, prologue=prologue)
         self._emit(gast.For(element, iterable, body, [], None), node)
-
-    def _indexed_iteration(self, node):
-        """`for t in enumerate(s)` / `zip(a, b)` / `reversed(s)` as a loop over indices,
-        `for k in range(len(s)): t = (k, s[k])`, so element adjoints reach the sequences."""
-        call = node.iter
-        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
-                and call.args and not any(isinstance(a, gast.Starred) for a in call.args)):
-            return None
-        kind = call.func.id
-        if kind not in _INDEXED or not self.resolver.is_builtin(kind, _INDEXED[kind]) \
-                or (call.keywords and kind != "enumerate") or (kind != "zip" and len(call.args) != 1):
-            return None
-        sequences = [self._name_for(self._atom(a), a, base="sequence", force=True)
-                     for a in call.args]
-        index = gast.Name(self.namer.temporary("index"), gast.Load(), None, None)
-
-        def item(sequence):
-            return gast.Subscript(sequence, index, gast.Load())
-
-        lengths = [_call("len", [s]) for s in sequences]
-        count = lengths[0] if len(lengths) == 1 else _call("min", lengths)
-        if kind == "reversed":
-            indices = _call("range", [gast.BinOp(count, gast.Sub(), gast.Constant(1, None)),
-                                      gast.Constant(-1, None), gast.Constant(-1, None)])
-            value = item(sequences[0])
-        elif kind == "zip":
-            indices, value = _call("range", [count]), gast.Tuple(
-                [item(s) for s in sequences], gast.Load())
-        else:
-            start = call.keywords[0].value if call.keywords else gast.Constant(0, None)
-            counter = index if isinstance(start, gast.Constant) and start.value == 0 else \
-                gast.BinOp(index, gast.Add(), start)
-            indices, value = _call("range", [count]), gast.Tuple(
-                [counter, item(sequences[0])], gast.Load())
-        assignment = gast.copy_location(gast.Assign([node.target], value, None), node)
-        return gast.copy_location(gast.For(gast.Name(index.id, gast.Store(), None, None),
-                                           indices, [assignment] + node.body, [], None), node)
 
     def _block(self, statements, prologue=None, epilogue=None) -> list:
         """Normalize a nested block into a list of its own."""
@@ -311,54 +275,6 @@ class _Normalizer:
             return gast.Dict([self._atom(k) for k in node.keys], [self._atom(v) for v in node.values])
         raise AssertionError(f"fence let through {type(node).__name__}")
 
-    def _choice(self, node: gast.IfExp) -> gast.Name:
-        """`a if c else b` as an `if` statement assigning a temporary."""
-        result = self.namer.temporary("choice")
-        test = self._condition(node.test, [])
-        branches = [self._block([], prologue=lambda e=e: self._emit_temp(result, self._atom(e), e))
-                    for e in (node.body, node.orelse)]
-        self._emit(gast.If(test, *branches), node)
-        return gast.Name(result, gast.Load(), None, None)
-
-    def _comprehension(self, node) -> gast.Name:
-        """`[e for x in xs if c]` (or a generator) as a loop appending to a new list; the
-        loop variables get fresh names, as they are local to the comprehension."""
-        result = self.namer.temporary("list")
-        self._emit_temp(result, gast.List([], gast.Load()), node)
-        renames = {}
-        loops = []
-        for generator in node.generators:
-            iterable = _renamed_names(generator.iter, renames)
-            for target in gast.walk(generator.target):
-                if isinstance(target, gast.Name):
-                    renames[target.id] = self.namer.claim(target.id)
-                    self.stores[renames[target.id]] = 1
-            loops.append((_renamed_names(generator.target, renames), iterable,
-                          [_renamed_names(test, renames) for test in generator.ifs]))
-        element = _renamed_names(node.elt, renames)
-        append = gast.Attribute(gast.Name(result, gast.Load(), None, None), "append", gast.Load())
-        statement = gast.Expr(gast.Call(append, [element], []))
-        self.locals.add(result)
-        for target, iterable, tests in reversed(loops):
-            for test in reversed(tests):
-                statement = gast.If(test, [statement], [])
-            statement = gast.For(target, iterable, [statement], [], None)
-        self._statement(gast.copy_location(statement, node))
-        return gast.Name(result, gast.Load(), None, None)
-
-    def _short_circuit(self, node: gast.BoolOp) -> gast.Name:
-        """`a or b` / `a and b` as value: `t = a`, then `t = b` only if `a` decides nothing."""
-        result = self.namer.temporary("either" if isinstance(node.op, gast.Or) else "both")
-        self._emit_temp(result, self._atom(node.values[0]), node)
-        for value in node.values[1:]:
-            test = self.namer.temporary("cond")
-            self._emit_temp(test, gast.UnaryOp(gast.Not(), gast.Name(result, gast.Load(), None,
-                                                                      None)), node)
-            rest = self._block([], prologue=lambda v=value: self._emit_temp(result, self._atom(v), v))
-            body, orelse = (rest, []) if isinstance(node.op, gast.Or) else ([gast.Pass()], rest)
-            self._emit(gast.If(gast.Name(test, gast.Load(), None, None), body, orelse), node)
-        return gast.Name(result, gast.Load(), None, None)
-
     def _emit_temp(self, name, value, origin):
         self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None), origin)
 
@@ -425,22 +341,6 @@ def _is_append(call, local_names) -> bool:
             and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
             and call.func.value.id in local_names and len(call.args) == 1
             and not call.keywords)
-
-
-def _renamed_names(node, renames: dict):
-    """A copy of `node` with the names in `renames` replaced."""
-    node = copy.deepcopy(node)
-    for child in gast.walk(node):
-        if isinstance(child, gast.Name) and child.id in renames:
-            child.id = renames[child.id]
-    return node
-
-
-_INDEXED = {"enumerate": enumerate, "zip": zip, "reversed": reversed}
-
-
-def _call(name, args):
-    return gast.Call(gast.Name(name, gast.Load(), None, None), args, [])
 
 
 def _stores(statements, name: str) -> bool:

@@ -158,6 +158,22 @@ class Loop:
     body: list
 
 
+def walk(block):
+    """Every node of a resolved block, nested ones included, in program order."""
+    for node in block:
+        yield node
+        if isinstance(node, Branch):
+            yield from walk(node.body)
+            yield from walk(node.orelse)
+        elif isinstance(node, Loop):
+            yield from walk(node.body)
+
+
+def operations(block):
+    """Every `Operation` of a resolved block, nested ones included, in program order."""
+    return (node for node in walk(block) if isinstance(node, Operation))
+
+
 def resolve(simple_fn: gast.FunctionDef, resolver: Resolver) -> list:
     """The function's block of `Operation`s, `Branch`es and `Loop`s, without the `return`."""
     resolver.local_names = set(param_names(simple_fn)) | {

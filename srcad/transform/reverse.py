@@ -20,7 +20,6 @@ primal values by name. Adjoints follow srcad/transform/adjoints.py.
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
 
 import gast
 import numpy as np
@@ -30,41 +29,16 @@ from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError, RuleSignatureError, UnsoundAliasingError
 from srcad.frontend.parse import ParsedFunction, param_names
-from srcad.frontend.resolve import Branch, Loop, Operation
+from srcad.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.rules import is_nondifferentiable, vjp_rules
 from srcad.transform.adjoints import NONE, SET, UNSET, Adjoints, assign, is_none, join, load
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
-from srcad.transform.recording import REGION, pop, record
+from srcad.transform.recording import REGION, record
+from srcad.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
 from srcad.transform.templates import instantiate, template_of
 
 SCOPE = "srcad_scope"
-
-
-@dataclass
-class Restore:
-    """Placeholder: `name = stack.pop()`, kept if the forward sweep records `name` there."""
-
-    site: object
-    name: str
-
-
-@dataclass
-class RestoreRegion:
-    """Placeholder: `y[index] = stack.pop()` for the element assignment `site` (`xs.pop()`
-    for an append), kept if the backward sweep reads `y` or a name sharing its memory."""
-
-    site: Operation
-
-
-@dataclass
-class ReplayLoop:
-    """Placeholder for a loop of the backward sweep, kept if its body does any work."""
-
-    loop: Loop
-    trips: str
-    index: str | None
-    body: list
 
 
 def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliases,
@@ -80,7 +54,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     raw = _Backward(activity, parsed, namer, bindings, adjoints).block(block)
     gradients = [adjoints.returned(w) for w in wrt]
     sites = assignment_sites(block, param_names(simple_fn))
-    backward_body, recorded, trips, shapes = _settle(raw, block, sites, aliases, stack)
+    backward_body, recorded, trips, shapes = settle(raw, block, sites, aliases, stack)
     restored = sorted({name for _, name in recorded if name != REGION})
     forward = record(block, recorded, trips, stack, bindings.name_for, shapes)
     preamble = [assign(stack, gast.List([], gast.Load()))] if recorded or trips else []
@@ -107,126 +81,12 @@ def _function(name, params, body):
 
 def _sequence_names(block) -> set:
     names = set()
-    for node in _operations(block):
+    for node in operations(block):
         if node.kind == "pack":
             names.update(node.targets)
         elif node.kind == "unpack":
             names.add(node.args[0].id)
     return names
-
-
-def _operations(block):
-    for node in block:
-        if isinstance(node, Branch):
-            yield from _operations(node.body)
-            yield from _operations(node.orelse)
-        elif isinstance(node, Loop):
-            yield from _operations(node.body)
-        else:
-            yield node
-
-
-# ---- settling what is recorded -------------------------------------------------------------
-def _settle(raw: list, block: list, sites, aliases, stack: str):
-    """Drop the restores whose value the backward sweep never reads, then the branches and
-    loops left without work, until nothing changes. Returns the backward statements, the
-    recorded (site, name) pairs, the replayed loops' counters, and the recorded names the
-    backward sweep reads only the shape of (the forward sweep records just their shape)."""
-    pushed = {name for _, name in sites.overwrites} | sites.elements
-    regions = {id(op): op for op in _operations(block) if op.kind in ("setitem", "append")}
-    while True:
-        finisher = _Finisher(pushed, sites.overwrites, set(regions), stack)
-        statements = finisher.block(raw)
-        values, shapes = _reads(statements)
-        core = set().union(*_reads(statements, skip=finisher.region_restores))
-        still = {name for name in pushed if name in values or name in shapes}
-        kept = {key: op for key, op in regions.items() if aliases.group(op.mutates) & core}
-        if still == pushed and kept.keys() == regions.keys():
-            return statements, finisher.recorded, finisher.trips, still - values
-        pushed, regions = still, kept
-
-
-def _reads(statements, skip=frozenset()) -> tuple[set, set]:
-    """Names loaded by `statements` (leaving out those whose ids are in `skip`): those whose
-    value is read, and those read only for their shape somewhere."""
-    values, shapes = set(), set()
-
-    def visit(node):
-        if id(node) in skip:
-            return
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            (shapes if getattr(node, "shape_only", False) else values).add(node.id)
-        for child in gast.iter_child_nodes(node):
-            visit(child)
-
-    for statement in statements:
-        visit(statement)
-    return values, shapes
-
-
-class _Finisher:
-    def __init__(self, pushed, overwrites, regions, stack):
-        self.pushed = pushed
-        self.overwrites = overwrites
-        self.regions = regions
-        self.stack = stack
-        self.recorded: set = set()
-        self.trips: dict = {}
-        self.region_restores: set = set()
-
-    def block(self, statements) -> list:
-        finished = []
-        for statement in statements:
-            if isinstance(statement, Restore):
-                site = (id(statement.site), statement.name)
-                element = isinstance(statement.site, Loop)
-                if statement.name in self.pushed and (element or site in self.overwrites):
-                    self.recorded.add((id(statement.site), statement.name))
-                    finished.append(assign(statement.name, pop(self.stack)))
-            elif isinstance(statement, RestoreRegion):
-                if id(statement.site) in self.regions:
-                    restore = self._restore_region(statement.site)
-                    self.region_restores.add(id(restore))
-                    finished.append(restore)
-            elif isinstance(statement, ReplayLoop):
-                finished.extend(self._loop(statement))
-            elif isinstance(statement, gast.If):
-                finished.extend(self._branch(statement))
-            else:
-                finished.append(statement)
-        return finished
-
-    def _restore_region(self, op: Operation):
-        """Undo an in-place update: pop the old `y[index]` back, or drop the appended item."""
-        container = op.args[0]
-        if op.kind == "append":
-            drop = gast.Call(gast.Attribute(container, "pop", gast.Load()), [], [])
-            return gast.Expr(drop)
-        self.recorded.add((id(op), REGION))
-        return gast.Assign([gast.Subscript(container, op.args[1], gast.Store())],
-                           pop(self.stack), None)
-
-    def _branch(self, statement):
-        body, orelse = self.block(statement.body), self.block(statement.orelse)
-        if body:
-            return [gast.If(statement.test, body, orelse)]
-        if orelse:
-            return [gast.If(gast.UnaryOp(gast.Not(), statement.test), orelse, [])]
-        return []
-
-    def _loop(self, replay: ReplayLoop):
-        body = self.block(replay.body)
-        if not body:
-            return []
-        self.trips[id(replay.loop)] = replay.trips
-        if replay.index:
-            steps = [gast.BinOp(load(replay.trips), gast.Sub(), gast.Constant(1, None)),
-                     gast.Constant(-1, None), gast.Constant(-1, None)]
-        else:
-            steps = [load(replay.trips)]
-        header = gast.Call(load("range"), steps, [])
-        target = gast.Name(replay.index or "_", gast.Store(), None, None)
-        return [assign(replay.trips, pop(self.stack)), gast.For(target, header, body, [], None)]
 
 
 # ---- the backward sweep ----------------------------------------------------------------------
