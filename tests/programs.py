@@ -159,3 +159,25 @@ def unknown_name(x):
 
 def opaque_callee(x):
     return np.sum(np.sort(x))
+
+
+def rnn_loop(x, W):
+    h = x
+    for t in range(3):
+        h = np.tanh(W @ h)
+    return np.sum(h)
+
+
+def newton_while(a):
+    x = a
+    while abs(x * x - a) > 1e-10:
+        x = 0.5 * (x + a / x)
+    return x
+
+
+def huber_if(r, delta):
+    if abs(r) <= delta:
+        loss = 0.5 * r ** 2
+    else:
+        loss = delta * (abs(r) - 0.5 * delta)
+    return loss

@@ -20,6 +20,9 @@ CASES = {
     "reassigned": (p.reassigned, (0, 1)),
     "scalar_math": (p.scalar_math, (0, 1)),
     "indexing": (p.indexing, 0),
+    "rnn_loop": (p.rnn_loop, (0, 1)),
+    "newton_while": (p.newton_while, 0),
+    "huber_if": (p.huber_if, (0, 1)),
 }
 
 

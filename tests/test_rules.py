@@ -111,6 +111,7 @@ UNARY = [
     (np.negative, lambda x: np.negative(x), "real"),
     (operator.pos, lambda x: +x, "real"),
     (np.positive, lambda x: np.positive(x), "real"),
+    (abs, lambda x: abs(x), "nonzero"),
 ]
 SCALAR_ONLY = [
     (float, lambda x: float(x), "real"),

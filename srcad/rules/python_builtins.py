@@ -17,4 +17,5 @@ def sum_vjp_iterable(g, ans, iterable, start=0):
 
 defvjp(builtins.sum, sum_vjp_iterable, lambda g, ans, iterable, start=0: unbroadcast(g, start))
 defvjp(float, lambda g, ans, x: g)
+defvjp(abs, lambda g, ans, x: g * np.sign(x))
 nondifferentiable(int, bool, len, range, isinstance, enumerate, zip, reversed)

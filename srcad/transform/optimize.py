@@ -80,3 +80,54 @@ class _Simplifier(gast.NodeTransformer):
                 and isinstance(node.args[1], gast.Name) and node.args[1].id in self.same_shape):
             return node.args[0]
         return node
+
+
+def drop_dead_zero_stores(statements: list, live_out: set) -> list:
+    """Remove `b_x = None` where nothing reads `b_x` before it is assigned again.
+
+    The backward sweep resets adjoints to None after each use so that loops start every
+    iteration from zero; outside loops, or where the next use assigns first, the reset is
+    dead. A structured liveness pass (loops to a fixpoint) finds those.
+    """
+    kept, _ = _live(statements, set(live_out))
+    return kept
+
+
+def _live(statements, live):
+    kept = []
+    for statement in reversed(statements):
+        statement, live = _live_statement(statement, live)
+        if statement is not None:
+            kept.append(statement)
+    return kept[::-1], live
+
+
+def _live_statement(statement, live):
+    if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
+        target = statement.targets[0].id
+        if target not in live and isinstance(statement.value, gast.Constant) \
+                and statement.value.value is None:
+            return None, live
+        return statement, (live - {target}) | loaded_names(statement.value)
+    if isinstance(statement, gast.If):
+        body, live_body = _live(statement.body, live)
+        orelse, live_else = _live(statement.orelse, live)
+        if not body:
+            body = [gast.Pass()]
+        return gast.If(statement.test, body, orelse), live_body | live_else | loaded_names(statement.test)
+    if isinstance(statement, gast.For):
+        header = set(live) | loaded_names(statement.iter)
+        while True:
+            body, inside = _live(statement.body, header)
+            inside = inside - {n.id for n in gast.walk(statement.target) if isinstance(n, gast.Name)}
+            if inside <= header:
+                break
+            header |= inside
+        return gast.For(statement.target, statement.iter, body or [gast.Pass()], [], None), header
+    return statement, live | loaded_names(statement)
+
+
+def loaded_names(node) -> set:
+    """The names `node` reads."""
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}

@@ -34,6 +34,7 @@ from srcad.rules import is_nondifferentiable, vjp_rules
 from srcad.transform.adjoints import NONE, SET, UNSET, Adjoints, assign, is_none, join, load
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
+from srcad.transform.optimize import drop_dead_zero_stores, loaded_names
 from srcad.transform.recording import REGION, record
 from srcad.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
 from srcad.transform.templates import instantiate, template_of
@@ -61,6 +62,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     preamble += [assign(n, gast.Constant(None, None)) for n in restored
                  if n in sites.maybe_unbound]
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
+    backward_body = drop_dead_zero_stores(backward_body, loaded_names(result))
     declarations = [gast.Nonlocal(restored)] if restored else []
     backward = _function(backward_name, [seed],
                          declarations + backward_body + [gast.Return(result)])
@@ -137,6 +139,7 @@ class _Backward:
             if joined == header:
                 break
             header = joined
+        self.adjoints.states = header  # after zero or more iterations
         trips = self.namer.claim("trips")
         return statements + [ReplayLoop(node, trips, index, body)]
 

@@ -1,0 +1,29 @@
+def srcad_scope(expand_reduced, matmul_vjp_a, matmul_vjp_b):
+
+    def rnn_loop_vjp(x, W):
+        stack = []
+        h = x
+        range_0 = range(3)
+        trips = 0
+        for t in range_0:
+            trips = trips + 1
+            matmul_1 = W @ h
+            stack.append(h)
+            h = np.tanh(matmul_1)
+        stack.append(trips)
+        sum_2 = np.sum(h)
+
+        def rnn_loop_backward(b_sum_2):
+            nonlocal h
+            b_h = expand_reduced(b_sum_2, h, None, False)
+            b_W = None
+            trips = stack.pop()
+            for _ in range(trips):
+                b_matmul_1 = b_h * (1.0 - h ** 2)
+                h = stack.pop()
+                b_W = matmul_vjp_a(b_matmul_1, None, W, h) if b_W is None else b_W + matmul_vjp_a(b_matmul_1, None, W, h)
+                b_h = matmul_vjp_b(b_matmul_1, None, W, h)
+            b_x = b_h
+            return (b_x, b_W)
+        return (sum_2, rnn_loop_backward)
+    return rnn_loop_vjp
