@@ -181,3 +181,35 @@ def huber_if(r, delta):
     else:
         loss = delta * (abs(r) - 0.5 * delta)
     return loss
+
+
+def uses_with(x):
+    with open("/dev/null") as handle:
+        handle.read()
+    return np.sum(x)
+
+
+def generator(x):
+    yield np.sum(x)
+
+
+COUNTER = 0
+
+
+def writes_global(x):
+    global COUNTER
+    COUNTER = COUNTER + 1
+    return np.sum(x)
+
+
+async def asynchronous(x):
+    return np.sum(x)
+
+
+def loop_with_else(x):
+    for v in x:
+        if v > 0:
+            break
+    else:
+        x = x * 2.0
+    return np.sum(x)

@@ -19,6 +19,11 @@ def _line_of(fn, text):
 @pytest.mark.parametrize("fn, construct, text", [
     (p.guarded, "`try` statements", "try:"),
     (p.attribute_assignment, "assignment to an attribute", "x.shape = (3,)"),
+    (p.uses_with, "`with` statements", "with open"),
+    (p.generator, "generators", "yield np.sum(x)"),
+    (p.writes_global, "`global` declarations", "global COUNTER"),
+    (p.asynchronous, "`async` functions", "async def asynchronous"),
+    (p.loop_with_else, "`else` clauses of loops", "for v in x:"),
     (p.method_call, "local variable", "x.sum()"),
 ])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text):

@@ -52,6 +52,8 @@ REFUSED = {
 def fence(parsed: ParsedFunction) -> None:
     """Raise `UnsupportedSyntaxError` for the first construct srcad cannot differentiate."""
     fn = parsed.node
+    if isinstance(fn, gast.AsyncFunctionDef):
+        _refuse(fn, parsed)
     for default in [*fn.args.defaults, *filter(None, fn.args.kw_defaults)]:
         _check_expression_tree(default, parsed)
     _check_block(fn.body, parsed)
