@@ -50,15 +50,19 @@ def reduced_axes(axis, ndim: int) -> tuple:
 def expand_reduced(g, x, axis=None, keepdims=False):
     """Spread the cotangent of a reduction over `x` back to `x`'s shape."""
     shape = np.shape(x)
-    if not keepdims and axis is not None:
+    if axis is None:  # g holds one value
+        return np.full(shape, g)
+    if not keepdims:
         g = np.expand_dims(g, reduced_axes(axis, len(shape)))
-    return np.broadcast_to(g, shape)
+    spread = np.empty(shape, np.result_type(g))
+    spread[...] = g
+    return spread
 
 
 def reduced_size(x, axis=None) -> int:
     """How many elements of `x` a reduction over `axis` combines into one."""
     shape = np.shape(x)
-    return int(np.prod([shape[a] for a in reduced_axes(axis, len(shape))], dtype=np.int64))
+    return math.prod(shape[a] for a in reduced_axes(axis, len(shape)))
 
 
 def index_adjoint(g, x, index):

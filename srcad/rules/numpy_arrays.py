@@ -43,6 +43,10 @@ def _as_matrices(g, a, b):
 
 
 def matmul_vjp_a(g, ans, a, b):
+    if np.ndim(a) == 2 and np.ndim(b) == 2:  # the common case first: no batch, no vectors
+        return g @ np.transpose(b)
+    if np.ndim(a) == 2 and np.ndim(b) == 1:
+        return np.outer(g, b)
     g2, a2, b2 = _as_matrices(g, a, b)
     grad = g2 @ np.swapaxes(b2, -1, -2)
     if np.ndim(a) == 1:
@@ -51,6 +55,10 @@ def matmul_vjp_a(g, ans, a, b):
 
 
 def matmul_vjp_b(g, ans, a, b):
+    if np.ndim(a) == 2 and np.ndim(b) in (1, 2):
+        return np.transpose(a) @ g
+    if np.ndim(a) == 1 and np.ndim(b) == 2:
+        return np.outer(a, g)
     g2, a2, b2 = _as_matrices(g, a, b)
     grad = np.swapaxes(a2, -1, -2) @ g2
     if np.ndim(b) == 1:
