@@ -12,7 +12,8 @@ import ast
 import itertools
 import linecache
 import types
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 
 import gast
 
@@ -31,9 +32,18 @@ class CompiledAdjoint:
     code: types.CodeType       # the VJP maker's code object
     cells: dict                # bound name → object
     guards: tuple[Guard, ...]  # bindings of the user's names the transformation relied on
+    _bound: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary,
+                                              compare=False, repr=False)
 
     def guards_hold(self, fn) -> bool:
         return all(guard.holds(fn) for guard in self.guards)
+
+    def bound(self, fn) -> types.FunctionType:
+        """`bind(fn)`, made once per function object (calls of helpers go through here)."""
+        made = self._bound.get(fn)
+        if made is None:
+            made = self._bound[fn] = self.bind(fn)
+        return made
 
     def bind(self, fn) -> types.FunctionType:
         """The VJP maker as a function running in `fn`'s globals and closure."""

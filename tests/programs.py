@@ -157,6 +157,10 @@ def unknown_name(x):
     return np.sum(undefined_function(x))  # noqa: F821
 
 
+def extension_callee(x):
+    return np.sum(np.logaddexp(x, 1.0))
+
+
 def opaque_callee(x):
     return np.sum(np.sort(x))
 

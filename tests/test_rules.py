@@ -306,6 +306,7 @@ JOINING = [  # (primal, fn, shape pairs)
     (np.array, lambda x, y: np.array([[x, y], [y, x]]), [(None, None), ((2,), (2,))]),
     (np.array, lambda x, y: np.array(x) * y, [((3,), (3,)), ((2, 3), None)]),
     (np.asarray, lambda x, y: np.asarray((x, y)), [(None, None), ((2, 3), (2, 3))]),
+    (np.asanyarray, lambda x, y: np.asanyarray([x, y]), [(None, None), ((2, 3), (2, 3))]),
     (builtins.sum, lambda x, y: sum([x, y, x]), [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
     (builtins.sum, lambda x, y: sum((x,), y), [(None, None), ((3,), ()), ((2, 3), (3,))]),
     (builtins.sum, lambda x, y: sum(x) * y, [((3,), None), ((2, 3), (3,))]),

@@ -219,6 +219,7 @@ class _Normalizer(Desugaring):
         else:
             version = self.current[name]
         self.namer.used.add(version)
+        self.locals.add(version)
         self.current[name] = version
         return gast.Name(version, gast.Store(), None, None)
 
@@ -276,6 +277,7 @@ class _Normalizer(Desugaring):
         raise AssertionError(f"fence let through {type(node).__name__}")
 
     def _emit_temp(self, name, value, origin):
+        self.locals.add(name)
         self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None), origin)
 
     def _atom(self, node):

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import ast
 import builtins
+import inspect
 import operator
+import types
 from dataclasses import dataclass
 
 import gast
@@ -18,6 +20,7 @@ import numpy as np
 
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction, param_names
+from srcad.rules import is_nondifferentiable, vjp_rules
 
 OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -74,6 +77,9 @@ class Operation:
     label: str = ""
     keys: tuple = ()  # for "pack": how each element is looked up in the packed value
     mutates: str | None = None  # for "setitem": the array or list written into
+    method: str | None = None   # for a method call `x.name(...)`: the name (x is args[0])
+    dynamic: bool = False       # the callee's derivative is found when it runs (srcad.calls)
+    forward: gast.stmt | None = None  # what the forward sweep runs instead of `statement`
 
     @property
     def augmented(self) -> str | None:
@@ -253,20 +259,24 @@ def _node(statement, resolver: Resolver):
 
 
 def _call_operation(statement, targets, call: gast.Call, resolver: Resolver) -> Operation:
-    func = call.func
-    root = func
-    while isinstance(root, gast.Attribute):
-        root = root.value
-    if not isinstance(root, gast.Name) or root.id in resolver.local_names:
-        raise UnsupportedSyntaxError(
-            f"srcad cannot differentiate calls of a value held in a local variable "
-            f"({gast_label(func)}) in {resolver.parsed.name}.",
-            resolver.parsed.location(call),
-            "call the function through its module-level name (`np.sum(x)`, not `x.sum()`).")
-    callee = resolver.resolve_chain(func)
+    func, label = call.func, gast_label(call.func)
     keywords = tuple((k.arg, k.value) for k in call.keywords)
+    if isinstance(func, gast.Attribute) and not _is_global_chain(func, resolver.local_names):
+        return Operation(statement, "call", targets, None, (func.value, *call.args), keywords,
+                         label=label, method=func.attr, dynamic=True)
+    if not _is_global_chain(func, resolver.local_names):
+        return Operation(statement, "call", targets, None, tuple(call.args), keywords,
+                         label=label, dynamic=True)
+    callee = resolver.resolve_chain(func)
     return Operation(statement, "call", targets, callee, tuple(call.args), keywords,
-                     label=gast_label(func))
+                     label=label, dynamic=_has_source(callee))
+
+
+def _has_source(callee) -> bool:
+    """A Python function (or bound method) without a rule: its adjoint is generated too."""
+    if vjp_rules(callee) is not None or is_nondifferentiable(callee):
+        return False
+    return isinstance(inspect.unwrap(callee), (types.FunctionType, types.MethodType))
 
 
 def _is_global_chain(node, local_names) -> bool:

@@ -127,6 +127,7 @@ defvjp(np.vstack, vstack_vjp)
 defvjp(np.hstack, hstack_vjp)
 defvjp(np.array, array_vjp)
 defvjp(np.asarray, array_vjp)
+defvjp(np.asanyarray, array_vjp)
 
 for _matmul in (operator.matmul, np.matmul):
     defvjp(_matmul, matmul_vjp_a, matmul_vjp_b)

@@ -47,7 +47,7 @@ def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=fro
                 statements.append(push(stack, saved))
             statements.extend(push(stack, _saved(t, shapes, bind)) for t in node.targets
                               if (id(node), t) in recorded)
-            statements.append(node.statement)
+            statements.append(node.forward or node.statement)
     return statements
 
 

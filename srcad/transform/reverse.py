@@ -24,14 +24,15 @@ import copy
 import gast
 import numpy as np
 
-from srcad import runtime
+from srcad import calls, runtime
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError, RuleSignatureError, UnsoundAliasingError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.rules import is_nondifferentiable, vjp_rules
-from srcad.transform.adjoints import NONE, SET, UNSET, Adjoints, assign, is_none, join, load
+from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_none, join, load,
+                                      store)
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.optimize import drop_dead_zero_stores, loaded_names
@@ -189,7 +190,8 @@ class _Backward:
                                            lambda: getattr(self, f"_{op.kind}")(op))
         for target in op.targets:
             statements += self.adjoints.reset(target, self.depth > 0)
-        return statements + [Restore(op, t) for t in op.targets]
+        # the forward sweep pushes the targets' old values in order: pop them in reverse
+        return statements + [Restore(op, t) for t in reversed(op.targets)]
 
     def _check_effect(self, op: Operation) -> None:
         """A call made for its effect must not be able to modify a differentiated value."""
@@ -253,6 +255,8 @@ class _Backward:
         return self._contribute(op.args[0], gast.Tuple(parts, gast.Load()))
 
     def _call(self, op):
+        if op.dynamic:
+            return self._dynamic_call(op)
         entry = vjp_rules(op.callee)
         if entry is None:
             raise MissingRuleError(
@@ -283,6 +287,38 @@ class _Backward:
                 cotangent = instantiate(template, bound, g, ans, self.bindings.name_for,
                                         same_shape)
                 statements += self._contribute(argument, cotangent)
+        return statements
+
+    def _dynamic_call(self, op):
+        """A call whose derivative is found when it runs: the forward sweep calls it through
+        `call_vjp`, which also returns a pullback; the backward sweep applies the pullback and
+        hands each active argument its cotangent."""
+        positional = [i for i, a in enumerate(op.args) if self._carries(a)]
+        named = [name for name, value in op.keywords if self._carries(value)]
+        if op.forward is None:  # a loop's body is built more than once
+            target = op.targets[0]
+            pullback = self.namer.claim(f"{target}_pullback")
+            if op.method:
+                caller = self.bindings.name_for("call_method_vjp", calls.call_method_vjp)
+                head = [op.args[0], gast.Constant(op.method, None)]
+                rest = op.args[1:]
+            else:
+                caller = self.bindings.name_for("call_vjp", calls.call_vjp)
+                head, rest = [op.statement.value.func], op.args
+            spec = gast.Constant(tuple(positional + named), None)
+            call = gast.Call(load(caller), [*head, spec, *rest],
+                             [gast.keyword(k, v) for k, v in op.keywords])
+            op.forward = gast.copy_location(gast.Assign(
+                [gast.Tuple([store(target), store(pullback)], gast.Store())], call, None),
+                op.statement)
+            op.targets = (target, pullback)
+        parts = self.namer.temporary("b_parts")
+        statements = [assign(parts, gast.Call(load(op.targets[1]), [load(
+            self.adjoints.name(op.targets[0]))], []))]
+        arguments = [op.args[i] for i in positional] + [v for k, v in op.keywords if k in named]
+        for k, argument in enumerate(arguments):
+            part = gast.Subscript(load(parts), gast.Constant(k, None), gast.Load())
+            statements += self._contribute(argument, part, may_be_none=True)
         return statements
 
     def _carries(self, argument) -> bool:

@@ -1,0 +1,137 @@
+"""calls: differentiating a call whose callee is only known when it runs.
+
+Generated code routes three kinds of call through here: calls to the user's own Python
+functions (their adjoints are generated and cached like any other), calls of a value held
+in a variable (`f = np.tanh if smooth else np.sign; f(x)`, `getattr(np, name)(x)`), and
+methods of a local value (`x.sum(axis=0)`, `model.forward(x)`). Each returns the call's
+result and a *pullback*: `pullback(g)` gives the cotangents of the arguments marked active
+at the call site, in that order (None for zero). The same rule registry serves every mode.
+"""
+from __future__ import annotations
+
+import inspect
+import types
+
+import numpy as np
+
+from srcad.errors import MissingRuleError, SrcadError
+from srcad.rules import is_nondifferentiable, vjp_rules
+
+# ndarray methods and the NumPy functions whose rules they share (receiver first).
+ARRAY_METHODS = {
+    "sum": np.sum, "mean": np.mean, "reshape": np.reshape, "ravel": np.ravel,
+    "transpose": np.transpose, "dot": np.dot, "copy": np.copy, "flatten": np.ravel,
+}
+
+
+def call_vjp(fn, active: tuple, *args, **kwargs):
+    """`(fn(*args, **kwargs), pullback)`; `active` lists argument positions and keyword names."""
+    rules = vjp_rules(fn)
+    if rules is not None:
+        return _by_rules(fn, rules, active, args, kwargs)
+    if is_nondifferentiable(fn):
+        return fn(*args, **kwargs), _no_cotangents(active)
+    function = inspect.unwrap(fn)
+    if isinstance(function, types.MethodType):  # a bound method: its receiver comes first
+        return _by_rules_or_source(function.__func__, _shifted(active, 1),
+                                   (function.__self__, *args), kwargs)
+    if isinstance(function, types.FunctionType):
+        return _by_source(function, active, args, kwargs)
+    raise MissingRuleError(
+        f"srcad has no derivative rule for {fn!r}, and a differentiated value flows into it.",
+        fix="register one with `srcad.defvjp(fn, lambda g, ans, x: ...)`.")
+
+
+def call_method_vjp(receiver, name: str, active: tuple, *args, **kwargs):
+    """`receiver.name(*args, **kwargs)` and its pullback; position 0 of `active` is the
+    receiver."""
+    if isinstance(receiver, (np.ndarray, np.generic)) and name in ARRAY_METHODS:
+        return call_vjp(ARRAY_METHODS[name], active, receiver, *args, **kwargs)
+    method = getattr(receiver, name)
+    if isinstance(method, types.MethodType) and isinstance(method.__func__, types.FunctionType):
+        return _by_rules_or_source(method.__func__, active, (receiver, *args), kwargs)
+    if 0 in active:
+        raise MissingRuleError(
+            f"srcad cannot differentiate the method `{name}` of a {type(receiver).__name__}.",
+            fix="call the NumPy function instead (`np.sum(x)` for `x.sum()`), or register a "
+            "rule with `srcad.defvjp`.")
+    return call_vjp(method, _shifted(active, -1), *args, **kwargs)
+
+
+def _shifted(active, offset) -> tuple:
+    """`active` for the same arguments with the positional ones moved by `offset`."""
+    return tuple(a + offset if isinstance(a, int) else a for a in active)
+
+
+def _by_rules_or_source(function, active, args, kwargs):
+    rules = vjp_rules(function)
+    if rules is not None:
+        return _by_rules(function, rules, active, args, kwargs)
+    return _by_source(function, active, args, kwargs)
+
+
+def _no_cotangents(active):
+    return lambda g: (None,) * len(active)
+
+
+def _by_rules(fn, rules, active, args, kwargs):
+    result = fn(*args, **kwargs)
+    positions = [_rule_position(rules, spec) for spec in active]
+
+    def pullback(g):
+        if g is None:
+            return (None,) * len(active)
+        return tuple(None if p is None or rules.rules[p] is None
+                     else rules.rules[p](g, result, *args, **kwargs) for p in positions)
+    return result, pullback
+
+
+def _rule_position(rules, spec):
+    """The index of the rule for an argument given by position or keyword name."""
+    if isinstance(spec, int):
+        return spec if spec < len(rules.rules) else None
+    first = next(r for r in rules.rules if r is not None)
+    names = list(inspect.signature(first).parameters)[2:]
+    return names.index(spec) if spec in names and names.index(spec) < len(rules.rules) else None
+
+
+def _by_source(function, active, args, kwargs):
+    from srcad import cache
+
+    names = _parameter_names(function, active, len(args))
+    try:
+        compiled = cache.compiled_adjoint(function, names)
+    except SrcadError as error:
+        raise type(error)(
+            f"{error.message}\n(srcad reached `{function.__module__}.{function.__qualname__}` "
+            "from a call in the function you differentiate, and followed it into its source)",
+            error.location,
+            f"{(error.fix or '').rstrip('.')}. Or register a rule for "
+            f"`{function.__qualname__}` with `srcad.defvjp`, so srcad does not follow its "
+            "source.") from None
+    result, backward = compiled.bound(function)(*args, **kwargs)
+
+    def pullback(g):
+        if g is None:
+            return (None,) * len(active)
+        cotangents = backward(g)
+        return cotangents if len(names) > 1 else (cotangents,)
+    return result, pullback
+
+
+def _parameter_names(function, active, count) -> tuple:
+    code = function.__code__
+    positional = code.co_varnames[:code.co_argcount]
+    names = []
+    for spec in active:
+        if isinstance(spec, str):
+            names.append(spec)
+        elif spec < len(positional):
+            names.append(positional[spec])
+        else:
+            raise SrcadError(
+                f"srcad cannot yet differentiate a value passed to `*{function.__name__}` "
+                f"parameters (argument {spec} of {function.__qualname__}).",
+                fix="pass it as a named parameter.")
+    return tuple(names)
+

@@ -1,0 +1,60 @@
+"""Programs that call functions: the user's helpers, library code, methods, closures."""
+import math
+
+import numpy as np
+
+import srcad
+
+
+def helper(a, scale=2.0):
+    return np.sin(a) * scale
+
+
+def power(x, n):
+    """Recursion: x ** n by repeated multiplication."""
+    if n == 0:
+        return 1.0
+    return x * power(x, n - 1)
+
+
+def calls_helpers(x, w):
+    return np.sum(helper(x, scale=3.0) + helper(w)) + np.sum(power(x, 3))
+
+
+def two_levels(x):
+    return calls_helpers(x, x * 2.0) * 0.5
+
+
+def keyword_arguments(x, w):
+    return np.sum(helper(scale=w, a=x))
+
+
+def array_methods(x, w):
+    s = x.sum(axis=0) * w.mean() + x.reshape(-1).dot(x.ravel())
+    return np.sum(s) + np.sum(x.T @ x) + x.copy().sum() + np.sum(x.transpose())
+
+
+def chosen_at_run_time(x):
+    activation = np.tanh if np.sum(x) > 0 else np.sin
+    exponential = getattr(np, "exp")
+    return np.sum(activation(x) + exponential(x))
+
+
+def library_polyval(x, p):
+    return np.polyval(p, x)
+
+
+def library_sinc(x):
+    return np.sum(np.sinc(x))
+
+
+CORPUS = [
+    (calls_helpers, (np.array([0.3, 0.5, -0.2]), np.array([0.1, 0.2, 0.4])), (0, 1)),
+    (two_levels, (np.array([0.3, 0.5, -0.2]),), 0),
+    (keyword_arguments, (np.array([0.3, 0.5]), 1.5), (0, 1)),
+    (array_methods, (np.array([[0.3, 0.5], [-0.2, 0.7]]), np.array([0.1, 0.2])), (0, 1)),
+    (chosen_at_run_time, (np.array([0.3, 0.5]),), 0),
+    (chosen_at_run_time, (np.array([-0.3, -0.5]),), 0),
+    (library_polyval, (0.7, np.array([1.0, -2.0, 3.0])), (0, 1)),
+    (library_sinc, (np.array([0.3, -1.2, 2.5]),), 0),
+]

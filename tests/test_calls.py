@@ -1,0 +1,38 @@
+"""Calls: the user's helpers (recursion included), keyword arguments, library code written
+in Python, array methods, and callees chosen at run time."""
+import numpy as np
+import pytest
+
+import srcad
+from srcad.testing import numerical_gradient
+from tests import call_programs as p
+
+
+@pytest.mark.parametrize("fn, args, wrt", p.CORPUS,
+                         ids=[f"{fn.__name__}-{i}" for i, (fn, _, _) in enumerate(p.CORPUS)])
+def test_gradient_matches_finite_differences(fn, args, wrt):
+    positions = wrt if isinstance(wrt, tuple) else (wrt,)
+    gradients = srcad.grad(fn, wrt=wrt)(*args)
+    gradients = gradients if isinstance(wrt, tuple) else (gradients,)
+    for position, gradient in zip(positions, gradients):
+        np.testing.assert_allclose(gradient, numerical_gradient(fn, args, position),
+                                   rtol=1e-5, atol=1e-6)
+
+
+def test_library_functions_match_their_analytic_derivatives():
+    x = np.array([0.3, -1.2, 2.5])
+    expected = (np.cos(np.pi * x) * np.pi * x - np.sin(np.pi * x)) / (np.pi * x ** 2)
+    np.testing.assert_allclose(srcad.grad(p.library_sinc)(x), expected, rtol=1e-12)
+    coefficients = np.array([1.0, -2.0, 3.0])  # x**2 - 2x + 3
+    assert srcad.grad(p.library_polyval)(0.7, coefficients) == pytest.approx(2 * 0.7 - 2.0)
+    np.testing.assert_allclose(srcad.grad(p.library_polyval, wrt=1)(0.7, coefficients),
+                               [0.49, 0.7, 1.0])
+
+
+def test_helpers_are_transformed_once_and_cached():
+    srcad.clear_cache()
+    gradient = srcad.grad(p.calls_helpers)
+    gradient(np.ones(2), np.ones(2))
+    entries = srcad.cache_info().entries
+    gradient(np.ones(2), np.ones(2))
+    assert srcad.cache_info().entries == entries >= 3  # calls_helpers, helper, power
