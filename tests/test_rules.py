@@ -9,6 +9,8 @@ here, and `test_case_reaches_its_rule` checks that each row really reaches the r
 claims. The functions must live in this file: srcad reads their source.
 """
 import builtins
+import builtins
+import math
 import operator
 import types
 from typing import NamedTuple
@@ -116,6 +118,30 @@ UNARY = [
 SCALAR_ONLY = [
     (float, lambda x: float(x), "real"),
     (float, lambda x: float(x) * 3.0 + x, "real"),
+    (math.sin, lambda x: math.sin(x), "real"),
+    (math.cos, lambda x: math.cos(x), "real"),
+    (math.tan, lambda x: math.tan(x), "angle"),
+    (math.asin, lambda x: math.asin(x), "unit"),
+    (math.acos, lambda x: math.acos(x), "unit"),
+    (math.atan, lambda x: math.atan(x), "real"),
+    (math.sinh, lambda x: math.sinh(x), "real"),
+    (math.cosh, lambda x: math.cosh(x), "real"),
+    (math.tanh, lambda x: math.tanh(x), "real"),
+    (math.exp, lambda x: math.exp(x), "real"),
+    (math.expm1, lambda x: math.expm1(x), "real"),
+    (math.log, lambda x: math.log(x), "positive"),
+    (math.log, lambda x: math.log(x, 2.0) + math.log(2.0, x + 1.5), "positive"),
+    (math.log1p, lambda x: math.log1p(x), "positive"),
+    (math.log2, lambda x: math.log2(x), "positive"),
+    (math.log10, lambda x: math.log10(x), "positive"),
+    (math.sqrt, lambda x: math.sqrt(x), "positive"),
+    (math.fabs, lambda x: math.fabs(x), "nonzero"),
+    (math.pow, lambda x: math.pow(x, 3.0) + math.pow(1.5, x), "positive"),
+    (math.hypot, lambda x: math.hypot(x, 2.0) + math.hypot(0.5, x), "real"),
+    (math.atan2, lambda x: math.atan2(x, 2.0) + math.atan2(0.5, x), "nonzero"),
+    (builtins.max, lambda x: max(x, 0.5 * x, 0.1) * max([x, x + 1.0]), "positive"),
+    (builtins.min, lambda x: min(x, 2.0 * x) + min([x, x * x]), "positive"),
+    (builtins.pow, lambda x: pow(x, 2) + pow(2.0, x), "positive"),
 ]
 
 # ---- binary operations ---------------------------------------------------------------------

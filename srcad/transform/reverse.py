@@ -280,9 +280,7 @@ class _Backward:
                     f"arguments: {error}.", self.parsed.location(op.statement),
                     "pass the arguments the rule's signature names, or register a rule "
                     "that accepts them with `srcad.defvjp`.") from None
-            if position >= len(template.signature.parameters):
-                continue
-            argument = bound.arguments.get(template.parameter(position))
+            argument = _argument_at(op, template, bound, position)
             if self._carries(argument):
                 cotangent = instantiate(template, bound, g, ans, self.bindings.name_for,
                                         same_shape)
@@ -337,6 +335,14 @@ class _Backward:
         if not isinstance(argument, gast.Name) or argument.id not in self.active:
             return []
         return self.adjoints.accumulate(argument.id, contribution, may_be_none)
+
+
+def _argument_at(op: Operation, template, bound, position: int):
+    """The argument node of positional parameter `position`, passed by position or name."""
+    if position < len(op.args):
+        return op.args[position]
+    names = list(template.signature.parameters)
+    return bound.arguments.get(names[position]) if position < len(names) else None
 
 
 def _harmless_effect(callee) -> bool:

@@ -39,9 +39,6 @@ class Template:
         """Match a call's argument nodes to the rule's parameters (TypeError if they don't)."""
         return self.signature.bind(*args, **dict(keywords))
 
-    def parameter(self, position: int) -> str:
-        return list(self.signature.parameters)[position]
-
 
 @functools.lru_cache(maxsize=None)
 def template_of(rule: Callable) -> Template:
