@@ -12,7 +12,7 @@ import inspect
 import numpy as np
 
 from srcad import cache
-from srcad.arguments import like_argument, promote, seed_for, wrt_parameters
+from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_parameters
 from srcad.errors import CotangentError, UsageError
 from srcad.frontend.parse import code_of
 
@@ -25,24 +25,23 @@ class Derivative:
         self.wrt = wrt
         self.has_aux = has_aux
         self.names, self.positions = wrt_parameters(code_of(fn), wrt)
-        self._compiled = None
-        self._vjp_maker = None
+        self._compiled = {}  # the wrt arguments that are containers → (adjoint, VJP maker)
 
     @property
     def source(self) -> str:
-        """The generated adjoint program, as Python source."""
-        return self._compiled_adjoint().source
+        """The generated adjoint program (for array or float arguments), as Python source."""
+        return self._vjp_maker(frozenset())[0].source
 
-    def _compiled_adjoint(self):
-        compiled = self._compiled
-        if compiled is None or not compiled.guards_hold(self.fn):
-            compiled = cache.compiled_adjoint(self.fn, self.names, self.has_aux)
-            self._compiled, self._vjp_maker = compiled, compiled.bind(self.fn)
-        return compiled
+    def _vjp_maker(self, containers: frozenset):
+        """The compiled adjoint and its bound VJP maker, for arguments of this kind."""
+        entry = self._compiled.get(containers)
+        if entry is None or not entry[0].guards_hold(self.fn):
+            compiled = cache.compiled_adjoint(self.fn, self.names, self.has_aux, containers)
+            entry = self._compiled[containers] = (compiled, compiled.bind(self.fn))
+        return entry
 
     def forward(self, args, kwargs):
         """Run the forward sweep: (output, backward, the unpromoted wrt arguments)."""
-        self._compiled_adjoint()
         if all(p is not None and p < len(args) for p in self.positions):
             originals = [args[p] for p in self.positions]
             args = list(args)
@@ -55,7 +54,8 @@ class Derivative:
             for name, value in zip(self.names, originals):
                 bound.arguments[name] = promote(value, name)
             args, kwargs = bound.args, bound.kwargs
-        output, backward = self._vjp_maker(*args, **kwargs)
+        containers = frozenset(n for n, v in zip(self.names, originals) if is_container(v))
+        output, backward = self._vjp_maker(containers)[1](*args, **kwargs)
         return output, backward, originals
 
     def gradients(self, backward, cotangent, originals):

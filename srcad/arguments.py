@@ -40,8 +40,31 @@ def wrt_parameters(code, wrt) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
     return tuple(names), positions
 
 
+CONTAINERS = (dict, list, tuple)
+
+
+def is_container(value) -> bool:
+    """Parameters kept in dicts, lists and tuples (nested): their gradient has their shape."""
+    return isinstance(value, CONTAINERS)
+
+
+def _rebuild(container, items):
+    if isinstance(container, dict):
+        return dict(zip(container, items))
+    if hasattr(container, "_fields"):  # a namedtuple
+        return type(container)(*items)
+    return type(container)(items)
+
+
+def _children(container):
+    return list(container.values()) if isinstance(container, dict) else list(container)
+
+
 def promote(value, name: str):
-    """The value differentiated in place of an argument: ints become floats."""
+    """The value differentiated in place of an argument: ints become floats, and the leaves
+    of dicts, lists and tuples are promoted one by one."""
+    if is_container(value):
+        return _rebuild(value, [promote(v, name) for v in _children(value)])
     if isinstance(value, (float, np.floating)) and not isinstance(value, bool):
         return value
     if isinstance(value, np.ndarray):
@@ -88,7 +111,12 @@ def _describe(value) -> str:
 def like_argument(gradient, argument):
     """`gradient` with the type, shape and dtype of `argument` (the unpromoted value).
 
-    None is the zero the generated code returns for an argument no derivative reached."""
+    None is the zero the generated code returns for an argument no derivative reached;
+    a dict, list or tuple argument gets the same nesting, leaf by leaf."""
+    if is_container(argument):
+        leaves = _children(argument)
+        parts = [None] * len(leaves) if gradient is None else _children(gradient)
+        return _rebuild(argument, [like_argument(g, x) for g, x in zip(parts, leaves)])
     if gradient is None:
         gradient = np.zeros(np.shape(argument))
     if isinstance(argument, np.ndarray):

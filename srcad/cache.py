@@ -22,15 +22,17 @@ _counts = {"hits": 0, "misses": 0}
 _lock = threading.Lock()
 
 
-def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False) -> CompiledAdjoint:
-    key = (fn.__code__, wrt, "rev", has_aux, __version__)
+def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
+                     containers: frozenset = frozenset()) -> CompiledAdjoint:
+    """`containers`: the `wrt` parameters that hold dicts, lists or tuples of values."""
+    key = (fn.__code__, wrt, "rev", has_aux, containers, __version__)
     with _lock:
         for entry in _entries.get(key, ()):
             if entry.guards_hold(fn):
                 _counts["hits"] += 1
                 return entry
         _counts["misses"] += 1
-    entry = pipeline.transform(fn, wrt, has_aux)
+    entry = pipeline.transform(fn, wrt, has_aux, containers)
     with _lock:
         _entries.setdefault(key, []).append(entry)
     return entry

@@ -14,6 +14,7 @@ import types
 
 import numpy as np
 
+from srcad.arguments import is_container
 from srcad.errors import MissingRuleError, SrcadError
 from srcad.rules import is_nondifferentiable, vjp_rules
 
@@ -99,8 +100,10 @@ def _by_source(function, active, args, kwargs):
     from srcad import cache
 
     names = _parameter_names(function, active, len(args))
+    values = [args[spec] if isinstance(spec, int) else kwargs[spec] for spec in active]
+    containers = frozenset(n for n, v in zip(names, values) if is_container(v))
     try:
-        compiled = cache.compiled_adjoint(function, names)
+        compiled = cache.compiled_adjoint(function, names, containers=containers)
     except SrcadError as error:
         raise type(error)(
             f"{error.message}\n(srcad reached `{function.__module__}.{function.__qualname__}` "

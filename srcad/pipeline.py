@@ -23,12 +23,14 @@ from srcad.transform.naming import Namer
 from srcad.transform.reverse import reverse
 
 
-def transform(fn, wrt: tuple[str, ...], has_aux: bool = False) -> CompiledAdjoint:
+def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
+              containers: frozenset = frozenset()) -> CompiledAdjoint:
     """The VJP maker of `fn` with respect to the parameters named in `wrt`.
 
     Calling the result with `fn`'s arguments returns `(output, backward)`, and
     `backward(cotangent_of_output)` returns the gradient of each `wrt` parameter.
     With `has_aux`, `fn` returns `(output, aux)` and only `output` is differentiated.
+    `containers` names the `wrt` parameters that hold dicts, lists or tuples of values.
     """
     parsed = parse_function(fn)                                  # parse
     fence(parsed)                                                # fence
@@ -44,7 +46,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False) -> CompiledAdjoin
     check_in_place_updates(block, output, aliases, simple.versions, parsed)
     bindings = Bindings(namer, resolver)
     module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
-                           bindings, fn.__code__.co_freevars)    # reverse
+                           bindings, fn.__code__.co_freevars, containers)  # reverse
     label = f"vjp of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label)
 

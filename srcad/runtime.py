@@ -7,7 +7,6 @@ derivative call.
 from __future__ import annotations
 
 import math
-import numbers
 
 import numpy as np
 
@@ -30,13 +29,6 @@ def unbroadcast(g, x):
     if stretched:
         g = g.sum(axis=stretched, keepdims=True)
     return g
-
-
-def zeros_like(x):
-    """The zero cotangent of `x`: a float for Python numbers, an array for arrays."""
-    if isinstance(x, numbers.Number) and not isinstance(x, np.generic):
-        return 0.0
-    return np.zeros_like(x, dtype=np.result_type(np.asarray(x).dtype, np.float16))
 
 
 def reduced_axes(axis, ndim: int) -> tuple:
@@ -68,7 +60,8 @@ def reduced_size(x, axis=None) -> int:
 def index_adjoint(g, x, index):
     """Cotangent of `x[index]`: `g` scattered into zeros of `x`'s shape (repeats add up).
 
-    For a tuple or list `x`, a tuple with None (zero) for the elements not indexed."""
+    For a tuple, list or dict `x`, the same kind of container with None (zero) for the
+    elements not indexed."""
     if isinstance(x, (tuple, list)):
         result = [None] * len(x)
         if isinstance(index, slice):
@@ -78,7 +71,7 @@ def index_adjoint(g, x, index):
             result[index] = g
         return tuple(result)
     if isinstance(x, dict):
-        return {key: g if key == index else zeros_like(item) for key, item in x.items()}
+        return {key: g if key == index else None for key in x}
     result = np.zeros(np.shape(x), np.result_type(np.asarray(x).dtype, np.asarray(g).dtype))
     parts = index if isinstance(index, tuple) else (index,)
     if all(isinstance(p, _BASIC_INDEX_TYPES) for p in parts) or _is_boolean_mask(index):

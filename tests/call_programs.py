@@ -58,3 +58,17 @@ CORPUS = [
     (library_polyval, (0.7, np.array([1.0, -2.0, 3.0])), (0, 1)),
     (library_sinc, (np.array([0.3, -1.2, 2.5]),), 0),
 ]
+
+
+def tree_loss(params, x):
+    h = np.tanh(x @ params["W1"] + params["b"][0])
+    out = h @ params["layers"][1]["w"]
+    return np.mean(out ** 2) + 0.1 * np.sum(params["layers"][0] ** 2) + params["b"][1] * 0.0
+
+
+def tree_helper(params, x):
+    return np.sum(x * params["scale"]) + np.sum(params["shift"])
+
+
+def tree_through_helper(params, x):
+    return tree_helper(params, x) * 2.0

@@ -20,6 +20,7 @@ primal values by name. Adjoints follow srcad/transform/adjoints.py.
 from __future__ import annotations
 
 import copy
+import operator
 
 import gast
 import numpy as np
@@ -29,7 +30,7 @@ from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError, RuleSignatureError, UnsoundAliasingError
 from srcad.frontend.parse import ParsedFunction, param_names
-from srcad.frontend.resolve import Branch, Loop, Operation, operations
+from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
 from srcad.rules import is_nondifferentiable, vjp_rules
 from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_none, join, load,
                                       store)
@@ -45,9 +46,10 @@ SCOPE = "srcad_scope"
 
 def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliases,
             wrt: tuple[str, ...], output: str, parsed: ParsedFunction, namer: Namer,
-            bindings: Bindings, user_freevars: tuple[str, ...]) -> tuple[gast.Module, str]:
+            bindings: Bindings, user_freevars: tuple[str, ...],
+            containers: frozenset = frozenset()) -> tuple[gast.Module, str]:
     """The adjoint module and the name of the VJP maker inside it."""
-    sequences = _sequence_names(block)
+    sequences = _sequence_names(block, containers)
     adjoints = Adjoints(namer, bindings, sequences)
     stack = namer.claim("stack")
     backward_name = namer.claim(f"{parsed.name}_backward")
@@ -82,14 +84,26 @@ def _function(name, params, body):
     return gast.FunctionDef(name, args, body, [], None, None, [])
 
 
-def _sequence_names(block) -> set:
-    names = set()
+def _sequence_names(block, containers) -> set:
+    """Names that may hold tuples, lists or dicts, whose adjoints add element by element:
+    packed values, unpacked values, container parameters and what is read out of them."""
+    names = set(containers)
     for node in operations(block):
         if node.kind == "pack":
             names.update(node.targets)
         elif node.kind == "unpack":
             names.add(node.args[0].id)
-    return names
+    while True:
+        size = len(names)
+        for node in walk(block):
+            if isinstance(node, Loop) and node.iterable in names:
+                names.add(node.element)
+            elif isinstance(node, Operation) and node.targets and node.args \
+                    and isinstance(node.args[0], gast.Name) and node.args[0].id in names \
+                    and (node.kind == "copy" or node.callee is operator.getitem):
+                names.update(node.targets)
+        if len(names) == size:
+            return names
 
 
 # ---- the backward sweep ----------------------------------------------------------------------
