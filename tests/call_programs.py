@@ -60,6 +60,12 @@ CORPUS = [
 ]
 
 
+def _late_entries():
+    """Entries whose functions are defined below the table."""
+    return [(nested_functions, (np.array([0.3, 0.5]), 1.5), 0),
+            (captures_a_differentiated_value, (np.array([0.3, 0.5]), np.ones(2)), 0)]
+
+
 def tree_loss(params, x):
     h = np.tanh(x @ params["W1"] + params["b"][0])
     out = h @ params["layers"][1]["w"]
@@ -72,3 +78,39 @@ def tree_helper(params, x):
 
 def tree_through_helper(params, x):
     return tree_helper(params, x) * 2.0
+
+
+SCALE = 3.0
+
+
+def nested_functions(x, c):
+    k = c * 2.0
+
+    def inner(y, power=2):
+        return np.sum(y ** power) * k * SCALE
+
+    square = lambda v: v * v  # noqa: E731
+    double, triple = (lambda v: 2 * v), (lambda v: 3 * v)
+    return inner(x) + inner(x, power=3) + np.sum(square(x)) + np.sum(double(x) + triple(x))
+
+
+def captures_a_differentiated_value(x, w):
+    def uses_w(y):
+        return np.sum(y * w)
+    return uses_w(x)
+
+
+def captures_a_reassigned_value(x):
+    y = x * 2.0
+    y = y + 1.0
+    scaled = lambda v: v * y  # noqa: E731
+    return np.sum(scaled(x))
+
+
+def make_scaled_loss(scale):
+    def scaled_loss(x):
+        return np.sum(x ** 2) * scale
+    return scaled_loss
+
+
+CORPUS += _late_entries()

@@ -36,3 +36,24 @@ def test_helpers_are_transformed_once_and_cached():
     entries = srcad.cache_info().entries
     gradient(np.ones(2), np.ones(2))
     assert srcad.cache_info().entries == entries >= 3  # calls_helpers, helper, power
+
+
+def test_a_closure_that_reads_a_differentiated_value_is_refused():
+    from srcad.errors import UnsupportedSyntaxError
+    with pytest.raises(UnsupportedSyntaxError, match="`w`.*nested function"):
+        srcad.grad(p.captures_a_differentiated_value, wrt=1)(np.ones(2), np.ones(2))
+
+
+def test_a_closure_over_a_reassigned_variable_is_refused():
+    from srcad.errors import UnsupportedSyntaxError
+    with pytest.raises(UnsupportedSyntaxError, match="assigns more than once"):
+        srcad.grad(p.captures_a_reassigned_value)(np.ones(2))
+
+
+def test_closure_cells_and_redefinitions_give_new_gradients():
+    loss = p.make_scaled_loss(2.0)
+    gradient = srcad.grad(loss)
+    np.testing.assert_allclose(gradient(np.ones(2)), [4.0, 4.0])
+    loss.__closure__[0].cell_contents = 5.0
+    np.testing.assert_allclose(gradient(np.ones(2)), [10.0, 10.0])
+    np.testing.assert_allclose(srcad.grad(p.make_scaled_loss(1.0))(np.ones(2)), [2.0, 2.0])

@@ -27,7 +27,7 @@ def lower_exits(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     body = fn.body
     final = body[-1:] if body and isinstance(body[-1], gast.Return) else []
     inner = body[:len(body) - len(final)]
-    jumps = [n for s in inner for n in gast.walk(s)
+    jumps = [n for s in inner for n in walk_local(s)
              if isinstance(n, (gast.Return, gast.Break, gast.Continue))]
     if not any(isinstance(n, gast.Return) for n in jumps):
         if jumps:
@@ -40,6 +40,14 @@ def lower_exits(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
             _assign(lowering.returning, gast.Constant(False, None))]
     fn.body = init + lowered + [gast.copy_location(gast.Return(value), fn)]
     return fn
+
+
+def walk_local(node):
+    """`gast.walk`, without entering nested functions and lambdas (their own scopes)."""
+    yield node
+    for child in gast.iter_child_nodes(node):
+        if not isinstance(child, (gast.FunctionDef, gast.Lambda)):
+            yield from walk_local(child)
 
 
 def _name(identifier, ctx):
@@ -123,12 +131,13 @@ class _Lowering:
         return prologue + [node], [self.returning] if self._returns_in(node) else []
 
     def _returns_in(self, node):
-        found = self.returning is not None and any(isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)
-                    and n.targets[0].id == self.returning for n in gast.walk(node))
+        found = self.returning is not None and any(
+            isinstance(n, gast.Assign) and isinstance(n.targets[0], gast.Name)
+            and n.targets[0].id == self.returning for n in walk_local(node))
         return self.returning if found else None
 
     def _flags_set_in(self, node, loop):
-        names = {n.targets[0].id for n in gast.walk(node) if isinstance(n, gast.Assign)
+        names = {n.targets[0].id for n in walk_local(node) if isinstance(n, gast.Assign)
                  and isinstance(n.targets[0], gast.Name)}
         candidates = [self.returning] if self.returning else []
         if loop is not None:

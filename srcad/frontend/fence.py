@@ -12,10 +12,12 @@ from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction
 
 ALLOWED_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
-                      gast.Pass, gast.If, gast.For, gast.While, gast.Break, gast.Continue)
+                      gast.Pass, gast.If, gast.For, gast.While, gast.Break, gast.Continue,
+                      gast.FunctionDef)
 COMPOUND = (gast.If, gast.For, gast.While)
 ALLOWED_EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
                        gast.IfExp, gast.BoolOp, gast.boolop, gast.ListComp, gast.GeneratorExp,
+                       gast.Lambda,
                        gast.comprehension,
                        gast.Subscript, gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
                        gast.Slice, gast.keyword, gast.JoinedStr, gast.FormattedValue)
@@ -32,10 +34,8 @@ REFUSED = {
     gast.Global: ("`global` declarations", "pass the value as an argument and return the new one"),
     gast.Nonlocal: ("`nonlocal` declarations", "pass the value as an argument and return the new one"),
     gast.Delete: ("`del` statements", "let the name go out of scope instead"),
-    gast.FunctionDef: ("nested function definitions", "define the helper at module level"),
     gast.AsyncFunctionDef: ("`async` functions", "differentiate a synchronous function"),
     gast.ClassDef: ("class definitions", "define the class at module level"),
-    gast.Lambda: ("lambdas inside a differentiated function", "define the helper at module level"),
     gast.Yield: ("generators (`yield`)", "return a value instead of yielding it"),
     gast.YieldFrom: ("generators (`yield from`)", "return a value instead of yielding it"),
     gast.Await: ("`await` expressions", "differentiate a synchronous function"),

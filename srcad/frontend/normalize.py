@@ -12,6 +12,7 @@ The simple form, which every later stage may assume:
                | for NAME in NAME: block                 (the iterable is not rebound inside)
                | while NAME: block                       (the block ends by recomputing NAME)
                | break                                   (only as `if flag: break`, see exits)
+               | def NAME(...): ...                      (a nested function, kept whole)
     expr      := atom | atom OP atom | UNARYOP atom | callee(atom, ..., key=atom)
                | atom[index] | atom.attr | (atom, ...) | [atom, ...] | {atom: atom, ...}
                | a comparison or f-string, kept whole (its value has no derivative)
@@ -39,6 +40,7 @@ import gast
 
 from srcad.frontend.desugar import Desugaring
 from srcad.frontend.exits import lower_exits
+from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.transform.naming import Namer
 
@@ -58,17 +60,16 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
     `resolver` tells whether a name is a builtin (`enumerate`, `zip`, `reversed` loops are
     rewritten over indices so their elements' adjoints reach the sequences)."""
     fn = lower_exits(copy.deepcopy(parsed.node), namer)
-    return _Normalizer(fn, namer, resolver).run()
+    return _Normalizer(fn, namer, resolver, parsed).run()
 
 
 class _Normalizer(Desugaring):
-    def __init__(self, fn: gast.FunctionDef, namer: Namer, resolver):
+    def __init__(self, fn: gast.FunctionDef, namer: Namer, resolver, parsed: ParsedFunction):
         self.fn = fn
         self.namer = namer
         self.resolver = resolver
-        self.locals = set(param_names(fn)) | {
-            n.id for n in gast.walk(fn) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Store)}
+        self.parsed = parsed
+        self.locals = local_names(fn)
         self.current = {name: name for name in param_names(fn)}
         self.body: list = []
         self.depth = 0  # how many branches and loops enclose the statement being normalized
@@ -134,6 +135,22 @@ class _Normalizer(Desugaring):
             self._emit(gast.While(test, body, []), node)
         elif isinstance(node, gast.Break):
             self._emit(gast.Break(), node)
+        elif isinstance(node, gast.FunctionDef):
+            self._check_captures(node)
+            nested = copy.deepcopy(node)
+            nested.name = self._define(node.name).id
+            self._emit(nested, node)
+
+    def _check_captures(self, scope):
+        """A nested function or lambda may read the enclosing function's variables only if
+        they are assigned once: the simple form renames reassigned variables, and a closure
+        would see the wrong version."""
+        for name in sorted(captured_names(scope) & self.locals):
+            if self.stores.get(name, 0) > 1:
+                raise UnsupportedSyntaxError(
+                    f"srcad cannot differentiate a nested function that reads `{name}`, which "
+                    f"{self.parsed.name} assigns more than once.", self.parsed.location(scope),
+                    f"pass `{name}` to the nested function as an argument.")
 
     def _for(self, node):
         indexed = self._indexed_iteration(node)
@@ -260,6 +277,9 @@ class _Normalizer(Desugaring):
             return self._choice(node)
         if isinstance(node, (gast.ListComp, gast.GeneratorExp)):
             return self._comprehension(node)
+        if isinstance(node, gast.Lambda):
+            self._check_captures(node)
+            return copy.deepcopy(node)
         if isinstance(node, gast.BoolOp):
             return self._short_circuit(node)
         if isinstance(node, gast.Call):
@@ -334,6 +354,7 @@ def _base_name(node) -> str:
     if isinstance(node, (gast.BinOp, gast.UnaryOp)):
         return OPERATOR_NAMES[type(node.op)]
     return {gast.Subscript: "item", gast.Tuple: "tuple", gast.List: "list", gast.Dict: "dict",
+            gast.Lambda: "function",
             gast.Compare: "cond", gast.JoinedStr: "text"}.get(type(node), "out") \
         if not isinstance(node, gast.Attribute) else node.attr
 
@@ -343,6 +364,22 @@ def _is_append(call, local_names) -> bool:
             and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
             and call.func.value.id in local_names and len(call.args) == 1
             and not call.keywords)
+
+
+def local_names(fn: gast.FunctionDef) -> set:
+    """The names a function binds: parameters, assignment targets, nested functions."""
+    return set(param_names(fn)) | {
+        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    } | {n.name for n in gast.walk(fn) if isinstance(n, gast.FunctionDef) and n is not fn}
+
+
+def captured_names(scope) -> set:
+    """Names a nested function or lambda reads that it does not bind itself."""
+    own = {n.id for n in gast.walk(scope.args) if isinstance(n, gast.Name)} | {
+        n.id for n in gast.walk(scope) if isinstance(n, gast.Name)
+        and isinstance(n.ctx, gast.Store)}
+    return {n.id for n in gast.walk(scope) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)} - own
 
 
 def _stores(statements, name: str) -> bool:

@@ -19,6 +19,7 @@ import gast
 import numpy as np
 
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
+from srcad.frontend.normalize import captured_names, local_names
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.rules import is_nondifferentiable, vjp_rules
 
@@ -80,6 +81,7 @@ class Operation:
     method: str | None = None   # for a method call `x.name(...)`: the name (x is args[0])
     dynamic: bool = False       # the callee's derivative is found when it runs (srcad.calls)
     forward: gast.stmt | None = None  # what the forward sweep runs instead of `statement`
+    captures: frozenset = frozenset()  # for a nested function: the outer names it reads
 
     @property
     def augmented(self) -> str | None:
@@ -182,9 +184,7 @@ def operations(block):
 
 def resolve(simple_fn: gast.FunctionDef, resolver: Resolver) -> list:
     """The function's block of `Operation`s, `Branch`es and `Loop`s, without the `return`."""
-    resolver.local_names = set(param_names(simple_fn)) | {
-        n.id for n in gast.walk(simple_fn)
-        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    resolver.local_names = local_names(simple_fn)
     return _block([s for s in simple_fn.body if not isinstance(s, gast.Return)], resolver)
 
 
@@ -203,6 +203,9 @@ def _node(statement, resolver: Resolver):
         return Loop(statement, None, None, _block(statement.body, resolver))
     if isinstance(statement, gast.Break):
         return Operation(statement, "jump")
+    if isinstance(statement, gast.FunctionDef):
+        return Operation(statement, "constant", (statement.name,),
+                         captures=frozenset(captured_names(statement)))
     if isinstance(statement, gast.Expr):
         call = statement.value
         if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
@@ -235,6 +238,8 @@ def _node(statement, resolver: Resolver):
         return Operation(statement, "copy", targets, args=(value,))
     if isinstance(value, (gast.Compare, gast.JoinedStr)):
         return Operation(statement, "opaque", targets)
+    if isinstance(value, gast.Lambda):
+        return Operation(statement, "constant", targets, captures=frozenset(captured_names(value)))
     if isinstance(value, (gast.Tuple, gast.List)):
         keys = tuple(gast.Constant(i, None) for i in range(len(value.elts)))
         return Operation(statement, "pack", targets, args=tuple(value.elts), keys=keys)

@@ -28,7 +28,8 @@ import numpy as np
 from srcad import calls, runtime
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
-from srcad.errors import MissingRuleError, RuleSignatureError, UnsoundAliasingError
+from srcad.errors import (MissingRuleError, RuleSignatureError, UnsoundAliasingError,
+                          UnsupportedSyntaxError)
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
 from srcad.rules import is_nondifferentiable, vjp_rules
@@ -189,6 +190,13 @@ class _Backward:
     def operation(self, op: Operation) -> list:
         if op.kind == "effect":
             self._check_effect(op)
+        captured = sorted(op.captures & self.activity.varied)
+        if captured:
+            raise UnsupportedSyntaxError(
+                f"srcad cannot differentiate through `{captured[0]}`, which a nested function "
+                f"reads from {self.parsed.name}: the derivative would miss that path.",
+                self.parsed.location(op.statement),
+                f"pass `{captured[0]}` to the nested function as an argument.")
         if op.kind in ("setitem", "append"):
             statements = []
             if op.mutates in self.active:
