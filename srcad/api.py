@@ -24,7 +24,12 @@ class Derivative:
         self.fn = fn
         self.wrt = wrt
         self.has_aux = has_aux
-        self.names, self.positions = wrt_parameters(code_of(fn), wrt)
+        # A bound method (`model.loss`) is its function with the receiver passed first;
+        # `wrt` counts the arguments the user passes, as for any other callable.
+        unwrapped = inspect.unwrap(fn)
+        self.function = getattr(unwrapped, "__func__", fn)
+        self.receiver = (unwrapped.__self__,) if hasattr(unwrapped, "__func__") else ()
+        self.names, self.positions = wrt_parameters(code_of(fn), wrt, len(self.receiver))
         self._compiled = {}  # the wrt arguments that are containers → (adjoint, VJP maker)
 
     @property
@@ -35,9 +40,9 @@ class Derivative:
     def _vjp_maker(self, containers: frozenset):
         """The compiled adjoint and its bound VJP maker, for arguments of this kind."""
         entry = self._compiled.get(containers)
-        if entry is None or not entry[0].guards_hold(self.fn):
-            compiled = cache.compiled_adjoint(self.fn, self.names, self.has_aux, containers)
-            entry = self._compiled[containers] = (compiled, compiled.bind(self.fn))
+        if entry is None or not entry[0].guards_hold(self.function):
+            compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux, containers)
+            entry = self._compiled[containers] = (compiled, compiled.bind(self.function))
         return entry
 
     def forward(self, args, kwargs):
@@ -55,7 +60,7 @@ class Derivative:
                 bound.arguments[name] = promote(value, name)
             args, kwargs = bound.args, bound.kwargs
         containers = frozenset(n for n, v in zip(self.names, originals) if is_container(v))
-        output, backward = self._vjp_maker(containers)[1](*args, **kwargs)
+        output, backward = self._vjp_maker(containers)[1](*self.receiver, *args, **kwargs)
         return output, backward, originals
 
     def gradients(self, backward, cotangent, originals):

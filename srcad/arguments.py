@@ -16,9 +16,12 @@ from srcad.errors import (NonDifferentiableInputError, NonScalarOutputError, Src
                           WrtError)
 
 
-def wrt_parameters(code, wrt) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
-    """Names of the parameters `wrt` selects, and their positions (None if keyword-only)."""
-    positional = code.co_varnames[:code.co_argcount]
+def wrt_parameters(code, wrt, bound=0) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
+    """Names of the parameters `wrt` selects, and their positions (None if keyword-only).
+
+    `bound` leading parameters are already bound (a method's `self`) and not counted."""
+    receivers = code.co_varnames[:bound]
+    positional = code.co_varnames[bound:code.co_argcount]
     keyword_only = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
     names = []
     for item in (wrt if isinstance(wrt, tuple) else (wrt,)):
@@ -27,6 +30,11 @@ def wrt_parameters(code, wrt) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
                 raise WrtError(f"wrt={item} is out of range: {code.co_name} has "
                                f"{len(positional)} positional parameter(s) {positional}.")
             names.append(positional[item])
+        elif isinstance(item, str) and item in receivers:
+            raise WrtError(f"wrt={item!r}: srcad differentiates with respect to arguments, not "
+                           f"the object a method is bound to.",
+                           fix="keep the parameters in a dict or array attribute and pass them "
+                           "to the method as an argument.")
         elif isinstance(item, str):
             if item not in positional + keyword_only:
                 raise WrtError(f"wrt={item!r} names no parameter of {code.co_name}; its "

@@ -57,3 +57,23 @@ def test_closure_cells_and_redefinitions_give_new_gradients():
     loss.__closure__[0].cell_contents = 5.0
     np.testing.assert_allclose(gradient(np.ones(2)), [10.0, 10.0])
     np.testing.assert_allclose(srcad.grad(p.make_scaled_loss(1.0))(np.ones(2)), [2.0, 2.0])
+
+
+def test_bound_methods_of_user_classes(rng):
+    layer = p.Layer(rng.standard_normal((3, 2)), rng.standard_normal(2))
+    x, target = rng.standard_normal((4, 3)), rng.standard_normal((4, 2))
+    gradient = srcad.grad(layer.loss)(x, target)
+    np.testing.assert_allclose(gradient, numerical_gradient(layer.loss, (x, target), 0),
+                               rtol=1e-5, atol=1e-7)
+    g_target = srcad.grad(layer.loss, wrt="target")(x, target)
+    np.testing.assert_allclose(g_target, numerical_gradient(layer.loss, (x, target), 1),
+                               rtol=1e-5, atol=1e-7)
+
+
+def test_self_is_not_a_differentiable_argument(rng):
+    from srcad.errors import NonDifferentiableInputError, WrtError
+    layer = p.Layer(rng.standard_normal((3, 2)), rng.standard_normal(2))
+    with pytest.raises(WrtError, match="bound to"):
+        srcad.grad(layer.loss, wrt="self")
+    with pytest.raises(NonDifferentiableInputError, match="Layer"):
+        srcad.grad(p.Layer.loss)(layer, np.ones((1, 3)), np.ones((1, 2)))

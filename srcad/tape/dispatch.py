@@ -1,0 +1,313 @@
+"""dispatch: one NumPy operation on tensors → its plain NumPy result wrapped as a tensor, and
+one node on every recording tape that tracks an input.
+
+A node is a plain tuple, built once and shared by every tape that records it:
+
+    (rules, args, kwargs, ids, out_id, out)
+
+`rules` are the shared registry's VJP rules of the callee (one per positional parameter,
+`rule(g, ans, *args, **kwargs)`), `args`/`kwargs` the call's arguments with each tensor
+replaced by its value (a list of tensors stays a list), `ids` the id of each positional
+argument's tensor (None for a non-tensor, a tuple for a list), `out_id` the result's id (a
+tuple of ids for a tuple of results) and `out` its value. Arrays a node holds are never
+written again (`inplace` copies before writing anything else refers to).
+
+Invariant: the value of an operation on tensors is exactly what NumPy computes on their
+values. Without a recording tape, or when no input is tracked, an operation costs the NumPy
+call plus one small object; nothing is recorded and nothing is kept.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from srcad.errors import MissingRuleError
+from srcad.rules import is_nondifferentiable, vjp_rules
+from srcad.tape.errors import TapeConversionError, caller_location
+from srcad.tape.state import RECORDING, new_id
+
+Tensor = None  # the tensor class; set by `use_tensor_class` (its methods call this module)
+_new_object = object.__new__
+_WRAPPED = (np.ndarray, np.generic, float)
+
+
+def use_tensor_class(cls) -> None:
+    """Make `cls` the class of every tensor this module creates."""
+    global Tensor
+    Tensor = cls
+
+
+def new_tensor(value):
+    """A fresh tensor (a new id, tracked by no tape) holding `value` as it is."""
+    tensor = _new_object(Tensor)
+    tensor._value = value
+    tensor._id = new_id()
+    tensor._alias = None
+    return tensor
+
+
+def handle(value, tensor_id):
+    """A tensor for an existing id: how the backward sweep hands a recorded value to a rule
+    so that an outer tape, which tracks that id, records what the rule computes."""
+    tensor = _new_object(Tensor)
+    tensor._value = value
+    tensor._id = tensor_id
+    tensor._alias = None
+    return tensor
+
+
+def is_live(tensor) -> bool:
+    """Whether a recording tape tracks `tensor`, i.e. it carries a gradient right now."""
+    return any(tensor._id in tape._tracked for tape in RECORDING.tapes)
+
+
+# ---- operators: one or two arguments, no keywords (the hot path) ---------------------------
+def unary(op, rules, a):
+    """`op(a)` for the tensor `a` (a Variable is read)."""
+    if type(a) is Tensor:
+        av, ia = a._value, a._id
+    else:
+        av, ia = a._read()
+    value = op(av)
+    out = _new_object(Tensor)
+    out._value = value
+    out._id = out_id = new_id()
+    out._alias = None
+    tapes = RECORDING.tapes
+    if tapes:
+        node = None
+        for tape in tapes:
+            tracked = tape._tracked
+            if ia in tracked:
+                if node is None:
+                    node = (rules, (av,), None, (ia,), out_id, value)
+                tape._nodes.append(node)
+                tracked.add(out_id)
+    return out
+
+
+def binary(op, rules, a, b):
+    """`op(a, b)` where at least one of `a`, `b` is a tensor."""
+    if type(a) is Tensor:
+        av, ia = a._value, a._id
+    elif isinstance(a, Tensor):
+        av, ia = a._read()
+    else:
+        av, ia = a, None
+    if type(b) is Tensor:
+        bv, ib = b._value, b._id
+    elif isinstance(b, Tensor):
+        bv, ib = b._read()
+    else:
+        bv, ib = b, None
+    value = op(av, bv)
+    out = _new_object(Tensor)
+    out._value = value
+    out._id = out_id = new_id()
+    out._alias = None
+    tapes = RECORDING.tapes
+    if tapes:
+        node = None
+        for tape in tapes:
+            tracked = tape._tracked
+            if ia in tracked or ib in tracked:
+                if node is None:
+                    node = (rules, (av, bv), None, (ia, ib), out_id, value)
+                tape._nodes.append(node)
+                tracked.add(out_id)
+    return out
+
+
+def constant_result(op, *args):
+    """`op(*args)` for an operation without a derivative (comparison, floor division):
+    computed on values, wrapped, never recorded."""
+    return new_tensor(op(*[value_of(a) for a in args]))
+
+
+def value_of(x):
+    """The value of a tensor (a Variable is read), anything else unchanged."""
+    if type(x) is Tensor:
+        return x._value
+    if isinstance(x, Tensor):
+        return x._read()[0]
+    return x
+
+
+# ---- indexing ------------------------------------------------------------------------------
+_GETITEM_RULES = None
+
+
+def getitem(tensor, index):
+    """`tensor[index]`: the NumPy result (a view for basic indexing), recorded with the
+    registry's rule for `operator.getitem`. `index` may hold tensors (masks, positions)."""
+    global _GETITEM_RULES
+    if type(tensor) is Tensor:
+        value, tensor_id = tensor._value, tensor._id
+    else:
+        value, tensor_id = tensor._read()
+    raw_index = unwrap_index(index)
+    result = value[raw_index]
+    out = new_tensor(result)
+    tapes = RECORDING.tapes
+    if tapes:
+        if _GETITEM_RULES is None:
+            import operator
+            _GETITEM_RULES = vjp_rules(operator.getitem).rules
+        _record(tapes, (tensor_id,),
+                (_GETITEM_RULES, (value, raw_index), None, (tensor_id, None), out._id, result))
+    return out, raw_index
+
+
+def unwrap_index(index):
+    """An index with every tensor in it replaced by its value (integers and slices as is)."""
+    kind = type(index)
+    if kind is int or kind is slice:
+        return index
+    if kind is tuple:
+        return tuple(value_of(part) for part in index)
+    return value_of(index)
+
+
+# ---- any NumPy function or ufunc ---------------------------------------------------------
+def call(func, args, kwargs, implementation=None):
+    """`func(*args, **kwargs)` with tensors anywhere in the positional arguments (also inside
+    lists and tuples, as `np.stack` takes them) or as keyword values.
+
+    Recorded with the registry's rules of `func`. A function the registry marks as
+    non-differentiable, or whose result holds no floats (a shape, a mask, an index), gives
+    constant tensors. A float result computed from a tracked input by a function without
+    rules is a `MissingRuleError`, never a silent zero.
+    """
+    raw_args, ids = unwrap_arguments(args)
+    raw_kwargs = {key: value_of(v) for key, v in kwargs.items()} if kwargs else {}
+    value = (implementation or func)(*raw_args, **raw_kwargs)
+    tapes = RECORDING.tapes
+    recorders = [tape for tape in tapes if _tracks(tape._tracked, ids)] if tapes else ()
+    if kwargs and tapes and any(isinstance(v, Tensor) and is_live(v) for v in kwargs.values()):
+        if not is_nondifferentiable(func) and _holds_floats(value):
+            raise MissingRuleError(
+                f"tape mode differentiates {_name(func)} only through positional arguments; "
+                "a tensor that carries a gradient was passed by keyword.",
+                caller_location(), fix="pass it positionally.")
+    rules = None
+    if recorders:
+        rules = vjp_rules(func)
+        if rules is None or is_nondifferentiable(func):
+            if rules is None and not is_nondifferentiable(func) and _holds_floats(value):
+                raise MissingRuleError(
+                    f"srcad has no derivative rule for {_name(func)}, and a value the tape "
+                    "differentiates flows into it.", caller_location(),
+                    fix=f"register one with `srcad.defvjp({_name(func)}, lambda g, ans, x: "
+                    "...)`: one rule per positional argument, `None` for an argument without "
+                    "a gradient.")
+            recorders = ()
+        else:
+            _check_rule_coverage(func, rules.rules, ids, tapes)
+    out, out_id = wrap(value)
+    if recorders and out_id is not None:
+        node = (rules.rules, tuple(raw_args), raw_kwargs or None, tuple(ids), out_id, value)
+        for tape in recorders:
+            tape._nodes.append(node)
+            _track(tape._tracked, out_id)
+    return out
+
+
+def unwrap_arguments(args):
+    """(values, ids): each tensor replaced by its value, lists and tuples of tensors by lists
+    and tuples of values; ids parallel, None where no tensor is."""
+    values, ids = [], []
+    for arg in args:
+        kind = type(arg)
+        if kind is Tensor:
+            values.append(arg._value)
+            ids.append(arg._id)
+        elif isinstance(arg, Tensor):
+            value, tensor_id = arg._read()
+            values.append(value)
+            ids.append(tensor_id)
+        elif kind is list or kind is tuple:
+            inner_values, inner_ids = unwrap_arguments(arg)
+            values.append(kind(inner_values))
+            ids.append(tuple(inner_ids) if any(i is not None for i in inner_ids) else None)
+        else:
+            values.append(arg)
+            ids.append(None)
+    return values, ids
+
+
+def wrap(value):
+    """(result with arrays as tensors, their id or tuple of ids); other results as they are."""
+    if isinstance(value, _WRAPPED):
+        tensor = new_tensor(value)
+        return tensor, tensor._id
+    if type(value) in (tuple, list) and value and all(isinstance(v, _WRAPPED) for v in value):
+        tensors = [new_tensor(v) for v in value]
+        return type(value)(tensors), tuple(t._id for t in tensors)
+    return value, None
+
+
+def _tracks(tracked, ids) -> bool:
+    for tensor_id in ids:
+        if tensor_id is None:
+            continue
+        if type(tensor_id) is tuple:
+            if _tracks(tracked, tensor_id):
+                return True
+        elif tensor_id in tracked:
+            return True
+    return False
+
+
+def _track(tracked, out_id):
+    if type(out_id) is tuple:
+        tracked.update(out_id)
+    else:
+        tracked.add(out_id)
+
+
+def _record(tapes, input_ids, node):
+    for tape in tapes:
+        if _tracks(tape._tracked, input_ids):
+            tape._nodes.append(node)
+            _track(tape._tracked, node[4])
+
+
+def record_on(tapes, node):
+    """Append `node` to each of `tapes` that tracks one of its inputs."""
+    _record(tapes, node[3], node)
+
+
+def _check_rule_coverage(func, rules, ids, tapes):
+    """A tracked argument beyond the registered rules would silently get no gradient."""
+    for position, tensor_id in enumerate(ids):
+        if position >= len(rules) and tensor_id is not None and \
+                any(_tracks(tape._tracked, (tensor_id,)) for tape in tapes):
+            raise MissingRuleError(
+                f"{_name(func)} has rules for {len(rules)} positional argument(s), but a value "
+                f"the tape differentiates is argument {position}.", caller_location(),
+                fix=f"register a rule for every positional argument of {_name(func)} with "
+                "`srcad.defvjp`.")
+
+
+def _holds_floats(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_holds_floats(v) for v in value)
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    return kind in ("f", "c") or type(value) is float
+
+
+def _name(func) -> str:
+    module = getattr(func, "__module__", None) or "numpy"
+    name = getattr(func, "__name__", repr(func))
+    return f"`np.{name}`" if module.startswith("numpy") else f"`{module}.{name}`"
+
+
+def conversion_error(tensor, what: str) -> TapeConversionError:
+    """The error for turning a tensor that carries a gradient into a plain value."""
+    return TapeConversionError(
+        f"{what} a tensor that a recording GradientTape differentiates; the plain NumPy "
+        "value would carry no gradient, so the derivative would be silently lost (a write "
+        "into an array made by np.zeros or np.empty does this, as do np.asarray and float).",
+        caller_location(),
+        fix="keep the value a tensor: make buffers from one (`out = np.zeros_like(x, "
+        "shape=(n,))`) or build a list and `np.stack` it; take the value deliberately with "
+        "`t.numpy()`, or convert inside `tape.stop_recording()`.")
