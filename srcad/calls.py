@@ -22,7 +22,9 @@ from srcad.rules import is_nondifferentiable, vjp_rules
 ARRAY_METHODS = {
     "sum": np.sum, "mean": np.mean, "reshape": np.reshape, "ravel": np.ravel,
     "transpose": np.transpose, "dot": np.dot, "copy": np.copy, "flatten": np.ravel,
+    "max": np.max, "min": np.min, "astype": np.ndarray.astype,
 }
+SHAPE_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) means np.reshape(x, (2, 3))
 
 
 def call_vjp(fn, active: tuple, *args, **kwargs):
@@ -47,7 +49,16 @@ def call_method_vjp(receiver, name: str, active: tuple, *args, **kwargs):
     """`receiver.name(*args, **kwargs)` and its pullback; position 0 of `active` is the
     receiver."""
     if isinstance(receiver, (np.ndarray, np.generic)) and name in ARRAY_METHODS:
+        if name in SHAPE_METHODS and len(args) > 1:
+            if any(a not in (0,) for a in active):
+                raise MissingRuleError(f"srcad cannot differentiate `.{name}` with respect to "
+                                       "its shape arguments.")
+            args = (args,)
         return call_vjp(ARRAY_METHODS[name], active, receiver, *args, **kwargs)
+    if isinstance(receiver, types.ModuleType):  # `xp.sum(x)` with `xp` chosen at run time
+        result, pullback = call_vjp(getattr(receiver, name), _shifted(
+            tuple(a for a in active if a != 0), -1), *args, **kwargs)
+        return result, _with_receiver_zero(pullback, active)
     method = getattr(receiver, name)
     if isinstance(method, types.MethodType) and isinstance(method.__func__, types.FunctionType):
         return _by_rules_or_source(method.__func__, active, (receiver, *args), kwargs)
@@ -57,6 +68,16 @@ def call_method_vjp(receiver, name: str, active: tuple, *args, **kwargs):
             fix="call the NumPy function instead (`np.sum(x)` for `x.sum()`), or register a "
             "rule with `srcad.defvjp`.")
     return call_vjp(method, _shifted(active, -1), *args, **kwargs)
+
+
+def _with_receiver_zero(pullback, active):
+    """A pullback that also answers for the receiver (a module: no cotangent)."""
+    if 0 not in active:
+        return pullback
+
+    def padded(g):
+        return (None, *pullback(g))
+    return padded
 
 
 def _shifted(active, offset) -> tuple:

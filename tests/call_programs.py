@@ -129,3 +129,20 @@ class Layer:
 
     def loss(self, x, target):
         return np.mean((self.forward(x) - target) ** 2)
+
+
+def get_namespace(x):
+    return np
+
+
+def namespace_at_run_time(x):
+    xp = get_namespace(x)
+    return xp.sum(x ** 2) + getattr(np, "mean")(x)
+
+
+def more_array_methods(x):
+    return x.max() + x.min(axis=0).sum() + x.reshape(3, 2).sum(0)[1] + x.T.dot(x).sum()
+
+
+CORPUS += [(namespace_at_run_time, (np.array([[0.3, 0.9, -0.2], [0.4, 0.1, 0.7]]),), 0),
+           (more_array_methods, (np.array([[0.3, 0.9, -0.2], [0.4, 0.1, 0.7]]),), 0)]

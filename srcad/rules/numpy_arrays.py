@@ -17,6 +17,21 @@ defvjp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False
 defvjp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
        expand_reduced(g / reduced_size(a, axis), a, axis, keepdims))
 
+
+def extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, **kwargs):
+    """`np.max`/`np.min`: the cotangent is shared equally by the elements that tie for the
+    extremum, as autograd does."""
+    winners = a == expand_reduced(ans, a, axis, keepdims)
+    spread = expand_reduced(g, a, axis, keepdims)
+    ties = np.sum(winners, axis=axis, keepdims=True, dtype=np.result_type(spread))
+    return spread * winners / ties
+
+
+defvjp(np.max, extremum_vjp)
+defvjp(np.min, extremum_vjp)
+defvjp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs: np.asarray(g).astype(a.dtype)
+       if np.asarray(a).dtype.kind == "f" else g)
+
 # ---- shape operations ------------------------------------------------------------------------
 defvjp(np.reshape, lambda g, ans, a, shape=None, order="C": np.reshape(g, np.shape(a), order=order))
 defvjp(np.copy, lambda g, ans, a, order="K", subok=False: g)
