@@ -120,9 +120,12 @@ def _rule_position(rules, spec):
 def _by_source(function, active, args, kwargs):
     from srcad import cache
 
-    names = _parameter_names(function, active, len(args))
-    values = [args[spec] if isinstance(spec, int) else kwargs[spec] for spec in active]
-    containers = frozenset(n for n, v in zip(names, values) if is_container(v))
+    places = [_parameter_of(function, spec) for spec in active]
+    names = tuple(dict.fromkeys(name for name, _ in places))  # each parameter once
+    packed = {name for name, part in places if part is not None}  # `*args`, `**kwargs`
+    values = {name: args[spec] if isinstance(spec, int) else kwargs[spec]
+              for (name, part), spec in zip(places, active) if part is None}
+    containers = frozenset(packed | {n for n, v in values.items() if is_container(v)})
     try:
         compiled = cache.compiled_adjoint(function, names, containers=containers)
     except SrcadError as error:
@@ -139,23 +142,33 @@ def _by_source(function, active, args, kwargs):
         if g is None:
             return (None,) * len(active)
         cotangents = backward(g)
-        return cotangents if len(names) > 1 else (cotangents,)
+        by_name = dict(zip(names, cotangents if len(names) > 1 else (cotangents,)))
+        return tuple(_part(by_name[name], part) for name, part in places)
     return result, pullback
 
 
-def _parameter_names(function, active, count) -> tuple:
+def _part(cotangent, part):
+    """The cotangent of one argument gathered into `*args` (by index) or `**kwargs` (by key)."""
+    if part is None or cotangent is None:
+        return cotangent
+    return cotangent[part]
+
+
+def _parameter_of(function, spec):
+    """The parameter an argument lands in, and its place inside `*args`/`**kwargs` if so."""
     code = function.__code__
     positional = code.co_varnames[:code.co_argcount]
-    names = []
-    for spec in active:
-        if isinstance(spec, str):
-            names.append(spec)
-        elif spec < len(positional):
-            names.append(positional[spec])
-        else:
-            raise SrcadError(
-                f"srcad cannot yet differentiate a value passed to `*{function.__name__}` "
-                f"parameters (argument {spec} of {function.__qualname__}).",
-                fix="pass it as a named parameter.")
-    return tuple(names)
-
+    named = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    rest = code.co_varnames[code.co_argcount + code.co_kwonlyargcount:]
+    has_varargs, has_varkw = bool(code.co_flags & inspect.CO_VARARGS), bool(
+        code.co_flags & inspect.CO_VARKEYWORDS)
+    if isinstance(spec, int) and spec < len(positional):
+        return positional[spec], None
+    if isinstance(spec, int) and has_varargs:
+        return rest[0], spec - len(positional)
+    if isinstance(spec, str) and spec in named:
+        return spec, None
+    if isinstance(spec, str) and has_varkw:
+        return rest[1 if has_varargs else 0], spec
+    raise SrcadError(f"srcad cannot match argument {spec!r} to a parameter of "
+                     f"{function.__qualname__}.")

@@ -146,3 +146,17 @@ def more_array_methods(x):
 
 CORPUS += [(namespace_at_run_time, (np.array([[0.3, 0.9, -0.2], [0.4, 0.1, 0.7]]),), 0),
            (more_array_methods, (np.array([[0.3, 0.9, -0.2], [0.4, 0.1, 0.7]]),), 0)]
+
+
+def variadic(*values, scale=1.0, **extra):
+    total = 0.0
+    for v in values:
+        total = total + np.sum(v ** 2)
+    return total * scale + np.sum(extra["shift"] * 3.0)
+
+
+def calls_variadic(x, y):
+    return variadic(x, y * 2.0, scale=0.5, shift=x)
+
+
+CORPUS += [(calls_variadic, (np.array([0.3, -0.4]), np.array([1.5, 0.2])), (0, 1))]

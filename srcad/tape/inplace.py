@@ -145,6 +145,9 @@ THROUGH_RULES = (_through_base_rule, None, _through_value_rule)
 
 def assign(tensor, index, value) -> None:
     """`tensor[index] = value`, as NumPy does it, recorded as a new version of `tensor`."""
+    if type(tensor) is not dispatch.Tensor:  # a Variable: it refuses, as TensorFlow's do
+        tensor.__setitem__(index, value)
+        return
     raw_index = dispatch.unwrap_index(index)
     if isinstance(value, dispatch.Tensor):
         raw_value, value_id = value._read() if type(value) is not dispatch.Tensor \
