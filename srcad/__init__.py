@@ -6,9 +6,12 @@ it once and caches it. See `srcad.pipeline` for how, and the README for what.
 from srcad import errors
 from srcad.api import grad, show, value_and_grad, vjp
 from srcad.cache import cache_info, clear_cache
+from srcad.control import (clip_by_global_norm, clip_by_value, custom_gradient, stop_gradient,
+                           stop_recording)
 from srcad.rules import defvjp
 from srcad.testing import check_grads
 from srcad.version import __version__
 
 __all__ = ["grad", "value_and_grad", "vjp", "show", "defvjp", "check_grads", "cache_info",
-           "clear_cache", "errors", "__version__"]
+           "clear_cache", "stop_gradient", "stop_recording", "custom_gradient",
+           "clip_by_global_norm", "clip_by_value", "errors", "__version__"]

@@ -15,6 +15,7 @@ import types
 import numpy as np
 
 from srcad.arguments import is_container
+from srcad.control import CustomGradient
 from srcad.errors import MissingRuleError, SrcadError
 from srcad.rules import is_nondifferentiable, vjp_rules
 
@@ -32,6 +33,8 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
     rules = vjp_rules(fn)
     if rules is not None:
         return _by_rules(fn, rules, active, args, kwargs)
+    if isinstance(fn, CustomGradient):
+        return _by_custom_gradient(fn, active, args, kwargs)
     if is_nondifferentiable(fn):
         return fn(*args, **kwargs), _no_cotangents(active)
     function = inspect.unwrap(fn)
@@ -105,6 +108,28 @@ def _by_rules(fn, rules, active, args, kwargs):
             return (None,) * len(active)
         return tuple(None if p is None or rules.rules[p] is None
                      else rules.rules[p](g, result, *args, **kwargs) for p in positions)
+    return result, pullback
+
+
+def _by_custom_gradient(fn: CustomGradient, active, args, kwargs):
+    named = [spec for spec in active if isinstance(spec, str)]
+    if named:
+        raise SrcadError(f"the custom gradient of {fn.__name__} gives cotangents for positional "
+                         f"arguments; `{named[0]}` is passed by keyword.",
+                         fix=f"pass `{named[0]}` positionally.")
+    result, grad_fn = fn.forward(*args, **kwargs)
+
+    def pullback(g):
+        if g is None:
+            return (None,) * len(active)
+        cotangents = grad_fn(g)
+        if not isinstance(cotangents, (tuple, list)):
+            cotangents = (cotangents,)
+        if len(cotangents) != len(args):
+            raise SrcadError(f"the grad_fn of {fn.__name__} returned {len(cotangents)} "
+                             f"cotangent(s) for {len(args)} positional argument(s).",
+                             fix="return one per positional argument (None for none).")
+        return tuple(cotangents[spec] for spec in active)
     return result, pullback
 
 

@@ -73,7 +73,8 @@ def _forward(block, varied):
             if node.iterable in varied:
                 varied.add(node.element)
             _until_stable(lambda n=node: _forward(n.body, varied), varied)
-        elif carries_derivative(node) and varied.intersection(node.read_names()):
+        elif carries_derivative(node) and not node.unrecorded \
+                and varied.intersection(node.read_names()):
             varied.update(node.targets)
             if node.mutates:
                 varied.add(node.mutates)
@@ -99,7 +100,8 @@ def _backward(block, useful, partial):
             for key, element in zip(node.keys, node.args):
                 if _key(key) in partial[node.targets[0]]:
                     useful.update(_names(element))
-        elif useful.intersection(node.targets) or node.mutates in useful:
+        elif (useful.intersection(node.targets) or node.mutates in useful) \
+                and not node.unrecorded:
             useful.update(node.read_names())
 
 

@@ -13,7 +13,7 @@ from srcad.frontend.parse import ParsedFunction
 
 ALLOWED_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
                       gast.Pass, gast.If, gast.For, gast.While, gast.Break, gast.Continue,
-                      gast.FunctionDef)
+                      gast.FunctionDef, gast.With)
 COMPOUND = (gast.If, gast.For, gast.While)
 ALLOWED_EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
                        gast.IfExp, gast.BoolOp, gast.boolop, gast.ListComp, gast.GeneratorExp,
@@ -23,12 +23,13 @@ ALLOWED_EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.A
                        gast.Slice, gast.keyword, gast.JoinedStr, gast.FormattedValue)
 # Parts of the tree that are neither statements nor expressions.
 STRUCTURAL = (gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.arguments,
-              gast.alias)
+              gast.alias, gast.withitem)
 
 # What to tell the user for each construct we refuse: (what it is, how to rewrite it).
 REFUSED = {
     gast.Try: ("`try` statements", "move the `try` out of the differentiated function"),
-    gast.With: ("`with` statements", "move the `with` block out of the differentiated function"),
+    gast.With: ("`with` statements other than `with srcad.stop_recording():`",
+                "move the `with` block out of the differentiated function"),
     gast.Raise: ("`raise` statements", "validate inputs before calling the derivative"),
     gast.Assert: ("`assert` statements", "validate inputs before calling the derivative"),
     gast.Global: ("`global` declarations", "pass the value as an argument and return the new one"),
@@ -62,6 +63,10 @@ def fence(parsed: ParsedFunction) -> None:
 def _check_block(statements, parsed):
     for statement in statements:
         if not isinstance(statement, ALLOWED_STATEMENTS):
+            _refuse(statement, parsed)
+        if isinstance(statement, gast.With) and (
+                len(statement.items) != 1 or statement.items[0].optional_vars is not None
+                or not isinstance(statement.items[0].context_expr, gast.Call)):
             _refuse(statement, parsed)
         if isinstance(statement, (gast.For, gast.While)) and statement.orelse:
             _refuse(statement, parsed, what="`else` clauses of loops",

@@ -40,6 +40,7 @@ import gast
 
 from srcad.frontend.desugar import Desugaring
 from srcad.frontend.exits import lower_exits
+from srcad.control import stop_recording
 from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.transform.naming import Namer
@@ -75,6 +76,7 @@ class _Normalizer(Desugaring):
         self.depth = 0  # how many branches and loops enclose the statement being normalized
         self.stores = _store_counts(fn)
         self.versions: dict[str, str] = {}  # `x_1` → `x`: SSA versions of the user's variables
+        self.unrecorded = 0  # inside `with stop_recording():`
 
     def run(self) -> gast.FunctionDef:
         for statement in self.fn.body:
@@ -135,11 +137,33 @@ class _Normalizer(Desugaring):
             self._emit(gast.While(test, body, []), node)
         elif isinstance(node, gast.Break):
             self._emit(gast.Break(), node)
+        elif isinstance(node, gast.With):
+            self._unrecorded_block(node)
         elif isinstance(node, gast.FunctionDef):
             self._check_captures(node)
             nested = copy.deepcopy(node)
             nested.name = self._define(node.name).id
             self._emit(nested, node)
+
+    def _unrecorded_block(self, node: gast.With):
+        """`with srcad.stop_recording(): ...`: the block runs as written; its statements are
+        marked so that their results are constants to the derivative."""
+        manager = node.items[0].context_expr.func
+        if self.resolver.chain_value(manager) is not stop_recording:
+            raise UnsupportedSyntaxError(
+                f"srcad cannot differentiate `with` statements other than "
+                f"`with srcad.stop_recording():` (in {self.parsed.name}).",
+                self.parsed.location(node), "move the `with` block out of the differentiated "
+                "function")
+        start = len(self.body)
+        self.unrecorded += 1
+        for statement in node.body:
+            self._statement(statement)
+        self.unrecorded -= 1
+        for statement in self.body[start:]:
+            for part in gast.walk(statement):
+                if isinstance(part, gast.stmt):
+                    part.unrecorded = True
 
     def _check_captures(self, scope):
         """A nested function or lambda may read the enclosing function's variables only if

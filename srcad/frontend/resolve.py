@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
+from srcad.control import CustomGradient
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.frontend.normalize import captured_names, local_names
 from srcad.frontend.parse import ParsedFunction, param_names
@@ -82,6 +83,7 @@ class Operation:
     dynamic: bool = False       # the callee's derivative is found when it runs (srcad.calls)
     forward: gast.stmt | None = None  # what the forward sweep runs instead of `statement`
     captures: frozenset = frozenset()  # for a nested function: the outer names it reads
+    unrecorded: bool = False  # inside `with stop_recording():`
 
     @property
     def augmented(self) -> str | None:
@@ -125,6 +127,18 @@ class Resolver:
         if value is not _MISSING:
             self.guards[name] = Guard(name, value, self.cells.get(name))
         return value
+
+    def chain_value(self, node):
+        """The object an attribute chain of globals names now, or None (records guards)."""
+        root = node
+        while isinstance(root, gast.Attribute):
+            root = root.value
+        if not isinstance(root, gast.Name) or root.id in self.local_names:
+            return None
+        try:
+            return self.resolve_chain(node)
+        except UnresolvedNameError:
+            return None
 
     def resolve_chain(self, node):
         """The object an attribute chain such as `np.linalg.norm` names."""
@@ -189,7 +203,17 @@ def resolve(simple_fn: gast.FunctionDef, resolver: Resolver) -> list:
 
 
 def _block(statements, resolver) -> list:
-    return [_node(s, resolver) for s in statements if not isinstance(s, gast.Pass)]
+    return [_unrecorded(_node(s, resolver)) for s in statements if not isinstance(s, gast.Pass)]
+
+
+def _unrecorded(node):
+    """Inside `with stop_recording():` values are constants: what would carry a derivative
+    becomes opaque, and an element written in place is written with a constant."""
+    if isinstance(node, Operation) and getattr(node.statement, "unrecorded", False):
+        if node.kind in ("call", "copy", "pack", "unpack"):
+            node.kind = "opaque"
+        node.unrecorded = True
+    return node
 
 
 def _node(statement, resolver: Resolver):
@@ -281,6 +305,8 @@ def _has_source(callee) -> bool:
     """A Python function (or bound method) without a rule: its adjoint is generated too."""
     if vjp_rules(callee) is not None or is_nondifferentiable(callee):
         return False
+    if isinstance(callee, CustomGradient):
+        return True
     return isinstance(inspect.unwrap(callee), (types.FunctionType, types.MethodType))
 
 

@@ -258,7 +258,7 @@ class _Backward:
         adjoint = self.adjoints.name(op.mutates)
         region = self.bindings.name_for("region_adjoint", runtime.region_adjoint)
         cleared = self.bindings.name_for("without_region", runtime.without_region)
-        statements = self._contribute(value, gast.Call(load(region), [
+        statements = [] if op.unrecorded else self._contribute(value, gast.Call(load(region), [
             load(adjoint), index, value], []), may_be_none=op.mutates in self.adjoints.sequences)
         return statements + [assign(adjoint, gast.Call(load(cleared), [load(adjoint), index], []))]
 

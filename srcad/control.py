@@ -1,0 +1,94 @@
+"""control: what the user marks to shape differentiation.
+
+`stop_gradient(x)` passes `x` through with no derivative; `with stop_recording():` runs a
+block whose results are constants to the derivative (and records nothing for it);
+`@custom_gradient` supplies the derivative of a function, TensorFlow style. All three are
+ordinary Python at run time, so decorated and marked code also runs undifferentiated.
+Source mode recognises them by object however they are imported; the rule registry gives
+the same meaning to tape mode.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import numpy as np
+
+from srcad.rules.registry import nondifferentiable
+
+
+def stop_gradient(x):
+    """`x` itself, through which no derivative flows."""
+    return x
+
+
+nondifferentiable(stop_gradient)
+
+
+@contextlib.contextmanager
+def stop_recording():
+    """A block inside a differentiated function whose results are treated as constants."""
+    yield
+
+
+class CustomGradient:
+    """A function that returns `(y, grad_fn)`; called, it returns `y`. Differentiated
+    code calls `grad_fn(dy)` for the cotangents of its positional arguments (one, or a
+    tuple of one per argument, None for none)."""
+
+    def __init__(self, function):
+        self.function = function
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args, **kwargs):
+        return self.function(*args, **kwargs)[0]
+
+    def __get__(self, instance, owner):
+        return self if instance is None else functools.partial(self, instance)
+
+    def forward(self, *args, **kwargs):
+        """`(y, grad_fn)`, as the decorated function returns them."""
+        result = self.function(*args, **kwargs)
+        if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
+            raise TypeError(f"@custom_gradient function {self.__name__} must return "
+                            "(value, grad_fn)")
+        return result
+
+
+def custom_gradient(function) -> CustomGradient:
+    """Decorator: `function(*args)` returns `(y, grad_fn)`, and `grad_fn(dy)` returns the
+    cotangent of each positional argument (a tuple when there are several)."""
+    return CustomGradient(function)
+
+
+def clip_by_value(grads, low, high):
+    """Every leaf of a pytree of gradients clipped into `[low, high]`."""
+    return _tree_map(lambda g: np.clip(g, low, high), grads)
+
+
+def clip_by_global_norm(grads, max_norm):
+    """`(clipped, norm)`: the pytree scaled so its global L2 norm is at most `max_norm`."""
+    norm = float(np.sqrt(sum(np.sum(np.square(g)) for g in _leaves(grads))))
+    scale = max_norm / norm if norm > max_norm else 1.0
+    return _tree_map(lambda g: g * scale if isinstance(g, np.ndarray) else float(g * scale),
+                     grads), norm
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        for value in tree.values():
+            yield from _leaves(value)
+    elif isinstance(tree, (list, tuple)):
+        for value in tree:
+            yield from _leaves(value)
+    else:
+        yield tree
+
+
+def _tree_map(fn, tree):
+    if isinstance(tree, dict):
+        return {key: _tree_map(fn, value) for key, value in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        items = [_tree_map(fn, value) for value in tree]
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+    return fn(tree)

@@ -1,0 +1,73 @@
+"""stop_gradient, stop_recording, custom gradients, rules that replace tracing, clipping."""
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import SrcadError
+from srcad.testing import numerical_gradient
+from tests import marked_programs as p
+
+
+def test_stop_gradient_however_it_is_imported():
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(srcad.grad(p.stopped_three_ways)(x), 2 * x)
+
+
+def test_custom_gradient_is_stable_where_the_automatic_one_is_not():
+    x = np.array([1000.0, 0.5, -30.0])
+    with np.errstate(over="ignore", invalid="ignore"):
+        naive = srcad.grad(p.naive_softplus_sum)(x)
+    assert not np.isfinite(naive[0])
+    np.testing.assert_allclose(srcad.grad(p.custom_softplus_sum)(x), 1 / (1 + np.exp(-x)))
+    np.testing.assert_allclose(p.stable_softplus(np.array([0.0])), [np.log(2.0)])
+
+
+def test_custom_gradient_with_several_keyword_and_non_array_arguments():
+    x, y = np.array([1.0, 2.0]), np.array([0.5, -1.0])
+    g_x, g_y = srcad.grad(p.uses_scaled_product, wrt=(0, 1))(x, y)
+    np.testing.assert_allclose(g_x, 3.0 * y)
+    np.testing.assert_allclose(g_y, 3.0 * x)
+
+
+def test_custom_gradient_with_the_wrong_number_of_cotangents():
+    with pytest.raises(SrcadError, match="returned 2 cotangent"):
+        srcad.grad(p.uses_wrong_count)(np.ones(2))
+
+
+def test_stop_recording_block_records_nothing():
+    monitored = srcad.grad(p.monitored_loop).source
+    unmonitored = srcad.grad(p.unmonitored_loop).source
+    assert monitored.count("stack.append") == unmonitored.count("stack.append")
+    x = np.array([0.3, 0.6])
+    expected = numerical_gradient(p.unmonitored_loop, (x,), 0)
+    np.testing.assert_allclose(srcad.grad(p.monitored_loop)(x), expected, rtol=1e-6)
+
+
+def test_a_registered_rule_replaces_tracing_a_python_function():
+    srcad.defvjp(p.straight_through, lambda g, ans, x: g)  # the straight-through estimator
+    w, x = np.array([0.4, 1.6]), np.array([1.0, 2.0])
+    expected = 2 * (np.round(w) * x - 1.0) * x
+    np.testing.assert_allclose(srcad.grad(p.quantized_loss)(w, x), expected)
+
+
+def test_clipping_over_pytrees():
+    grads = {"w": np.array([3.0, 4.0]), "b": [np.array([0.0]), 12.0]}
+    clipped, norm = srcad.clip_by_global_norm(grads, 6.5)
+    assert norm == pytest.approx(13.0)
+    np.testing.assert_allclose(clipped["w"], [1.5, 2.0])
+    assert clipped["b"][1] == pytest.approx(6.0) and type(clipped["b"]) is list
+    unchanged, _ = srcad.clip_by_global_norm(grads, 100.0)
+    np.testing.assert_allclose(unchanged["w"], grads["w"])
+    clipped = srcad.clip_by_value(grads, -1.0, 1.0)
+    np.testing.assert_allclose(clipped["w"], [1.0, 1.0])
+    assert clipped["b"][1] == 1.0
+
+
+def test_example_recovers_the_quantized_weights():
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).parent.parent / "examples" / "custom_and_stopped_gradients.py"
+    spec = importlib.util.spec_from_file_location("custom_and_stopped_gradients", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    np.testing.assert_allclose(module.main(), [0.5, -1.25, 2.0])
