@@ -6,17 +6,13 @@ import pytest
 import srcad
 from srcad.testing import numerical_gradient
 from tests import call_programs as p
+from tests.checks import assert_gradient_matches_finite_differences
 
 
 @pytest.mark.parametrize("fn, args, wrt", p.CORPUS,
                          ids=[f"{fn.__name__}-{i}" for i, (fn, _, _) in enumerate(p.CORPUS)])
 def test_gradient_matches_finite_differences(fn, args, wrt):
-    positions = wrt if isinstance(wrt, tuple) else (wrt,)
-    gradients = srcad.grad(fn, wrt=wrt)(*args)
-    gradients = gradients if isinstance(wrt, tuple) else (gradients,)
-    for position, gradient in zip(positions, gradients):
-        np.testing.assert_allclose(gradient, numerical_gradient(fn, args, position),
-                                   rtol=1e-5, atol=1e-6)
+    assert_gradient_matches_finite_differences(fn, args, wrt)
 
 
 def test_library_functions_match_their_analytic_derivatives():
