@@ -12,11 +12,11 @@ from __future__ import annotations
 import gast
 
 from srcad.analysis.activity import analyze_activity
-from srcad.analysis.aliasing import check_in_place_updates, may_alias
+from srcad.analysis.aliasing import check_in_place_updates
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
 from srcad.frontend.normalize import normalize
-from srcad.frontend.parse import parse_function
+from srcad.frontend.parse import param_names, parse_function
 from srcad.frontend.resolve import Operation, Resolver, resolve
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
@@ -42,8 +42,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     if has_aux:
         output, block = _split_aux(simple, output, block, namer)
     activity = analyze_activity(block, set(wrt), output)         # activity
-    aliases = may_alias(block)                                   # aliasing
-    check_in_place_updates(block, output, aliases, simple.versions, parsed)
+    aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
+                                     simple.versions, parsed)
     bindings = Bindings(namer, resolver)
     module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
                            bindings, fn.__code__.co_freevars, containers)  # reverse

@@ -3,12 +3,13 @@
 srcad differentiates `y[i] = v` and `x += v` by restoring overwritten values, which is sound
 as long as what is written into is not also visible under another name read later: a view
 (`row = y[0]`), a second name (`z = y`), a list element. NumPy keeps no record of views, so
-this is decided conservatively over the whole function: names are grouped when one may
-refer to the memory of another (copies of names, indexing, view-returning functions, calls
-without a known rule, tuples and lists holding arrays, loop elements). `y[i] = v` copies
-`v` into an array; storing an array into a list element this way is not tracked. An in-place update
-of a name whose group holds another name read after the update is refused with an error
-that names both, instead of risking a wrong gradient.
+this is decided by a points-to analysis over the function: each name may refer to a set of
+abstract objects (a parameter, or the value an operation makes), and a name made by a view,
+a copy of a name, indexing, a call without a known rule, a tuple or list holding arrays, or
+a loop element refers to its sources' objects. `y[i] = v` copies `v` into an array; storing
+an array into a list element this way is not tracked. An in-place update is refused, with
+an error that names both, when a name that may refer to the updated object at that point
+is read afterwards, instead of risking a wrong gradient.
 """
 from __future__ import annotations
 
@@ -28,37 +29,59 @@ VIEW_FUNCTIONS = {
 
 
 class Aliases:
-    """Union-find over names: `group(name)` holds every name that may share its memory."""
+    """Which abstract objects each name may refer to, over the whole function."""
 
-    def __init__(self):
-        self.parent: dict[str, str] = {}
-
-    def find(self, name: str) -> str:
-        root = name
-        while self.parent.get(root, root) != root:
-            root = self.parent[root]
-        self.parent[name] = root
-        return root
-
-    def union(self, a: str, b: str) -> None:
-        self.parent[self.find(a)] = self.find(b)
+    def __init__(self, points_to: dict):
+        self.points_to = points_to
 
     def group(self, name: str) -> set[str]:
-        root = self.find(name)
-        return {n for n in list(self.parent) if self.find(n) == root} | {name}
+        """Every name that may refer to an object `name` may refer to."""
+        objects = self.points_to.get(name, {name})
+        return {n for n, pointed in self.points_to.items() if pointed & objects} | {name}
 
 
-def may_alias(block: list) -> Aliases:
-    aliases = Aliases()
-    for node in walk(block):
-        if isinstance(node, Loop) and node.element:
-            aliases.union(node.element, node.iterable)
-        if not isinstance(node, Operation):
-            continue
-        for target in node.targets:
-            for source in _sources(node):
-                aliases.union(target, source)
-    return aliases
+class _PointsTo:
+    """Forward analysis; `before[id(op)]` is the state in front of each operation."""
+
+    def __init__(self):
+        self.before: dict[int, dict] = {}
+        self.everywhere: dict[str, set] = {}
+
+    def block(self, nodes, state: dict) -> dict:
+        for node in nodes:
+            if isinstance(node, Branch):
+                state = _join(self.block(node.body, dict(state)),
+                              self.block(node.orelse, dict(state)))
+            elif isinstance(node, Loop):
+                state = self._loop(node, state)
+            else:
+                self.before[id(node)] = state
+                state = dict(state)
+                sources = _sources(node)
+                for target in node.targets:
+                    state[target] = set().union(*(state.get(s, {s}) for s in sources)) \
+                        if sources else {f"{target}@{id(node)}"}
+                    self._note(target, state[target])
+        return state
+
+    def _loop(self, node: Loop, state: dict) -> dict:
+        header = dict(state)
+        while True:
+            inside = dict(header)
+            if node.element:
+                inside[node.element] = set(header.get(node.iterable, {node.iterable}))
+                self._note(node.element, inside[node.element])
+            joined = _join(header, self.block(node.body, inside))
+            if joined == header:
+                return header
+            header = joined
+
+    def _note(self, name, objects):
+        self.everywhere.setdefault(name, set()).update(objects)
+
+
+def _join(a: dict, b: dict) -> dict:
+    return {name: a.get(name, set()) | b.get(name, set()) for name in set(a) | set(b)}
 
 
 def _sources(op: Operation) -> list[str]:
@@ -84,25 +107,29 @@ def _may_return_a_view(callee) -> bool:
     return vjp_rules(callee) is None
 
 
-def check_in_place_updates(block: list, output: str, aliases: Aliases, versions: dict,
-                           parsed) -> None:
-    """Refuse an in-place update of memory that another name, read later, also shows.
+def check_in_place_updates(block: list, output: str, params, versions: dict, parsed) -> Aliases:
+    """Refuse an in-place update of memory that another name, read later, also shows, and
+    return what may share memory with what (to decide which in-place updates to undo).
 
     `versions` maps SSA versions to the user's names: `x_1` and `x` are one variable."""
+    analysis = _PointsTo()
+    start = {name: {name} for name in params}
+    for name, objects in start.items():
+        analysis._note(name, objects)
+    analysis.block(block, start)
     later = {}
     _live(block, {output}, later)
     for node in walk(block):
         if not isinstance(node, Operation):
             continue
-        if node.kind == "setitem":
-            written = node.mutates
-        elif node.augmented:
-            written = node.augmented
-        else:
+        written = node.mutates if node.kind == "setitem" else node.augmented
+        if written is None:
             continue
+        state = analysis.before[id(node)]
+        objects = state.get(written, {written})
         variable = versions.get(written, written)
-        shared = sorted(n for n in aliases.group(written) & later[id(node)]
-                        if versions.get(n, n) != variable)
+        shared = sorted(n for n in later[id(node)] if versions.get(n, n) != variable
+                        and state.get(n, {n}) & objects)
         if shared:
             raise UnsoundAliasingError(
                 f"srcad cannot differentiate this in-place update soundly: `{written}` may "
@@ -111,6 +138,7 @@ def check_in_place_updates(block: list, output: str, aliases: Aliases, versions:
                 parsed.location(node.statement),
                 f"make a new array before writing into it (`{written} = {written}.copy()`), "
                 f"or write `{written} = {written} + ...` instead of an in-place update.")
+    return Aliases(analysis.everywhere)
 
 
 def _live(block, live_out: set, later: dict) -> set:

@@ -19,6 +19,7 @@ primal values by name. Adjoints follow srcad/transform/adjoints.py.
 """
 from __future__ import annotations
 
+import builtins
 import copy
 import operator
 
@@ -59,7 +60,8 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     raw = _Backward(activity, parsed, namer, bindings, adjoints).block(block)
     gradients = [adjoints.returned(w) for w in wrt]
     sites = assignment_sites(block, param_names(simple_fn))
-    backward_body, recorded, trips, shapes = settle(raw, block, sites, aliases, stack)
+    backward_body, recorded, trips, shapes = settle(
+        raw, block, sites, aliases, stack, lambda: bindings.name_for("range", builtins.range))
     restored = sorted({name for _, name in recorded if name != REGION})
     forward = record(block, recorded, trips, stack, bindings.name_for, shapes)
     preamble = [assign(stack, gast.List([], gast.Load()))] if recorded or trips else []

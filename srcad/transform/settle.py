@@ -44,7 +44,7 @@ class ReplayLoop:
 
 
 # ---- settling what is recorded -------------------------------------------------------------
-def settle(raw: list, block: list, sites, aliases, stack: str):
+def settle(raw: list, block: list, sites, aliases, stack: str, range_name: str):
     """Drop the restores whose value the backward sweep never reads, then the branches and
     loops left without work, until nothing changes. Returns the backward statements, the
     recorded (site, name) pairs, the replayed loops' counters, and the recorded names the
@@ -52,7 +52,7 @@ def settle(raw: list, block: list, sites, aliases, stack: str):
     pushed = {name for _, name in sites.overwrites} | sites.elements
     regions = {id(op): op for op in operations(block) if op.kind in ("setitem", "append")}
     while True:
-        finisher = _Finisher(pushed, sites.overwrites, set(regions), stack)
+        finisher = _Finisher(pushed, sites.overwrites, set(regions), stack, range_name)
         statements = finisher.block(raw)
         values, shapes = _reads(statements)
         core = set().union(*_reads(statements, skip=finisher.region_restores))
@@ -82,11 +82,12 @@ def _reads(statements, skip=frozenset()) -> tuple[set, set]:
 
 
 class _Finisher:
-    def __init__(self, pushed, overwrites, regions, stack):
+    def __init__(self, pushed, overwrites, regions, stack, range_name):
         self.pushed = pushed
         self.overwrites = overwrites
         self.regions = regions
         self.stack = stack
+        self.range_name = range_name  # () → `range`, unless the user's function shadows it
         self.recorded: set = set()
         self.trips: dict = {}
         self.region_restores: set = set()
@@ -141,6 +142,6 @@ class _Finisher:
                      gast.Constant(-1, None), gast.Constant(-1, None)]
         else:
             steps = [load(replay.trips)]
-        header = gast.Call(load("range"), steps, [])
+        header = gast.Call(load(self.range_name()), steps, [])
         target = gast.Name(replay.index or "_", gast.Store(), None, None)
         return [assign(replay.trips, pop(self.stack)), gast.For(target, header, body, [], None)]
