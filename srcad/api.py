@@ -102,13 +102,20 @@ class _ValueAndGrad(_DerivativeFunction):
 
 
 class _VJP(_DerivativeFunction):
-    def __init__(self, derivative, output, backward, originals):
+    """The pullback `srcad.vjp` returns. The backward sweep pops the stack the forward sweep
+    filled, so it runs once per forward sweep: a second call runs the forward sweep again."""
+
+    def __init__(self, derivative, args, kwargs):
         super().__init__(derivative)
-        self._output, self._backward, self._originals = output, backward, originals
+        self._call = (args, kwargs)
+        self.output, self._backward, self._originals = derivative.forward(args, kwargs)
 
     def __call__(self, cotangent):
-        _check_cotangent(cotangent, self._output)
-        return self.derivative.gradients(self._backward, cotangent, self._originals)
+        _check_cotangent(cotangent, self.output)
+        backward, self._backward = self._backward, None
+        if backward is None:
+            _, backward, self._originals = self.derivative.forward(*self._call)
+        return self.derivative.gradients(backward, cotangent, self._originals)
 
 
 def _decorator_or_call(make):
@@ -143,9 +150,8 @@ def value_and_grad(fn, wrt=0, has_aux=False):
 def vjp(fn, *args, wrt=0, **kwargs):
     """`(value, vjp_fn)`: the forward sweep runs once, and `vjp_fn(cotangent)` returns the
     gradient of `sum(cotangent * fn(*args))` with respect to the `wrt` parameters."""
-    derivative = Derivative(fn, wrt)
-    output, backward, originals = derivative.forward(args, kwargs)
-    return output, _VJP(derivative, output, backward, originals)
+    pullback = _VJP(Derivative(fn, wrt), args, kwargs)
+    return pullback.output, pullback
 
 
 def _check_cotangent(cotangent, output):

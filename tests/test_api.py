@@ -155,3 +155,11 @@ def test_check_grads_catches_a_wrong_rule():
             srcad.check_grads(lambda x: np.sum(np.cbrt(x)), (np.array([1.0, 2.0]),))
     finally:
         srcad.defvjp(np.cbrt, *original.rules)
+
+
+def test_a_vjp_function_can_be_called_again(rng):
+    from tests.control_programs import rnn
+    x, W = np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]])
+    _, vjp_fn = srcad.vjp(rnn, x, W, wrt=(0, 1))
+    first, second = vjp_fn(1.0), vjp_fn(2.0)
+    np.testing.assert_allclose(second[1], 2.0 * first[1])
