@@ -68,8 +68,7 @@ def parse_function(fn) -> ParsedFunction:
             "file it can open (functions typed at the interactive prompt have no source).",
             fix="define the function in a file or a notebook cell.",
         )
-    tree = _parse_file(code.co_filename, "".join(lines))
-    node = _find_definition(tree, code)
+    node = _find_definition(_definitions(code.co_filename, "".join(lines)), code)
     if node is None:
         raise SourceUnavailableError(
             f"srcad cannot find the definition of {code.co_name!r} at line "
@@ -81,25 +80,27 @@ def parse_function(fn) -> ParsedFunction:
 
 
 @functools.lru_cache(maxsize=64)
-def _parse_file(filename: str, text: str) -> ast.Module:
-    return ast.parse(text, filename)
+def _definitions(filename: str, text: str) -> dict:
+    """Every `def` and `lambda` of a source file, by the line its code object starts on."""
+    found = {}
+    for node in ast.walk(ast.parse(text, filename)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            found.setdefault(_first_line(node), []).append(node)
+    return found
 
 
 def _first_line(node) -> int:
+    """The line a function's code object starts on: its first decorator's, if any."""
     decorators = getattr(node, "decorator_list", [])
     return min([node.lineno] + [d.lineno for d in decorators])
 
 
-def _find_definition(tree: ast.Module, code):
+def _find_definition(definitions: dict, code):
+    candidates = definitions.get(code.co_firstlineno, [])
     if code.co_name == "<lambda>":
-        candidates = [n for n in ast.walk(tree)
-                      if isinstance(n, ast.Lambda) and n.lineno == code.co_firstlineno]
-        return _innermost_containing(candidates, code)
-    for node in ast.walk(tree):
-        if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
-                and node.name == code.co_name and _first_line(node) == code.co_firstlineno):
-            return node
-    return None
+        return _innermost_containing([n for n in candidates if isinstance(n, ast.Lambda)], code)
+    return next((n for n in candidates if not isinstance(n, ast.Lambda)
+                 and n.name == code.co_name), None)
 
 
 def _innermost_containing(candidates, code):
