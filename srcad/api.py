@@ -17,6 +17,9 @@ from srcad.errors import CotangentError, UsageError
 from srcad.frontend.parse import code_of
 
 
+_NO_CONTAINERS = frozenset()
+
+
 class Derivative:
     """A user function with the parameters to differentiate, bound to its compiled adjoint."""
 
@@ -30,6 +33,8 @@ class Derivative:
         self.function = getattr(unwrapped, "__func__", fn)
         self.receiver = (unwrapped.__self__,) if hasattr(unwrapped, "__func__") else ()
         self.names, self.positions = wrt_parameters(code_of(fn), wrt, len(self.receiver))
+        self._last_position = max((p for p in self.positions if p is not None), default=-1)
+        self._positional = None not in self.positions
         self._compiled = {}  # the wrt arguments that are containers → (adjoint, VJP maker)
 
     @property
@@ -47,7 +52,7 @@ class Derivative:
 
     def forward(self, args, kwargs):
         """Run the forward sweep: (output, backward, the unpromoted wrt arguments)."""
-        if all(p is not None and p < len(args) for p in self.positions):
+        if self._positional and self._last_position < len(args):  # the common, fast case
             originals = [args[p] for p in self.positions]
             args = list(args)
             for position, name, value in zip(self.positions, self.names, originals):
@@ -59,7 +64,8 @@ class Derivative:
             for name, value in zip(self.names, originals):
                 bound.arguments[name] = promote(value, name)
             args, kwargs = bound.args, bound.kwargs
-        containers = frozenset(n for n, v in zip(self.names, originals) if is_container(v))
+        containers = frozenset(n for n, v in zip(self.names, originals) if is_container(v)) \
+            if any(map(is_container, originals)) else _NO_CONTAINERS
         output, backward = self._vjp_maker(containers)[1](*self.receiver, *args, **kwargs)
         return output, backward, originals
 

@@ -71,6 +71,8 @@ def _children(container):
 def promote(value, name: str):
     """The value differentiated in place of an argument: ints become floats, and the leaves
     of dicts, lists and tuples are promoted one by one."""
+    if type(value) is float or type(value) is np.ndarray and value.dtype.kind == "f":
+        return value
     if is_container(value):
         return _rebuild(value, [promote(v, name) for v in _children(value)])
     if isinstance(value, (float, np.floating)) and not isinstance(value, bool):
@@ -121,6 +123,8 @@ def like_argument(gradient, argument):
 
     None is the zero the generated code returns for an argument no derivative reached;
     a dict, list or tuple argument gets the same nesting, leaf by leaf."""
+    if type(argument) is float:
+        return 0.0 if gradient is None else float(gradient)
     if is_container(argument):
         leaves = _children(argument)
         parts = [None] * len(leaves) if gradient is None else _children(gradient)
