@@ -43,7 +43,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
         output, block = _split_aux(simple, output, block, namer)
     activity = analyze_activity(block, set(wrt), output)         # activity
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
-                                     simple.versions, parsed)
+                                     simple.versions, parsed, simple.return_variable)
     bindings = Bindings(namer, resolver)
     module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
                            bindings, fn.__code__.co_freevars, containers)  # reverse

@@ -144,3 +144,64 @@ def test_break_before_the_body_touches_an_argument():
     g_x, g_w = srcad.grad(cp.break_on_first_iteration, wrt=(0, 1))(-1.0, 0.6)
     # y = -1 + 0.36 k until positive: k = 3 additions -> dy/dw = 3 * 2w
     np.testing.assert_allclose((g_x, g_w), (3.0, 3.0 * 3 * 2 * 0.6))
+
+
+# ---- in-place updates once refused by a flow-insensitive aliasing analysis ---------------------
+# Found by tests/test_generated_programs.py: once refused as unsound aliasing, although no
+# name sharing memory with the updated one is read after the update.
+def augmented_then_early_return(x):
+    a = x * 2.0
+    a += 1.0
+    if x > 0.5:
+        return 1.0
+    return a
+
+
+def branch_binds_either_argument_then_augmented(x, y):
+    if x > 0.5:
+        t = x
+    else:
+        t = y  # noqa: F841 (the binding is the point)
+    x += 1.0
+    return x * y
+
+
+@pytest.mark.parametrize("x, expected", [(0.2, 2.0), (0.7, 0.0)])
+def test_augmented_assignment_before_an_early_return(x, expected):
+    assert srcad.grad(augmented_then_early_return)(x) == expected
+
+
+def test_augmented_assignment_after_a_branch_binds_either_argument():
+    g = srcad.grad(branch_binds_either_argument_then_augmented, wrt=(0, 1))(0.7, 2.0)
+    np.testing.assert_allclose(g, (2.0, 1.7))
+
+
+def return_inside_loop_then_augmented(x):
+    a = x * 2.0
+    for i in range(3):
+        if a > 5.0:
+            return a
+        a += 1.0
+    return a
+
+
+@pytest.mark.parametrize("x", [0.7, 2.2])  # returns after the loop / from inside it
+def test_augmented_assignment_after_a_return_inside_the_loop(x):
+    assert srcad.grad(return_inside_loop_then_augmented)(x) == 2.0
+
+
+# ---- once wrong: a loop over a name rebound in its body ---------------------------------------------
+def loop_over_a_rebound_name(x):
+    """`x` is rebound before the loop and inside it; the loop iterates over the array `x` was
+    bound to when the loop started (Python evaluates the iterable once)."""
+    x = x * 6.0
+    s = 0.0
+    for v in x:
+        s = s + v
+        x = x * 2.0
+    return np.sum(x) + s        # = 6 sum(x) + 48 sum(x): the gradient is 54 everywhere
+
+
+def test_loop_over_a_name_rebound_before_and_inside_the_loop():
+    x = np.array([0.3, 0.5, 0.7])
+    np.testing.assert_allclose(srcad.grad(loop_over_a_rebound_name)(x), np.full(3, 54.0))

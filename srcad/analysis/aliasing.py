@@ -43,9 +43,10 @@ class Aliases:
 class _PointsTo:
     """Forward analysis; `before[id(op)]` is the state in front of each operation."""
 
-    def __init__(self):
+    def __init__(self, return_variable=None):
         self.before: dict[int, dict] = {}
         self.everywhere: dict[str, set] = {}
+        self.return_variable = return_variable
 
     def block(self, nodes, state: dict) -> dict:
         for node in nodes:
@@ -57,7 +58,7 @@ class _PointsTo:
             else:
                 self.before[id(node)] = state
                 state = dict(state)
-                sources = _sources(node)
+                sources = [] if node.targets == (self.return_variable,) else _sources(node)
                 for target in node.targets:
                     state[target] = set().union(*(state.get(s, {s}) for s in sources)) \
                         if sources else {f"{target}@{id(node)}"}
@@ -107,12 +108,15 @@ def _may_return_a_view(callee) -> bool:
     return vjp_rules(callee) is None
 
 
-def check_in_place_updates(block: list, output: str, params, versions: dict, parsed) -> Aliases:
+def check_in_place_updates(block: list, output: str, params, versions: dict, parsed,
+                           return_variable=None) -> Aliases:
     """Refuse an in-place update of memory that another name, read later, also shows, and
     return what may share memory with what (to decide which in-place updates to undo).
 
-    `versions` maps SSA versions to the user's names: `x_1` and `x` are one variable."""
-    analysis = _PointsTo()
+    `versions` maps SSA versions to the user's names: `x_1` and `x` are one variable.
+    `return_variable` holds the value of a lowered `return`: once it is assigned no user
+    statement runs, so it never sees a later update."""
+    analysis = _PointsTo(return_variable)
     start = {name: {name} for name in params}
     for name, objects in start.items():
         analysis._note(name, objects)

@@ -39,6 +39,7 @@ def lower_exits(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     init = [_assign(lowering.result, gast.Constant(None, None)),
             _assign(lowering.returning, gast.Constant(False, None))]
     fn.body = init + lowered + [gast.copy_location(gast.Return(value), fn)]
+    fn.return_variable = lowering.result
     return fn
 
 

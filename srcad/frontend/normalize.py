@@ -28,7 +28,8 @@ Names: a variable reassigned at the top level of the function gets a new version
 `x_1`), so straight-line code needs no stack; an assignment inside a branch or loop writes
 the current version, and never reads its own target (`x = x * w` goes through a
 temporary), so the reverse sweep can restore the old value after using the new one.
-The result's `versions` maps each new version to the user's name. Temporaries are named
+The result's `versions` maps each new version to the user's name, and `return_variable`
+names the variable `return`s were lowered to (if any). Temporaries are named
 after their operation (`sin_0`, `mul_1`). Nodes keep the user's line numbers so later
 errors point at the user's code.
 """
@@ -89,6 +90,7 @@ class _Normalizer(Desugaring):
         result = copy.copy(self.fn)
         result.body = self.body
         result.versions = self.versions
+        result.return_variable = getattr(self.fn, "return_variable", None)
         return result
 
     # ---- statements ---------------------------------------------------------------------
@@ -180,8 +182,9 @@ class _Normalizer(Desugaring):
         indexed = self._indexed_iteration(node)
         if indexed is not None:
             node = indexed
+        rebound = isinstance(node.iter, gast.Name) and _stores(node.body, node.iter.id)
         iterable = self._atom(node.iter)
-        if not isinstance(iterable, gast.Name) or _stores(node.body, iterable.id):
+        if not isinstance(iterable, gast.Name) or rebound:
             iterable = self._name_for(iterable, node.iter, base="iterable", force=True)
         target = node.target
         direct = isinstance(target, gast.Name) and self.stores.get(target.id) == 1
