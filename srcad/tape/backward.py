@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from srcad.tape.dispatch import handle
+from srcad.tape.dispatch import NestedIds, handle
 
 
 def reachable(nodes, count: int, source_ids) -> set:
@@ -26,7 +26,8 @@ def reachable(nodes, count: int, source_ids) -> set:
     reach = set(source_ids)
     for index in range(count):
         node = nodes[index]
-        if _any_in(node[3], reach):
+        ids = node[3]
+        if not reach.isdisjoint(ids) or (type(ids) is NestedIds and _any_in(ids, reach)):
             out_id = node[4]
             if type(out_id) is tuple:
                 reach.update(out_id)
@@ -59,15 +60,26 @@ def sweep(nodes, count: int, seeds: dict, source_ids, reach: set, record: bool,
         if record:
             args = tuple(_as_tensors(a, i) for a, i in zip(args, ids)) + args[len(ids):]
             ans = _as_tensors(ans, out_id)
-        for position, input_id in enumerate(ids):
-            if input_id is None or not _any_in((input_id,), reach):
+        position = -1
+        for input_id in ids:
+            position += 1
+            if input_id is None:
+                continue
+            if type(input_id) is int:
+                if input_id not in reach:
+                    continue
+            elif not _any_in(input_id, reach):
                 continue
             rule = rules[position] if position < len(rules) else None
             if rule is None:
                 continue
             cotangent = rule(g, ans, *args) if kwargs is None else \
                 rule(g, ans, *args, **kwargs)
-            _accumulate(grads, input_id, cotangent)
+            if type(input_id) is int and cotangent is not None:
+                previous = grads.get(input_id)
+                grads[input_id] = cotangent if previous is None else previous + cotangent
+            else:
+                _accumulate(grads, input_id, cotangent)
     return {source_id: grads[source_id] for source_id in keep if source_id in grads}
 
 

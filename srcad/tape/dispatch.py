@@ -18,6 +18,8 @@ call plus one small object; nothing is recorded and nothing is kept.
 """
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
 from srcad.errors import MissingRuleError
@@ -133,13 +135,9 @@ def value_of(x):
 
 
 # ---- indexing ------------------------------------------------------------------------------
-_GETITEM_RULES = None
-
-
 def getitem(tensor, index):
     """`tensor[index]`: the NumPy result (a view for basic indexing), recorded with the
     registry's rule for `operator.getitem`. `index` may hold tensors (masks, positions)."""
-    global _GETITEM_RULES
     if type(tensor) is Tensor:
         value, tensor_id = tensor._value, tensor._id
     else:
@@ -149,11 +147,8 @@ def getitem(tensor, index):
     out = new_tensor(result)
     tapes = RECORDING.tapes
     if tapes:
-        if _GETITEM_RULES is None:
-            import operator
-            _GETITEM_RULES = vjp_rules(operator.getitem).rules
-        _record(tapes, (tensor_id,),
-                (_GETITEM_RULES, (value, raw_index), None, (tensor_id, None), out._id, result))
+        record_on(tapes, (vjp_rules(operator.getitem).rules, (value, raw_index), None,
+                          (tensor_id, None), out._id, result))
     return out, raw_index
 
 
@@ -175,7 +170,9 @@ def call(func, args, kwargs, implementation=None):
     Recorded with the registry's rules of `func`. A function the registry marks as
     non-differentiable, or whose result holds no floats (a shape, a mask, an index), gives
     constant tensors. A float result computed from a tracked input by a function without
-    rules is a `MissingRuleError`, never a silent zero.
+    rules is recorded with rules that raise `MissingRuleError` (naming this call's line) if
+    a gradient flows through it, as TensorFlow does: never a silent zero, and using only
+    such a result's shape stays possible.
     """
     raw_args, ids = unwrap_arguments(args)
     raw_kwargs = {key: value_of(v) for key, v in kwargs.items()} if kwargs else {}
@@ -190,21 +187,16 @@ def call(func, args, kwargs, implementation=None):
                 caller_location(), fix="pass it positionally.")
     rules = None
     if recorders:
-        rules = vjp_rules(func)
-        if rules is None or is_nondifferentiable(func):
-            if rules is None and not is_nondifferentiable(func) and _holds_floats(value):
-                raise MissingRuleError(
-                    f"srcad has no derivative rule for {_name(func)}, and a value the tape "
-                    "differentiates flows into it.", caller_location(),
-                    fix=f"register one with `srcad.defvjp({_name(func)}, lambda g, ans, x: "
-                    "...)`: one rule per positional argument, `None` for an argument without "
-                    "a gradient.")
+        if is_nondifferentiable(func) or not _holds_floats(value):
             recorders = ()
         else:
-            _check_rule_coverage(func, rules.rules, ids, tapes)
+            rules = vjp_rules(func)
+            rules = missing_rules(func, len(ids)) if rules is None else rules.rules
+            _check_rule_coverage(func, rules, ids, tapes)
     out, out_id = wrap(value)
     if recorders and out_id is not None:
-        node = (rules.rules, tuple(raw_args), raw_kwargs or None, tuple(ids), out_id, value)
+        ids = NestedIds(ids) if any(type(i) is tuple for i in ids) else tuple(ids)
+        node = (rules, tuple(raw_args), raw_kwargs or None, ids, out_id, value)
         for tape in recorders:
             tape._nodes.append(node)
             _track(tape._tracked, out_id)
@@ -232,6 +224,12 @@ def unwrap_arguments(args):
             values.append(arg)
             ids.append(None)
     return values, ids
+
+
+class NestedIds(tuple):
+    """The ids of a node some of whose arguments are lists of tensors (tuples inside)."""
+
+    __slots__ = ()
 
 
 def wrap(value):
@@ -264,16 +262,26 @@ def _track(tracked, out_id):
         tracked.add(out_id)
 
 
-def _record(tapes, input_ids, node):
+def record_on(tapes, node):
+    """Append `node` to each of `tapes` that tracks one of its inputs."""
     for tape in tapes:
-        if _tracks(tape._tracked, input_ids):
+        if _tracks(tape._tracked, node[3]):
             tape._nodes.append(node)
             _track(tape._tracked, node[4])
 
 
-def record_on(tapes, node):
-    """Append `node` to each of `tapes` that tracks one of its inputs."""
-    _record(tapes, node[3], node)
+def missing_rules(func, count: int) -> tuple:
+    """Rules for a function without any: each raises `MissingRuleError` for this call."""
+    location = caller_location()
+
+    def missing(g, ans, *args, **kwargs):
+        raise MissingRuleError(
+            f"srcad has no derivative rule for {_name(func)}, and the gradient flows "
+            "through it (the call is shown below).", location,
+            fix=f"register one with `srcad.defvjp({_name(func)}, lambda g, ans, x: ...)`: "
+            "one rule per positional argument, `None` for an argument without a gradient.")
+
+    return (missing,) * count
 
 
 def _check_rule_coverage(func, rules, ids, tapes):
@@ -301,7 +309,7 @@ def _name(func) -> str:
     return f"`np.{name}`" if module.startswith("numpy") else f"`{module}.{name}`"
 
 
-def conversion_error(tensor, what: str) -> TapeConversionError:
+def conversion_error(what: str) -> TapeConversionError:
     """The error for turning a tensor that carries a gradient into a plain value."""
     return TapeConversionError(
         f"{what} a tensor that a recording GradientTape differentiates; the plain NumPy "

@@ -25,8 +25,10 @@ import weakref
 
 import numpy as np
 
-from srcad.runtime import region_adjoint
+from srcad.errors import MissingRuleError
+from srcad.runtime import region_adjoint, unbroadcast
 from srcad.tape import dispatch
+from srcad.tape.errors import caller_location
 from srcad.tape.state import RECORDING, new_id
 
 
@@ -48,10 +50,11 @@ class ViewFunction:
 class Alias:
     """A tensor's memory sharing: the base it views (None for an owner) and its live views."""
 
-    __slots__ = ("base", "view_fn", "views")
+    __slots__ = ("base", "view_fn", "views", "prune_at")
 
     def __init__(self, base=None, view_fn=None):
         self.base, self.view_fn, self.views = base, view_fn, []
+        self.prune_at = 8  # prune dead references when the list grows to this length
 
 
 TRANSPOSE = operator.attrgetter("T")
@@ -64,8 +67,9 @@ def register_view(view, base, view_fn: ViewFunction) -> None:
     if alias is None:
         alias = base._alias = Alias()
     views = alias.views
-    if len(views) >= 8:  # drop views that died, so a long loop of slices stays O(1) here
+    if len(views) >= alias.prune_at:  # drop views that died; amortized O(1) per view
         views[:] = [ref for ref in views if ref() is not None]
+        alias.prune_at = max(8, 2 * len(views))
     views.append(weakref.ref(view))
 
 
@@ -194,14 +198,46 @@ def copyto(dst, src, casting="same_kind", where=True):
     """`np.copyto(dst, src)`: a write into `dst` when it is a tensor."""
     if not isinstance(dst, dispatch.Tensor):
         if isinstance(src, dispatch.Tensor) and dispatch.is_live(src):
-            raise dispatch.conversion_error(src, "np.copyto writes into a plain array")
+            raise dispatch.conversion_error("np.copyto writes into a plain array")
         return np.copyto(dst, dispatch.value_of(src), casting=casting,
                          where=dispatch.value_of(where))
     if where is not True:
-        raise NotImplementedError("tape mode does not record `np.copyto(..., where=mask)` "
-                                  "into a tensor; write `dst[mask] = src[mask]` instead.")
+        raise MissingRuleError("tape mode does not record `np.copyto(..., where=mask)` into "
+                               "a tensor.", caller_location(),
+                               fix="write `dst[mask] = src[mask]` instead.")
     assign(dst, Ellipsis, src)
     return None
+
+
+def _add_at_base_rule(g, ans, y, index, value):
+    return g
+
+
+def _add_at_value_rule(g, ans, y, index, value):
+    return unbroadcast(g[index], value)
+
+
+ADD_AT_RULES = (_add_at_base_rule, None, _add_at_value_rule)
+
+
+def add_at(tensor, index, value) -> None:
+    """`np.add.at(tensor, index, value)`: unbuffered `tensor[index] += value`, repeated
+    indices adding up, recorded as a new version of `tensor`."""
+    if type(tensor) is not dispatch.Tensor:
+        tensor.__setitem__(index, value)  # a Variable refuses
+    raw_index = dispatch.unwrap_index(index)
+    raw_value, value_id = (value._read() if isinstance(value, dispatch.Tensor)
+                           else (value, None))
+    old_id = tensor._id
+    target = _writable(tensor)
+    np.add.at(target, raw_index, raw_value)
+    tensor._value = target
+    tensor._id = new_id()
+    tapes = RECORDING.tapes
+    if tapes:
+        dispatch.record_on(tapes, (ADD_AT_RULES, (None, raw_index, raw_value), None,
+                                   (old_id, None, value_id), tensor._id, None))
+    _after_write(tensor)
 
 
 def assign_out(out, result) -> None:

@@ -15,13 +15,16 @@ library that calls `np.asarray`), and it raises `TapeConversionError`, as PyTorc
 """
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
 
+from srcad.errors import MissingRuleError
 from srcad.rules import is_nondifferentiable, vjp_rules
 from srcad.tape import dispatch, inplace
 from srcad.tape.dispatch import binary, constant_result, conversion_error, is_live, unary
+from srcad.tape.errors import caller_location
 
 
 def _rules_of(fn):
@@ -203,12 +206,12 @@ class Tensor:
 
     def item(self, *args):
         if is_live(self):
-            raise conversion_error(self, "item() converts")
+            raise conversion_error("item() converts")
         return np.asarray(self._value).item(*args)
 
     def tolist(self):
         if is_live(self):
-            raise conversion_error(self, "tolist() converts")
+            raise conversion_error("tolist() converts")
         return np.asarray(self._value).tolist()
 
     # ---- conversions ------------------------------------------------------------------------
@@ -219,19 +222,19 @@ class Tensor:
 
     def __array__(self, dtype=None, copy=None):
         if is_live(self):
-            raise conversion_error(self, "NumPy converted to a plain array")
+            raise conversion_error("NumPy converted to a plain array")
         if copy:
             return np.array(self._value, dtype=dtype, copy=True)
         return np.asarray(self._value, dtype=dtype)
 
     def __float__(self):
         if is_live(self):
-            raise conversion_error(self, "float() converts")
+            raise conversion_error("float() converts")
         return float(self._value)
 
     def __complex__(self):
         if is_live(self):
-            raise conversion_error(self, "complex() converts")
+            raise conversion_error("complex() converts")
         return complex(self._value)
 
     def __int__(self):  # integers carry no gradient: nothing is lost
@@ -265,12 +268,15 @@ class Tensor:
         out = kwargs.pop("out", None)
         if method != "__call__":
             if method == "at" and isinstance(inputs[0], Tensor):
-                raise NotImplementedError(
-                    f"tape mode does not record `np.{ufunc.__name__}.at` into a tensor; use "
-                    "`y = y + np.bincount(...)`-style code or write `y[index] = ...`.")
+                if ufunc is not np.add or len(inputs) != 3:
+                    raise MissingRuleError(
+                        f"tape mode records `np.add.at` into a tensor, not "
+                        f"`np.{ufunc.__name__}.at`.", caller_location(),
+                        fix="write `y[index] = ...` instead.")
+                return inplace.add_at(*inputs)
             result = dispatch.call(getattr(ufunc, method), inputs, kwargs)
         elif kwargs:
-            result = dispatch.call(ufunc, inputs, kwargs)
+            result = _ufunc_with_options(ufunc, inputs, kwargs)
         elif is_nondifferentiable(ufunc):
             result = constant_result(ufunc, *inputs)
         else:
@@ -296,6 +302,29 @@ class Tensor:
         return _into_out(result, out) if out is not None else result
 
 
+_UFUNC_OPTIONS = frozenset(("dtype", "casting", "order", "subok"))
+
+
+def _ufunc_with_options(ufunc, inputs, kwargs):
+    """A ufunc called with keyword options: `dtype=`/`casting=`... change how it computes,
+    not its derivative, so its rules apply; `where=` leaves elements unwritten, which no
+    rule describes."""
+    rules = vjp_rules(ufunc)
+    if rules is None or is_nondifferentiable(ufunc) or not set(kwargs) <= _UFUNC_OPTIONS:
+        if "where" in kwargs and any(isinstance(i, Tensor) and is_live(i) for i in inputs):
+            raise MissingRuleError(
+                f"tape mode does not differentiate `np.{ufunc.__name__}(..., where=...)`.",
+                caller_location(),
+                fix=f"write `np.where(mask, np.{ufunc.__name__}(...), other)` instead.")
+        return dispatch.call(ufunc, inputs, kwargs)
+    compute = functools.partial(ufunc, **kwargs)
+    if len(inputs) == 2:
+        return binary(compute, rules.rules, *inputs)
+    if len(inputs) == 1:
+        return unary(compute, rules.rules, *inputs)
+    return dispatch.call(ufunc, inputs, kwargs)
+
+
 def _into_out(result, out):
     """Honour NumPy's `out=`: a tensor takes the result as a write; a plain array takes the
     value, unless that would drop a gradient."""
@@ -306,7 +335,7 @@ def _into_out(result, out):
         inplace.assign_out(target, result)
         return target
     if isinstance(result, Tensor) and is_live(result):
-        raise conversion_error(result, "an `out=` argument that is a plain array received")
+        raise conversion_error("an `out=` argument that is a plain array received")
     target[...] = dispatch.value_of(result)
     return target
 

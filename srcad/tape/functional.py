@@ -1,0 +1,135 @@
+"""functional: `grad(f, wrt=...)` → `f` differentiated in tape mode, with source mode's
+conventions, so any program can be differentiated both ways and the results compared.
+
+The call runs `f` once under a fresh GradientTape with the `wrt` arguments as watched
+tensors (copies: in-place writes inside `f` do not reach the caller's arrays, as in source
+mode, which restores them), and returns what `srcad.grad` returns: one gradient for a single
+`wrt`, a tuple for a tuple; a float for a Python number, an array of the argument's shape
+and floating dtype, zeros for an argument the output does not depend on; a Python `int` is
+promoted to float and an integer array refused. The output must be a real value with one
+element (`NonScalarOutputError` otherwise).
+
+Inside another tape (an outer `tape.grad`, a `GradientTape`), gradients that the outer tape
+tracks are returned as tensors, so derivatives compose: `grad(lambda x: grad(f)(x))`.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+import numpy as np
+
+from srcad.arguments import like_argument, promote, seed_for, wrt_parameters
+from srcad.errors import WrtError
+from srcad.tape import nest
+from srcad.tape.dispatch import is_live, new_tensor, value_of
+from srcad.tape.gradient_tape import GradientTape
+from srcad.tape.tensor import Tensor
+
+
+def grad(fn=None, *, wrt=0):
+    """The gradient of `fn` with respect to the parameters `wrt` (index, name, or tuple of
+    them), computed by recording `fn` on a GradientTape. Usable as `@grad`, `grad(f)` and
+    `grad(f, wrt=(0, 1))`."""
+    if fn is None:
+        return lambda f: TapeGradient(f, wrt)
+    return TapeGradient(fn, wrt)
+
+
+class TapeGradient:
+    """`fn`'s gradient function in tape mode (see the module docstring)."""
+
+    def __init__(self, fn, wrt=0):
+        self.fn, self.wrt = fn, wrt
+        unwrapped = inspect.unwrap(fn)
+        function = getattr(unwrapped, "__func__", unwrapped)  # a bound method's function
+        code = getattr(function, "__code__", None)
+        if code is not None:
+            receivers = 1 if hasattr(unwrapped, "__func__") else 0
+            self.names, self.positions = wrt_parameters(code, wrt, receivers)
+        else:  # a ufunc, builtin or other callable without code: positions only
+            items = wrt if isinstance(wrt, tuple) else (wrt,)
+            if not all(isinstance(i, int) and i >= 0 for i in items):
+                raise WrtError(f"wrt={wrt!r}: {fn!r} has no Python signature to look names "
+                               "up in; give argument positions.")
+            self.positions, self.names = items, tuple(f"argument {i}" for i in items)
+        functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        args, kwargs = self._bound(args, kwargs)
+        originals = [self._get(args, kwargs, p, n) for p, n in zip(self.positions, self.names)]
+        with GradientTape(watch_accessed_variables=False) as tape:
+            sources = []  # per wrt argument: its tensors, flattened (one for an array)
+            for position, name, original in zip(self.positions, self.names, originals):
+                argument = _as_source(original, name)
+                leaves = nest.flatten(argument)
+                tape.watch(leaves)
+                sources.append([leaf._id for leaf in leaves])  # before any in-place write
+                self._set(args, kwargs, position, name, argument)
+            output = self.fn(*args, **kwargs)
+        seed = seed_for(value_of(output))
+        tape._begin_derivative()
+        cotangents = tape._sweep({output._id: seed}, [i for ids in sources for i in ids]) \
+            if isinstance(output, Tensor) else {}
+        tape._end_derivative()
+        gradients = tuple(_like(original, [cotangents.get(i) for i in ids])
+                          for ids, original in zip(sources, originals))
+        return gradients if isinstance(self.wrt, tuple) else gradients[0]
+
+    def _bound(self, args, kwargs):
+        """Arguments with every `wrt` parameter present by position or by name."""
+        if all(p is not None and p < len(args) for p in self.positions):
+            return list(args), dict(kwargs)
+        bound = inspect.signature(self.fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        return list(bound.args), dict(bound.kwargs)
+
+    @staticmethod
+    def _get(args, kwargs, position, name):
+        return args[position] if position is not None and position < len(args) \
+            else kwargs[name]
+
+    @staticmethod
+    def _set(args, kwargs, position, name, value):
+        if position is not None and position < len(args):
+            args[position] = value
+        else:
+            kwargs[name] = value
+
+
+def _as_source(original, name):
+    """The watched stand-in for an argument: a tensor, or a dict/list/tuple of tensors."""
+    if isinstance(original, Tensor):
+        return original  # already a tensor (an outer tape's): keep its id, so derivatives nest
+    promoted = promote(original, name)
+    return nest.pack_as(promoted, [_leaf_tensor(v) for v in nest.flatten(promoted)])
+
+
+def _leaf_tensor(value):
+    """A fresh tensor: an array is copied, a Python float becomes an (immutable) float64."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, np.ndarray):
+        return new_tensor(value.copy())
+    return new_tensor(value if isinstance(value, np.generic) else np.float64(value))
+
+
+def _like(original, cotangents):
+    """The gradient of one argument in source mode's form (see the module docstring)."""
+    if isinstance(original, Tensor):
+        (cotangent,) = cotangents
+        if cotangent is None:
+            return new_tensor(np.zeros(np.shape(original._value)))
+        return cotangent if isinstance(cotangent, Tensor) else new_tensor(cotangent)
+    leaves = [_plain_unless_live(c) for c in cotangents]
+    if any(isinstance(leaf, Tensor) for leaf in leaves):  # inside an outer tape: keep tensors
+        return nest.pack_as(original, leaves)
+    if isinstance(original, (list, tuple, dict)):
+        return like_argument(nest.pack_as(original, leaves), original)
+    return like_argument(leaves[0], original)
+
+
+def _plain_unless_live(cotangent):
+    if isinstance(cotangent, Tensor) and not is_live(cotangent):
+        return cotangent._value
+    return cotangent
