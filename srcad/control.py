@@ -18,8 +18,8 @@ from srcad.rules.registry import nondifferentiable
 
 
 def stop_gradient(x):
-    """`x` itself, through which no derivative flows."""
-    return x
+    """`x` itself, through which no derivative flows (in tape mode: a constant copy)."""
+    return _tape_control().stop_gradient(x)
 
 
 nondifferentiable(stop_gradient)
@@ -27,8 +27,16 @@ nondifferentiable(stop_gradient)
 
 @contextlib.contextmanager
 def stop_recording():
-    """A block inside a differentiated function whose results are treated as constants."""
-    yield
+    """A block inside a differentiated function whose results are treated as constants
+    (in tape mode: no tape records inside it)."""
+    with _tape_control().paused():
+        yield
+
+
+def _tape_control():
+    """Tape mode's side of these markers (imported on first use: it imports the rules)."""
+    from srcad.tape import control
+    return control
 
 
 class CustomGradient:
@@ -41,7 +49,7 @@ class CustomGradient:
         functools.update_wrapper(self, function)
 
     def __call__(self, *args, **kwargs):
-        return self.function(*args, **kwargs)[0]
+        return _tape_control().call_custom_gradient(self, args, kwargs)
 
     def __get__(self, instance, owner):
         return self if instance is None else functools.partial(self, instance)

@@ -21,14 +21,21 @@ def unbroadcast(g, x):
     if getattr(g, "shape", ()) == target:
         return g
     target = np.shape(x)  # x may be a list or another array-like
-    g = np.asarray(g)
-    leading = g.ndim - len(target)
+    g_shape = np.shape(g)  # NumPy calls only, never np.asarray: g may be a tape-mode tensor
+    leading = len(g_shape) - len(target)
     if leading > 0:
-        g = g.sum(axis=tuple(range(leading)))
-    stretched = tuple(i for i, n in enumerate(target) if n == 1 and g.shape[i] != 1)
+        g = np.sum(g, axis=tuple(range(leading)))
+    stretched = tuple(i for i, n in enumerate(target)
+                      if n == 1 and g_shape[leading + i] != 1)
     if stretched:
-        g = g.sum(axis=stretched, keepdims=True)
+        g = np.sum(g, axis=stretched, keepdims=True)
     return g
+
+
+def dtype_of(x):
+    """`x`'s dtype without converting it (a tape-mode tensor has one; a list does not)."""
+    dtype = getattr(x, "dtype", None)
+    return dtype if isinstance(dtype, np.dtype) else np.asarray(x).dtype
 
 
 def reduced_axes(axis, ndim: int) -> tuple:
@@ -42,13 +49,12 @@ def reduced_axes(axis, ndim: int) -> tuple:
 def expand_reduced(g, x, axis=None, keepdims=False):
     """Spread the cotangent of a reduction over `x` back to `x`'s shape."""
     shape = np.shape(x)
-    if axis is None:  # g holds one value
-        return np.full(shape, g)
-    if not keepdims:
-        g = np.expand_dims(g, reduced_axes(axis, len(shape)))
-    spread = np.empty(shape, np.result_type(g))
-    spread[...] = g
-    return spread
+    if axis is not None and not keepdims:  # the reduced axes back, with length 1
+        reduced = reduced_axes(axis, len(shape))
+        g = np.reshape(g, tuple(1 if i in reduced else n for i, n in enumerate(shape)))
+    # `zeros + g`, not `np.full(shape, g)` or `spread[...] = g`, which convert g to a plain
+    # array: a tape-mode tensor must stay one, so that a nested tape records this
+    return np.zeros(shape, np.result_type(dtype_of(g), np.float16)) + g
 
 
 def reduced_size(x, axis=None) -> int:
@@ -72,7 +78,9 @@ def index_adjoint(g, x, index):
         return tuple(result)
     if isinstance(x, dict):
         return {key: g if key == index else None for key in x}
-    result = np.zeros(np.shape(x), np.result_type(np.asarray(x).dtype, np.asarray(g).dtype))
+    # zeros_like(g, ...) is a tape-mode tensor when g is one, so `result[index] = g` records
+    result = np.zeros_like(g, shape=np.shape(x),
+                           dtype=np.result_type(dtype_of(x), dtype_of(g)))
     parts = index if isinstance(index, tuple) else (index,)
     if all(isinstance(p, _BASIC_INDEX_TYPES) for p in parts) or _is_boolean_mask(index):
         result[index] = g
@@ -118,7 +126,9 @@ def inverse_permutation(axes):
 def unravel(g, x, order="C"):
     """The cotangent of `np.ravel(x, order)`: `g` back in `x`'s shape, in the same order
     ("K" and "A" follow `x`'s memory layout, as `np.ravel` does)."""
-    x = np.asarray(x)
+    if order not in ("A", "K"):
+        return np.reshape(g, np.shape(x), order=order)
+    x = np.asarray(x)  # x's memory layout decides the order: needs the array itself
     if order == "A":
         order = "F" if x.flags.f_contiguous and not x.flags.c_contiguous else "C"
     if order != "K":
@@ -155,7 +165,7 @@ def without_region(g, index):
         cleared = list(g)
         cleared[index] = None
         return tuple(cleared)
-    cleared = np.array(g, copy=True)
+    cleared = np.copy(g)  # np.copy dispatches for tape-mode tensors; np.array(g) does not
     cleared[index] = 0
     return cleared
 

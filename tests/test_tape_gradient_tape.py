@@ -304,30 +304,21 @@ def test_persistent_tape_differentiates_its_own_gradient():
     assert float(dy) == 108.0 and float(tape.gradient(dy, x)) == 108.0
 
 
-NEEDS_RUNTIME_CHANGES = pytest.mark.xfail(
-    strict=True, raises=(TypeError, NotImplementedError),
-    reason="a shared helper or rule is not tensor-safe yet (np.asarray in runtime.py, "
-    "np.take/np.split/np.tensordot in rules); see the tape-mode note's required changes. "
-    "Remove this mark when they land.")
-
 HESSIAN_CASES = [
     pytest.param(lambda x: np.sum(np.tanh(x) * x ** 3), id="elementwise"),
     pytest.param(lambda x: np.sum(np.where(x > 0, x ** 2, np.sin(x)) + abs(x) ** 3),
                  id="where-abs"),
     pytest.param(lambda x: np.mean(np.exp(np.transpose(np.reshape(x, (3, 1)))) ** 2),
                  id="reshape-transpose"),
-    pytest.param(lambda x: np.sum(x[:, None] * x[None, :] ** 2), id="broadcasting",
-                 marks=NEEDS_RUNTIME_CHANGES),
-    pytest.param(lambda x: x[0] * x[1] ** 2 + np.sum(x[1:] ** 3), id="indexing",
-                 marks=NEEDS_RUNTIME_CHANGES),
+    pytest.param(lambda x: np.sum(x[:, None] * x[None, :] ** 2), id="broadcasting"),
+    pytest.param(lambda x: x[0] * x[1] ** 2 + np.sum(x[1:] ** 3), id="indexing"),
     pytest.param(lambda x: x @ np.array([[2.0, 1.0, 0.0], [0.5, 1.0, 3.0], [1.0, 0.0, 1.0]])
-                 @ np.sin(x), id="matmul", marks=NEEDS_RUNTIME_CHANGES),
-    pytest.param(lambda x: np.dot(x, np.cos(x)), id="dot", marks=NEEDS_RUNTIME_CHANGES),
+                 @ np.sin(x), id="matmul"),
+    pytest.param(lambda x: np.dot(x, np.cos(x)), id="dot"),
     pytest.param(lambda x: np.sum(np.stack([x, x ** 2]) ** 2) + np.sum(
-        np.concatenate([x, x ** 3]) ** 2), id="stack-concatenate",
-        marks=NEEDS_RUNTIME_CHANGES),
+        np.concatenate([x, x ** 3]) ** 2), id="stack-concatenate"),
     pytest.param(lambda x: np.sum(np.sum(np.reshape(x, (3, 1)) ** 3, axis=1) ** 2),
-                 id="axis-reduction", marks=NEEDS_RUNTIME_CHANGES),
+                 id="axis-reduction"),
 ]
 
 
@@ -337,7 +328,7 @@ def _with_setitem(x):
     return np.sum(y ** 2)
 
 
-HESSIAN_CASES.append(pytest.param(_with_setitem, id="setitem", marks=NEEDS_RUNTIME_CHANGES))
+HESSIAN_CASES.append(pytest.param(_with_setitem, id="setitem"))
 
 
 @pytest.mark.parametrize("fn", HESSIAN_CASES)
@@ -388,9 +379,6 @@ def test_stop_gradient_pause_and_custom_gradient_on_tapes():
     assert value(hidden).tolist() == (10.0 * X).tolist()
 
 
-@pytest.mark.xfail(strict=True, reason="srcad.control's markers are plain Python; they take "
-                   "effect on tapes once srcad/control.py delegates to srcad.tape.control "
-                   "(the tape-mode note's required change). Remove this mark then.")
 def test_srcad_markers_behave_the_same_in_tape_mode():
     from tests import marked_programs as p
     x = np.array([1.0, 2.0])
