@@ -44,6 +44,7 @@ from srcad.frontend.exits import lower_exits
 from srcad.control import stop_recording
 from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction, param_names
+from srcad.frontend.scopes import captured_names, local_names, store_counts, stores
 from srcad.transform.naming import Namer
 
 OPERATOR_NAMES = {
@@ -75,7 +76,7 @@ class _Normalizer(Desugaring):
         self.current = {name: name for name in param_names(fn)}
         self.body: list = []
         self.depth = 0  # how many branches and loops enclose the statement being normalized
-        self.stores = _store_counts(fn)
+        self.stores = store_counts(fn)
         self.versions: dict[str, str] = {}  # `x_1` → `x`: SSA versions of the user's variables
         self.unrecorded = 0  # inside `with stop_recording():`
 
@@ -182,7 +183,7 @@ class _Normalizer(Desugaring):
         indexed = self._indexed_iteration(node)
         if indexed is not None:
             node = indexed
-        rebound = isinstance(node.iter, gast.Name) and _stores(node.body, node.iter.id)
+        rebound = isinstance(node.iter, gast.Name) and stores(node.body, node.iter.id)
         iterable = self._atom(node.iter)
         if not isinstance(iterable, gast.Name) or rebound:
             iterable = self._name_for(iterable, node.iter, base="iterable", force=True)
@@ -211,7 +212,7 @@ class _Normalizer(Desugaring):
 
     def _condition(self, test, block) -> gast.Name:
         """The test as a name that `block` does not rebind (the reverse sweep reads it)."""
-        if isinstance(test, gast.Name) and not _stores(block, test.id):
+        if isinstance(test, gast.Name) and not stores(block, test.id):
             return self._load(test.id)
         name = self.namer.temporary("cond")
         self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)],
@@ -391,35 +392,6 @@ def _is_append(call, local_names) -> bool:
             and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
             and call.func.value.id in local_names and len(call.args) == 1
             and not call.keywords)
-
-
-def local_names(fn: gast.FunctionDef) -> set:
-    """The names a function binds: parameters, assignment targets, nested functions."""
-    return set(param_names(fn)) | {
-        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    } | {n.name for n in gast.walk(fn) if isinstance(n, gast.FunctionDef) and n is not fn}
-
-
-def captured_names(scope) -> set:
-    """Names a nested function or lambda reads that it does not bind itself."""
-    own = {n.id for n in gast.walk(scope.args) if isinstance(n, gast.Name)} | {
-        n.id for n in gast.walk(scope) if isinstance(n, gast.Name)
-        and isinstance(n.ctx, gast.Store)}
-    return {n.id for n in gast.walk(scope) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)} - own
-
-
-def _stores(statements, name: str) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
-               for s in statements for n in gast.walk(s))
-
-
-def _store_counts(fn) -> dict:
-    counts = {}
-    for node in gast.walk(fn):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
-            counts[node.id] = counts.get(node.id, 0) + 1
-    return counts
 
 
 def _is_docstring(node) -> bool:

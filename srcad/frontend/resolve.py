@@ -20,7 +20,7 @@ import numpy as np
 
 from srcad.control import CustomGradient
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
-from srcad.frontend.normalize import captured_names, local_names
+from srcad.frontend.scopes import captured_names, local_names
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.rules import is_nondifferentiable, vjp_rules
 
