@@ -9,7 +9,6 @@ here, and `test_case_reaches_its_rule` checks that each row really reaches the r
 claims. The functions must live in this file: srcad reads their source.
 """
 import builtins
-import builtins
 import math
 import operator
 import types
@@ -114,6 +113,11 @@ UNARY = [
     (operator.pos, lambda x: +x, "real"),
     (np.positive, lambda x: np.positive(x), "real"),
     (abs, lambda x: abs(x), "nonzero"),
+    (np.fabs, lambda x: np.fabs(x), "nonzero"),
+    (np.deg2rad, lambda x: np.deg2rad(x), "real"),
+    (np.radians, lambda x: np.radians(x), "real"),
+    (np.rad2deg, lambda x: np.rad2deg(x), "real"),
+    (np.degrees, lambda x: np.degrees(x), "real"),
 ]
 SCALAR_ONLY = [
     (float, lambda x: float(x), "real"),
@@ -162,6 +166,15 @@ BINARY = [
     (np.fmax, lambda x, y: np.fmax(x, y), "even", "odd"),
     (np.minimum, lambda x, y: np.minimum(x, y), "even", "odd"),
     (np.fmin, lambda x, y: np.fmin(x, y), "even", "odd"),
+    (np.logaddexp2, lambda x, y: np.logaddexp2(x, y), "real", "real"),
+    (np.hypot, lambda x, y: np.hypot(x, y), "nonzero", "nonzero"),
+    (np.arctan2, lambda x, y: np.arctan2(x, y), "real", "positive"),
+    (np.arctan2, lambda x, y: np.arctan2(x, y), "nonzero", "nonzero"),
+    (np.divide, lambda x, y: np.true_divide(x, y), "real", "nonzero"),
+    (np.float_power, lambda x, y: np.float_power(x, y), "positive", "exponent"),
+]
+FIRST_ONLY = [  # the second argument has no derivative
+    (np.copysign, lambda x, y: np.copysign(x, y), "nonzero", "nonzero"),
 ]
 BINARY_SHAPES = [
     (None, None),        # Python floats
@@ -180,6 +193,9 @@ def two_to_the(x):
 CONSTANT_OPERANDS = [
     (operator.pow, lambda x: x ** 3, "real"),
     (operator.pow, lambda x: x ** 0.5, "positive"),
+    (operator.pow, lambda x: x ** -2, "nonzero"),  # negative bases, integer exponents
+    (np.power, lambda x: np.power(x, 3.0), "nonzero"),
+    (np.float_power, lambda x: np.float_power(x, -3), "nonzero"),
     (operator.pow, two_to_the, "real"),
     (operator.truediv, lambda x: 1.0 / x, "nonzero"),
     (operator.sub, lambda x: 1.0 - x, "real"),
@@ -255,6 +271,76 @@ ON_CUBE = [  # x of shape (2, 3, 4)
     (np.transpose, lambda x: np.transpose(x, [0, 2, 1])),
     (np.transpose, lambda x: np.transpose(x, (0, -1, -2))),
     (np.ndarray.T, lambda x: x.T),
+    (np.var, lambda x: np.var(x)),
+    (np.var, lambda x: np.var(x, axis=1)),
+    (np.var, lambda x: np.var(x, axis=(0, 2), ddof=1, keepdims=True)),
+    (np.std, lambda x: np.std(x)),
+    (np.std, lambda x: np.std(x, axis=-1, ddof=1)),
+    (np.std, lambda x: np.std(x, axis=0, keepdims=True)),
+    (np.cumsum, lambda x: np.cumsum(x)),
+    (np.cumsum, lambda x: np.cumsum(x, axis=1)),
+    (np.cumsum, lambda x: np.cumsum(x, -1)),
+    (np.trace, lambda x: np.trace(x)),
+    (np.trace, lambda x: np.trace(x, 1, axis1=1, axis2=2)),
+    (np.trace, lambda x: np.trace(x, offset=-1, axis1=2, axis2=0)),
+    (np.squeeze, lambda x: np.squeeze(x[:, None, :1])),
+    (np.squeeze, lambda x: np.squeeze(x[:1], axis=0)),
+    (np.expand_dims, lambda x: np.expand_dims(x, 1)),
+    (np.expand_dims, lambda x: np.expand_dims(x, axis=(0, -1))),
+    (np.atleast_1d, lambda x: np.atleast_1d(x)),
+    (np.atleast_2d, lambda x: np.atleast_2d(x)),
+    (np.atleast_3d, lambda x: np.atleast_3d(x)),
+    (np.swapaxes, lambda x: np.swapaxes(x, 0, 2)),
+    (np.swapaxes, lambda x: np.swapaxes(x, -1, 1)),
+    (np.moveaxis, lambda x: np.moveaxis(x, 0, -1)),
+    (np.moveaxis, lambda x: np.moveaxis(x, (0, 1), (2, 0))),
+    (np.broadcast_to, lambda x: np.broadcast_to(x, (5, 2, 3, 4))),
+    (np.broadcast_to, lambda x: np.broadcast_to(x[:, :1], (2, 3, 4))),
+    (np.flip, lambda x: np.flip(x)),
+    (np.flip, lambda x: np.flip(x, 1)),
+    (np.flip, lambda x: np.flip(x, axis=(0, 2))),
+    (np.fliplr, lambda x: np.fliplr(x)),
+    (np.flipud, lambda x: np.flipud(x)),
+    (np.roll, lambda x: np.roll(x, 2)),
+    (np.roll, lambda x: np.roll(x, -1, axis=2)),
+    (np.roll, lambda x: np.roll(x, (1, 2), axis=(0, 1))),
+    (np.rot90, lambda x: np.rot90(x)),
+    (np.rot90, lambda x: np.rot90(x, 3, axes=(1, 2))),
+    (np.rot90, lambda x: np.rot90(x, k=2, axes=(2, 0))),
+    (np.prod, lambda x: np.prod(x)),
+    (np.prod, lambda x: np.prod(x, axis=1)),
+    (np.prod, lambda x: np.prod(x, axis=(0, 2), keepdims=True)),
+    (np.prod, lambda x: np.prod(x, -1, keepdims=True)),
+    (np.diagonal, lambda x: np.diagonal(x)),
+    (np.diagonal, lambda x: np.diagonal(x, 1, axis1=2, axis2=1)),
+    (np.diagonal, lambda x: np.diagonal(x, offset=-1, axis1=-1, axis2=0)),
+    (np.triu, lambda x: np.triu(x)),
+    (np.tril, lambda x: np.tril(x, -1)),
+    (np.einsum, lambda x: np.einsum("ijk->kj", x)),
+    (np.einsum, lambda x: np.einsum("iji->ij", x[:, :, :2])),
+    (np.einsum, lambda x: np.einsum("...k", x)),
+    (np.repeat, lambda x: np.repeat(x, 2)),
+    (np.repeat, lambda x: np.repeat(x, 3, axis=1)),
+    (np.repeat, lambda x: np.repeat(x, [2, 0, 1, 3], axis=-1)),
+    (np.tile, lambda x: np.tile(x, 2)),
+    (np.tile, lambda x: np.tile(x, (2, 1, 1, 3))),
+    (np.tile, lambda x: np.tile(x, (1, 2))),
+    (np.clip, lambda x: np.clip(x, -0.5, 0.5)),
+    (np.pad, lambda x: np.pad(x, 1)),
+    (np.cumprod, lambda x: np.cumprod(x)),
+    (np.cumprod, lambda x: np.cumprod(x, axis=1)),
+    (np.cumprod, lambda x: np.cumprod(x, -1)),
+    (np.diff, lambda x: np.diff(x)),
+    (np.diff, lambda x: np.diff(x, 2, axis=1)),
+    (np.diff, lambda x: np.diff(x, axis=0, prepend=1.0, append=2.0)),
+    (np.diff, lambda x: np.diff(x, 2, axis=1, prepend=np.zeros((2, 2, 4)))),
+    (np.partition, lambda x: np.partition(x, 2)),
+    (np.partition, lambda x: np.partition(x, (0, 1), axis=0)),
+    (np.partition, lambda x: np.partition(x, 5, axis=None)),
+    (np.pad, lambda x: np.pad(x, ((0, 1), (2, 0), (1, 1)), constant_values=3.0)),
+    (np.pad, lambda x: np.pad(x, [(1, 2)], mode="constant")),
+    (np.clip, lambda x: np.clip(x, None, 0.2)),
+    (np.clip, lambda x: np.clip(x, a_min=-0.2, a_max=None)),
 ]
 ON_EQUAL_SIDES = [  # x of shape (3, 3, 3): a wrong permutation would keep the shape
     (np.transpose, lambda x: np.transpose(x, (1, -1, 0))),
@@ -265,6 +351,9 @@ ON_SCALARS = [  # Python floats and 0-d arrays
     (np.reshape, lambda x: np.reshape(x, (1, 1))),
     (np.ravel, lambda x: np.ravel(x)),
     (np.transpose, lambda x: np.transpose(x)),
+    (np.atleast_1d, lambda x: np.atleast_1d(x)),
+    (np.atleast_2d, lambda x: np.atleast_2d(x)),
+    (np.cumsum, lambda x: np.cumsum(x)),
 ]
 ON_VECTOR = [  # x of shape (5,)
     (np.sum, lambda x: np.sum(x, axis=0)),
@@ -275,6 +364,24 @@ ON_VECTOR = [  # x of shape (5,)
     (operator.getitem, lambda x: x[2]),
     (operator.getitem, lambda x: x[[-1, 4, 0]]),
     (operator.getitem, lambda x: x[::-1]),
+    (np.var, lambda x: np.var(x, ddof=1)),
+    (np.std, lambda x: np.std(x)),
+    (np.cumsum, lambda x: np.cumsum(x, axis=0)),
+    (np.atleast_2d, lambda x: np.atleast_2d(x)),
+    (np.atleast_3d, lambda x: np.atleast_3d(x)),
+    (np.prod, lambda x: np.prod(x)),
+    (np.diag, lambda x: np.diag(x)),
+    (np.diag, lambda x: np.diag(x, -1)),
+    (np.repeat, lambda x: np.repeat(x, 2)),
+    (np.tile, lambda x: np.tile(x, 3)),
+    (np.einsum, lambda x: np.einsum("i,i", x, x)),
+]
+AT_ZERO_REDUCTIONS = [  # exact zeros: a division by the element would give nan
+    (np.prod, lambda x: np.prod(x), "with_zero"),
+    (np.prod, lambda x: np.prod(x, axis=0), "with_zero"),
+    (np.cumprod, lambda x: np.cumprod(x), "with_zero"),
+    (np.cumprod, lambda x: np.cumprod(x, axis=-1), "with_zero"),
+    (np.prod, lambda x: np.prod(x[1:], axis=-1, keepdims=True), "with_zero"),
 ]
 
 # ---- indexing ----------------------------------------------------------------------------------
@@ -298,6 +405,15 @@ ON_MATRIX = [  # x of shape (4, 5)
     (operator.getitem, lambda x: x[ROWS, 1:]),
     (operator.getitem, lambda x: x[ROWS, [0, 0, 4]]),
     (operator.getitem, lambda x: x[1:][0] * x[1]),
+    (np.trace, lambda x: np.trace(x)),
+    (np.trace, lambda x: np.trace(x, offset=2)),
+    (np.trace, lambda x: np.trace(x, -1)),
+    (np.triu, lambda x: np.triu(x, 1)),
+    (np.tril, lambda x: np.tril(x, k=2)),
+    (np.diag, lambda x: np.diag(x)),
+    (np.diag, lambda x: np.diag(x, 1)),
+    (np.diag, lambda x: np.diag(x, k=-2)),
+    (np.diagonal, lambda x: np.diagonal(x, -1)),
     (np.ndarray.T, lambda x: x.T),
     (np.ndarray.T, lambda x: x.T[1:] * x[:, 0]),
 ]
@@ -310,6 +426,41 @@ MATMUL = [
 MATMUL_SHAPES = [
     ((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 5)),
     ((2, 3, 4), (2, 4, 5)), ((1, 3, 4), (2, 4, 5)), ((4,), (2, 4, 5)), ((2, 3, 4), (4,)),
+]
+TENSORDOT = [  # (primal, fn, shape pairs)
+    (np.tensordot, lambda a, b: np.tensordot(a, b), [((2, 3, 4), (3, 4, 5)), ((3, 4), (3, 4))]),
+    (np.tensordot, lambda a, b: np.tensordot(a, b, 1), [((2, 3, 4), (4, 5)), ((3,), (3, 2))]),
+    (np.tensordot, lambda a, b: np.tensordot(a, b, axes=0), [((2, 3), (4,)), ((), (3,))]),
+    (np.tensordot, lambda a, b: np.tensordot(a, b, axes=([2, 0], [0, 1])),
+     [((2, 3, 4), (4, 2, 5))]),
+    (np.tensordot, lambda a, b: np.tensordot(a, b, ([-1], 1)), [((2, 3, 4), (5, 4))]),
+    (np.outer, lambda a, b: np.outer(a, b), [((3,), (4,)), ((2, 2), (3,)), ((), (3,))]),
+    (np.vdot, lambda a, b: np.vdot(a, b), [((3,), (3,)), ((2, 3), (3, 2)), ((), ())]),
+    (np.einsum, lambda a, b: np.einsum("ij,jk->ik", a, b), [((2, 3), (3, 4))]),
+    (np.einsum, lambda a, b: np.einsum("ij,kj", a, b), [((2, 3), (4, 3))]),
+    (np.einsum, lambda a, b: np.einsum("bij, bjk -> bki", a, b), [((2, 3, 4), (2, 4, 5))]),
+    (np.einsum, lambda a, b: np.einsum("ii,i->i", a, b), [((3, 3), (3,))]),
+    (np.einsum, lambda a, b: np.einsum("ijk,j->", a, b), [((2, 3, 4), (3,))]),
+    (np.einsum, lambda a, b: np.einsum("...j,...j->...", a, b),
+     [((2, 3, 4), (3, 4)), ((3, 4), (2, 3, 4))]),
+    (np.einsum, lambda a, b: np.einsum("i,j->ij", a, b), [((3,), (4,))]),
+    (np.einsum, lambda a, b: np.einsum("ij,ij,ij->j", a, b, a), [((2, 3), (2, 3))]),
+    (np.inner, lambda a, b: np.inner(a, b),
+     [((3,), (3,)), ((2, 3), (3,)), ((3,), (4, 3)), ((2, 3), (4, 2, 3)), ((), (3,)), ((2,), ())]),
+    (np.kron, lambda a, b: np.kron(a, b), [((2, 3), (3, 2)), ((3,), (2,)), ((2, 3), (2,)),
+                                          ((3,), (2, 2))]),
+    (np.cross, lambda a, b: np.cross(a, b), [((3,), (3,)), ((4, 3), (3,)), ((2, 4, 3), (4, 3))]),
+    (np.cross, lambda a, b: np.cross(a, b, axisa=0, axisb=1, axisc=0), [((3, 4), (4, 3))]),
+    (np.cross, lambda a, b: np.cross(a, b, axis=0), [((3, 2), (3, 2))]),
+    (np.clip, lambda a, b: np.clip(a, b, 0.3), [((3, 4), (3, 4)), ((3, 4), (4,))]),
+    (np.clip, lambda a, b: np.clip(a, -0.3, b), [((3, 4), (3, 4)), ((2, 3), ())]),
+    (np.clip, lambda a, b: np.clip(a, b - 1.0, b), [((3, 4), (4,))]),
+    (np.split, lambda a, b: np.split(a, 2)[1] * b, [((4, 3), (3,))]),
+    (np.split, lambda a, b: np.concatenate(np.split(a, [1, 3], axis=-1)[::-1], -1) * b,
+     [((2, 5), (5,))]),
+    (np.array_split, lambda a, b: np.array_split(a, 3, axis=1)[0] * b, [((2, 5), (2, 1))]),
+    (np.hsplit, lambda a, b: np.hsplit(a, 2)[1] * b, [((3, 4), (3, 2)), ((4,), (2,))]),
+    (np.vsplit, lambda a, b: np.vsplit(a, [1])[1] * b, [((3, 4), (4,))]),
 ]
 DOT = [(np.dot, lambda a, b: np.dot(a, b), "real", "real")]
 DOT_SHAPES = [
@@ -348,8 +499,10 @@ CASES = (
     _unary(UNARY, [None, (), (5,), (2, 3)])
     + _unary(SCALAR_ONLY, [None, ()])
     + _binary(BINARY, BINARY_SHAPES)
+    + _binary(FIRST_ONLY, BINARY_SHAPES, wrts=(0,))
     + _unary(CONSTANT_OPERANDS, [None, (2, 3)])
     + _unary(AT_ZERO, [None, (4,)])
+    + _unary(AT_ZERO_REDUCTIONS, [(4,), (3, 4)])
     + WHERE
     + _on((2, 3, 4), ON_CUBE) + _on((3, 3, 3), ON_EQUAL_SIDES)
     + _on(None, ON_SCALARS) + _on((), ON_SCALARS)
@@ -358,6 +511,8 @@ CASES = (
     + _binary(MATMUL, MATMUL_SHAPES)
     + _binary(DOT, DOT_SHAPES)
     + _on((3, 4), SELF_CONTRACTIONS) + _on((4,), [(np.dot, lambda x: np.dot(x, x))])
+    + [case for primal, fn, pairs in TENSORDOT
+       for case in _binary([(primal, fn, "real", "real")], pairs)]
     + [case for primal, fn, pairs in JOINING
        for case in _binary([(primal, fn, "real", "real")], pairs)]
 )

@@ -15,6 +15,7 @@ from srcad.runtime import log_or_zero, unbroadcast
 
 # Python floats, so multiplying a float32 array by them keeps float32.
 LN2, LN10 = math.log(2.0), math.log(10.0)
+DEG, RAD = math.pi / 180.0, 180.0 / math.pi
 
 
 def _define_twins(functions, *rules):
@@ -80,10 +81,37 @@ defvjp(np.arcsinh, lambda g, ans, x: g / np.sqrt(x ** 2 + 1.0))
 defvjp(np.arccosh, lambda g, ans, x: g / np.sqrt(x ** 2 - 1.0))
 defvjp(np.arctanh, lambda g, ans, x: g / (1.0 - x ** 2))
 
+defvjp(np.fabs, lambda g, ans, x: g * np.sign(x))
+defvjp(np.deg2rad, lambda g, ans, x: g * DEG)
+defvjp(np.radians, lambda g, ans, x: g * DEG)
+defvjp(np.rad2deg, lambda g, ans, x: g * RAD)
+defvjp(np.degrees, lambda g, ans, x: g * RAD)
+
+# ---- binary elementwise functions -------------------------------------------------------
+# np.logaddexp and np.sort stay without rules for now: tests/test_errors.py and
+# tests/test_tape_tensor.py use them as examples of functions srcad cannot differentiate.
+defvjp(np.logaddexp2,
+       lambda g, ans, x, y: unbroadcast(g * np.exp2(x - ans), x),
+       lambda g, ans, x, y: unbroadcast(g * np.exp2(y - ans), y))
+defvjp(np.hypot,
+       lambda g, ans, x, y: unbroadcast(g * x / ans, x),
+       lambda g, ans, x, y: unbroadcast(g * y / ans, y))
+defvjp(np.arctan2,  # arctan2(y, x): the first argument is the ordinate
+       lambda g, ans, y, x: unbroadcast(g * x / (x ** 2 + y ** 2), y),
+       lambda g, ans, y, x: unbroadcast(-g * y / (x ** 2 + y ** 2), x))
+defvjp(np.copysign,  # |x| with y's sign: y's derivative is zero away from its jump
+       lambda g, ans, x, y: unbroadcast(g * np.sign(x) * np.sign(ans), x),
+       None)
+defvjp(np.float_power,
+       lambda g, ans, x, y: unbroadcast(g * y * np.float_power(x, np.where(y, y - 1, 1)), x),
+       lambda g, ans, x, y: unbroadcast(g * ans * log_or_zero(x), y))
+
 nondifferentiable(
     operator.floordiv, np.floor_divide, np.floor, np.ceil, np.trunc, np.rint, np.round,
     np.sign, np.isfinite, np.isnan, np.isinf, np.greater, np.greater_equal, np.less,
     np.less_equal, np.equal, np.not_equal, np.logical_and, np.logical_or, np.logical_not,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
-    operator.not_, operator.invert,
+    operator.not_, operator.invert, np.fix, np.signbit, np.logical_xor, np.isclose,
+    np.allclose, np.array_equal, np.count_nonzero, np.nonzero, np.flatnonzero,
+    np.searchsorted, np.isreal, np.isposinf, np.isneginf, np.heaviside,
 )
