@@ -166,6 +166,7 @@ BINARY = [
     (np.fmax, lambda x, y: np.fmax(x, y), "even", "odd"),
     (np.minimum, lambda x, y: np.minimum(x, y), "even", "odd"),
     (np.fmin, lambda x, y: np.fmin(x, y), "even", "odd"),
+    (np.logaddexp, lambda x, y: np.logaddexp(x, y), "real", "real"),
     (np.logaddexp2, lambda x, y: np.logaddexp2(x, y), "real", "real"),
     (np.hypot, lambda x, y: np.hypot(x, y), "nonzero", "nonzero"),
     (np.arctan2, lambda x, y: np.arctan2(x, y), "real", "positive"),

@@ -126,13 +126,13 @@ def test_a_function_without_a_rule_fails_when_the_gradient_flows_through_it():
         ordered = np.sort(x)
         shape_only = np.zeros(np.shape(ordered)) + np.sum(x)  # only the shape is used
         loss = np.sum(ordered * 2.0)
-        softened = np.logaddexp(x, 1.0)  # a ufunc without a rule
+        softened = np.nextafter(x, 1.0)  # a ufunc without a rule
     np.testing.assert_allclose(tape.gradient(shape_only, x)._value, np.full(3, 3.0))
     with pytest.raises(MissingRuleError, match="np.sort") as info:
         tape.gradient(loss, x)
     assert "test_tape_tensor.py" in str(info.value) and "srcad.defvjp" in str(info.value)
     assert isinstance(info.value, NotImplementedError)
-    with pytest.raises(MissingRuleError, match="logaddexp"):
+    with pytest.raises(MissingRuleError, match="nextafter"):
         tape.gradient(softened, x)
     with pytest.raises(MissingRuleError, match="positionally"), GradientTape() as tape2:
         tape2.watch(x)

@@ -88,8 +88,9 @@ defvjp(np.rad2deg, lambda g, ans, x: g * RAD)
 defvjp(np.degrees, lambda g, ans, x: g * RAD)
 
 # ---- binary elementwise functions -------------------------------------------------------
-# np.logaddexp and np.sort stay without rules for now: tests/test_errors.py and
-# tests/test_tape_tensor.py use them as examples of functions srcad cannot differentiate.
+defvjp(np.logaddexp,
+       lambda g, ans, x, y: unbroadcast(g * np.exp(x - ans), x),
+       lambda g, ans, x, y: unbroadcast(g * np.exp(y - ans), y))
 defvjp(np.logaddexp2,
        lambda g, ans, x, y: unbroadcast(g * np.exp2(x - ans), x),
        lambda g, ans, x, y: unbroadcast(g * np.exp2(y - ans), y))
