@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from srcad.tape.dispatch import NestedIds, handle
+from srcad.tape.dispatch import NestedIds, any_tracked, handle
 
 
 def reachable(nodes, count: int, source_ids) -> set:
@@ -27,7 +27,7 @@ def reachable(nodes, count: int, source_ids) -> set:
     for index in range(count):
         node = nodes[index]
         ids = node[3]
-        if not reach.isdisjoint(ids) or (type(ids) is NestedIds and _any_in(ids, reach)):
+        if not reach.isdisjoint(ids) or (type(ids) is NestedIds and any_tracked(reach, ids)):
             out_id = node[4]
             if type(out_id) is tuple:
                 reach.update(out_id)
@@ -68,7 +68,7 @@ def sweep(nodes, count: int, seeds: dict, source_ids, reach: set, record: bool,
             if type(input_id) is int:
                 if input_id not in reach:
                     continue
-            elif not _any_in(input_id, reach):
+            elif not any_tracked(reach, input_id):
                 continue
             rule = rules[position] if position < len(rules) else None
             if rule is None:
@@ -103,18 +103,6 @@ def _accumulate(grads, input_id, cotangent):
         return
     previous = grads.get(input_id)
     grads[input_id] = cotangent if previous is None else previous + cotangent
-
-
-def _any_in(ids, reach) -> bool:
-    for tensor_id in ids:
-        if tensor_id is None:
-            continue
-        if type(tensor_id) is tuple:
-            if _any_in(tensor_id, reach):
-                return True
-        elif tensor_id in reach:
-            return True
-    return False
 
 
 def _as_tensors(value, tensor_id):

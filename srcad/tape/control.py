@@ -46,7 +46,7 @@ def call_custom_gradient(custom, args, kwargs):
     """`custom(*args, **kwargs)` for a `srcad.custom_gradient` function, recorded as one
     operation whose derivative is the function's own `grad_fn`."""
     values, ids = dispatch.unwrap_arguments(args)
-    tapes = [tape for tape in RECORDING.tapes if dispatch._tracks(tape._tracked, ids)]
+    tapes = [tape for tape in RECORDING.tapes if dispatch.any_tracked(tape._tracked, ids)]
     live_keywords = [key for key, v in kwargs.items()
                      if isinstance(v, dispatch.Tensor) and dispatch.is_live(v)]
     if live_keywords:

@@ -178,7 +178,7 @@ def call(func, args, kwargs, implementation=None):
     raw_kwargs = {key: value_of(v) for key, v in kwargs.items()} if kwargs else {}
     value = (implementation or func)(*raw_args, **raw_kwargs)
     tapes = RECORDING.tapes
-    recorders = [tape for tape in tapes if _tracks(tape._tracked, ids)] if tapes else ()
+    recorders = [tape for tape in tapes if any_tracked(tape._tracked, ids)] if tapes else ()
     if kwargs and tapes and any(isinstance(v, Tensor) and is_live(v) for v in kwargs.values()):
         if not is_nondifferentiable(func) and _holds_floats(value):
             raise MissingRuleError(
@@ -243,12 +243,13 @@ def wrap(value):
     return value, None
 
 
-def _tracks(tracked, ids) -> bool:
+def any_tracked(tracked, ids) -> bool:
+    """Whether any id in `ids` (which may nest tuples of ids) is in the set `tracked`."""
     for tensor_id in ids:
         if tensor_id is None:
             continue
         if type(tensor_id) is tuple:
-            if _tracks(tracked, tensor_id):
+            if any_tracked(tracked, tensor_id):
                 return True
         elif tensor_id in tracked:
             return True
@@ -265,7 +266,7 @@ def _track(tracked, out_id):
 def record_on(tapes, node):
     """Append `node` to each of `tapes` that tracks one of its inputs."""
     for tape in tapes:
-        if _tracks(tape._tracked, node[3]):
+        if any_tracked(tape._tracked, node[3]):
             tape._nodes.append(node)
             _track(tape._tracked, node[4])
 
@@ -288,7 +289,7 @@ def _check_rule_coverage(func, rules, ids, tapes):
     """A tracked argument beyond the registered rules would silently get no gradient."""
     for position, tensor_id in enumerate(ids):
         if position >= len(rules) and tensor_id is not None and \
-                any(_tracks(tape._tracked, (tensor_id,)) for tape in tapes):
+                any(any_tracked(tape._tracked, (tensor_id,)) for tape in tapes):
             raise MissingRuleError(
                 f"{_name(func)} has rules for {len(rules)} positional argument(s), but a value "
                 f"the tape differentiates is argument {position}.", caller_location(),
