@@ -181,3 +181,64 @@ class Shape(tuple):
 
 def shape_of(x) -> Shape:
     return Shape(np.shape(x))
+
+
+# ---- forward mode: tangents ------------------------------------------------------------------
+# A tangent is None (zero), a value of its primal's shape, or for a tuple, list or dict the
+# same kind of container of tangents (None for an element without one).
+
+def broadcast_like(g, ans):
+    """`g` spread to `ans`'s shape: the tangent an argument broadcast into `ans` gives it."""
+    target = getattr(ans, "shape", ())
+    if getattr(g, "shape", ()) == target:
+        return g
+    return np.zeros(np.shape(ans), np.result_type(dtype_of(g), np.float16)) + g
+
+
+def dense(tangents, primals) -> list:
+    """The tangents of a sequence's elements, a zero array in place of each None."""
+    if tangents is None:
+        tangents = [None] * len(primals)
+    return [np.zeros(np.shape(p), np.result_type(dtype_of(p), np.float16)) if t is None else t
+            for t, p in zip(tangents, primals)]
+
+
+def owned(tangent):
+    """A copy of `tangent` that forward mode may write into (`t_y[i] = t_v`)."""
+    if tangent is None:
+        return None
+    if isinstance(tangent, (list, tuple)):
+        return list(tangent)
+    if isinstance(tangent, dict):
+        return dict(tangent)
+    return np.array(tangent)
+
+
+def tangent_setitem(tangent, y, index, value_tangent):
+    """The tangent of `y` after `y[index] = v`, given `v`'s tangent (None: zero)."""
+    if tangent is None:
+        if value_tangent is None:
+            return None
+        if isinstance(y, (list, dict)):
+            tangent = dict.fromkeys(y) if isinstance(y, dict) else [None] * len(y)
+        else:
+            tangent = np.zeros(np.shape(y), np.result_type(dtype_of(y), np.float16))
+    if value_tangent is None and not isinstance(tangent, (list, dict)):
+        value_tangent = 0.0
+    tangent[index] = value_tangent
+    return tangent
+
+
+def tangent_append(tangent, xs, value_tangent):
+    """The tangent of list `xs` after `xs.append(v)`, given `v`'s tangent."""
+    if tangent is None:
+        if value_tangent is None:
+            return None
+        tangent = [None] * (len(xs) - 1)
+    tangent.append(value_tangent)
+    return tangent
+
+
+def tangent_elements(tangent, count: int):
+    """The tangents of the `count` values unpacked from a value with this tangent."""
+    return (None,) * count if tangent is None else tangent

@@ -1,6 +1,7 @@
 """Derivative rules: one registry shared by every mode, filled by the modules below."""
 from srcad.rules import (  # noqa: F401  (they register on import)
     numpy_arrays, numpy_contractions, numpy_ufuncs, python_builtins)
-from srcad.rules.registry import defvjp, is_nondifferentiable, nondifferentiable, vjp_rules
+from srcad.rules.registry import (defjvp, defvjp, is_nondifferentiable, jvp_rules,
+                                  nondifferentiable, vjp_rules)
 
-__all__ = ["defvjp", "nondifferentiable", "vjp_rules", "is_nondifferentiable"]
+__all__ = ["defvjp", "defjvp", "jvp_rules", "nondifferentiable", "vjp_rules", "is_nondifferentiable"]
