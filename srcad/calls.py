@@ -17,7 +17,7 @@ import numpy as np
 from srcad.arguments import is_container
 from srcad.control import CustomGradient
 from srcad.errors import MissingRuleError, SrcadError
-from srcad.rules import is_nondifferentiable, vjp_rules
+from srcad.rules import is_nondifferentiable, jvp_rules, vjp_rules
 
 # ndarray methods and the NumPy functions whose rules they share (receiver first).
 ARRAY_METHODS = {
@@ -51,33 +51,38 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
 def call_method_vjp(receiver, name: str, active: tuple, *args, **kwargs):
     """`receiver.name(*args, **kwargs)` and its pullback; position 0 of `active` is the
     receiver."""
+    fn, shifted, args, padded = _method_callee(receiver, name, active, args)
+    result, pullback = call_vjp(fn, shifted, *args, **kwargs)
+    return result, (_with_receiver_zero(pullback) if padded else pullback)
+
+
+def _method_callee(receiver, name: str, active: tuple, args: tuple):
+    """What `receiver.name(*args)` calls, as `(callee, active, args, receiver_dropped)`:
+    `active` and `args` rewritten for the callee; `receiver_dropped` when the receiver (a
+    module) is active but is not passed on."""
     if isinstance(receiver, (np.ndarray, np.generic)) and name in ARRAY_METHODS:
         if name in SHAPE_METHODS and len(args) > 1:
             if any(a not in (0,) for a in active):
                 raise MissingRuleError(f"srcad cannot differentiate `.{name}` with respect to "
                                        "its shape arguments.")
             args = (args,)
-        return call_vjp(ARRAY_METHODS[name], active, receiver, *args, **kwargs)
+        return ARRAY_METHODS[name], active, (receiver, *args), False
     if isinstance(receiver, types.ModuleType):  # `xp.sum(x)` with `xp` chosen at run time
-        result, pullback = call_vjp(getattr(receiver, name), _shifted(
-            tuple(a for a in active if a != 0), -1), *args, **kwargs)
-        return result, _with_receiver_zero(pullback, active)
+        kept = _shifted(tuple(a for a in active if a != 0), -1)
+        return getattr(receiver, name), kept, args, 0 in active
     method = getattr(receiver, name)
     if isinstance(method, types.MethodType) and isinstance(method.__func__, types.FunctionType):
-        return _by_rules_or_source(method.__func__, active, (receiver, *args), kwargs)
+        return method.__func__, active, (receiver, *args), False
     if 0 in active:
         raise MissingRuleError(
             f"srcad cannot differentiate the method `{name}` of a {type(receiver).__name__}.",
             fix="call the NumPy function instead (`np.sum(x)` for `x.sum()`), or register a "
             "rule with `srcad.defvjp`.")
-    return call_vjp(method, _shifted(active, -1), *args, **kwargs)
+    return method, _shifted(active, -1), args, False
 
 
-def _with_receiver_zero(pullback, active):
+def _with_receiver_zero(pullback):
     """A pullback that also answers for the receiver (a module: no cotangent)."""
-    if 0 not in active:
-        return pullback
-
     def padded(g):
         return (None, *pullback(g))
     return padded
@@ -143,24 +148,9 @@ def _rule_position(rules, spec):
 
 
 def _by_source(function, active, args, kwargs):
-    from srcad import cache
-
     places = [_parameter_of(function, spec) for spec in active]
     names = tuple(dict.fromkeys(name for name, _ in places))  # each parameter once
-    packed = {name for name, part in places if part is not None}  # `*args`, `**kwargs`
-    values = {name: args[spec] if isinstance(spec, int) else kwargs[spec]
-              for (name, part), spec in zip(places, active) if part is None}
-    containers = frozenset(packed | {n for n, v in values.items() if is_container(v)})
-    try:
-        compiled = cache.compiled_adjoint(function, names, containers=containers)
-    except SrcadError as error:
-        raise type(error)(
-            f"{error.message}\n(srcad reached `{function.__module__}.{function.__qualname__}` "
-            "from a call in the function you differentiate, and followed it into its source)",
-            error.location,
-            f"{(error.fix or '').rstrip('.')}. Or register a rule for "
-            f"`{function.__qualname__}` with `srcad.defvjp`, so srcad does not follow its "
-            "source.") from None
+    compiled = _compiled(function, names, _containers(places, active, args, kwargs), "rev")
     result, backward = compiled.bound(function)(*args, **kwargs)
 
     def pullback(g):
@@ -170,6 +160,34 @@ def _by_source(function, active, args, kwargs):
         by_name = dict(zip(names, cotangents if len(names) > 1 else (cotangents,)))
         return tuple(_part(by_name[name], part) for name, part in places)
     return result, pullback
+
+
+def _containers(places, active, args, kwargs) -> frozenset:
+    """The parameters that receive containers: `*args`, `**kwargs`, dicts, lists, tuples."""
+    packed = {name for name, part in places if part is not None}
+    values = {name: args[spec] if isinstance(spec, int) else kwargs[spec]
+              for (name, part), spec in zip(places, active) if part is None}
+    return frozenset(packed | {n for n, v in values.items() if is_container(v)})
+
+
+def _compiled(function, names, containers, mode, reached=True):
+    """The cached transformation of a function; when it was reached from a call in the
+    user's code, errors say how srcad got there."""
+    from srcad import cache
+
+    try:
+        return cache.compiled_adjoint(function, names, containers=containers, mode=mode)
+    except SrcadError as error:
+        if not reached:
+            raise
+        maker = "defjvp" if mode == "fwd" else "defvjp"
+        raise type(error)(
+            f"{error.message}\n(srcad reached `{function.__module__}.{function.__qualname__}` "
+            "from a call in the function you differentiate, and followed it into its source)",
+            error.location,
+            f"{(error.fix or '').rstrip('.')}. Or register a rule for "
+            f"`{function.__qualname__}` with `srcad.{maker}`, so srcad does not follow its "
+            "source.") from None
 
 
 def _part(cotangent, part):
@@ -197,3 +215,81 @@ def _parameter_of(function, spec):
         return rest[1 if has_varargs else 0], spec
     raise SrcadError(f"srcad cannot match argument {spec!r} to a parameter of "
                      f"{function.__qualname__}.")
+
+
+# ---- forward mode -----------------------------------------------------------------------------
+def call_jvp(fn, active: tuple, tangents: tuple, *args, **kwargs):
+    """`(fn(*args, **kwargs), tangent of the result)`; `tangents` holds the tangents of the
+    arguments `active` lists (positions and keyword names), None where zero."""
+    return jvp_call(fn, active, tangents, args, kwargs)
+
+
+def jvp_call(fn, active, tangents, args, kwargs, reached=True):
+    """`call_jvp`; `reached` tells whether srcad got to `fn` from a call in the user's
+    differentiated code (errors say so) or was handed it directly."""
+    rules = jvp_rules(fn)
+    if rules is not None:
+        return _jvp_by_rules(fn, rules, active, tangents, args, kwargs)
+    if is_nondifferentiable(fn) or all(t is None for t in tangents):
+        return fn(*args, **kwargs), None
+    if isinstance(fn, CustomGradient):
+        raise MissingRuleError(
+            f"srcad cannot run {fn.__name__} in forward mode: a custom gradient gives "
+            "cotangents (reverse mode) only.",
+            fix=f"register its tangent with `srcad.defjvp({fn.__name__}, lambda g, ans, x: ...)`.")
+    function = inspect.unwrap(fn)
+    if isinstance(function, types.MethodType):  # a bound method: its receiver comes first
+        return jvp_call(function.__func__, _shifted(active, 1), tangents,
+                        (function.__self__, *args), kwargs, reached)
+    if isinstance(function, types.FunctionType):
+        return _jvp_by_source(function, active, tangents, args, kwargs, reached)
+    raise MissingRuleError(
+        f"srcad has no forward-mode (JVP) rule for {fn!r}, and a differentiated value flows "
+        "into it.", fix="register one with `srcad.defjvp(fn, lambda g, ans, x: ...)`.")
+
+
+def call_method_jvp(receiver, name: str, active: tuple, tangents: tuple, *args, **kwargs):
+    """`receiver.name(*args, **kwargs)` and its tangent; position 0 of `active` is the
+    receiver."""
+    fn, shifted, args, dropped = _method_callee(receiver, name, active, args)
+    if dropped:
+        tangents = tangents[1:]
+    return call_jvp(fn, shifted, tangents, *args, **kwargs)
+
+
+def _jvp_by_rules(fn, rules, active, tangents, args, kwargs):
+    result = fn(*args, **kwargs)
+    total = None
+    for spec, tangent in zip(active, tangents):
+        position = _rule_position(rules, spec)
+        if tangent is None or position is None or rules.rules[position] is None:
+            continue
+        part = rules.rules[position](tangent, result, *args, **kwargs)
+        total = part if total is None else total + part
+    return result, total
+
+
+def _jvp_by_source(function, active, tangents, args, kwargs, reached):
+    places = [_parameter_of(function, spec) for spec in active]
+    names = tuple(dict.fromkeys(name for name, _ in places))
+    compiled = _compiled(function, names, _containers(places, active, args, kwargs), "fwd",
+                         reached)
+    by_name = {}
+    for (name, part), tangent, spec in zip(places, tangents, active):
+        if part is None:
+            by_name[name] = tangent
+        else:  # an element of `*args` or `**kwargs`: the others have no tangent
+            packed = by_name.setdefault(name, _unfilled(function, name, args, kwargs))
+            packed[part] = tangent
+    seeds = tuple(tuple(v) if isinstance(v, list) else v for v in map(by_name.get, names))
+    return compiled.bound(function)(seeds, *args, **kwargs)
+
+
+def _unfilled(function, name, args, kwargs):
+    """Tangents for what lands in `*args` (a list) or `**kwargs` (a dict), all None."""
+    code = function.__code__
+    if code.co_flags & inspect.CO_VARARGS and name == code.co_varnames[
+            code.co_argcount + code.co_kwonlyargcount]:
+        return [None] * (len(args) - code.co_argcount)
+    named = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return {key: None for key in kwargs if key not in named}

@@ -91,3 +91,7 @@ class WrtError(UsageError):
 
 class CotangentError(SrcadError, ValueError):
     """A cotangent passed to a vjp function does not match the output."""
+
+
+class TangentError(SrcadError, ValueError):
+    """A tangent passed to `jvp` does not match its primal."""

@@ -1,7 +1,7 @@
 """pipeline: the stages that turn a Python function into its compiled adjoint, in order.
 
     parse ─▶ fence ─▶ normalize (exits) ─▶ resolve ─▶ activity ─▶ aliasing
-          ─▶ reverse (tbr, recording) ─▶ compile
+          ─▶ reverse (tbr, recording) or forward ─▶ compile
 
 Start reading here. Each stage's module docstring states what it takes, what it returns
 and the invariant it guarantees to the next one. The cache (srcad.cache) calls
@@ -19,16 +19,20 @@ from srcad.frontend.normalize import normalize
 from srcad.frontend.parse import param_names, parse_function
 from srcad.frontend.resolve import Operation, Resolver, resolve
 from srcad.transform.bindings import Bindings
+from srcad.transform.forward import forward
 from srcad.transform.naming import Namer
 from srcad.transform.reverse import reverse
 
 
 def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
-              containers: frozenset = frozenset()) -> CompiledAdjoint:
-    """The VJP maker of `fn` with respect to the parameters named in `wrt`.
+              containers: frozenset = frozenset(), mode: str = "rev") -> CompiledAdjoint:
+    """The VJP maker (mode "rev") or JVP function (mode "fwd") of `fn` with respect to the
+    parameters named in `wrt`.
 
-    Calling the result with `fn`'s arguments returns `(output, backward)`, and
+    "rev": calling the result with `fn`'s arguments returns `(output, backward)`, and
     `backward(cotangent_of_output)` returns the gradient of each `wrt` parameter.
+    "fwd": calling it with a tuple of the `wrt` parameters' tangents, then `fn`'s arguments,
+    returns `(output, tangent_of_output)`; a tangent is None where it is zero.
     With `has_aux`, `fn` returns `(output, aux)` and only `output` is differentiated.
     `containers` names the `wrt` parameters that hold dicts, lists or tuples of values.
     """
@@ -45,9 +49,14 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
                                      simple.versions, parsed, simple.return_variable)
     bindings = Bindings(namer, resolver)
-    module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
-                           bindings, fn.__code__.co_freevars, containers)  # reverse
-    label = f"vjp of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
+    if mode == "fwd":
+        module, name = forward(simple, block, activity, wrt, output, parsed, namer,  # forward
+                               bindings, fn.__code__.co_freevars, containers)
+    else:
+        module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
+                               bindings, fn.__code__.co_freevars, containers)  # reverse
+    kind = "jvp" if mode == "fwd" else "vjp"
+    label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label)
 
 

@@ -53,8 +53,9 @@ def join(*snapshots) -> dict:
 
 
 class Adjoints:
-    def __init__(self, namer: Namer, bindings, sequences: set[str]):
+    def __init__(self, namer: Namer, bindings, sequences: set[str], prefix: str = "b"):
         self.namer = namer
+        self.prefix = prefix  # "b" for adjoints; forward mode keeps tangents (`t_x`) here too
         self.bindings = bindings
         self.sequences = sequences  # names holding tuples, lists or dicts
         self.names: dict[str, str] = {}
@@ -62,7 +63,7 @@ class Adjoints:
 
     def name(self, primal: str) -> str:
         if primal not in self.names:
-            self.names[primal] = adjoint_name(self.namer, primal)
+            self.names[primal] = adjoint_name(self.namer, primal, self.prefix)
         return self.names[primal]
 
     def state(self, primal: str) -> str:

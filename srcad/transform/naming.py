@@ -40,5 +40,6 @@ class Namer:
                 return candidate
 
 
-def adjoint_name(namer: Namer, name: str) -> str:
-    return namer.claim(f"b_{name}")
+def adjoint_name(namer: Namer, name: str, prefix: str = "b") -> str:
+    """`b_x` (adjoint) or `t_x` (tangent, with prefix "t") for `x`."""
+    return namer.claim(f"{prefix}_{name}")

@@ -29,17 +29,17 @@ import numpy as np
 from srcad import calls, runtime
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
-from srcad.errors import (MissingRuleError, RuleSignatureError, UnsoundAliasingError,
-                          UnsupportedSyntaxError)
+from srcad.errors import MissingRuleError, RuleSignatureError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
-from srcad.rules import is_nondifferentiable, vjp_rules
+from srcad.rules import vjp_rules
 from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_none, join, load,
                                       store)
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.optimize import drop_dead_zero_stores, loaded_names
 from srcad.transform.recording import REGION, record
+from srcad.transform.refusals import check_captures, check_effect, qualified_name
 from srcad.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
 from srcad.transform.templates import instantiate, template_of
 
@@ -51,7 +51,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
             bindings: Bindings, user_freevars: tuple[str, ...],
             containers: frozenset = frozenset()) -> tuple[gast.Module, str]:
     """The adjoint module and the name of the VJP maker inside it."""
-    sequences = _sequence_names(block, containers)
+    sequences = sequence_names(block, containers)
     adjoints = Adjoints(namer, bindings, sequences)
     stack = namer.claim("stack")
     backward_name = namer.claim(f"{parsed.name}_backward")
@@ -70,24 +70,24 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
     backward_body = drop_dead_zero_stores(backward_body, loaded_names(result))
     declarations = [gast.Nonlocal(restored)] if restored else []
-    backward = _function(backward_name, [seed],
+    backward = function_def(backward_name, [seed],
                          declarations + backward_body + [gast.Return(result)])
     returned = simple_fn.body[-1].value
     vjp_body = preamble + forward + [backward, gast.Return(
         gast.Tuple([returned, load(backward_name)], gast.Load()))]
     vjp = gast.FunctionDef(vjp_name, simple_fn.args, vjp_body, [], None, None, [])
     scope_params = sorted(bindings.cells) + list(user_freevars)
-    scope = _function(SCOPE, scope_params, [vjp, gast.Return(load(vjp_name))])
+    scope = function_def(SCOPE, scope_params, [vjp, gast.Return(load(vjp_name))])
     return gast.Module([scope], []), vjp_name
 
 
-def _function(name, params, body):
+def function_def(name, params, body):
     args = gast.arguments([gast.Name(p, gast.Param(), None, None) for p in params], [], None,
                           [], [], None, [])
     return gast.FunctionDef(name, args, body, [], None, None, [])
 
 
-def _sequence_names(block, containers) -> set:
+def sequence_names(block, containers) -> set:
     """Names that may hold tuples, lists or dicts, whose adjoints add element by element:
     packed values, unpacked values, container parameters and what is read out of them."""
     names = set(containers)
@@ -190,15 +190,8 @@ class _Backward:
 
     # ---- operations ----------------------------------------------------------------------------
     def operation(self, op: Operation) -> list:
-        if op.kind == "effect":
-            self._check_effect(op)
-        captured = sorted(op.captures & self.activity.varied)
-        if captured:
-            raise UnsupportedSyntaxError(
-                f"srcad cannot differentiate through `{captured[0]}`, which a nested function "
-                f"reads from {self.parsed.name}: the derivative would miss that path.",
-                self.parsed.location(op.statement),
-                f"pass `{captured[0]}` to the nested function as an argument.")
+        check_effect(op, self.activity.varied, self.parsed)
+        check_captures(op, self.activity.varied, self.parsed)
         if op.kind in ("setitem", "append"):
             statements = []
             if op.mutates in self.active:
@@ -216,14 +209,6 @@ class _Backward:
             statements += self.adjoints.reset(target, self.depth > 0)
         # the forward sweep pushes the targets' old values in order: pop them in reverse
         return statements + [Restore(op, t) for t in reversed(op.targets)]
-
-    def _check_effect(self, op: Operation) -> None:
-        """A call made for its effect must not be able to modify a differentiated value."""
-        if self.activity.varied.intersection(op.read_names()) and not _harmless_effect(op.callee):
-            raise UnsoundAliasingError(
-                f"srcad cannot tell whether `{op.label}(...)` modifies a differentiated value "
-                f"passed to it (in {self.parsed.name}).", self.parsed.location(op.statement),
-                "assign its result instead of calling it for its effect, or pass a copy.")
 
     def _guarded(self, target: str, reads, derivative) -> list:
         """The statements `derivative()` makes, run only if the target's adjoint is nonzero."""
@@ -284,13 +269,13 @@ class _Backward:
         entry = vjp_rules(op.callee)
         if entry is None:
             raise MissingRuleError(
-                f"srcad has no derivative rule for `{op.label}` ({_qualified_name(op.callee)}), "
+                f"srcad has no derivative rule for `{op.label}` ({qualified_name(op.callee)}), "
                 f"and a differentiated value flows into it in {self.parsed.name}.",
                 self.parsed.location(op.statement),
                 f"register one with `srcad.defvjp({op.label}, lambda g, ans, x: ...)`: one "
                 "rule per positional argument, `None` for an argument without a gradient.")
         g, ans = load(self.adjoints.name(op.targets[0])), load(op.targets[0])
-        same_shape = _same_shape_arguments(op)
+        same_shape = same_shape_arguments(op)
         statements = []
         for position, rule in enumerate(entry.rules):
             if rule is None:
@@ -304,7 +289,7 @@ class _Backward:
                     f"arguments: {error}.", self.parsed.location(op.statement),
                     "pass the arguments the rule's signature names, or register a rule "
                     "that accepts them with `srcad.defvjp`.") from None
-            argument = _argument_at(op, template, bound, position)
+            argument = argument_at(op, template, bound, position)
             if self._carries(argument):
                 cotangent = instantiate(template, bound, g, ans, self.bindings.name_for,
                                         same_shape)
@@ -361,7 +346,7 @@ class _Backward:
         return self.adjoints.accumulate(argument.id, contribution, may_be_none)
 
 
-def _argument_at(op: Operation, template, bound, position: int):
+def argument_at(op: Operation, template, bound, position: int):
     """The argument node of positional parameter `position`, passed by position or name."""
     if position < len(op.args):
         return op.args[position]
@@ -369,18 +354,7 @@ def _argument_at(op: Operation, template, bound, position: int):
     return bound.arguments.get(names[position]) if position < len(names) else None
 
 
-def _harmless_effect(callee) -> bool:
-    """Calls made for their effect that surely leave their arguments alone."""
-    return callee is print or vjp_rules(callee) is not None or is_nondifferentiable(callee)
-
-
-def _qualified_name(obj) -> str:
-    module = getattr(obj, "__module__", None) or type(obj).__module__
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
-    return f"{module}.{name}"
-
-
-def _same_shape_arguments(op: Operation) -> frozenset:
+def same_shape_arguments(op: Operation) -> frozenset:
     """Arguments of an elementwise call whose other arguments are all scalar constants."""
     if not (isinstance(op.callee, np.ufunc) or op.label in _ELEMENTWISE_SYMBOLS):
         return frozenset()

@@ -1,0 +1,362 @@
+"""forward: resolved simple form → tangent program (a JVP), as a gast module.
+
+For `def f(x, w)` returning `out`, the generated module reads
+
+    def srcad_scope(<names bound for the generated code>, <f's free variables>):
+        def f_jvp(tangents, x, w):
+            (t_x, t_w) = tangents
+            <each statement of f, followed by the statement computing its target's tangent>
+            return (out, t_out)
+        return f_jvp
+
+Control flow needs no tape: each statement's tangent is computed right after it, in the
+same branch and loop iteration. A tangent is None when it is zero; which tangents are
+surely set, surely None or either is tracked statically as for adjoints
+(srcad/transform/adjoints.py), so straight-line code reads `t_y = t_x * np.cos(x)` with no
+tests. The generated program is ordinary Python that srcad can transform again: reverse
+mode over it gives Hessian-vector products and gradients of gradients.
+
+Tangents of arrays written in place (`y[i] = v`, `xs.append(v)`) are updated in place too,
+so each definition of such an array takes its own copy of the tangent (`owned`) and never
+writes into a tangent the caller passed or another variable shares.
+"""
+from __future__ import annotations
+
+import builtins
+
+import gast
+
+from srcad import calls, runtime
+from srcad.analysis.activity import Activity, carries_derivative
+from srcad.errors import MissingRuleError, RuleSignatureError
+from srcad.frontend.parse import ParsedFunction
+from srcad.frontend.resolve import Branch, Loop, Operation, operations
+from srcad.rules import jvp_rules
+from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_none, join, load,
+                                     store)
+from srcad.transform.bindings import Bindings
+from srcad.transform.naming import Namer
+from srcad.transform.refusals import check_captures, check_effect, qualified_name
+from srcad.transform.reverse import (SCOPE, argument_at, function_def, same_shape_arguments,
+                                    sequence_names)
+from srcad.transform.templates import instantiate, template_of
+
+MAYBE = "maybe"
+_NONE = gast.Constant(None, None)
+
+
+def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: tuple[str, ...],
+            output: str, parsed: ParsedFunction, namer: Namer, bindings: Bindings,
+            user_freevars: tuple[str, ...],
+            containers: frozenset = frozenset()) -> tuple[gast.Module, str]:
+    """The tangent module and the name of the JVP function inside it."""
+    tangents = Adjoints(namer, bindings, sequence_names(block, containers), prefix="t")
+    jvp_name = namer.claim(f"{parsed.name}_jvp")
+    seeds = namer.claim("tangents")
+    mutated = {op.mutates for op in operations(block) if op.mutates}
+    sweep = _Tangents(activity, parsed, namer, bindings, tangents, mutated)
+    preamble = [gast.Assign([gast.Tuple([store(tangents.seed(w)) for w in wrt], gast.Store())],
+                            load(seeds), None)]
+    preamble += sweep.take_ownership([w for w in wrt if w in mutated])
+    for w in containers:
+        tangents.states[w] = SET
+    body = sweep.block(block)
+    returned = simple_fn.body[-1].value
+    result = gast.Tuple([returned, sweep.tangent_of(output)], gast.Load())
+    args = simple_fn.args
+    args.args.insert(0, gast.Name(seeds, gast.Param(), None, None))
+    jvp = gast.FunctionDef(jvp_name, args, preamble + body + [gast.Return(result)], [], None,
+                           None, [])
+    scope = function_def(SCOPE, sorted(bindings.cells) + list(user_freevars),
+                         [jvp, gast.Return(load(jvp_name))])
+    return gast.Module([scope], []), jvp_name
+
+
+class _Tangents:
+    """Builds the tangent program statement by statement, in program order."""
+
+    def __init__(self, activity: Activity, parsed, namer: Namer, bindings: Bindings,
+                 tangents: Adjoints, mutated: set):
+        self.activity = activity
+        self.active = activity.active
+        self.parsed = parsed
+        self.namer = namer
+        self.bindings = bindings
+        self.tangents = tangents
+        self.mutated = mutated  # names written in place: their tangents must be their own
+
+    def helper(self, name: str):
+        return load(self.bindings.name_for(name, getattr(runtime, name)))
+
+    def builtin(self, name: str):
+        return load(self.bindings.name_for(name, getattr(builtins, name)))
+
+    def tangent_of(self, name: str):
+        """The tangent of a name as an expression (None when surely zero)."""
+        if name not in self.active or self.tangents.state(name) in (UNSET, NONE):
+            return gast.Constant(None, None)
+        return load(self.tangents.name(name))
+
+    def tangent_of_atom(self, node):
+        """The tangent of an argument: a name, a constant or a tuple of atoms."""
+        if isinstance(node, gast.Name):
+            return self.tangent_of(node.id)
+        if isinstance(node, (gast.Tuple, gast.List)):
+            parts = [self.tangent_of_atom(e) for e in node.elts]
+            if all(_is_none(p) for p in parts):
+                return gast.Constant(None, None)
+            return type(node)(parts, gast.Load())
+        return gast.Constant(None, None)
+
+    # ---- control flow --------------------------------------------------------------------------
+    def block(self, nodes) -> list:
+        statements = []
+        for node in nodes:
+            if isinstance(node, Branch):
+                statements += self.branch(node)
+            elif isinstance(node, Loop):
+                statements += self.loop(node)
+            else:
+                statements += self.operation(node)
+        return statements
+
+    def branch(self, node: Branch) -> list:
+        statements = self.tangents.make_variables(_assigned([node]) & self.active)
+        before = self.tangents.snapshot()
+        body = self.block(node.body) or [gast.Pass()]
+        after_body = self.tangents.snapshot()
+        self.tangents.states = before
+        orelse = self.block(node.orelse)
+        self.tangents.merge(after_body, self.tangents.snapshot())
+        return statements + [gast.If(load(node.condition), body, orelse)]
+
+    def loop(self, node: Loop) -> list:
+        statements = self.tangents.make_variables(_assigned([node]) & self.active)
+        header = self.tangents.snapshot()
+        while True:  # until the states at the loop header are those at the end of the body
+            self.tangents.states = dict(header)
+            target, iterable, start = self._iterated(node)
+            body = start + self.block(node.body) or [gast.Pass()]
+            joined = join(header, self.tangents.snapshot())
+            if joined == header:
+                break
+            header = joined
+        self.tangents.states = header
+        if node.element is None:
+            return statements + [gast.While(node.statement.test, body, [])]
+        return statements + [gast.For(target, iterable, body, [], None)]
+
+    def _iterated(self, node: Loop):
+        """The `for` target and iterable, with the element's tangent when it has one, and
+        the statements that start each iteration."""
+        if node.element is None:
+            return None, None, []
+        element, iterable = store(node.element), load(node.iterable)
+        if node.element not in self.active:
+            return element, iterable, []
+        tangent = self.tangent_of(node.iterable)
+        if _is_none(tangent):
+            return element, iterable, self._clear(node.element)
+        if self.tangents.state(node.iterable) != SET:
+            tangent = gast.Call(self.helper("tangent_elements"), [tangent, gast.Call(
+                self.builtin("len"), [load(node.iterable)], [])], [])
+        self.tangents.states[node.element] = MAYBE
+        target = gast.Tuple([element, store(self.tangents.name(node.element))], gast.Store())
+        return target, gast.Call(self.builtin("zip"), [iterable, tangent], []), []
+
+    def _clear(self, name: str) -> list:
+        """The tangent of `name` becomes zero."""
+        if self.tangents.state(name) in (UNSET, NONE):
+            return []
+        self.tangents.states[name] = NONE
+        return [assign(self.tangents.name(name), gast.Constant(None, None))]
+
+    # ---- operations ----------------------------------------------------------------------------
+    def operation(self, op: Operation) -> list:
+        check_effect(op, self.activity.varied, self.parsed)
+        check_captures(op, self.activity.varied, self.parsed)
+        primal = [op.statement]
+        if op.kind in ("setitem", "append"):
+            if op.mutates not in self.active:
+                return primal
+            return primal + getattr(self, f"_{op.kind}")(op)
+        live = [t for t in op.targets if t in self.active]
+        if not live:
+            return primal
+        if not carries_derivative(op) or not self._carries_any(op):
+            return primal + [s for t in live for s in self._clear(t)]
+        if op.kind == "call" and op.dynamic:
+            return self._dynamic_call(op) + self.take_ownership(live)
+        statements = primal + getattr(self, f"_{op.kind}")(op)
+        return statements + self.take_ownership(live)
+
+    def take_ownership(self, names) -> list:
+        """`t_y = owned(t_y)` for names whose tangent is about to be written in place."""
+        statements = []
+        for name in names:
+            if name in self.mutated and self.tangents.state(name) not in (UNSET, NONE):
+                tangent = self.tangents.name(name)
+                statements.append(assign(tangent, gast.Call(self.helper("owned"), [
+                    load(tangent)], [])))
+        return statements
+
+    def _carries_any(self, op: Operation) -> bool:
+        nodes = [*op.args, *(value for _, value in op.keywords)]
+        return any(not _is_none(self.tangent_of_atom(n)) for n in nodes)
+
+    def _copy(self, op):
+        source, target = op.args[0].id, op.targets[0]
+        self.tangents.states[target] = self.tangents.state(source)
+        return [assign(self.tangents.name(target), self.tangent_of(source))]
+
+    def _pack(self, op):
+        parts = [self.tangent_of_atom(element) if self.activity.element_useful(
+            op.targets[0], key) else gast.Constant(None, None)
+            for key, element in zip(op.keys, op.args)]
+        value = op.statement.value
+        packed = gast.Dict(list(value.keys), parts) if isinstance(value, gast.Dict) \
+            else type(value)(parts, gast.Load())
+        self.tangents.states[op.targets[0]] = SET
+        return [assign(self.tangents.name(op.targets[0]), packed)]
+
+    def _unpack(self, op):
+        elements = gast.Call(self.helper("tangent_elements"), [
+            self.tangent_of_atom(op.args[0]), gast.Constant(len(op.targets), None)], [])
+        for target in op.targets:
+            self.tangents.states[target] = MAYBE
+        names = gast.Tuple([store(self.tangents.name(t)) for t in op.targets], gast.Store())
+        return [gast.Assign([names], elements, None)]
+
+    def _setitem(self, op):
+        container, index, value = op.args
+        return self._update(op.mutates, "tangent_setitem", [container, index],
+                            self.tangent_of_atom(value))
+
+    def _append(self, op):
+        container, value = op.args
+        return self._update(op.mutates, "tangent_append", [container],
+                            self.tangent_of_atom(value))
+
+    def _update(self, name: str, helper: str, arguments: list, value_tangent) -> list:
+        """`t_y = helper(t_y, *arguments, t_v)` after `y` was written into in place."""
+        state = self.tangents.state(name)
+        if _is_none(value_tangent) and state in (UNSET, NONE):
+            return []
+        current = self.tangent_of(name)
+        call = gast.Call(self.helper(helper), [current, *arguments, value_tangent], [])
+        certain = state == SET or (isinstance(value_tangent, gast.Name)
+                                   and self.tangents.state(value_tangent.id) == SET)
+        self.tangents.states[name] = SET if certain else MAYBE
+        return [assign(self.tangents.name(name), call)]
+
+    def _call(self, op):
+        entry = jvp_rules(op.callee)
+        if entry is None:
+            raise MissingRuleError(
+                f"srcad has no forward-mode (JVP) rule for `{op.label}` "
+                f"({qualified_name(op.callee)}), and a differentiated value flows into it in "
+                f"{self.parsed.name}.", self.parsed.location(op.statement),
+                f"register one with `srcad.defjvp({op.label}, lambda g, ans, x: ...)`, where "
+                "`g` is the tangent of `x`: one rule per positional argument, `None` for an "
+                "argument without a tangent.")
+        target = op.targets[0]
+        same_shape = same_shape_arguments(op)
+        parts = []
+        for position, rule in enumerate(entry.rules):
+            if rule is None:
+                continue
+            template = template_of(rule)
+            try:
+                bound = template.bind(op.args, op.keywords)
+            except TypeError as error:
+                raise RuleSignatureError(
+                    f"srcad's forward-mode rule for `{op.label}` does not accept these "
+                    f"arguments: {error}.", self.parsed.location(op.statement),
+                    "pass the arguments the rule's signature names, or register a rule "
+                    "that accepts them with `srcad.defjvp`.") from None
+            argument = argument_at(op, template, bound, position)
+            g = self.tangent_of_atom(argument) if argument is not None else _NONE
+            if _is_none(g):
+                continue
+            shaped = {target} if isinstance(argument, gast.Name) \
+                and argument.id in same_shape else frozenset()
+            contribution = instantiate(template, bound, g, load(target),
+                                       self.bindings.name_for, shaped)
+            guard = argument.id if isinstance(argument, gast.Name) \
+                and self.tangents.state(argument.id) != SET else None
+            parts.append((guard, contribution))
+        return self._sum(target, parts)
+
+    def _sum(self, target: str, parts) -> list:
+        """`t_target = part + part + ...`, testing the parts whose argument may have none
+        (parts that depend on the same argument share one test)."""
+        name = self.tangents.name(target)
+        groups = {}
+        for guard, contribution in parts:
+            groups.setdefault(guard, []).append(contribution)
+        certain = groups.pop(None, [])
+        if certain:
+            statements, state = [assign(name, _added(certain))], SET
+        elif self.tangents.state(target) == NONE:
+            statements, state = [], NONE
+        else:
+            statements, state = [assign(name, gast.Constant(None, None))], NONE
+        for guard, contributions in groups.items():
+            contribution = _added(contributions)
+            if state == SET:
+                update = gast.BinOp(load(name), gast.Add(), contribution)
+            elif state == NONE:
+                update = contribution
+            else:
+                update = gast.IfExp(is_none(name), contribution,
+                                    gast.BinOp(load(name), gast.Add(), contribution))
+            test = is_none(self.tangents.name(guard), negate=True)
+            statements.append(gast.If(test, [assign(name, update)], []))
+            state = SET if state == SET else MAYBE
+        self.tangents.states[target] = state
+        return statements
+
+    def _dynamic_call(self, op):
+        """A call whose derivative is found when it runs: `y, t_y = call_jvp(f, ...)`."""
+        positional = [i for i, a in enumerate(op.args) if not _is_none(self.tangent_of_atom(a))]
+        named = [k for k, v in op.keywords if not _is_none(self.tangent_of_atom(v))]
+        spec = gast.Constant(tuple(positional + named), None)
+        tangents = gast.Tuple([self.tangent_of_atom(op.args[i]) for i in positional]
+                              + [self.tangent_of_atom(v) for k, v in op.keywords if k in named],
+                              gast.Load())
+        if op.method:
+            caller = self.bindings.name_for("call_method_jvp", calls.call_method_jvp)
+            head, rest = [op.args[0], gast.Constant(op.method, None)], op.args[1:]
+        else:
+            caller = self.bindings.name_for("call_jvp", calls.call_jvp)
+            head, rest = [op.statement.value.func], op.args
+        call = gast.Call(load(caller), [*head, spec, tangents, *rest],
+                         [gast.keyword(k, v) for k, v in op.keywords])
+        target = op.targets[0]
+        self.tangents.states[target] = MAYBE
+        pair = gast.Tuple([store(target), store(self.tangents.name(target))], gast.Store())
+        return [gast.copy_location(gast.Assign([pair], call, None), op.statement)]
+
+
+def _added(expressions):
+    total = expressions[0]
+    for expression in expressions[1:]:
+        total = gast.BinOp(total, gast.Add(), expression)
+    return total
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, gast.Constant) and node.value is None
+
+
+def _assigned(nodes) -> set:
+    """Names a block may assign (its tangents may change inside it)."""
+    names = set()
+    for node in nodes:
+        if isinstance(node, Branch):
+            names |= _assigned(node.body) | _assigned(node.orelse)
+        elif isinstance(node, Loop):
+            names |= _assigned(node.body) | {node.element}
+        else:
+            names |= set(node.targets) | ({node.mutates} if node.mutates else set())
+    return names - {None}

@@ -1,0 +1,41 @@
+"""refusals: operations neither derivative program can handle soundly, refused with the
+user's line and a fix. Reverse and forward mode ask the same questions of an operation, so
+they refuse the same code with the same words."""
+from __future__ import annotations
+
+from srcad.errors import UnsoundAliasingError, UnsupportedSyntaxError
+from srcad.frontend.resolve import Operation
+from srcad.rules import is_nondifferentiable, jvp_rules, vjp_rules
+
+
+def check_captures(op: Operation, varied, parsed) -> None:
+    """A nested function must not read a differentiated value from its enclosing function."""
+    captured = sorted(op.captures & varied)
+    if captured:
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate through `{captured[0]}`, which a nested function "
+            f"reads from {parsed.name}: the derivative would miss that path.",
+            parsed.location(op.statement),
+            f"pass `{captured[0]}` to the nested function as an argument.")
+
+
+def check_effect(op: Operation, varied, parsed) -> None:
+    """A call made for its effect must not be able to modify a differentiated value."""
+    if op.kind == "effect" and varied.intersection(op.read_names()) \
+            and not _harmless_effect(op.callee):
+        raise UnsoundAliasingError(
+            f"srcad cannot tell whether `{op.label}(...)` modifies a differentiated value "
+            f"passed to it (in {parsed.name}).", parsed.location(op.statement),
+            "assign its result instead of calling it for its effect, or pass a copy.")
+
+
+def _harmless_effect(callee) -> bool:
+    """Calls made for their effect that surely leave their arguments alone."""
+    return callee is print or vjp_rules(callee) is not None \
+        or jvp_rules(callee) is not None or is_nondifferentiable(callee)
+
+
+def qualified_name(obj) -> str:
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    return f"{module}.{name}"
