@@ -1,12 +1,15 @@
-"""Rules for Python builtins and the `math` module, for code written on Python floats."""
+"""Rules for Python builtins and the `math` module, for code written on Python floats: VJPs
+and JVPs. A function of Python numbers has a diagonal Jacobian, so one rule per argument
+(`g` times the partial derivative) serves as its VJP and its JVP: `define_pointwise`."""
 import builtins
 import math
 import operator
 
 import numpy as np
 
-from srcad.rules.registry import defvjp, nondifferentiable, vjp_rules
-from srcad.runtime import unbroadcast
+from srcad.rules.numpy_ufuncs import define_pointwise
+from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
+from srcad.runtime import broadcast_like, dense, unbroadcast
 
 
 def sum_vjp_iterable(g, ans, iterable, start=0):
@@ -32,39 +35,70 @@ def extremum_rule(position: int):
     return rule
 
 
+def _chosen(ans, items):
+    """The position of the item `max`/`min` returned: the first that is `ans`, or else (an
+    array's elements are new objects at each iteration) the first equal to it; None if
+    none is (`default` was returned)."""
+    position = next((k for k, item in enumerate(items) if item is ans), None)
+    if position is None:
+        position = next((k for k, item in enumerate(items)
+                         if np.array_equal(item, ans, equal_nan=True)), None)
+    return position
+
+
+def extremum_jvp(position: int):
+    """The rule of argument `position` of `max`/`min`: the returned value's tangent is that
+    of the argument returned (over one iterable, of the element returned), zero for the
+    others."""
+    def rule(g, ans, *args, key=None, default=None):
+        if len(args) == 1:  # g: the iterable's tangents, None for an element without one
+            items = list(args[0])
+            chosen = _chosen(ans, items)
+            return dense([None], [ans])[0] if chosen is None \
+                else dense([g[chosen]], [items[chosen]])[0]
+        return g if _chosen(ans, args) == position else dense([None], [ans])[0]
+    rule.__name__ = f"extremum_jvp_{position}"
+    return rule
+
+
 defvjp(builtins.sum, sum_vjp_iterable, lambda g, ans, iterable, start=0: unbroadcast(g, start))
-defvjp(float, lambda g, ans, x: g)
-defvjp(abs, lambda g, ans, x: g * np.sign(x))
+defjvp(builtins.sum,
+       lambda g, ans, iterable, start=0: broadcast_like(sum(dense(g, iterable), 0.0), ans),
+       lambda g, ans, iterable, start=0: broadcast_like(g, ans))
+define_pointwise(float, lambda g, ans, x: g)
+define_pointwise(abs, lambda g, ans, x: g * np.sign(x))
 for _extremum in (builtins.max, builtins.min):
     defvjp(_extremum, *[extremum_rule(position) for position in range(8)])
+    defjvp(_extremum, *[extremum_jvp(position) for position in range(8)])
 defvjp(builtins.pow, *vjp_rules(operator.pow).rules)
+defjvp(builtins.pow, *jvp_rules(operator.pow).rules)
 
 # ---- math, on Python floats ------------------------------------------------------------------
-defvjp(math.sin, lambda g, ans, x: g * math.cos(x))
-defvjp(math.cos, lambda g, ans, x: -g * math.sin(x))
-defvjp(math.tan, lambda g, ans, x: g / math.cos(x) ** 2)
-defvjp(math.asin, lambda g, ans, x: g / math.sqrt(1.0 - x * x))
-defvjp(math.acos, lambda g, ans, x: -g / math.sqrt(1.0 - x * x))
-defvjp(math.atan, lambda g, ans, x: g / (1.0 + x * x))
-defvjp(math.sinh, lambda g, ans, x: g * math.cosh(x))
-defvjp(math.cosh, lambda g, ans, x: g * math.sinh(x))
-defvjp(math.tanh, lambda g, ans, x: g * (1.0 - ans * ans))
-defvjp(math.exp, lambda g, ans, x: g * ans)
-defvjp(math.expm1, lambda g, ans, x: g * (ans + 1.0))
-defvjp(math.log,
-       lambda g, ans, x, base=math.e: g / (x * math.log(base)),
-       lambda g, ans, x, base=math.e: -g * ans / (base * math.log(base)))
-defvjp(math.log1p, lambda g, ans, x: g / (1.0 + x))
-defvjp(math.log2, lambda g, ans, x: g / (x * math.log(2.0)))
-defvjp(math.log10, lambda g, ans, x: g / (x * math.log(10.0)))
-defvjp(math.sqrt, lambda g, ans, x: g * 0.5 / ans)
-defvjp(math.fabs, lambda g, ans, x: g * math.copysign(1.0, x) if x else 0.0 * g)
-defvjp(math.pow,
-       lambda g, ans, x, y: g * y * x ** (y - 1) if y else 0.0 * g,
-       lambda g, ans, x, y: g * ans * math.log(x) if x > 0 else 0.0 * g)
-defvjp(math.hypot, lambda g, ans, x, y: g * x / ans, lambda g, ans, x, y: g * y / ans)
-defvjp(math.atan2, lambda g, ans, y, x: g * x / (x * x + y * y),
-       lambda g, ans, y, x: -g * y / (x * x + y * y))
+define_pointwise(math.sin, lambda g, ans, x: g * math.cos(x))
+define_pointwise(math.cos, lambda g, ans, x: -g * math.sin(x))
+define_pointwise(math.tan, lambda g, ans, x: g / math.cos(x) ** 2)
+define_pointwise(math.asin, lambda g, ans, x: g / math.sqrt(1.0 - x * x))
+define_pointwise(math.acos, lambda g, ans, x: -g / math.sqrt(1.0 - x * x))
+define_pointwise(math.atan, lambda g, ans, x: g / (1.0 + x * x))
+define_pointwise(math.sinh, lambda g, ans, x: g * math.cosh(x))
+define_pointwise(math.cosh, lambda g, ans, x: g * math.sinh(x))
+define_pointwise(math.tanh, lambda g, ans, x: g * (1.0 - ans * ans))
+define_pointwise(math.exp, lambda g, ans, x: g * ans)
+define_pointwise(math.expm1, lambda g, ans, x: g * (ans + 1.0))
+define_pointwise(math.log,
+                 lambda g, ans, x, base=math.e: g / (x * math.log(base)),
+                 lambda g, ans, x, base=math.e: -g * ans / (base * math.log(base)))
+define_pointwise(math.log1p, lambda g, ans, x: g / (1.0 + x))
+define_pointwise(math.log2, lambda g, ans, x: g / (x * math.log(2.0)))
+define_pointwise(math.log10, lambda g, ans, x: g / (x * math.log(10.0)))
+define_pointwise(math.sqrt, lambda g, ans, x: g * 0.5 / ans)
+define_pointwise(math.fabs, lambda g, ans, x: g * math.copysign(1.0, x) if x else 0.0 * g)
+define_pointwise(math.pow,
+                 lambda g, ans, x, y: g * y * x ** (y - 1) if y else 0.0 * g,
+                 lambda g, ans, x, y: g * ans * math.log(x) if x > 0 else 0.0 * g)
+define_pointwise(math.hypot, lambda g, ans, x, y: g * x / ans, lambda g, ans, x, y: g * y / ans)
+define_pointwise(math.atan2, lambda g, ans, y, x: g * x / (x * x + y * y),
+                 lambda g, ans, y, x: -g * y / (x * x + y * y))
 
 nondifferentiable(int, bool, len, range, isinstance, enumerate, zip, reversed, round,
                   math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)

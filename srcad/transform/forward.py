@@ -23,6 +23,7 @@ writes into a tangent the caller passed or another variable shares.
 from __future__ import annotations
 
 import builtins
+import operator
 
 import gast
 
@@ -188,6 +189,9 @@ class _Tangents:
         if op.kind == "call" and op.dynamic:
             return self._dynamic_call(op) + self.take_ownership(live)
         statements = primal + getattr(self, f"_{op.kind}")(op)
+        if op.callee is operator.getitem and isinstance(op.args[0], gast.Name) \
+                and op.args[0].id in self.tangents.sequences:
+            self.tangents.states[op.targets[0]] = MAYBE  # an element may have no tangent
         return statements + self.take_ownership(live)
 
     def take_ownership(self, names) -> list:

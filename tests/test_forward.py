@@ -1,0 +1,139 @@
+"""Forward mode (`srcad.jvp`): tangents checked against reverse mode and finite differences.
+
+Every program of the control-flow, in-place and call corpora is run in forward mode with a
+random tangent on its `wrt` arguments; the output tangent must equal the gradient (reverse
+mode) dotted with the tangent, and central finite differences along the tangent.
+"""
+import copy
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import MissingRuleError, TangentError, UsageError
+from tests import call_programs, control_programs, in_place_programs
+
+
+def _cases():
+    for fn, arg_sets, wrt in control_programs.CORPUS:
+        for k, args in enumerate(arg_sets):
+            yield pytest.param(fn, args, wrt, id=f"{fn.__name__}-{k}")
+    for module in (in_place_programs, call_programs):
+        for k, (fn, args, wrt) in enumerate(module.CORPUS):
+            yield pytest.param(fn, args, wrt, id=f"{fn.__name__}-{k}")
+
+
+def _positions(wrt):
+    return wrt if isinstance(wrt, tuple) else (wrt,)
+
+
+def _random_like(value, rng):
+    if isinstance(value, dict):
+        return {k: _random_like(v, rng) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_random_like(v, rng) for v in value)
+    return rng.standard_normal(np.shape(value)) if np.ndim(value) else float(rng.standard_normal())
+
+
+def _dot(a, b):
+    if isinstance(a, dict):
+        return sum(_dot(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        return sum(_dot(x, y) for x, y in zip(a, b))
+    return float(np.sum(np.asarray(a) * np.asarray(b)))
+
+
+def _shifted(args, tangents, h):
+    def move(x, t):
+        if t is None:
+            return x
+        if isinstance(x, dict):
+            return {k: move(x[k], t[k]) for k in x}
+        if isinstance(x, (list, tuple)):
+            return type(x)(move(a, b) for a, b in zip(x, t))
+        return x + h * t
+    return [move(x, t) for x, t in zip(args, tangents)]
+
+
+@pytest.mark.parametrize("fn, args, wrt", _cases())
+def test_tangent_agrees_with_gradient_and_finite_differences(fn, args, wrt):
+    rng = np.random.default_rng(0)
+    positions = _positions(wrt)
+    tangents = [_random_like(a, rng) if i in positions else None for i, a in enumerate(args)]
+    value, tangent = srcad.jvp(fn, copy.deepcopy(tuple(args)), tuple(tangents))
+    assert np.allclose(value, fn(*copy.deepcopy(args)))
+    gradients = srcad.grad(fn, wrt=positions)(*copy.deepcopy(args))
+    expected = sum(_dot(g, tangents[p]) for g, p in zip(gradients, positions))
+    np.testing.assert_allclose(tangent, expected, rtol=1e-10, atol=1e-10)
+    h = 1e-6
+    numeric = (fn(*_shifted(copy.deepcopy(args), tangents, h))
+               - fn(*_shifted(copy.deepcopy(args), tangents, -h))) / (2 * h)
+    np.testing.assert_allclose(tangent, numeric, rtol=1e-5, atol=1e-6)
+
+
+def sin_times(x, w):
+    return np.sin(x) * w
+
+
+def test_vector_output_tangent_has_output_shape_and_dtype():
+    x = np.array([0.1, 0.2, 0.3], dtype=np.float32)
+    value, tangent = srcad.jvp(sin_times, (x, 2.0), (np.ones(3, np.float32), None))
+    assert tangent.shape == (3,) and tangent.dtype == np.float32
+    np.testing.assert_allclose(tangent, 2.0 * np.cos(x), rtol=1e-6)
+
+
+def constant_output(x):
+    return np.ones(2)
+
+
+def test_unconnected_output_has_zero_tangent():
+    _, tangent = srcad.jvp(constant_output, (np.ones(3),), (np.ones(3),))
+    np.testing.assert_array_equal(tangent, np.zeros(2))
+
+
+def test_callable_with_a_rule_directly():
+    value, tangent = srcad.jvp(np.sin, (0.5,), (2.0,))
+    assert value == np.sin(0.5) and tangent == pytest.approx(2.0 * np.cos(0.5))
+
+
+def overwrites_parameter(x):
+    x[0] = 0.0
+    return np.sum(x * x)
+
+
+def test_caller_tangent_is_never_written_into():
+    v = np.ones(3)
+    _, tangent = srcad.jvp(overwrites_parameter, (np.array([1.0, 2.0, 3.0]),), (v,))
+    np.testing.assert_array_equal(v, np.ones(3))
+    assert tangent == pytest.approx(2 * 2.0 + 2 * 3.0)
+
+
+def uses_nextafter(x):
+    return np.sum(np.nextafter(x, 2.0))
+
+
+def test_missing_rule_names_defjvp():
+    with pytest.raises(MissingRuleError, match="defjvp"):
+        srcad.jvp(uses_nextafter, (np.ones(2),), (np.ones(2),))
+
+
+def test_bad_tangents_are_refused():
+    with pytest.raises(TangentError, match="shape"):
+        srcad.jvp(sin_times, (np.ones(3), 1.0), (np.ones(2), None))
+    with pytest.raises(TangentError, match="one tangent per primal"):
+        srcad.jvp(sin_times, (np.ones(3), 1.0), (np.ones(3),))
+    with pytest.raises(UsageError):
+        srcad.jvp(sin_times, np.ones(3), np.ones(3))
+
+
+def scaled(x):
+    return 3.0 * x
+
+
+def test_defjvp_overrides_source_transformation():
+    srcad.defjvp(scaled, lambda g, ans, x: 100.0 * g)
+    try:
+        assert srcad.jvp(scaled, (1.0,), (1.0,))[1] == 100.0
+    finally:
+        from srcad.rules import registry
+        registry._JVPS.pop(scaled)
