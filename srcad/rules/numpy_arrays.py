@@ -1,114 +1,82 @@
-"""Rules for reductions, shape operations, joining and splitting, and indexing.
+"""Rules for shape operations, joining and splitting, and indexing.
 
-Rules that fit in one expression are lambdas (the inliner substitutes them into the
-adjoint); the others are `def`s the adjoint calls by name. Contractions are in
-numpy_contractions.py.
+Each function's JVP rule is registered right after its VJP rule. Rules that fit in one
+expression are lambdas (the inliner substitutes them into the adjoint or the tangent code);
+the others are `def`s called by name. These functions are linear in their array arguments
+(np.clip and np.partition piecewise), so most JVPs are the function itself applied to the
+tangent. Reductions are in numpy_reductions.py, contractions in numpy_contractions.py.
 """
 import operator
 
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.rules.registry import defvjp, nondifferentiable
-from srcad.runtime import (dtype_of, expand_reduced, index_adjoint, inverse_permutation,
-                           reduced_axes, reduced_size, unbroadcast, unravel)
+from srcad.rules.registry import defjvp, defvjp, nondifferentiable
+from srcad.runtime import (broadcast_like, dense, dtype_of, index_adjoint, inverse_permutation,
+                           unbroadcast, unravel)
 
-# ---- reductions --------------------------------------------------------------------------
-defvjp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
-       expand_reduced(g, a, axis, keepdims))
-defvjp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
-       expand_reduced(g / reduced_size(a, axis), a, axis, keepdims))
-
-
-def extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, **kwargs):
-    """`np.max`/`np.min`: the cotangent is shared equally by the elements that tie for the
-    extremum, as autograd does."""
-    winners = a == expand_reduced(ans, a, axis, keepdims)
-    spread = expand_reduced(g, a, axis, keepdims)
-    ties = np.sum(winners, axis=axis, keepdims=True, dtype=np.result_type(spread))
-    return spread * winners / ties
-
-
-defvjp(np.max, extremum_vjp)
-defvjp(np.min, extremum_vjp)
+# ---- shape operations ------------------------------------------------------------------------
 defvjp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs:
        (g.astype(dtype_of(a)) if hasattr(g, "astype") else np.asarray(g, dtype_of(a)))
        if dtype_of(a).kind == "f" else g)
-
-
-def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """`np.var`: 2 (a - mean) / (n - ddof), spread over the reduced axes."""
-    centred = a - np.mean(a, axis=axis, keepdims=True)
-    return expand_reduced(g, a, axis, keepdims) * centred * (2.0 / (reduced_size(a, axis) - ddof))
-
-
-def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    return var_vjp(g / (2.0 * ans), ans, a, axis, dtype, out, ddof, keepdims)
-
-
-def cumsum_vjp(g, ans, a, axis=None, dtype=None, out=None):
-    """`np.cumsum`: the reversed cumulative sum of `g` (over the flat array for axis None)."""
-    if axis is None:
-        return np.reshape(np.flip(np.cumsum(np.flip(g))), np.shape(a))
-    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
-
-
-def trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    """`np.trace`: `g` on the (offset) diagonal of the plane `axis1`, `axis2`."""
-    n1, n2 = np.shape(a)[axis1], np.shape(a)[axis2]
-    eye = np.eye(n1, n2, offset, dtype=np.result_type(dtype_of(g), np.float16))
-    g = np.expand_dims(g, (0, 1))  # g's axes follow the plane's, as in np.trace's result
-    return np.moveaxis(eye.reshape(eye.shape + (1,) * (np.ndim(g) - 2)) * g,
-                       (0, 1), (axis1 % np.ndim(a), axis2 % np.ndim(a)))
-
-
-defvjp(np.var, var_vjp)
-defvjp(np.std, std_vjp)
-defvjp(np.cumsum, cumsum_vjp)
-defvjp(np.trace, trace_vjp)
-
-
-def prod_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
-    """`np.prod`: each element gets the product of the others, from exclusive cumulative
-    products on both sides (exact with zeros: nothing divides by an element)."""
-    shape = np.shape(a)
-    axes = reduced_axes(axis, len(shape))
-    order = [i for i in range(len(shape)) if i not in axes] + list(axes)
-    moved = np.transpose(a, order)
-    flat = np.reshape(moved, np.shape(moved)[:len(shape) - len(axes)] + (-1,))
-    ones = np.ones_like(flat[..., :1])
-    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), -1)
-    right = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat[..., 1:], -1)], -1), -1), -1)
-    others = np.transpose(np.reshape(left * right, np.shape(moved)), inverse_permutation(order))
-    return expand_reduced(g, a, axis, keepdims) * others
-
-
-defvjp(np.prod, prod_vjp)
-
-# ---- shape operations ------------------------------------------------------------------------
+# the VJP passes the cotangent of an integer output through: so does the JVP
+defjvp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs:
+       np.asarray(g, np.result_type(dtype_of(ans), np.float16)))
 defvjp(np.reshape, lambda g, ans, a, shape=None, order="C": np.reshape(g, np.shape(a), order=order))
+defjvp(np.reshape, lambda g, ans, a, shape=None, order="C":
+       np.reshape(g, np.shape(ans), order=order))
 defvjp(np.copy, lambda g, ans, a, order="K", subok=False: g)
+defjvp(np.copy, lambda g, ans, a, order="K", subok=False: g)
 defvjp(np.ravel, lambda g, ans, a, order="C": unravel(g, a, order))
+
+
+def ravel_jvp(g, ans, a, order="C"):
+    """`np.ravel`: orders "A" and "K" follow `a`'s memory layout, which `g` need not share,
+    so `g` is read in the order that `unravel` undoes."""
+    return np.ravel(g, order) if order not in ("A", "K") else \
+        np.ravel(g)[np.argsort(np.ravel(unravel(np.arange(np.size(a)), a, order)))]
+
+
+defjvp(np.ravel, ravel_jvp)
 defvjp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, inverse_permutation(axes)))
+defjvp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, axes))
 defvjp(np.ndarray.T, lambda g, ans, a: np.transpose(g))
+defjvp(np.ndarray.T, lambda g, ans, a: np.transpose(g))
 defvjp(operator.getitem, lambda g, ans, a, index: index_adjoint(g, a, index))
+# a tuple, list or dict `a` has a container of tangents: g[index] picks from it too
+defjvp(operator.getitem, lambda g, ans, a, index: g[index])
 
 defvjp(np.squeeze, lambda g, ans, a, axis=None: np.reshape(g, np.shape(a)))
+defjvp(np.squeeze, lambda g, ans, a, axis=None: np.squeeze(g, axis))
 defvjp(np.expand_dims, lambda g, ans, a, axis: np.reshape(g, np.shape(a)))
+defjvp(np.expand_dims, lambda g, ans, a, axis: np.expand_dims(g, axis))
 defvjp(np.atleast_1d, lambda g, ans, a: np.reshape(g, np.shape(a)))
+defjvp(np.atleast_1d, lambda g, ans, a: np.atleast_1d(g))
 defvjp(np.atleast_2d, lambda g, ans, a: np.reshape(g, np.shape(a)))
+defjvp(np.atleast_2d, lambda g, ans, a: np.atleast_2d(g))
 defvjp(np.atleast_3d, lambda g, ans, a: np.reshape(g, np.shape(a)))
+defjvp(np.atleast_3d, lambda g, ans, a: np.atleast_3d(g))
 defvjp(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2))
+defjvp(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2))
 defvjp(np.moveaxis, lambda g, ans, a, source, destination: np.moveaxis(g, destination, source))
+defjvp(np.moveaxis, lambda g, ans, a, source, destination: np.moveaxis(g, source, destination))
 defvjp(np.broadcast_to, lambda g, ans, a, shape, subok=False: unbroadcast(g, a))
+defjvp(np.broadcast_to, lambda g, ans, a, shape, subok=False: np.broadcast_to(g, shape))
 defvjp(np.flip, lambda g, ans, m, axis=None: np.flip(g, axis))
+defjvp(np.flip, lambda g, ans, m, axis=None: np.flip(g, axis))
 defvjp(np.fliplr, lambda g, ans, m: np.fliplr(g))
+defjvp(np.fliplr, lambda g, ans, m: np.fliplr(g))
 defvjp(np.flipud, lambda g, ans, m: np.flipud(g))
+defjvp(np.flipud, lambda g, ans, m: np.flipud(g))
 defvjp(np.roll, lambda g, ans, a, shift, axis=None: np.roll(g, np.negative(shift), axis))
+defjvp(np.roll, lambda g, ans, a, shift, axis=None: np.roll(g, shift, axis))
 defvjp(np.rot90, lambda g, ans, m, k=1, axes=(0, 1): np.rot90(g, -k, axes))
+defjvp(np.rot90, lambda g, ans, m, k=1, axes=(0, 1): np.rot90(g, k, axes))
 
 defvjp(np.triu, lambda g, ans, m, k=0: np.triu(g, k))
+defjvp(np.triu, lambda g, ans, m, k=0: np.triu(g, k))
 defvjp(np.tril, lambda g, ans, m, k=0: np.tril(g, k))
+defjvp(np.tril, lambda g, ans, m, k=0: np.tril(g, k))
 
 
 def diagonal_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
@@ -127,7 +95,10 @@ def diag_vjp(g, ans, v, k=0):
 
 
 defvjp(np.diagonal, diagonal_vjp)
+defjvp(np.diagonal, lambda g, ans, a, offset=0, axis1=0, axis2=1:
+       np.diagonal(g, offset, axis1, axis2))
 defvjp(np.diag, diag_vjp)
+defjvp(np.diag, lambda g, ans, v, k=0: np.diag(g, k))
 
 nondifferentiable(np.shape, np.ndim, np.size, np.ndarray.shape, np.ndarray.ndim,
                   np.ndarray.size, np.ndarray.dtype, np.zeros, np.ones, np.empty, np.full,
@@ -136,6 +107,8 @@ nondifferentiable(np.shape, np.ndim, np.size, np.ndarray.shape, np.ndarray.ndim,
 
 
 # ---- joining arrays --------------------------------------------------------------------------
+# The tangent of a sequence of arrays is a list of tangents, None for an element without one:
+# `dense` puts zeros in their place.
 def stack_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
     lead = (slice(None),) * (axis % np.ndim(g))  # g[:, ..., i]: indexing has a rule
     return [g[lead + (i,)] for i in range(len(arrays))]
@@ -176,32 +149,59 @@ def array_vjp(g, ans, object, dtype=None, **kwargs):
     return np.reshape(g, np.shape(object)) if isinstance(object, np.ndarray) else g
 
 
+def _filled(g, object):
+    """The tangent `g` of nested lists of values, with zeros for its None parts."""
+    if not isinstance(object, (list, tuple)):
+        return g
+    return [_filled(t, item) for t, item in zip(dense(g, object), object)]
+
+
+def array_jvp(g, ans, object, dtype=None, **kwargs):
+    """`np.array(nested lists of values)`: their tangents in one array, of the output's
+    shape (`ndmin`) and precision."""
+    return np.reshape(np.asarray(_filled(g, object), np.result_type(dtype_of(ans), np.float16)),
+                      np.shape(ans))
+
+
 defvjp(np.stack, stack_vjp)
+defjvp(np.stack, lambda g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind":
+       np.stack(dense(g, arrays), axis, dtype=dtype, casting=casting))
 defvjp(np.concatenate, concatenate_vjp)
+defjvp(np.concatenate, lambda g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind":
+       np.concatenate(dense(g, arrays), axis, dtype=dtype, casting=casting))
 defvjp(np.vstack, vstack_vjp)
+defjvp(np.vstack, lambda g, ans, tup, dtype=None, casting="same_kind":
+       np.vstack(dense(g, tup), dtype=dtype, casting=casting))
 defvjp(np.hstack, hstack_vjp)
-defvjp(np.array, array_vjp)
-defvjp(np.asarray, array_vjp)
-defvjp(np.asanyarray, array_vjp)
+defjvp(np.hstack, lambda g, ans, tup, dtype=None, casting="same_kind":
+       np.hstack(dense(g, tup), dtype=dtype, casting=casting))
+for _array in (np.array, np.asarray, np.asanyarray):
+    defvjp(_array, array_vjp)
+    defjvp(_array, array_jvp)
 
 
-def clip_vjp(position):
+def _clip_rule(position, mode):
+    """The VJP (`mode` "vjp") or JVP ("jvp") rule of argument `position` of `np.clip`."""
     def rule(g, ans, a, a_min=None, a_max=None, out=None, **kwargs):
         """`np.clip`: `a` where it lies inside the bounds, each bound where it clips."""
         a_min = kwargs.get("min") if a_min is None or a_min is np._NoValue else a_min
         a_max = kwargs.get("max") if a_max is None or a_max is np._NoValue else a_max
         if position == 0:
-            inside = (True if a_min is None else a >= a_min) & (True if a_max is None else a <= a_max)
-            return unbroadcast(g * inside, a)
-        if position == 1:  # np.clip is minimum(maximum(a, a_min), a_max): a_max wins ties
-            return unbroadcast(g * ((a < a_min) & (True if a_max is None else a_min <= a_max)),
-                               a_min)
-        return unbroadcast(g * ((a if a_min is None else np.maximum(a, a_min)) > a_max), a_max)
-    rule.__name__ = rule.__qualname__ = f"clip_vjp_{position}"
+            follows = (True if a_min is None else a >= a_min) \
+                & (True if a_max is None else a <= a_max)
+        elif position == 1:  # np.clip is minimum(maximum(a, a_min), a_max): a_max wins ties
+            follows = (a < a_min) & (True if a_max is None else a_min <= a_max)
+        else:
+            follows = (a if a_min is None else np.maximum(a, a_min)) > a_max
+        if mode == "jvp":
+            return broadcast_like(g * follows, ans)
+        return unbroadcast(g * follows, (a, a_min, a_max)[position])
+    rule.__name__ = rule.__qualname__ = f"clip_{mode}_{position}"
     return rule
 
 
-defvjp(np.clip, clip_vjp(0), clip_vjp(1), clip_vjp(2))
+defvjp(np.clip, *(_clip_rule(position, "vjp") for position in range(3)))
+defjvp(np.clip, *(_clip_rule(position, "jvp") for position in range(3)))
 
 
 def repeat_vjp(g, ans, a, repeats, axis=None):
@@ -239,23 +239,40 @@ split_vjp = _split_vjp(lambda ary, axis=0: axis)
 hsplit_vjp = _split_vjp(lambda ary: 1 if np.ndim(ary) > 1 else 0)
 vsplit_vjp = _split_vjp(lambda ary: 0)
 defvjp(np.split, split_vjp)
+defjvp(np.split, lambda g, ans, ary, indices_or_sections, axis=0:
+       np.split(g, indices_or_sections, axis))
 defvjp(np.array_split, split_vjp)
+defjvp(np.array_split, lambda g, ans, ary, indices_or_sections, axis=0:
+       np.array_split(g, indices_or_sections, axis))
 defvjp(np.hsplit, hsplit_vjp)
+defjvp(np.hsplit, lambda g, ans, ary, indices_or_sections: np.hsplit(g, indices_or_sections))
 defvjp(np.vsplit, vsplit_vjp)
+defjvp(np.vsplit, lambda g, ans, ary, indices_or_sections: np.vsplit(g, indices_or_sections))
 defvjp(np.repeat, repeat_vjp)
+defjvp(np.repeat, lambda g, ans, a, repeats, axis=None: np.repeat(g, repeats, axis))
 defvjp(np.tile, tile_vjp)
+defjvp(np.tile, lambda g, ans, A, reps: np.tile(g, reps))
+
+
+def _constant_mode(mode):
+    """`np.pad`'s `mode`, which must be "constant" for srcad to differentiate it."""
+    if mode != "constant":
+        raise SrcadError(f"srcad has no derivative of np.pad with mode={mode!r}",
+                         fix="use mode='constant', or build the padding by concatenation.")
+    return mode
 
 
 def pad_vjp(g, ans, array, pad_width, mode="constant", **kwargs):
     """`np.pad` with constants: the cotangent of the part that was `array`."""
-    if mode != "constant":
-        raise SrcadError(f"srcad has no derivative of np.pad with mode={mode!r}",
-                         fix="use mode='constant', or build the padding by concatenation.")
+    _constant_mode(mode)
     widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (np.ndim(array), 2))
     return g[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, np.shape(array)))]
 
 
 defvjp(np.pad, pad_vjp)
+# the constants have no tangent: `g` padded with zeros
+defjvp(np.pad, lambda g, ans, array, pad_width, mode="constant", **kwargs:
+       np.pad(g, pad_width, _constant_mode(mode)))
 
 
 def diff_vjp(g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
@@ -270,6 +287,11 @@ def diff_vjp(g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
     return g[lead + (slice(start, start + np.shape(a)[axis]),)]
 
 
+def _zeros_for(constant):
+    """The tangent of a constant `prepend` or `append` of `np.diff` (np._NoValue: none)."""
+    return constant if constant is np._NoValue else np.zeros_like(constant)
+
+
 def partition_vjp(g, ans, a, kth, axis=-1, kind="introselect", order=None):
     """`np.partition`: `g` sent back through the permutation `np.argpartition` finds."""
     if axis is None:
@@ -279,19 +301,10 @@ def partition_vjp(g, ans, a, kth, axis=-1, kind="introselect", order=None):
 
 
 defvjp(np.diff, diff_vjp)
+defjvp(np.diff, lambda g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue:
+       np.diff(g, n, axis, _zeros_for(prepend), _zeros_for(append)))
 defvjp(np.partition, partition_vjp)
+# the permutation np.argpartition finds, as in the VJP (axis None: over the flat array)
+defjvp(np.partition, lambda g, ans, a, kth, axis=-1, kind="introselect", order=None:
+       np.take_along_axis(g, np.argpartition(a, kth, axis=axis), axis=axis))
 
-
-def cumprod_vjp(g, ans, a, axis=None, dtype=None, out=None):
-    """`np.cumprod`: element j gets sum over i >= j of g[i] times the product of a[:i + 1]
-    without a[j], computed without dividing (exact where `a` has zeros; O(n**2) memory)."""
-    if axis is None:
-        return np.reshape(cumprod_vjp(g, ans, np.ravel(a), 0), np.shape(a))
-    x, gm = np.moveaxis(a, axis, -1), np.moveaxis(g, axis, -1)
-    n = np.shape(x)[-1]
-    others = np.cumprod(np.where(np.eye(n, dtype=bool), 1, x[..., None, :]), axis=-1)
-    grad = np.sum(np.triu(others) * gm[..., None, :], axis=-1)  # [..., j, i] with i >= j
-    return np.moveaxis(grad, -1, axis)
-
-
-defvjp(np.cumprod, cumprod_vjp)

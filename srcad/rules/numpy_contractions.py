@@ -1,6 +1,8 @@
 """Rules for contractions: matmul, dot, tensordot, inner, outer, vdot, kron, cross, einsum.
 
-They need a few statements each, so they are `def`s the adjoint calls by name.
+The VJPs need a few statements each, so they are `def`s the adjoint calls by name. A
+contraction is linear in each operand, so each JVP is the contraction itself with the
+tangent in that operand's place (one expression, inlined), registered right after the VJP.
 """
 import operator
 import string
@@ -8,7 +10,7 @@ import string
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.rules.registry import defvjp
+from srcad.rules.registry import defjvp, defvjp
 from srcad.runtime import dtype_of, inverse_permutation, unbroadcast
 
 
@@ -82,7 +84,13 @@ def _dot_free_axes_of_b(b):
 
 for _matmul in (operator.matmul, np.matmul):
     defvjp(_matmul, matmul_vjp_a, matmul_vjp_b)
+    defjvp(_matmul,
+           lambda g, ans, a, b: np.matmul(g, b),
+           lambda g, ans, a, b: np.matmul(a, g))
 defvjp(np.dot, dot_vjp_a, dot_vjp_b)
+defjvp(np.dot,
+       lambda g, ans, a, b: np.dot(g, b),
+       lambda g, ans, a, b: np.dot(a, g))
 
 
 def _tensordot_axes(a, b, axes):
@@ -112,16 +120,34 @@ def tensordot_vjp_b(g, ans, a, b, axes=2):
 
 
 defvjp(np.tensordot, tensordot_vjp_a, tensordot_vjp_b)
+defjvp(np.tensordot,
+       lambda g, ans, a, b, axes=2: np.tensordot(g, b, axes),
+       lambda g, ans, a, b, axes=2: np.tensordot(a, g, axes))
 
 
 defvjp(np.outer,
        lambda g, ans, a, b, out=None: np.reshape(g @ np.ravel(b), np.shape(a)),
        lambda g, ans, a, b, out=None: np.reshape(np.ravel(a) @ g, np.shape(b)))
+defjvp(np.outer,
+       lambda g, ans, a, b, out=None: np.outer(g, b),
+       lambda g, ans, a, b, out=None: np.outer(a, g))
 
 
 defvjp(np.vdot,
        lambda g, ans, a, b: g * np.reshape(b, np.shape(a)),
        lambda g, ans, a, b: g * np.reshape(a, np.shape(b)))
+defjvp(np.vdot,
+       lambda g, ans, a, b: np.vdot(g, b),
+       lambda g, ans, a, b: np.vdot(a, g))
+
+
+def _subscripts_string(subscripts):
+    """`np.einsum`'s subscripts, which srcad differentiates in the string form only (in the
+    operand-and-sublist form, the operands' positions differ)."""
+    if not isinstance(subscripts, str):
+        raise SrcadError("srcad differentiates np.einsum with a subscripts string only",
+                         fix="write the subscripts as a string, e.g. 'ij,jk->ik'.")
+    return subscripts
 
 
 def _einsum_operand_subscripts(subscripts, operands):
@@ -146,9 +172,7 @@ def einsum_vjp(position):
     def rule(g, ans, subscripts, *operands, **kwargs):
         """`np.einsum`: another einsum of the output's cotangent with the other operands;
         ones for letters only this operand has, identities for its repeated letters."""
-        if not isinstance(subscripts, str):
-            raise SrcadError("srcad differentiates np.einsum with a subscripts string only",
-                             fix="write the subscripts as a string, e.g. 'ij,jk->ik'.")
+        subscripts = _subscripts_string(subscripts)
         inputs, output, unused = _einsum_operand_subscripts(subscripts, operands)
         target, shape = inputs[position], np.shape(operands[position])
         sources = [output] + inputs[:position] + inputs[position + 1:]
@@ -171,7 +195,19 @@ def einsum_vjp(position):
     return rule
 
 
+def einsum_jvp(position):
+    def rule(g, ans, subscripts, *operands, **kwargs):
+        """`np.einsum` is linear in each operand: the same einsum, `g` in this one's place
+        (statements, not one expression: the inliner cannot splice `*operands`)."""
+        operands = operands[:position] + (g,) + operands[position + 1:]
+        return np.einsum(_subscripts_string(subscripts), *operands,
+                         **{key: value for key, value in kwargs.items() if key != "out"})
+    rule.__name__ = rule.__qualname__ = f"einsum_jvp_{position}"
+    return rule
+
+
 defvjp(np.einsum, None, *(einsum_vjp(i) for i in range(8)))
+defjvp(np.einsum, None, *(einsum_jvp(i) for i in range(8)))
 
 
 def inner_vjp_a(g, ans, a, b):
@@ -228,9 +264,20 @@ def cross_vjp_b(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 
 
 defvjp(np.inner, inner_vjp_a, inner_vjp_b)
+defjvp(np.inner,
+       lambda g, ans, a, b: np.inner(g, b),
+       lambda g, ans, a, b: np.inner(a, g))
 
 
 defvjp(np.kron, kron_vjp_a, kron_vjp_b)
+defjvp(np.kron,
+       lambda g, ans, a, b: np.kron(g, b),
+       lambda g, ans, a, b: np.kron(a, g))
 
 
 defvjp(np.cross, cross_vjp_a, cross_vjp_b)
+defjvp(np.cross,
+       lambda g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None:
+       np.cross(g, b, axisa, axisb, axisc, axis),
+       lambda g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None:
+       np.cross(a, g, axisa, axisb, axisc, axis))

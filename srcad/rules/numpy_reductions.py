@@ -1,0 +1,158 @@
+"""Rules for reductions (sum, mean, max, min, var, std, prod, trace) and cumulative sums
+and products.
+
+Each function's JVP rule is registered right after its VJP rule. Rules that fit in one
+expression are lambdas (the inliner substitutes them into the adjoint or the tangent code);
+the others are `def`s called by name. The linear reductions' JVPs are the reduction of the
+tangent; prod and cumprod are exact where the array has zeros, and max and min share
+between tied elements in both modes.
+"""
+import numpy as np
+
+from srcad.rules.registry import defjvp, defvjp
+from srcad.runtime import (dtype_of, expand_reduced, inverse_permutation, reduced_axes,
+                           reduced_size)
+
+# ---- reductions --------------------------------------------------------------------------
+defvjp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
+       expand_reduced(g, a, axis, keepdims))
+defjvp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
+       np.sum(g, axis, dtype=dtype, keepdims=keepdims))
+defvjp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
+       expand_reduced(g / reduced_size(a, axis), a, axis, keepdims))
+defjvp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
+       np.mean(g, axis, dtype=dtype, keepdims=keepdims))
+
+
+def extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, **kwargs):
+    """`np.max`/`np.min`: the cotangent is shared equally by the elements that tie for the
+    extremum, as autograd does."""
+    winners = a == expand_reduced(ans, a, axis, keepdims)
+    spread = expand_reduced(g, a, axis, keepdims)
+    ties = np.sum(winners, axis=axis, keepdims=True, dtype=np.result_type(spread))
+    return spread * winners / ties
+
+
+def extremum_jvp(g, ans, a, axis=None, out=None, keepdims=False, **kwargs):
+    """`np.max`/`np.min`: the mean tangent of the elements that tie, as the VJP shares."""
+    winners = a == expand_reduced(ans, a, axis, keepdims)
+    return (np.sum(g * winners, axis=axis, keepdims=keepdims)
+            / np.sum(winners, axis=axis, keepdims=keepdims, dtype=np.result_type(g)))
+
+
+defvjp(np.max, extremum_vjp)
+defjvp(np.max, extremum_jvp)
+defvjp(np.min, extremum_vjp)
+defjvp(np.min, extremum_jvp)
+
+
+def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """`np.var`: 2 (a - mean) / (n - ddof), spread over the reduced axes."""
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    return expand_reduced(g, a, axis, keepdims) * centred * (2.0 / (reduced_size(a, axis) - ddof))
+
+
+def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """`np.var`: the sum of 2 (a - mean) g / (n - ddof) (g's own mean drops out)."""
+    return np.sum((a - np.mean(a, axis=axis, keepdims=True)) * g, axis=axis, dtype=dtype,
+                  keepdims=keepdims) * (2.0 / (reduced_size(a, axis) - ddof))
+
+
+def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    return var_vjp(g / (2.0 * ans), ans, a, axis, dtype, out, ddof, keepdims)
+
+
+def std_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    """`np.std`: the tangent of the variance over 2 std, as the VJP divides."""
+    return var_jvp(g, ans, a, axis, dtype, out, ddof, keepdims) / (2.0 * ans)
+
+
+defvjp(np.var, var_vjp)
+defjvp(np.var, var_jvp)
+defvjp(np.std, std_vjp)
+defjvp(np.std, std_jvp)
+
+
+def _others_product(a, axis):
+    """Each element's product of the others it is reduced with, from exclusive cumulative
+    products on both sides (exact with zeros: nothing divides by an element)."""
+    shape = np.shape(a)
+    axes = reduced_axes(axis, len(shape))
+    order = [i for i in range(len(shape)) if i not in axes] + list(axes)
+    moved = np.transpose(a, order)
+    flat = np.reshape(moved, np.shape(moved)[:len(shape) - len(axes)] + (-1,))
+    ones = np.ones_like(flat[..., :1])
+    left = np.cumprod(np.concatenate([ones, flat[..., :-1]], -1), -1)
+    right = np.flip(np.cumprod(np.concatenate([ones, np.flip(flat[..., 1:], -1)], -1), -1), -1)
+    return np.transpose(np.reshape(left * right, np.shape(moved)), inverse_permutation(order))
+
+
+def prod_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """`np.prod`: each element gets the product of the others."""
+    return expand_reduced(g, a, axis, keepdims) * _others_product(a, axis)
+
+
+def prod_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+    """`np.prod`: the sum of each tangent times the product of the others."""
+    return np.sum(g * _others_product(a, axis), axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+defvjp(np.prod, prod_vjp)
+defjvp(np.prod, prod_jvp)
+
+
+def trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """`np.trace`: `g` on the (offset) diagonal of the plane `axis1`, `axis2`."""
+    n1, n2 = np.shape(a)[axis1], np.shape(a)[axis2]
+    eye = np.eye(n1, n2, offset, dtype=np.result_type(dtype_of(g), np.float16))
+    g = np.expand_dims(g, (0, 1))  # g's axes follow the plane's, as in np.trace's result
+    return np.moveaxis(eye.reshape(eye.shape + (1,) * (np.ndim(g) - 2)) * g,
+                       (0, 1), (axis1 % np.ndim(a), axis2 % np.ndim(a)))
+
+
+defvjp(np.trace, trace_vjp)
+defjvp(np.trace, lambda g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None:
+       np.trace(g, offset, axis1, axis2, dtype))
+
+
+# ---- cumulative sums and products ----------------------------------------------------------
+def cumsum_vjp(g, ans, a, axis=None, dtype=None, out=None):
+    """`np.cumsum`: the reversed cumulative sum of `g` (over the flat array for axis None)."""
+    if axis is None:
+        return np.reshape(np.flip(np.cumsum(np.flip(g))), np.shape(a))
+    return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
+
+
+defvjp(np.cumsum, cumsum_vjp)
+defjvp(np.cumsum, lambda g, ans, a, axis=None, dtype=None, out=None: np.cumsum(g, axis, dtype))
+
+
+def _cumprod_terms(x):
+    """[..., j, i]: for i >= j the product of x[..., :i + 1] without x[..., j], else 0;
+    computed without dividing (exact where `x` has zeros; O(n**2) memory)."""
+    n = np.shape(x)[-1]
+    return np.triu(np.cumprod(np.where(np.eye(n, dtype=bool), 1, x[..., None, :]), axis=-1))
+
+
+def cumprod_vjp(g, ans, a, axis=None, dtype=None, out=None):
+    """`np.cumprod`: element j gets the sum over i >= j of g[i] times the product of
+    a[:i + 1] without a[j]."""
+    if axis is None:
+        return np.reshape(cumprod_vjp(g, ans, np.ravel(a), 0), np.shape(a))
+    terms = _cumprod_terms(np.moveaxis(a, axis, -1))
+    grad = np.sum(terms * np.moveaxis(g, axis, -1)[..., None, :], axis=-1)  # sum over i
+    return np.moveaxis(grad, -1, axis)
+
+
+def cumprod_jvp(g, ans, a, axis=None, dtype=None, out=None):
+    """`np.cumprod`: element i gets the sum over j <= i of g[j] times the product of
+    a[:i + 1] without a[j]."""
+    if axis is None:
+        return cumprod_jvp(np.ravel(g), ans, np.ravel(a), 0, dtype)
+    terms = _cumprod_terms(np.moveaxis(a, axis, -1))
+    tangent = np.sum(terms * np.moveaxis(g, axis, -1)[..., :, None], axis=-2, dtype=dtype)
+    return np.moveaxis(tangent, -1, axis)
+
+
+defvjp(np.cumprod, cumprod_vjp)
+defjvp(np.cumprod, cumprod_jvp)
