@@ -752,6 +752,42 @@ def shipped_rules():
                    for rule in entry.rules if rule is not None)}
 
 
+def assert_jvp_matches_finite_differences(fn, args, wrt, rtol, atol, seed=0):
+    """srcad's JVP of `fn` along a random tangent of the `wrt` arguments against central
+    finite differences along the same direction, evaluated in float64."""
+    rng = np.random.default_rng(seed)
+    positions = _as_tuple(wrt)
+    tangents = [None] * len(args)
+    for p in positions:
+        tangents[p] = np.asarray(rng.standard_normal(np.shape(args[p])),
+                                 np.result_type(args[p]))[()]
+        if isinstance(args[p], float):
+            tangents[p] = float(tangents[p])
+    value, tangent = srcad.jvp(fn, args, tuple(tangents))
+    np.testing.assert_allclose(value, fn(*args), rtol=1e-6)
+    assert np.shape(tangent) == np.shape(value)
+    wide = list(map(_widened, args))
+    h = 1e-6
+
+    def moved(step):
+        return [x if t is None else x + step * _widened(t) for x, t in zip(wide, tangents)]
+
+    expected = (np.asarray(fn(*moved(h)), np.float64)
+                - np.asarray(fn(*moved(-h)), np.float64)) / (2 * h)
+    np.testing.assert_allclose(tangent, expected, rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("case, dtype", _params(CASES))
+def test_jvp_rule_matches_finite_differences(case, dtype):
+    args = make_args(case.args, dtype)
+    assert_jvp_matches_finite_differences(case.fn, args, case.wrt, **TOLERANCES[dtype])
+
+
+def test_every_shipped_vjp_rule_has_a_jvp_rule():
+    missing = sorted(map(_label, {fn for fn in shipped_rules() if fn not in registry._JVPS}))
+    assert not missing, f"rules with a VJP but no JVP: {missing}"
+
+
 def test_every_shipped_rule_has_a_case():
     covered = {case.primal for case in CASES}
     missing = sorted(map(_label, shipped_rules() - covered))
