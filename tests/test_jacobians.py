@@ -1,0 +1,74 @@
+"""Jacobians (forward and reverse), Hessians and Hessian-vector products, against analytic
+derivatives, finite differences and each other."""
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import NonScalarOutputError, UsageError
+from srcad.testing import numerical_gradient
+from tests import control_programs
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def rosenbrock_hessian(x):
+    n = len(x)
+    H = np.zeros((n, n))
+    for i in range(n - 1):
+        H[i, i] += 1200.0 * x[i] ** 2 - 400.0 * x[i + 1] + 2.0
+        H[i, i + 1] -= 400.0 * x[i]
+        H[i + 1, i] -= 400.0 * x[i]
+        H[i + 1, i + 1] += 200.0
+    return H
+
+
+def test_rosenbrock_hessian_and_hvp_are_analytic():
+    x = np.array([0.5, -0.3, 1.2, 0.8])
+    v = np.array([1.0, -2.0, 0.5, 0.25])
+    np.testing.assert_allclose(srcad.hessian(rosenbrock)(x), rosenbrock_hessian(x), rtol=1e-12)
+    np.testing.assert_allclose(srcad.hvp(rosenbrock)(x, v), rosenbrock_hessian(x) @ v,
+                               rtol=1e-12)
+
+
+def dense_layer(W, x, b):
+    return np.tanh(W @ x + b)
+
+
+@pytest.mark.parametrize("wrt", [0, 1, 2])
+def test_jacobian_modes_agree_with_finite_differences(wrt):
+    rng = np.random.default_rng(1)
+    args = (rng.standard_normal((3, 4)), rng.standard_normal(4), rng.standard_normal(3))
+    forward = srcad.jacobian(dense_layer, wrt=wrt, mode="fwd")(*args)
+    backward = srcad.jacobian(dense_layer, wrt=wrt, mode="rev")(*args)
+    assert forward.shape == (3,) + args[wrt].shape
+    np.testing.assert_allclose(forward, backward, rtol=1e-12, atol=1e-14)
+    for i in range(3):
+        row = numerical_gradient(lambda *a: dense_layer(*a)[i], args, wrt)
+        np.testing.assert_allclose(forward[i], row, rtol=1e-6, atol=1e-8)
+
+
+def test_hessian_through_loops_matches_jacobian_of_gradient():
+    x, W = np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]])
+    hessian = srcad.hessian(control_programs.rnn)(x, W)
+    gradient = srcad.grad(control_programs.rnn)
+    for k in range(2):
+        column = numerical_gradient(lambda x_, W_: gradient(x_, W_)[k], (x, W), 0)
+        np.testing.assert_allclose(hessian[k], column, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(hessian, hessian.T, rtol=1e-12)
+
+
+def test_hvp_on_scalar_argument_with_a_while_loop():
+    a = 2.0
+    second = srcad.hvp(control_programs.newton_sqrt)(a, 1.0)
+    assert second == pytest.approx(-0.25 * a ** -1.5, rel=1e-8)
+
+
+def test_errors():
+    with pytest.raises(UsageError, match="mode"):
+        srcad.jacobian(dense_layer, mode="sideways")
+    with pytest.raises(UsageError, match="one positional argument"):
+        srcad.hessian(dense_layer, wrt=(0, 1))
+    with pytest.raises(NonScalarOutputError):
+        srcad.hvp(dense_layer, wrt=1)(np.ones((3, 4)), np.ones(4), np.ones(3), np.ones(4))
