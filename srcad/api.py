@@ -173,7 +173,13 @@ def _check_cotangent(cotangent, output):
 
 
 def show(fn, wrt=0, mode="rev") -> None:
-    """Print the adjoint srcad generates for `fn` (reverse mode)."""
-    if mode != "rev":
-        raise UsageError(f"mode={mode!r}: srcad generates reverse-mode (\"rev\") programs.")
-    print(Derivative(fn, wrt).source, end="")
+    """Print the program srcad generates for `fn`: the adjoint (mode "rev") or the tangent
+    program of forward mode (mode "fwd")."""
+    if mode not in ("rev", "fwd"):
+        raise UsageError(f"mode={mode!r}: srcad generates reverse-mode (\"rev\") and "
+                         "forward-mode (\"fwd\") programs.")
+    if mode == "rev":
+        print(Derivative(fn, wrt).source, end="")
+        return
+    names, _ = wrt_parameters(code_of(fn), wrt)
+    print(cache.compiled_adjoint(fn, names, mode="fwd").source, end="")

@@ -137,3 +137,10 @@ def test_defjvp_overrides_source_transformation():
     finally:
         from srcad.rules import registry
         registry._JVPS.pop(scaled)
+
+
+def test_show_prints_the_tangent_program(capsys):
+    srcad.show(sin_times, wrt=(0, 1), mode="fwd")
+    source = capsys.readouterr().out
+    assert "def sin_times_jvp(tangents, x, w):" in source
+    assert "t_sin_0 = t_x * np.cos(x)" in source
