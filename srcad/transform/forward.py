@@ -29,7 +29,7 @@ import gast
 
 from srcad import calls, runtime
 from srcad.analysis.activity import Activity, carries_derivative
-from srcad.errors import MissingRuleError, RuleSignatureError
+from srcad.errors import MissingRuleError
 from srcad.frontend.parse import ParsedFunction
 from srcad.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.rules import jvp_rules
@@ -38,9 +38,9 @@ from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_non
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.refusals import check_captures, check_effect, qualified_name
-from srcad.transform.reverse import (SCOPE, argument_at, function_def, same_shape_arguments,
-                                    sequence_names)
-from srcad.transform.templates import instantiate, template_of
+from srcad.transform.reverse import (SCOPE, function_def, rule_applications,
+                                    same_shape_arguments, sequence_names)
+from srcad.transform.templates import instantiate
 
 MAYBE = "maybe"
 _NONE = gast.Constant(None, None)
@@ -266,19 +266,7 @@ class _Tangents:
         target = op.targets[0]
         same_shape = same_shape_arguments(op)
         parts = []
-        for position, rule in enumerate(entry.rules):
-            if rule is None:
-                continue
-            template = template_of(rule)
-            try:
-                bound = template.bind(op.args, op.keywords)
-            except TypeError as error:
-                raise RuleSignatureError(
-                    f"srcad's forward-mode rule for `{op.label}` does not accept these "
-                    f"arguments: {error}.", self.parsed.location(op.statement),
-                    "pass the arguments the rule's signature names, or register a rule "
-                    "that accepts them with `srcad.defjvp`.") from None
-            argument = argument_at(op, template, bound, position)
+        for template, bound, argument in rule_applications(entry, op, self.parsed, "defjvp"):
             g = self.tangent_of_atom(argument) if argument is not None else _NONE
             if _is_none(g):
                 continue

@@ -277,19 +277,7 @@ class _Backward:
         g, ans = load(self.adjoints.name(op.targets[0])), load(op.targets[0])
         same_shape = same_shape_arguments(op)
         statements = []
-        for position, rule in enumerate(entry.rules):
-            if rule is None:
-                continue
-            template = template_of(rule)
-            try:
-                bound = template.bind(op.args, op.keywords)
-            except TypeError as error:
-                raise RuleSignatureError(
-                    f"srcad's derivative rule for `{op.label}` does not accept these "
-                    f"arguments: {error}.", self.parsed.location(op.statement),
-                    "pass the arguments the rule's signature names, or register a rule "
-                    "that accepts them with `srcad.defvjp`.") from None
-            argument = argument_at(op, template, bound, position)
+        for template, bound, argument in rule_applications(entry, op, self.parsed, "defvjp"):
             if self._carries(argument):
                 cotangent = instantiate(template, bound, g, ans, self.bindings.name_for,
                                         same_shape)
@@ -344,6 +332,24 @@ class _Backward:
         if not isinstance(argument, gast.Name) or argument.id not in self.active:
             return []
         return self.adjoints.accumulate(argument.id, contribution, may_be_none)
+
+
+def rule_applications(entry, op: Operation, parsed, maker: str):
+    """`(template, bound arguments, argument node)` for each rule of `entry` applied to the
+    call `op`; a rule whose signature does not fit the call is a RuleSignatureError."""
+    for position, rule in enumerate(entry.rules):
+        if rule is None:
+            continue
+        template = template_of(rule)
+        try:
+            bound = template.bind(op.args, op.keywords)
+        except TypeError as error:
+            raise RuleSignatureError(
+                f"srcad's derivative rule for `{op.label}` does not accept these "
+                f"arguments: {error}.", parsed.location(op.statement),
+                "pass the arguments the rule's signature names, or register a rule "
+                f"that accepts them with `srcad.{maker}`.") from None
+        yield template, bound, argument_at(op, template, bound, position)
 
 
 def argument_at(op: Operation, template, bound, position: int):
