@@ -453,6 +453,9 @@ TENSORDOT = [  # (primal, fn, shape pairs)
     (np.cross, lambda a, b: np.cross(a, b), [((3,), (3,)), ((4, 3), (3,)), ((2, 4, 3), (4, 3))]),
     (np.cross, lambda a, b: np.cross(a, b, axisa=0, axisb=1, axisc=0), [((3, 4), (4, 3))]),
     (np.cross, lambda a, b: np.cross(a, b, axis=0), [((3, 2), (3, 2))]),
+    # a broadcast operand whose vector axis is not the last one
+    (np.cross, lambda a, b: np.cross(a, b, axisa=1, axisb=0),
+     [((3, 3, 3), (3, 3)), ((2, 3, 4), (3, 4)), ((3, 3), (3, 2, 3))]),
     (np.clip, lambda a, b: np.clip(a, b, 0.3), [((3, 4), (3, 4)), ((3, 4), (4,))]),
     (np.clip, lambda a, b: np.clip(a, -0.3, b), [((3, 4), (3, 4)), ((2, 3), ())]),
     (np.clip, lambda a, b: np.clip(a, b - 1.0, b), [((3, 4), (4,))]),

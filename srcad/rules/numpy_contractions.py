@@ -250,17 +250,20 @@ def kron_vjp_b(g, ans, a, b):
 
 
 def cross_vjp_a(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """(a x b) . g = (b x g) . a"""
+    """(a x b) . g = (b x g) . a, unbroadcast with the vector axes last (where
+    broadcasting aligns them), then moved back to `axisa`."""
     if axis is not None:
         axisa = axisb = axisc = axis
-    return unbroadcast(np.cross(b, g, axisa=axisb, axisb=axisc, axisc=axisa), a)
+    part = np.cross(b, g, axisa=axisb, axisb=axisc, axisc=-1)
+    return np.moveaxis(unbroadcast(part, np.moveaxis(a, axisa, -1)), -1, axisa)
 
 
 def cross_vjp_b(g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
-    """(a x b) . g = (g x a) . b"""
+    """(a x b) . g = (g x a) . b, unbroadcast as in cross_vjp_a."""
     if axis is not None:
         axisa = axisb = axisc = axis
-    return unbroadcast(np.cross(g, a, axisa=axisc, axisb=axisa, axisc=axisb), b)
+    part = np.cross(g, a, axisa=axisc, axisb=axisa, axisc=-1)
+    return np.moveaxis(unbroadcast(part, np.moveaxis(b, axisb, -1)), -1, axisb)
 
 
 defvjp(np.inner, inner_vjp_a, inner_vjp_b)
