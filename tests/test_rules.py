@@ -357,6 +357,8 @@ ON_SCALARS = [  # Python floats and 0-d arrays
     (np.cumsum, lambda x: np.cumsum(x)),
 ]
 ON_VECTOR = [  # x of shape (5,)
+    (builtins.max, lambda x: max(x) * 2.0),  # an array's elements are new objects
+    (builtins.min, lambda x: min(x) * 2.0),
     (np.sum, lambda x: np.sum(x, axis=0)),
     (np.mean, lambda x: np.mean(x, axis=-1, keepdims=True)),
     (np.reshape, lambda x: np.reshape(x, (5, 1))),

@@ -9,7 +9,7 @@ import numpy as np
 
 from srcad.rules.numpy_ufuncs import define_pointwise
 from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
-from srcad.runtime import broadcast_like, dense, unbroadcast
+from srcad.runtime import broadcast_like, dense, index_adjoint, unbroadcast
 
 
 def sum_vjp_iterable(g, ans, iterable, start=0):
@@ -27,10 +27,11 @@ def extremum_rule(position: int):
     def rule(g, ans, *args, key=None, default=None):
         if len(args) == 1:
             items = list(args[0])
-            chosen = next((k for k, item in enumerate(items) if item is ans), None)
+            chosen = _chosen(ans, items)
+            if isinstance(args[0], np.ndarray):  # an array's elements: an array cotangent
+                return None if chosen is None else index_adjoint(g, args[0], chosen)
             return tuple(g if k == chosen else None for k in range(len(items)))
-        chosen = next(k for k, item in enumerate(args) if item is ans)
-        return g if chosen == position else 0.0 * g
+        return g if _chosen(ans, args) == position else 0.0 * g
     rule.__name__ = f"extremum_vjp_{position}"
     return rule
 
