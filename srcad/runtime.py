@@ -192,7 +192,8 @@ def broadcast_like(g, ans):
     target = getattr(ans, "shape", ())
     if getattr(g, "shape", ()) == target:
         return g
-    return np.zeros(np.shape(ans), np.result_type(dtype_of(g), np.float16)) + g
+    # the output's precision: a Python-float tangent spread over float32 stays float32
+    return np.zeros(np.shape(ans), np.result_type(dtype_of(ans), np.float16)) + g
 
 
 def dense(tangents, primals) -> list:

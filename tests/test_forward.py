@@ -144,3 +144,13 @@ def test_show_prints_the_tangent_program(capsys):
     source = capsys.readouterr().out
     assert "def sin_times_jvp(tangents, x, w):" in source
     assert "t_sin_0 = t_x * np.cos(x)" in source
+
+
+def plus(a, x):
+    return a + x
+
+
+def test_python_float_tangent_spread_over_float32_stays_float32():
+    _, tangent = srcad.jvp(plus, (0.5, np.ones(3, np.float32)), (1.0, None))
+    assert tangent.dtype == np.float32
+    np.testing.assert_array_equal(tangent, np.ones(3))
