@@ -278,6 +278,8 @@ ON_CUBE = [  # x of shape (2, 3, 4)
     (np.std, lambda x: np.std(x)),
     (np.std, lambda x: np.std(x, axis=-1, ddof=1)),
     (np.std, lambda x: np.std(x, axis=0, keepdims=True)),
+    (np.var, lambda x: np.var(x, axis=1, correction=1)),  # NumPy 2's name for ddof
+    (np.std, lambda x: np.std(x, correction=2)),
     (np.cumsum, lambda x: np.cumsum(x)),
     (np.cumsum, lambda x: np.cumsum(x, axis=1)),
     (np.cumsum, lambda x: np.cumsum(x, -1)),

@@ -9,6 +9,7 @@ between tied elements in both modes.
 """
 import numpy as np
 
+from srcad.errors import SrcadError
 from srcad.rules.registry import defjvp, defvjp
 from srcad.runtime import (dtype_of, expand_reduced, inverse_permutation, reduced_axes,
                            reduced_size)
@@ -46,25 +47,34 @@ defvjp(np.min, extremum_vjp)
 defjvp(np.min, extremum_jvp)
 
 
+def _degrees_of_freedom(a, axis, ddof, options) -> int:
+    """`n - ddof` of `np.var`/`np.std` (NumPy 2 also spells ddof `correction`)."""
+    if options.get("where", None) is not None:
+        raise SrcadError("srcad's rules for np.var and np.std do not take a `where` mask.",
+                         fix="select the elements first: `np.var(a[mask])`.")
+    return reduced_size(a, axis) - options.get("correction", ddof)
+
+
 def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """`np.var`: 2 (a - mean) / (n - ddof), spread over the reduced axes."""
     centred = a - np.mean(a, axis=axis, keepdims=True)
-    return expand_reduced(g, a, axis, keepdims) * centred * (2.0 / (reduced_size(a, axis) - ddof))
+    return expand_reduced(g, a, axis, keepdims) * centred * (
+        2.0 / _degrees_of_freedom(a, axis, ddof, kwargs))
 
 
 def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """`np.var`: the sum of 2 (a - mean) g / (n - ddof) (g's own mean drops out)."""
     return np.sum((a - np.mean(a, axis=axis, keepdims=True)) * g, axis=axis, dtype=dtype,
-                  keepdims=keepdims) * (2.0 / (reduced_size(a, axis) - ddof))
+                  keepdims=keepdims) * (2.0 / _degrees_of_freedom(a, axis, ddof, kwargs))
 
 
 def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    return var_vjp(g / (2.0 * ans), ans, a, axis, dtype, out, ddof, keepdims)
+    return var_vjp(g / (2.0 * ans), ans, a, axis, dtype, out, ddof, keepdims, **kwargs)
 
 
 def std_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """`np.std`: the tangent of the variance over 2 std, as the VJP divides."""
-    return var_jvp(g, ans, a, axis, dtype, out, ddof, keepdims) / (2.0 * ans)
+    return var_jvp(g, ans, a, axis, dtype, out, ddof, keepdims, **kwargs) / (2.0 * ans)
 
 
 defvjp(np.var, var_vjp)

@@ -48,6 +48,10 @@ def template_of(rule: Callable) -> Template:
     g, ans, *own = parameters
     signature = inspect.Signature(own)
     body = _inlinable_body(rule)
+    packed = {p.name for p in own if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    if body is not None and any(isinstance(n, gast.Name) and n.id in packed
+                                for n in gast.walk(body)):
+        body = None  # `*args`/`**kwargs` have no single node to substitute: call the rule
     free = {} if body is None else _free_names(rule, body, {p.name for p in parameters})
     if free is None:
         body, free = None, {}
