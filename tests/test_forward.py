@@ -55,7 +55,7 @@ def _shifted(args, tangents, h):
     return [move(x, t) for x, t in zip(args, tangents)]
 
 
-@pytest.mark.parametrize("fn, args, wrt", _cases())
+@pytest.mark.parametrize("fn, args, wrt", list(_cases()))
 def test_tangent_agrees_with_gradient_and_finite_differences(fn, args, wrt):
     rng = np.random.default_rng(0)
     positions = _positions(wrt)
