@@ -55,7 +55,7 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
     jvp_name = namer.claim(f"{parsed.name}_jvp")
     seeds = namer.claim("tangents")
     mutated = {op.mutates for op in operations(block) if op.mutates}
-    sweep = _Tangents(activity, parsed, namer, bindings, tangents, mutated)
+    sweep = _Tangents(activity, parsed, bindings, tangents, mutated)
     preamble = [gast.Assign([gast.Tuple([store(tangents.seed(w)) for w in wrt], gast.Store())],
                             load(seeds), None)]
     preamble += sweep.take_ownership([w for w in wrt if w in mutated])
@@ -76,12 +76,11 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
 class _Tangents:
     """Builds the tangent program statement by statement, in program order."""
 
-    def __init__(self, activity: Activity, parsed, namer: Namer, bindings: Bindings,
-                 tangents: Adjoints, mutated: set):
+    def __init__(self, activity: Activity, parsed, bindings: Bindings, tangents: Adjoints,
+                 mutated: set):
         self.activity = activity
         self.active = activity.active
         self.parsed = parsed
-        self.namer = namer
         self.bindings = bindings
         self.tangents = tangents
         self.mutated = mutated  # names written in place: their tangents must be their own
