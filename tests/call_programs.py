@@ -160,3 +160,22 @@ def calls_variadic(x, y):
 
 
 CORPUS += [(calls_variadic, (np.array([0.3, -0.4]), np.array([1.5, 0.2])), (0, 1))]
+
+
+def sine_and_square(a):
+    return np.sin(a), a ** 2
+
+
+def unpacks_a_returned_tuple(x):
+    s, q = sine_and_square(x)
+    return np.sum(s * q)
+
+
+def uses_one_returned_element(x, w):
+    pair = sine_and_square(x * w)
+    _, q = pair
+    return np.sum(q)
+
+
+CORPUS += [(unpacks_a_returned_tuple, (np.array([0.3, -0.4]),), 0),
+           (uses_one_returned_element, (np.array([0.3, -0.4]), 1.5), (0, 1))]
