@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from srcad import api, cache
-from srcad.arguments import promote, seed_for, wrt_parameters
+from srcad.arguments import like_argument, promote, seed_for, wrt_parameters
 from srcad.errors import UsageError
 from srcad.forward_api import jvp
 from srcad.frontend.parse import code_of
@@ -37,9 +37,10 @@ def hvp(fn, wrt=0):
         args[position] = promote(args[position], name)
         program = cache.compiled_adjoint(fn, (name,), mode="fwd").bound(fn)
         (value, slope), pullback = api.vjp(program, (vector,), *args, wrt=position + 1)
-        seed_for(value)  # the function must be scalar: a clear error otherwise
-        return pullback((np.zeros_like(value)[()] if isinstance(value, np.ndarray) else 0.0,
-                         seed_for(slope)))
+        one = seed_for(value)  # the function must be scalar: a clear error otherwise
+        if slope is None:  # on this path the output does not depend on the argument
+            return like_argument(None, args[position])
+        return pullback((one * 0, seed_for(slope)))
     return apply
 
 

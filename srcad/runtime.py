@@ -215,29 +215,19 @@ def owned(tangent):
     return np.array(tangent)
 
 
-def tangent_setitem(tangent, y, index, value_tangent):
-    """The tangent of `y` after `y[index] = v`, given `v`'s tangent (None: zero)."""
-    if tangent is None:
-        if value_tangent is None:
-            return None
-        if isinstance(y, (list, dict)):
-            tangent = dict.fromkeys(y) if isinstance(y, dict) else [None] * len(y)
-        else:
-            tangent = np.zeros(np.shape(y), np.result_type(dtype_of(y), np.float16))
-    if value_tangent is None and not isinstance(tangent, (list, dict)):
-        value_tangent = 0.0
-    tangent[index] = value_tangent
-    return tangent
+def zero_tangent(y, appended: int = 0):
+    """A zero tangent for `y`, to write an element's tangent into: zeros for an array,
+    Nones for a list (without its last `appended` elements) or a dict."""
+    if isinstance(y, list):
+        return [None] * (len(y) - appended)
+    if isinstance(y, dict):
+        return dict.fromkeys(y)
+    return np.zeros(np.shape(y), np.result_type(dtype_of(y), np.float16))
 
 
-def tangent_append(tangent, xs, value_tangent):
-    """The tangent of list `xs` after `xs.append(v)`, given `v`'s tangent."""
-    if tangent is None:
-        if value_tangent is None:
-            return None
-        tangent = [None] * (len(xs) - 1)
-    tangent.append(value_tangent)
-    return tangent
+def zero_element(tangent):
+    """What an element without a tangent is written as into `tangent`."""
+    return None if isinstance(tangent, (list, dict)) else 0.0
 
 
 def tangent_elements(tangent, count: int):

@@ -179,3 +179,15 @@ def uses_one_returned_element(x, w):
 
 CORPUS += [(unpacks_a_returned_tuple, (np.array([0.3, -0.4]),), 0),
            (uses_one_returned_element, (np.array([0.3, -0.4]), 1.5), (0, 1))]
+
+
+def sine_and_square_list(a):
+    return [np.sin(a), a ** 2]
+
+
+def indexes_a_returned_list_twice(x):
+    parts = sine_and_square_list(x)
+    return np.sum(parts[0] * parts[1]) + np.sum(parts[1])
+
+
+CORPUS += [(indexes_a_returned_list_twice, (np.array([0.4, 0.9]),), 0)]

@@ -22,6 +22,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcad
 from srcad import cache as srcad_cache
+from srcad import runtime
 from srcad.api import Derivative
 from srcad.rules import registry
 from srcad.testing import numerical_gradient
@@ -503,6 +504,18 @@ JOINING = [  # (primal, fn, shape pairs)
     (builtins.sum, lambda x, y: sum(x) * y, [((3,), None), ((2, 3), (3,))]),
 ]
 
+# ---- the helpers of forward mode's tangent programs (differentiated again for 2nd order) -------
+TANGENT_HELPERS = [
+    (runtime.broadcast_like, lambda x, y: runtime.broadcast_like(x, y) * y,
+     [((3,), (2, 3)), (None, (3,)), ((), (2,)), ((2, 3), (2, 3))]),
+    (runtime.dense, lambda x, y: np.stack(runtime.dense([x, None], [x, y])) * y,
+     [((3,), (3,)), ((), ())]),
+]
+TANGENT_HELPERS_ON_VECTOR = [
+    (runtime.owned, lambda x: runtime.owned(x) * 2.0),
+    (runtime.tangent_elements, lambda x: runtime.tangent_elements((x, x * 2.0), 2)[1] * x),
+]
+
 CASES = (
     _unary(UNARY, [None, (), (5,), (2, 3)])
     + _unary(SCALAR_ONLY, [None, ()])
@@ -523,6 +536,9 @@ CASES = (
        for case in _binary([(primal, fn, "real", "real")], pairs)]
     + [case for primal, fn, pairs in JOINING
        for case in _binary([(primal, fn, "real", "real")], pairs)]
+    + [case for primal, fn, pairs in TANGENT_HELPERS
+       for case in _binary([(primal, fn, "real", "real")], pairs, wrts=(0,))]
+    + _on((4,), TANGENT_HELPERS_ON_VECTOR)
 )
 
 TOLERANCES = {np.float64: dict(rtol=1e-5, atol=1e-7), np.float32: dict(rtol=2e-3, atol=2e-4)}

@@ -16,8 +16,8 @@ surely set, surely None or either is tracked statically as for adjoints
 tests. The generated program is ordinary Python that srcad can transform again: reverse
 mode over it gives Hessian-vector products and gradients of gradients.
 
-Tangents of arrays written in place (`y[i] = v`, `xs.append(v)`) are updated in place too,
-so each definition of such an array takes its own copy of the tangent (`owned`) and never
+Tangents of arrays written in place (`y[i] = v`, `xs.append(v)`) are updated in place too
+(`t_y[i] = t_v`), so each definition of such an array takes its own copy of the tangent (`owned`) and never
 writes into a tangent the caller passed or another variable shares.
 """
 from __future__ import annotations
@@ -232,25 +232,42 @@ class _Tangents:
 
     def _setitem(self, op):
         container, index, value = op.args
-        return self._update(op.mutates, "tangent_setitem", [container, index],
-                            self.tangent_of_atom(value))
+        return self._update(op, lambda tangent, element: [gast.Assign(
+            [gast.Subscript(load(tangent), index, gast.Store())], element, None)])
 
     def _append(self, op):
-        container, value = op.args
-        return self._update(op.mutates, "tangent_append", [container],
-                            self.tangent_of_atom(value))
+        return self._update(op, lambda tangent, element: [gast.Expr(gast.Call(
+            gast.Attribute(load(tangent), "append", gast.Load()), [element], []))])
 
-    def _update(self, name: str, helper: str, arguments: list, value_tangent) -> list:
-        """`t_y = helper(t_y, *arguments, t_v)` after `y` was written into in place."""
-        state = self.tangents.state(name)
-        if _is_none(value_tangent) and state in (UNSET, NONE):
-            return []
-        current = self.tangent_of(name)
-        call = gast.Call(self.helper(helper), [current, *arguments, value_tangent], [])
-        certain = state == SET or (isinstance(value_tangent, gast.Name)
-                                   and self.tangents.state(value_tangent.id) == SET)
-        self.tangents.states[name] = SET if certain else MAYBE
-        return [assign(self.tangents.name(name), call)]
+    def _update(self, op: Operation, write) -> list:
+        """The tangent of `y` after `y[i] = v` or `y.append(v)`, written the same way,
+        `write(t_y, element)`: ordinary in-place statements, so that reverse mode over the
+        tangent program undoes them like the user's. `y` gets a zero tangent when `v` brings
+        the first nonzero one; a zero `v` writes a zero element."""
+        name, value = op.mutates, op.args[-1]
+        tangent, state = self.tangents.name(name), self.tangents.state(name)
+        value_tangent = self.tangent_of_atom(value)
+        zero = gast.Call(self.helper("zero_element"), [load(tangent)], [])
+        if state in (UNSET, NONE):
+            unset = []
+        elif state == SET:
+            unset = write(tangent, zero)
+        else:
+            unset = [gast.If(is_none(tangent, negate=True), write(tangent, zero), [])]
+        if _is_none(value_tangent):
+            return unset
+        start = [assign(tangent, gast.Call(self.helper("zero_tangent"), [
+            load(name), gast.Constant(int(op.kind == "append"), None)], []))]
+        if state == MAYBE:
+            start = [gast.If(is_none(tangent), start, [])]
+        written = (start if state != SET else []) + write(tangent, value_tangent)
+        if not isinstance(value_tangent, gast.Name) \
+                or self.tangents.state(value_tangent.id) == SET:
+            self.tangents.states[name] = SET
+            return written
+        self.tangents.states[name] = SET if state == SET else MAYBE
+        declared = [assign(tangent, _NONE)] if state == UNSET else []
+        return declared + [gast.If(is_none(value_tangent.id, negate=True), written, unset)]
 
     def _call(self, op):
         entry = jvp_rules(op.callee)

@@ -92,10 +92,12 @@ def sequence_names(block, containers) -> set:
     packed values, unpacked values, container parameters and what is read out of them."""
     names = set(containers)
     for node in operations(block):
-        if node.kind == "pack":
+        if node.kind == "pack" or (node.kind == "call" and _may_return_a_sequence(node)):
             names.update(node.targets)
         elif node.kind == "unpack":
             names.add(node.args[0].id)
+        elif node.kind == "append":
+            names.add(node.mutates)
     while True:
         size = len(names)
         for node in walk(block):
@@ -107,6 +109,16 @@ def sequence_names(block, containers) -> set:
                 names.update(node.targets)
         if len(names) == size:
             return names
+
+
+_ARRAY_LIBRARIES = ("numpy", "math", "builtins", "operator", "_operator", "scipy")
+
+
+def _may_return_a_sequence(op: Operation) -> bool:
+    """A call to the user's code (a helper, a method, a custom gradient, a function with
+    a rule the user registered) may return a tuple, list or dict; NumPy's functions do not."""
+    module = getattr(op.callee, "__module__", None) or ""
+    return op.dynamic or module.split(".")[0] not in _ARRAY_LIBRARIES
 
 
 # ---- the backward sweep ----------------------------------------------------------------------

@@ -1,0 +1,36 @@
+"""Rules for the helpers forward mode's tangent programs call (srcad/runtime.py).
+
+A tangent program is ordinary Python that srcad transforms again for second derivatives
+(reverse over forward for Hessian-vector products, forward over forward for third order);
+its helpers are linear in the tangents they receive, so each rule applies the helper's own
+adjoint or the helper itself to the incoming cotangent or tangent.
+"""
+from __future__ import annotations
+
+from srcad.rules.registry import defjvp, defvjp, nondifferentiable
+from srcad.runtime import (broadcast_like, dense, owned, tangent_elements, unbroadcast,
+                           zero_element, zero_tangent)
+
+defvjp(broadcast_like, lambda g, ans, tangent, like: unbroadcast(g, tangent), None)
+defjvp(broadcast_like, lambda g, ans, tangent, like: broadcast_like(g, like), None)
+
+defvjp(owned, lambda g, ans, tangent: g)
+defjvp(owned, lambda g, ans, tangent: owned(g))
+
+defvjp(tangent_elements, lambda g, ans, tangent, count: None if tangent is None else g, None)
+defjvp(tangent_elements,
+       lambda g, ans, tangent, count: None if tangent is None else tangent_elements(g, count),
+       None)
+
+
+def _dense_vjp(g, ans, tangents, primals):
+    """The cotangents of the tangents that were there; a zero filled in gets none."""
+    if tangents is None:
+        return None
+    return [None if t is None else c for c, t in zip(g, tangents)]
+
+
+defvjp(dense, _dense_vjp, None)
+defjvp(dense, lambda g, ans, tangents, primals: dense(g, primals), None)
+
+nondifferentiable(zero_tangent, zero_element)
