@@ -33,6 +33,9 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
     rules = vjp_rules(fn)
     if rules is not None:
         return _by_rules(fn, rules, active, args, kwargs)
+    if fn is call_jvp or fn is call_method_jvp:  # in a tangent program differentiated again
+        from srcad.higher_order import vjp_of_tangent_call
+        return vjp_of_tangent_call(fn, active, args, kwargs)
     if isinstance(fn, CustomGradient):
         return _by_custom_gradient(fn, active, args, kwargs)
     if is_nondifferentiable(fn):
@@ -51,12 +54,12 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
 def call_method_vjp(receiver, name: str, active: tuple, *args, **kwargs):
     """`receiver.name(*args, **kwargs)` and its pullback; position 0 of `active` is the
     receiver."""
-    fn, shifted, args, padded = _method_callee(receiver, name, active, args)
+    fn, shifted, args, padded = method_callee(receiver, name, active, args)
     result, pullback = call_vjp(fn, shifted, *args, **kwargs)
     return result, (_with_receiver_zero(pullback) if padded else pullback)
 
 
-def _method_callee(receiver, name: str, active: tuple, args: tuple):
+def method_callee(receiver, name: str, active: tuple, args: tuple):
     """What `receiver.name(*args)` calls, as `(callee, active, args, receiver_dropped)`:
     `active` and `args` rewritten for the callee; `receiver_dropped` when the receiver (a
     module) is active but is not passed on."""
@@ -148,9 +151,9 @@ def _rule_position(rules, spec):
 
 
 def _by_source(function, active, args, kwargs):
-    places = [_parameter_of(function, spec) for spec in active]
+    places = [parameter_of(function, spec) for spec in active]
     names = tuple(dict.fromkeys(name for name, _ in places))  # each parameter once
-    compiled = _compiled(function, names, _containers(places, active, args, kwargs), "rev")
+    compiled = transformed(function, names, containers_of(places, active, args, kwargs), "rev")
     result, backward = compiled.bound(function)(*args, **kwargs)
 
     def pullback(g):
@@ -158,11 +161,11 @@ def _by_source(function, active, args, kwargs):
             return (None,) * len(active)
         cotangents = backward(g)
         by_name = dict(zip(names, cotangents if len(names) > 1 else (cotangents,)))
-        return tuple(_part(by_name[name], part) for name, part in places)
+        return tuple(part_of(by_name[name], part) for name, part in places)
     return result, pullback
 
 
-def _containers(places, active, args, kwargs) -> frozenset:
+def containers_of(places, active, args, kwargs) -> frozenset:
     """The parameters that receive containers: `*args`, `**kwargs`, dicts, lists, tuples."""
     packed = {name for name, part in places if part is not None}
     values = {name: args[spec] if isinstance(spec, int) else kwargs[spec]
@@ -170,7 +173,7 @@ def _containers(places, active, args, kwargs) -> frozenset:
     return frozenset(packed | {n for n, v in values.items() if is_container(v)})
 
 
-def _compiled(function, names, containers, mode, reached=True):
+def transformed(function, names, containers, mode, reached=True):
     """The cached transformation of a function; when it was reached from a call in the
     user's code, errors say how srcad got there."""
     from srcad import cache
@@ -190,14 +193,14 @@ def _compiled(function, names, containers, mode, reached=True):
             "source.") from None
 
 
-def _part(cotangent, part):
+def part_of(cotangent, part):
     """The cotangent of one argument gathered into `*args` (by index) or `**kwargs` (by key)."""
     if part is None or cotangent is None:
         return cotangent
     return cotangent[part]
 
 
-def _parameter_of(function, spec):
+def parameter_of(function, spec):
     """The parameter an argument lands in, and its place inside `*args`/`**kwargs` if so."""
     code = function.__code__
     positional = code.co_varnames[:code.co_argcount]
@@ -232,6 +235,9 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         return _jvp_by_rules(fn, rules, active, tangents, args, kwargs)
     if is_nondifferentiable(fn) or all(t is None for t in tangents):
         return fn(*args, **kwargs), None
+    if fn is call_jvp or fn is call_method_jvp:  # a tangent program's call, third order
+        from srcad.higher_order import jvp_of_tangent_call
+        return jvp_of_tangent_call(fn, active, tangents, args, kwargs)
     if isinstance(fn, CustomGradient):
         raise MissingRuleError(
             f"srcad cannot run {fn.__name__} in forward mode: a custom gradient gives "
@@ -251,7 +257,7 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
 def call_method_jvp(receiver, name: str, active: tuple, tangents: tuple, *args, **kwargs):
     """`receiver.name(*args, **kwargs)` and its tangent; position 0 of `active` is the
     receiver."""
-    fn, shifted, args, dropped = _method_callee(receiver, name, active, args)
+    fn, shifted, args, dropped = method_callee(receiver, name, active, args)
     if dropped:
         tangents = tangents[1:]
     return call_jvp(fn, shifted, tangents, *args, **kwargs)
@@ -270,22 +276,22 @@ def _jvp_by_rules(fn, rules, active, tangents, args, kwargs):
 
 
 def _jvp_by_source(function, active, tangents, args, kwargs, reached):
-    places = [_parameter_of(function, spec) for spec in active]
+    places = [parameter_of(function, spec) for spec in active]
     names = tuple(dict.fromkeys(name for name, _ in places))
-    compiled = _compiled(function, names, _containers(places, active, args, kwargs), "fwd",
+    compiled = transformed(function, names, containers_of(places, active, args, kwargs), "fwd",
                          reached)
     by_name = {}
     for (name, part), tangent, spec in zip(places, tangents, active):
         if part is None:
             by_name[name] = tangent
         else:  # an element of `*args` or `**kwargs`: the others have no tangent
-            packed = by_name.setdefault(name, _unfilled(function, name, args, kwargs))
+            packed = by_name.setdefault(name, unfilled(function, name, args, kwargs))
             packed[part] = tangent
     seeds = tuple(tuple(v) if isinstance(v, list) else v for v in map(by_name.get, names))
     return compiled.bound(function)(seeds, *args, **kwargs)
 
 
-def _unfilled(function, name, args, kwargs):
+def unfilled(function, name, args, kwargs):
     """Tangents for what lands in `*args` (a list) or `**kwargs` (a dict), all None."""
     code = function.__code__
     if code.co_flags & inspect.CO_VARARGS and name == code.co_varnames[

@@ -191,3 +191,15 @@ def indexes_a_returned_list_twice(x):
 
 
 CORPUS += [(indexes_a_returned_list_twice, (np.array([0.4, 0.9]),), 0)]
+
+
+def list_and_square(a):
+    return [np.sin(a), a], a ** 2
+
+
+def indexes_an_unpacked_list(x):
+    parts, square = list_and_square(x)
+    return np.sum(parts[0] * parts[1] * square) + np.sum(parts[0])
+
+
+CORPUS += [(indexes_an_unpacked_list, (np.array([0.4, 0.9]),), 0)]

@@ -1,5 +1,7 @@
 """Jacobians (forward and reverse), Hessians and Hessian-vector products, against analytic
 derivatives, finite differences and each other."""
+import copy
+
 import numpy as np
 import pytest
 
@@ -7,6 +9,7 @@ import srcad
 from srcad.errors import NonScalarOutputError, UsageError
 from srcad.testing import numerical_gradient
 from tests import control_programs
+from tests.test_forward import _cases, _positions
 
 
 def rosenbrock(x):
@@ -72,3 +75,32 @@ def test_errors():
         srcad.hessian(dense_layer, wrt=(0, 1))
     with pytest.raises(NonScalarOutputError):
         srcad.hvp(dense_layer, wrt=1)(np.ones((3, 4)), np.ones(4), np.ones(3), np.ones(4))
+
+
+def _second_order_cases():
+    """The corpus programs whose first `wrt` argument is an array or a float."""
+    for case in _cases():
+        fn, args, wrt = case.values
+        if not isinstance(args[_positions(wrt)[0]], (dict, list, tuple)):
+            yield case
+
+
+@pytest.mark.parametrize("fn, args, wrt", list(_second_order_cases()))
+def test_hvp_matches_finite_differences_of_the_gradient(fn, args, wrt):
+    """Reverse mode over the tangent program, on every control-flow, in-place and call
+    program: the tangent program's branches, loops, in-place tangent writes and calls
+    resolved at run time are differentiated again."""
+    position = _positions(wrt)[0]
+    rng = np.random.default_rng(1)
+    x = args[position]
+    v = rng.standard_normal(np.shape(x)) if np.ndim(x) else float(rng.standard_normal())
+    product = srcad.hvp(fn, position)(*copy.deepcopy(args), v)
+    gradient = srcad.grad(fn, wrt=position)
+
+    def moved(step):
+        shifted = list(copy.deepcopy(args))
+        shifted[position] = shifted[position] + step * v
+        return gradient(*shifted)
+    h = 1e-5
+    np.testing.assert_allclose(product, (moved(h) - moved(-h)) / (2 * h), rtol=1e-4, atol=1e-5)
+    assert np.shape(product) == np.shape(x)

@@ -98,11 +98,16 @@ def sequence_names(block, containers) -> set:
             names.add(node.args[0].id)
         elif node.kind == "append":
             names.add(node.mutates)
+    packed = {node.targets[0]: node.args for node in operations(block) if node.kind == "pack"}
     while True:
         size = len(names)
         for node in walk(block):
             if isinstance(node, Loop) and node.iterable in names:
                 names.add(node.element)
+            elif isinstance(node, Operation) and node.kind == "unpack" and (
+                    node.args[0].id not in packed  # elements of a value made elsewhere
+                    or any(getattr(a, "id", None) in names for a in packed[node.args[0].id])):
+                names.update(node.targets)
             elif isinstance(node, Operation) and node.targets and node.args \
                     and isinstance(node.args[0], gast.Name) and node.args[0].id in names \
                     and (node.kind == "copy" or node.callee is operator.getitem):
