@@ -14,7 +14,9 @@ import numpy as np
 from srcad import cache
 from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_parameters
 from srcad.errors import CotangentError, UsageError
+from srcad.calls import is_derivative
 from srcad.frontend.parse import code_of
+from srcad.higher_order import adapter, transformable
 
 
 _NO_CONTAINERS = frozenset()
@@ -32,7 +34,10 @@ class Derivative:
         unwrapped = inspect.unwrap(fn)
         self.function = getattr(unwrapped, "__func__", fn)
         self.receiver = (unwrapped.__self__,) if hasattr(unwrapped, "__func__") else ()
-        self.names, self.positions = wrt_parameters(code_of(fn), wrt, len(self.receiver))
+        if is_derivative(fn):  # a derivative of a derivative: transform a call of it
+            self.function, self.receiver = adapter(fn), ()
+        self.names, self.positions = wrt_parameters(code_of(self.function), wrt,
+                                                    len(self.receiver))
         self._last_position = max((p for p in self.positions if p is not None), default=-1)
         self._positional = None not in self.positions
         self._compiled = {}  # the wrt arguments that are containers → (adjoint, VJP maker)
@@ -81,8 +86,8 @@ class _DerivativeFunction:
     """A derivative of a user function, callable, with the generated program as `.source`."""
 
     def __init__(self, derivative: Derivative):
-        self.derivative = derivative
-        functools.update_wrapper(self, derivative.fn)
+        functools.update_wrapper(self, derivative.fn)  # first: it copies fn's __dict__, and
+        self.derivative = derivative                    # fn may be a derivative itself
 
     @property
     def source(self) -> str:
@@ -182,4 +187,4 @@ def show(fn, wrt=0, mode="rev") -> None:
         print(Derivative(fn, wrt).source, end="")
         return
     names, _ = wrt_parameters(code_of(fn), wrt)
-    print(cache.compiled_adjoint(fn, names, mode="fwd").source, end="")
+    print(cache.compiled_adjoint(transformable(fn), names, mode="fwd").source, end="")

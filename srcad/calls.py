@@ -36,6 +36,9 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
     if fn is call_jvp or fn is call_method_jvp:  # in a tangent program differentiated again
         from srcad.higher_order import vjp_of_tangent_call
         return vjp_of_tangent_call(fn, active, args, kwargs)
+    if is_derivative(fn):  # `srcad.grad(h)` called in the differentiated function
+        from srcad.higher_order import vjp_of_derivative
+        return vjp_of_derivative(fn, active, args, kwargs)
     if isinstance(fn, CustomGradient):
         return _by_custom_gradient(fn, active, args, kwargs)
     if is_nondifferentiable(fn):
@@ -220,6 +223,12 @@ def parameter_of(function, spec):
                      f"{function.__qualname__}.")
 
 
+def is_derivative(fn) -> bool:
+    """A function `srcad.grad` (or `value_and_grad`, `vjp`) made."""
+    return getattr(fn, "derivative", None) is not None and hasattr(fn, "__wrapped__") \
+        and type(fn).__module__ == "srcad.api"
+
+
 # ---- forward mode -----------------------------------------------------------------------------
 def call_jvp(fn, active: tuple, tangents: tuple, *args, **kwargs):
     """`(fn(*args, **kwargs), tangent of the result)`; `tangents` holds the tangents of the
@@ -238,6 +247,9 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
     if fn is call_jvp or fn is call_method_jvp:  # a tangent program's call, third order
         from srcad.higher_order import jvp_of_tangent_call
         return jvp_of_tangent_call(fn, active, tangents, args, kwargs)
+    if is_derivative(fn):
+        from srcad.higher_order import jvp_of_derivative
+        return jvp_of_derivative(fn, active, tangents, args, kwargs)
     if isinstance(fn, CustomGradient):
         raise MissingRuleError(
             f"srcad cannot run {fn.__name__} in forward mode: a custom gradient gives "

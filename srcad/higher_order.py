@@ -16,12 +16,16 @@ import inspect
 import itertools
 import linecache
 import types
+import weakref
 
 from srcad import calls
+from srcad.arguments import like_argument, seed_for
 from srcad.control import CustomGradient
+from srcad.errors import MissingRuleError, UsageError
 
 _SERIAL = itertools.count(1)
 _WRAPPERS: dict = {}
+_ADAPTERS = weakref.WeakKeyDictionary()
 
 
 def vjp_of_tangent_call(caller, active: tuple, args: tuple, kwargs: dict):
@@ -140,6 +144,8 @@ class _SeedOrder:
 def _tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     """`(P, seed_order)`: f's tangent program for the arguments `spec`, a Python function
     with source, and the map between its seeds and tangents in `spec` order."""
+    if calls.is_derivative(fn):
+        return _derivative_tangent_program(fn, spec, args, kwargs)
     function = inspect.unwrap(fn)
     if isinstance(function, types.FunctionType) and calls.jvp_rules(fn) is None \
             and calls.jvp_rules(function) is None:
@@ -169,11 +175,174 @@ def _wrapper(callee, count: int, keywords: tuple) -> types.FunctionType:
     parameters = ", ".join(positional + (["*"] + list(keywords) if keywords else []))
     arguments = ", ".join(positional + [f"{k}={k}" for k in keywords])
     source = f"def call({parameters}):\n    return callee({arguments})\n"
-    filename = f"<srcad-call-{next(_SERIAL)} of {getattr(callee, '__name__', 'a callable')}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"callee": callee, "__name__": __name__}
-    exec(compile(source, filename, "exec"), namespace)
-    made = namespace["call"]
+    made = _compiled_source(source, "call", {"callee": callee},
+                            f"<srcad-call of {getattr(callee, '__name__', 'a callable')}>")
     if key is not None:
         _WRAPPERS[key] = made
     return made
+
+
+def _compiled_source(source: str, name: str, namespace: dict, label: str):
+    """The function `name` defined by `source`, which is registered in linecache (srcad
+    reads it to transform the function) under a unique filename."""
+    filename = f"{label[:-1]} {next(_SERIAL)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {**namespace, "__name__": __name__}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]
+
+
+# ---- derivative objects (`srcad.grad(f)`) called where srcad differentiates -------------------
+# `G = grad(h, wrt=W)` maps the arguments to ∇_W h. Its VJP at a cotangent u is the gradient
+# of the directional derivative ⟨∇_W h, u⟩ = jvp(h; u on W), and its JVP along t is the
+# gradient over W of jvp(h; t): both are reverse mode over h's tangent program.
+
+def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
+    """`(fn(*args, **kwargs), pullback)` for `fn` made by `srcad.grad`/`value_and_grad`."""
+    plan = _Plan(fn, args, kwargs)
+    result = fn(*args, **kwargs)
+    inner = _after_seeds(active)
+
+    def pullback(g):
+        if g is None:
+            return (None,) * len(active)
+        value_cotangent, u = (None, g) if plan.gradient_only else g
+        seeds = plan.order(plan.dense(u), plan.args, kwargs)
+        (_, slope), back = calls.call_vjp(plan.program, inner, seeds, *plan.args, **kwargs)
+        return back((value_cotangent, plan.slope_seed(slope)))
+    return result, pullback
+
+
+def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: dict):
+    """`(fn(*args, **kwargs), its tangent)` for `fn` made by `srcad.grad`/`value_and_grad`."""
+    d = _derivative(fn)
+    live = [(spec, t) for spec, t in zip(active, tangents) if t is not None]
+    program, order = _tangent_program(d.fn, tuple(s for s, _ in live), args, kwargs)
+    seeds = order(tuple(t for _, t in live), args, kwargs)
+    plan = _Plan(fn, args, kwargs)
+    (_, slope), back = calls.call_vjp(program, _after_seeds(plan.wrt_spec), seeds, *args,
+                                      **kwargs)
+    cotangents = back((None, plan.slope_seed(slope))) if slope is not None \
+        else (None,) * len(plan.wrt_spec)
+    gradients = plan.shaped(cotangents)
+    result = fn(*args, **kwargs)
+    return result, gradients if plan.gradient_only else (slope, gradients)
+
+
+class _Plan:
+    """What differentiating a call of `G = grad(h, wrt)` needs: h's tangent program along
+    the `wrt` arguments, and G's output conventions."""
+
+    def __init__(self, fn, args, kwargs):
+        d = _derivative(fn)
+        self.gradient_only = type(fn).__name__ == "_Grad"
+        self.has_aux = d.has_aux
+        self.several = isinstance(d.wrt, tuple)
+        self.args = tuple(args)
+        self.wrt_spec = tuple(p if p is not None else name
+                              for p, name in zip(d.positions, d.names))
+        self.wrt_values = [args[s] if isinstance(s, int) and s < len(args) else kwargs[s]
+                           if s in kwargs else _missing(fn, s) for s in self.wrt_spec]
+        self.program, self.order = _tangent_program(d.fn, self.wrt_spec, self.args, kwargs)
+
+    def dense(self, u) -> tuple:
+        """The cotangent of G's output as tangents of the `wrt` arguments, zeros for None."""
+        parts = u if self.several else (u,)
+        return tuple(like_argument(None, x) if p is None else p
+                     for p, x in zip(parts, self.wrt_values))
+
+    def slope_seed(self, slope):
+        """The cotangent that picks h's directional derivative out of its tangent."""
+        if self.has_aux:
+            return None if slope is None else (seed_for(slope[0]), None)
+        return None if slope is None else seed_for(slope)
+
+    def shaped(self, cotangents):
+        shaped = tuple(like_argument(c, x) for c, x in zip(cotangents, self.wrt_values))
+        return shaped if self.several else shaped[0]
+
+
+def _derivative(fn):
+    kind = type(fn).__name__
+    if kind not in ("_Grad", "_ValueAndGrad"):
+        raise MissingRuleError(
+            f"srcad cannot differentiate {fn!r}: the pullback `srcad.vjp` returns holds the "
+            "values of its forward sweep, which srcad cannot follow.",
+            fix="differentiate a function that calls `srcad.grad` or `srcad.value_and_grad` "
+            "instead.")
+    return fn.derivative
+
+
+def _missing(fn, spec):
+    raise UsageError(f"{fn!r} was called without its argument {spec!r}; srcad differentiates "
+                     "derivatives of functions called with the arguments they differentiate.",
+                     fix="pass every `wrt` argument explicitly.")
+
+
+def _after_seeds(active) -> tuple:
+    """Argument specs of a call, for the tangent program whose first argument is the seeds."""
+    return tuple(a + 1 if isinstance(a, int) else a for a in active)
+
+
+def transformable(fn):
+    """`fn`, or for a derivative object the function calling it that srcad transforms."""
+    return adapter(fn) if calls.is_derivative(fn) else fn
+
+
+def adapter(fn) -> types.FunctionType:
+    """A Python function with `fn`'s parameters that calls `fn` (a derivative object), so
+    that the transforms see an ordinary function calling it: `srcad.grad(srcad.grad(f))`."""
+    made = _ADAPTERS.get(fn)
+    if made is None:
+        parameters, passed, defaults = _parameters(fn)
+        name = getattr(fn, "__name__", "")
+        name = f"derivative_of_{name}" if name.isidentifier() else "derivative"
+        source = f"def {name}({parameters}):\n    return callee({passed})\n"
+        made = _ADAPTERS[fn] = _compiled_source(source, name, {"callee": fn, **defaults},
+                                                f"<srcad-{name}>")
+    return made
+
+
+def _derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
+    """`(P, seed_order)` for a derivative object `G = grad(h)`: `P(seeds, *params)` returns
+    `G(*params)` and its tangent, the gradient of h's directional derivative, written as
+    Python source that srcad can differentiate once more (third order and beyond)."""
+    d = _derivative(fn)
+    program, order = _tangent_program(d.fn, spec, args, kwargs)
+    parameters, passed, defaults = _parameters(fn)
+    pick = "[1][0]" if d.has_aux else "[1]"
+    slope = _compiled_source(
+        f"def slope(seeds, {parameters}):\n    return program(seeds, {passed}){pick}\n",
+        "slope", {"program": program, **defaults}, "<srcad-slope>")
+    from srcad import api
+    wrt = _after_seeds(tuple(p if p is not None else n for p, n in zip(d.positions, d.names)))
+    gradient = api.grad(slope, wrt=wrt if isinstance(d.wrt, tuple) else wrt[0])
+    tangent = "gradient(seeds, {0})" if type(fn).__name__ == "_Grad" \
+        else "(program(seeds, {0})[1], gradient(seeds, {0}))"
+    source = (f"def tangent_program(seeds, {parameters}):\n"
+              f"    return (callee({passed}), {tangent.format(passed)})\n")
+    made = _compiled_source(source, "tangent_program", {
+        "callee": fn, "gradient": gradient, "program": program, **defaults},
+        f"<srcad-tangent program of {fn!r}>")
+    return made, order
+
+
+def _parameters(fn) -> tuple[str, str, dict]:
+    """`fn`'s parameter list as source, the arguments passing them on, and the defaults."""
+    parameters, passed, defaults = [], [], {}
+    starred = False
+    for parameter in inspect.signature(fn).parameters.values():
+        name, kind = parameter.name, parameter.kind
+        if kind is parameter.VAR_KEYWORD:
+            raise UsageError(f"srcad cannot differentiate {fn!r} again: its function takes "
+                             f"`**{name}`.", fix="give it named parameters.")
+        text = f"*{name}" if kind is parameter.VAR_POSITIONAL else name
+        if kind is parameter.KEYWORD_ONLY and not starred:
+            parameters.append("*")
+        starred = starred or kind in (parameter.VAR_POSITIONAL, parameter.KEYWORD_ONLY)
+        if parameter.default is not parameter.empty:
+            defaults[f"default_{name}"] = parameter.default
+            text += f"=default_{name}"
+        parameters.append(text)
+        passed.append(f"{name}={name}" if kind is parameter.KEYWORD_ONLY else text.split("=")[0])
+    return ", ".join(parameters), ", ".join(passed), defaults

@@ -16,6 +16,7 @@ from srcad.arguments import like_argument, promote, seed_for, wrt_parameters
 from srcad.errors import UsageError
 from srcad.forward_api import jvp
 from srcad.frontend.parse import code_of
+from srcad.higher_order import transformable
 
 
 def _single_position(fn, wrt, what: str) -> tuple[str, int]:
@@ -35,7 +36,8 @@ def hvp(fn, wrt=0):
     def apply(*args_and_vector):
         *args, vector = args_and_vector
         args[position] = promote(args[position], name)
-        program = cache.compiled_adjoint(fn, (name,), mode="fwd").bound(fn)
+        function = transformable(fn)
+        program = cache.compiled_adjoint(function, (name,), mode="fwd").bound(function)
         (value, slope), pullback = api.vjp(program, (vector,), *args, wrt=position + 1)
         one = seed_for(value)  # the function must be scalar: a clear error otherwise
         if slope is None:  # on this path the output does not depend on the argument
