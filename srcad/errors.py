@@ -65,6 +65,10 @@ class MissingRuleError(SrcadError, NotImplementedError):
     """A differentiated value flows into a callable that has no derivative rule."""
 
 
+class UnsupportedDerivativeError(SrcadError, NotImplementedError):
+    """A derivative of an order or kind srcad does not compute (it never guesses one)."""
+
+
 class RuleSignatureError(SrcadError, TypeError):
     """A call passes arguments that the callable's derivative rule does not accept."""
 

@@ -21,7 +21,7 @@ import weakref
 from srcad import calls
 from srcad.arguments import like_argument, seed_for
 from srcad.control import CustomGradient
-from srcad.errors import MissingRuleError, UsageError
+from srcad.errors import MissingRuleError, UnsupportedDerivativeError, UsageError
 
 _SERIAL = itertools.count(1)
 _WRAPPERS: dict = {}
@@ -146,6 +146,12 @@ def _tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     with source, and the map between its seeds and tangents in `spec` order."""
     if calls.is_derivative(fn):
         return _derivative_tangent_program(fn, spec, args, kwargs)
+    if fn is calls.call_jvp or fn is calls.call_method_jvp:
+        raise UnsupportedDerivativeError(
+            "srcad differentiates a call made at run time at most three times (reverse over "
+            "forward over forward); this is a fourth derivative through such a call.",
+            fix="differentiate a closed-form expression of the third derivative, or use "
+            "`srcad.jvp` along a direction for the last order.")
     function = inspect.unwrap(fn)
     if isinstance(function, types.FunctionType) and calls.jvp_rules(fn) is None \
             and calls.jvp_rules(function) is None:
@@ -310,17 +316,20 @@ def _derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     d = _derivative(fn)
     program, order = _tangent_program(d.fn, spec, args, kwargs)
     parameters, passed, defaults = _parameters(fn)
+    seeds = "seeds"
+    while seeds in inspect.signature(fn).parameters:  # a derivative of one: no clash
+        seeds += "_"
     pick = "[1][0]" if d.has_aux else "[1]"
     slope = _compiled_source(
-        f"def slope(seeds, {parameters}):\n    return program(seeds, {passed}){pick}\n",
+        f"def slope({seeds}, {parameters}):\n    return program({seeds}, {passed}){pick}\n",
         "slope", {"program": program, **defaults}, "<srcad-slope>")
     from srcad import api
     wrt = _after_seeds(tuple(p if p is not None else n for p, n in zip(d.positions, d.names)))
     gradient = api.grad(slope, wrt=wrt if isinstance(d.wrt, tuple) else wrt[0])
-    tangent = "gradient(seeds, {0})" if type(fn).__name__ == "_Grad" \
-        else "(program(seeds, {0})[1], gradient(seeds, {0}))"
-    source = (f"def tangent_program(seeds, {parameters}):\n"
-              f"    return (callee({passed}), {tangent.format(passed)})\n")
+    tangent = "gradient({0})" if type(fn).__name__ == "_Grad" \
+        else "(program({0})[1], gradient({0}))"
+    source = (f"def tangent_program({seeds}, {parameters}):\n"
+              f"    return (callee({passed}), {tangent.format(seeds + ', ' + passed)})\n")
     made = _compiled_source(source, "tangent_program", {
         "callee": fn, "gradient": gradient, "program": program, **defaults},
         f"<srcad-tangent program of {fn!r}>")

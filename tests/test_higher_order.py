@@ -1,0 +1,147 @@
+"""Derivatives of derivatives: `srcad.grad(srcad.grad(f))`, Jacobians of gradients, and
+gradients of functions that call `srcad.grad` (meta-learning), against analytic
+derivatives, finite differences and Hessian-vector products."""
+import copy
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import MissingRuleError, UnsupportedDerivativeError
+from tests.test_forward import _cases, _positions
+from tests.test_jacobians import rosenbrock, rosenbrock_hessian
+
+
+def fifth_power(x):
+    return x ** 5
+
+
+@pytest.mark.parametrize("order, expected", [(1, 5 * 1.5 ** 4), (2, 20 * 1.5 ** 3),
+                                             (3, 60 * 1.5 ** 2)])
+def test_repeated_grad_of_a_power(order, expected):
+    derivative = fifth_power
+    for _ in range(order):
+        derivative = srcad.grad(derivative)
+    assert derivative(1.5) == pytest.approx(expected, rel=1e-12)
+
+
+def test_a_fourth_derivative_is_refused_not_guessed():
+    fourth = srcad.grad(srcad.grad(srcad.grad(srcad.grad(fifth_power))))
+    with pytest.raises(UnsupportedDerivativeError, match="at most three times"):
+        fourth(1.5)
+
+
+def sine_series(x, n):
+    total = 0.0
+    term = x
+    for k in range(n):
+        total = total + np.sin(term) / (k + 1)
+        term = term * x
+    return total
+
+
+def test_third_derivative_through_a_loop_matches_finite_differences():
+    second = srcad.grad(srcad.grad(sine_series))
+    third = srcad.grad(second)
+    h = 1e-5
+    numeric = (second(0.7 + h, 4) - second(0.7 - h, 4)) / (2 * h)
+    assert third(0.7, 4) == pytest.approx(numeric, rel=1e-6)
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_jacobian_of_the_gradient_is_the_analytic_hessian(mode):
+    x = np.array([0.5, -0.3, 1.2, 0.8])
+    hessian = srcad.jacobian(srcad.grad(rosenbrock), mode=mode)(x)
+    np.testing.assert_allclose(hessian, rosenbrock_hessian(x), rtol=1e-12)
+
+
+def _second_order_cases():
+    for case in _cases():
+        fn, args, wrt = case.values
+        if not isinstance(args[_positions(wrt)[0]], (dict, list, tuple)):
+            yield case
+
+
+@pytest.mark.parametrize("fn, args, wrt", list(_second_order_cases()))
+def test_derivatives_of_the_gradient_are_hessian_vector_products(fn, args, wrt):
+    """Forward mode over `grad(f)` (its JVP) and reverse mode over it (its VJP) both give
+    H v, on every program of the corpora: loops, branches, in-place updates, calls."""
+    position = _positions(wrt)[0]
+    rng = np.random.default_rng(2)
+    x = args[position]
+    v = rng.standard_normal(np.shape(x)) if np.ndim(x) else float(rng.standard_normal())
+    expected = srcad.hvp(fn, position)(*copy.deepcopy(args), v)
+    gradient = srcad.grad(fn, wrt=position)
+    tangents = tuple(v if i == position else None for i in range(len(args)))
+    _, forward = srcad.jvp(gradient, copy.deepcopy(tuple(args)), tangents)
+    np.testing.assert_allclose(forward, expected, rtol=1e-9, atol=1e-9)
+    _, pullback = srcad.vjp(gradient, *copy.deepcopy(args), wrt=position)
+    np.testing.assert_allclose(pullback(v), expected, rtol=1e-9, atol=1e-9)
+
+
+def inner_loss(w, x):
+    return np.sum(np.tanh(w * x) ** 2)
+
+
+def maml_loss(w, x, steps):
+    """Meta-learning: the loss after `steps` gradient steps, differentiated through them."""
+    adapted = w
+    for _ in range(steps):
+        adapted = adapted - 0.1 * srcad.grad(inner_loss)(adapted, x)
+    return inner_loss(adapted, x)
+
+
+def test_gradient_through_inner_gradient_steps_matches_finite_differences():
+    w, x = np.array([0.2, -0.4, 0.9]), np.array([0.5, 1.5, -0.7])
+    h = 1e-6
+    numeric = [(maml_loss(w + h * e, x, 3) - maml_loss(w - h * e, x, 3)) / (2 * h)
+               for e in np.eye(3)]
+    np.testing.assert_allclose(srcad.grad(maml_loss)(w, x, 3), numeric, rtol=1e-6, atol=1e-9)
+
+
+def loss_and_norm(w, x):
+    loss = np.sum((w * x - 1.0) ** 2)
+    return loss, np.sqrt(np.sum(w ** 2))
+
+
+def test_value_and_grad_with_aux_differentiated_again():
+    w, x = np.array([0.3, -1.1]), np.array([2.0, 0.5])
+    evaluate = srcad.value_and_grad(loss_and_norm, has_aux=True)
+
+    def objective(w):
+        (loss, norm), gradient = evaluate(w, x)
+        return loss + norm + np.sum(gradient ** 2)
+
+    def plain(w):
+        residual = w * x - 1.0
+        return np.sum(residual ** 2) + np.sqrt(np.sum(w ** 2)) + np.sum((2 * residual * x) ** 2)
+    h = 1e-6
+    numeric = [(plain(w + h * e) - plain(w - h * e)) / (2 * h) for e in np.eye(2)]
+    np.testing.assert_allclose(srcad.grad(objective)(w), numeric, rtol=1e-6)
+
+
+def bilinear(a, b):
+    return np.sum(np.sin(a) * b ** 2)
+
+
+def test_jacobian_of_a_gradient_with_respect_to_two_arguments():
+    a, b = np.array([0.3, 0.8]), np.array([1.5, -0.5])
+    both = srcad.grad(bilinear, wrt=(0, 1))
+    (_, db), (t_a, t_b) = both(a, b), srcad.jvp(both, (a, b), (np.ones(2), None))[1]
+    np.testing.assert_allclose(t_a, -np.sin(a) * b ** 2)
+    np.testing.assert_allclose(t_b, 2 * np.cos(a) * b)
+    np.testing.assert_allclose(db, 2 * np.sin(a) * b)
+
+
+def test_a_pullback_from_vjp_is_refused_where_it_would_be_differentiated():
+    _, pullback = srcad.vjp(fifth_power, np.array([0.1, 0.2]))
+
+    def uses_pullback(v):
+        return np.sum(pullback(v))
+    with pytest.raises(MissingRuleError, match="pullback"):
+        srcad.grad(uses_pullback)(np.ones(2))
+
+
+def test_generated_source_of_a_second_derivative_is_readable():
+    source = srcad.grad(srcad.grad(fifth_power)).source
+    assert "call_vjp" in source and "def derivative_of_fifth_power_vjp" in source
