@@ -9,14 +9,14 @@ from srcad.cache import cache_info, clear_cache
 from srcad.control import (clip_by_global_norm, clip_by_value, custom_gradient, stop_gradient,
                            stop_recording)
 from srcad.forward_api import jvp
-from srcad.jacobians import hessian, hvp, jacobian
+from srcad.jacobians import batch_jacobian, hessian, hvp, jacobian
 from srcad.rules import defjvp, defvjp
 from srcad import tape
 from srcad.tape import GradientTape, Variable, constant
 from srcad.testing import check_grads
 from srcad.version import __version__
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "show", "defvjp", "defjvp", "check_grads", "cache_info",
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp", "show", "defvjp", "defjvp", "check_grads", "cache_info",
            "clear_cache", "stop_gradient", "stop_recording", "custom_gradient",
            "clip_by_global_norm", "clip_by_value", "errors", "tape", "GradientTape", "Variable",
            "constant", "__version__"]

@@ -68,6 +68,20 @@ def _children(container):
     return list(container.values()) if isinstance(container, dict) else list(container)
 
 
+def leaves(value) -> list:
+    """The arrays and numbers of a value kept in dicts, lists and tuples, in order."""
+    if is_container(value):
+        return [leaf for child in _children(value) for leaf in leaves(child)]
+    return [value]
+
+
+def rebuilt(template, parts):
+    """`template`'s nesting with its leaves replaced, in order, by `parts` (an iterator)."""
+    if is_container(template):
+        return _rebuild(template, [rebuilt(child, parts) for child in _children(template)])
+    return next(parts)
+
+
 def promote(value, name: str):
     """The value differentiated in place of an argument: ints become floats, and the leaves
     of dicts, lists and tuples are promoted one by one."""

@@ -1,94 +1,290 @@
-"""jacobians: full Jacobians, Hessians and Hessian-vector products.
+"""jacobians: full Jacobians, batch Jacobians, Hessians and Hessian-vector products.
+
+A Jacobian is built column by column from the tangent program (`srcad.jvp`, one run per
+input element) or row by row from the adjoint (`srcad.vjp`, one backward sweep per output
+element). Arguments and outputs may be dicts, lists and tuples of arrays (pytrees): the
+result nests like JAX's, the output's structure holding, for each output leaf, the `wrt`
+arguments' structure with blocks of shape `out_leaf.shape + in_leaf.shape`.
 
 Second derivatives are reverse-over-forward: the tangent program srcad generates for `f`
 (srcad/transform/forward.py) is ordinary Python, and reverse mode transforms it again, so
 `hvp(f)(x, v)` is the gradient of `x ↦ ⟨∇f(x), v⟩` computed by one forward and one backward
 sweep over that program. Both programs are compiled once and cached. (The same numbers as
 forward-over-reverse, since the Hessian is symmetric; this order needs no transformation of
-the backward sweep's closures and stack.)
+the backward sweep's closures and stack.) The Hessian is the Jacobian of the gradient.
 """
 from __future__ import annotations
 
 import numpy as np
 
 from srcad import api, cache
-from srcad.arguments import like_argument, promote, seed_for, wrt_parameters
+from srcad.arguments import (is_container, leaves, like_argument, promote, rebuilt, seed_for,
+                             wrt_parameters)
 from srcad.errors import UsageError
 from srcad.forward_api import jvp
 from srcad.frontend.parse import code_of
 from srcad.higher_order import transformable
 
+_MODES = ("auto", "fwd", "rev")
 
-def _single_position(fn, wrt, what: str) -> tuple[str, int]:
-    if isinstance(wrt, tuple) or isinstance(wrt, str):
-        raise UsageError(f"{what} takes one positional argument index in wrt, got {wrt!r}.",
-                         fix="differentiate with respect to one array argument (pack several "
-                         "into one array).")
+
+class _Jacobian:
+    """`jacobian(f, wrt, mode)`: callable with f's arguments; `.source` is the program it
+    runs (the tangent program for "fwd", the adjoint for "rev", both for "auto")."""
+
+    def __init__(self, fn, wrt, mode):
+        if mode not in _MODES:
+            raise UsageError(f"mode={mode!r}: jacobian takes \"auto\", \"fwd\" or \"rev\".")
+        self.fn, self.wrt, self.mode = fn, wrt, mode
+        self.names, self.positions = _positional(fn, wrt, "jacobian")
+
+    @property
+    def source(self) -> str:
+        programs = []
+        if self.mode in ("auto", "fwd"):
+            programs.append(_tangent_source(self.fn, self.names))
+        if self.mode in ("auto", "rev"):
+            programs.append(api.Derivative(self.fn, self.wrt).source)
+        return "\n".join(programs)
+
+    def __call__(self, *args):
+        inputs = [args[p] for p in self.positions]
+        columns = _Columns(self.fn, args, self.positions)
+        output = columns.output
+        if self.mode == "rev" or (self.mode == "auto" and _size(output) < _size(inputs)):
+            blocks = _by_rows(self.fn, args, self.wrt, output)
+        else:
+            blocks = columns.all()
+        several = isinstance(self.wrt, tuple)
+        per_output_leaf = []
+        for per_input in blocks:
+            arguments = [rebuilt(x, iter(parts)) for x, parts in zip(inputs, per_input)]
+            per_output_leaf.append(tuple(arguments) if several else arguments[0])
+        return rebuilt(output, iter(per_output_leaf))
+
+
+class _Columns:
+    """The Jacobian column by column: one run of the tangent program per input element.
+    The first run also gives the output, which `auto` needs to choose a mode."""
+
+    def __init__(self, fn, args, positions):
+        self.fn, self.args, self.positions = fn, args, positions
+        self.units = iter(_units(args, positions))
+        first = next(self.units, None)
+        self.runs = []
+        if first is None:
+            self.output = fn(*args)
+        else:
+            self.output, tangent = jvp(fn, tuple(args), first)
+            self.runs.append(tangent)
+
+    def all(self):
+        """Blocks `[output leaf][wrt argument][input leaf]`, each `out.shape + in.shape`."""
+        self.runs += [jvp(self.fn, tuple(self.args), tangents)[1] for tangents in self.units]
+        outputs = leaves(self.output)
+        flat = [np.array([np.reshape(leaves(run)[o], -1) for run in self.runs]).reshape(
+            len(self.runs), -1) for o in range(len(outputs))]
+        return [_split(column.T, out, [self.args[p] for p in self.positions])
+                for column, out in zip(flat, outputs)]
+
+
+def _by_rows(fn, args, wrt, output):
+    """Blocks as in `_Columns.all`, from one backward sweep per output element."""
+    _, pullback = api.vjp(fn, *args, wrt=wrt)
+    inputs = [args[p] for p in _positional(fn, wrt, "jacobian")[1]]
+    outputs = leaves(output)
+    rows = []
+    for index, leaf in enumerate(outputs):
+        for unit in _unit_arrays(leaf):
+            cotangent = rebuilt(output, iter(
+                [unit if k == index else _zero_like(o) for k, o in enumerate(outputs)]))
+            gradients = pullback(cotangent)
+            gradients = gradients if isinstance(wrt, tuple) else (gradients,)
+            rows.append(np.concatenate([np.reshape(g, -1) for gradient in gradients
+                                        for g in leaves(gradient)]))
+    flat = np.array(rows).reshape(len(rows), -1)
+    blocks, start = [], 0
+    for leaf in outputs:
+        blocks.append(_split(flat[start:start + _size(leaf)], leaf, inputs))
+        start += _size(leaf)
+    return blocks
+
+
+def _split(matrix, output_leaf, inputs):
+    """Rows of one output leaf (out.size × all input elements) cut into blocks per input
+    leaf, shaped `out.shape + in.shape`."""
+    blocks, start = [], 0
+    for x in inputs:
+        parts = []
+        for leaf in leaves(x):
+            size = _size(leaf)
+            parts.append(np.reshape(matrix[:, start:start + size],
+                                    np.shape(output_leaf) + np.shape(leaf)))
+            start += size
+        blocks.append(parts)
+    return blocks
+
+
+def _units(args, positions):
+    """The tangent tuples of a Jacobian's columns: one unit element in one input leaf."""
+    for position in positions:
+        argument = args[position]
+        arguments_leaves = leaves(argument)
+        for index, leaf in enumerate(arguments_leaves):
+            for unit in _unit_arrays(leaf):
+                tangent = rebuilt(argument, iter(
+                    [unit if k == index else _zero_like(x) for k, x in enumerate(arguments_leaves)]))
+                yield tuple(tangent if i == position else None for i in range(len(args)))
+
+
+def _unit_arrays(value):
+    """The unit values of `value`'s shape (floats for a Python number), one per element."""
+    dtype = np.result_type(getattr(value, "dtype", np.float64), np.float16)
+    if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+        yield from ([1.0] if isinstance(value, float) else [dtype.type(1)])
+        return
+    for k in range(np.size(value)):
+        unit = np.zeros(np.size(value), dtype)
+        unit[k] = 1
+        yield unit.reshape(np.shape(value))
+
+
+def _zero_like(value):
+    return like_argument(None, value) if not isinstance(value, (int, np.integer)) else 0.0
+
+
+def _size(value) -> int:
+    return sum(int(np.size(leaf)) for leaf in leaves(value))
+
+
+def _positional(fn, wrt, what: str):
     names, positions = wrt_parameters(code_of(fn), wrt)
-    return names[0], positions[0]
+    if None in positions:
+        raise UsageError(f"{what} differentiates with respect to positional parameters; "
+                         f"wrt={wrt!r} names a keyword-only one.",
+                         fix="make it a positional parameter.")
+    return names, positions
 
 
-def hvp(fn, wrt=0):
-    """`hvp(f, wrt)(*args, v)`: the Hessian of scalar `f` in argument `wrt`, times `v`,
-    without forming the Hessian."""
-    name, position = _single_position(fn, wrt, "hvp")
-
-    def apply(*args_and_vector):
-        *args, vector = args_and_vector
-        args[position] = promote(args[position], name)
-        function = transformable(fn)
-        program = cache.compiled_adjoint(function, (name,), mode="fwd").bound(function)
-        (value, slope), pullback = api.vjp(program, (vector,), *args, wrt=position + 1)
-        one = seed_for(value)  # the function must be scalar: a clear error otherwise
-        if slope is None:  # on this path the output does not depend on the argument
-            return like_argument(None, args[position])
-        return pullback((one * 0, seed_for(slope)))
-    return apply
-
-
-def hessian(fn, wrt=0):
-    """`hessian(f, wrt)(*args)`: shape `x.shape + x.shape` for the argument `x`, one
-    Hessian-vector product per element of `x`."""
-    product = hvp(fn, wrt)
-    _, position = _single_position(fn, wrt, "hessian")
-
-    def apply(*args):
-        x = np.asarray(args[position], dtype=float)
-        rows = [np.reshape(product(*args, basis), -1) for basis in _basis(x)]
-        return np.reshape(np.array(rows), x.shape + x.shape)
-    return apply
+def _tangent_source(fn, names) -> str:
+    return cache.compiled_adjoint(transformable(fn), tuple(names), mode="fwd").source
 
 
 def jacobian(fn, wrt=0, mode="auto"):
-    """`jacobian(f, wrt, mode)(*args)`: shape `out.shape + x.shape`. "fwd" runs one tangent
-    program per input element, "rev" one backward sweep per output element; "auto" picks
-    the fewer."""
-    if mode not in ("auto", "fwd", "rev"):
-        raise UsageError(f"mode={mode!r}: jacobian takes \"auto\", \"fwd\" or \"rev\".")
-    _, position = _single_position(fn, wrt, "jacobian")
+    """`jacobian(f, wrt, mode)(*args)`: shape `out.shape + x.shape` (nested for tuple
+    `wrt`, pytree arguments and outputs). "fwd" runs one tangent program per input element,
+    "rev" one backward sweep per output element; "auto" picks the fewer."""
+    return _Jacobian(fn, wrt, mode)
 
-    def apply(*args):
-        x = args[position]
-        out = fn(*args)
-        use_forward = mode == "fwd" or (mode == "auto" and np.size(x) <= np.size(out))
-        if use_forward:
+
+class _HVP:
+    """`hvp(f, wrt)`: `(*args, v) -> H v`; `.source` is the reverse-over-forward program."""
+
+    def __init__(self, fn, wrt):
+        if isinstance(wrt, tuple):
+            raise UsageError(f"hvp takes one argument in wrt, got {wrt!r}.",
+                             fix="differentiate with respect to one argument (a dict or tuple "
+                             "of arrays is one argument).")
+        self.fn = fn
+        (self.name,), (self.position,) = _positional(fn, wrt, "hvp")
+
+    def program(self, containers=frozenset()):
+        function = transformable(self.fn)
+        return cache.compiled_adjoint(function, (self.name,), containers=containers,
+                                      mode="fwd").bound(function)
+
+    @property
+    def source(self) -> str:
+        return api.Derivative(self.program(), wrt=self.position + 1).source
+
+    def __call__(self, *args_and_vector):
+        *args, vector = args_and_vector
+        x = args[self.position] = promote(args[self.position], self.name)
+        containers = frozenset({self.name}) if is_container(x) else frozenset()
+        (value, slope), pullback = api.vjp(self.program(containers), (vector,), *args,
+                                           wrt=self.position + 1)
+        one = seed_for(value)  # the function must be scalar: a clear error otherwise
+        if slope is None:  # on this path the output does not depend on the argument
+            return like_argument(None, x)
+        return pullback((one * 0, seed_for(slope)))
+
+
+def hvp(fn, wrt=0):
+    """`hvp(f, wrt)(*args, v)`: the Hessian of scalar `f` in argument `wrt`, times `v` (of
+    the argument's structure and shapes), without forming the Hessian."""
+    return _HVP(fn, wrt)
+
+
+class _Hessian(_Jacobian):
+    """The Jacobian of the gradient, column by column: one Hessian-vector product each."""
+
+    def __init__(self, fn, wrt):
+        super().__init__(api.grad(fn, wrt=wrt), wrt, "fwd")
+        self.product = _HVP(fn, wrt[0] if isinstance(wrt, tuple) else wrt)
+
+    @property
+    def source(self) -> str:
+        return self.product.source
+
+
+def hessian(fn, wrt=0):
+    """`hessian(f, wrt)(*args)`: shape `x.shape + x.shape` for an array argument `x`;
+    nested like `jacobian(grad(f, wrt), wrt)` for tuple `wrt` and pytree arguments."""
+    return _Hessian(fn, wrt)
+
+
+class _BatchJacobian:
+    """`batch_jacobian(f, wrt)`: per-example Jacobians of `f` mapping `[batch, ...]` to
+    `[batch, ...]` where output row i depends only on input row i."""
+
+    def __init__(self, fn, wrt):
+        self.fn = fn
+        _, (self.position,) = _positional(fn, wrt, "batch_jacobian") if not isinstance(
+            wrt, tuple) else (None, (None,))
+        if self.position is None:
+            raise UsageError("batch_jacobian takes one array argument in wrt.")
+
+    @property
+    def source(self) -> str:
+        return _tangent_source(self.fn, wrt_parameters(code_of(self.fn), self.position)[0])
+
+    def __call__(self, *args):
+        x = np.asarray(args[self.position])
+        if x.ndim == 0:
+            raise UsageError("batch_jacobian needs an argument with a batch axis first.")
+        example = x[0]
+        columns = []
+        for unit in _unit_arrays(example.astype(np.result_type(x.dtype, np.float16))):
             tangents = [None] * len(args)
-            columns = []
-            for basis in _basis(np.asarray(x, dtype=float)):
-                tangents[position] = basis if np.ndim(x) else float(basis)
-                columns.append(np.reshape(jvp(fn, tuple(args), tuple(tangents))[1], -1))
-            flat = np.array(columns).T
-        else:
-            value, pullback = api.vjp(fn, *args, wrt=position)
-            flat = np.array([np.reshape(pullback(basis[()] if np.ndim(value) == 0 else basis),
-                                        -1) for basis in _basis(np.asarray(value, float))])
-        return np.reshape(flat, np.shape(out) + np.shape(x))
-    return apply
+            tangents[self.position] = np.broadcast_to(unit, x.shape).copy()
+            output, tangent = jvp(self.fn, tuple(args), tuple(tangents))
+            columns.append(tangent)
+        if np.ndim(output) == 0 or np.shape(output)[0] != x.shape[0]:
+            raise UsageError(f"batch_jacobian needs an output with the batch axis first "
+                             f"({x.shape[0]} rows); got shape {np.shape(output)}.")
+        self._check_independent(args, output)
+        stacked = np.stack(columns, axis=-1)  # batch + out + (in elements)
+        return stacked.reshape(np.shape(output) + example.shape)
+
+    def _check_independent(self, args, output):
+        """Refuse a function that mixes rows (a mean over the batch): its per-example
+        Jacobians would be wrong, not merely slow."""
+        x = np.asarray(args[self.position])
+        if x.shape[0] < 2:
+            return
+        probe = np.zeros(x.shape, np.result_type(x.dtype, np.float16))
+        probe[0] = np.random.default_rng(0).standard_normal(x.shape[1:])
+        tangents = tuple(probe if i == self.position else None for i in range(len(args)))
+        leak = np.asarray(jvp(self.fn, tuple(args), tangents)[1])[1:]
+        if np.any(np.abs(leak) > 1e-12 * (1.0 + np.max(np.abs(output)))):
+            raise UsageError("batch_jacobian: output rows depend on other rows of the input "
+                             "(a sum or mean over the batch axis?), so per-example Jacobians "
+                             "are not defined.",
+                             fix="use `srcad.jacobian` for the full Jacobian.")
 
 
-def _basis(x: np.ndarray):
-    """The unit arrays of `x`'s shape and dtype, one per element."""
-    for k in range(x.size):
-        unit = np.zeros(x.size, dtype=x.dtype)
-        unit[k] = 1
-        yield unit.reshape(x.shape)
+def batch_jacobian(fn, wrt=0):
+    """`batch_jacobian(f, wrt)(*args)`: for `x` of shape `(batch, *in)` and `f(x)` of shape
+    `(batch, *out)` with row i depending only on row i of `x`, the per-example Jacobians,
+    shape `(batch, *out, *in)`, from one tangent program run per element of `in`."""
+    return _BatchJacobian(fn, wrt)

@@ -71,8 +71,10 @@ def test_hvp_on_scalar_argument_with_a_while_loop():
 def test_errors():
     with pytest.raises(UsageError, match="mode"):
         srcad.jacobian(dense_layer, mode="sideways")
-    with pytest.raises(UsageError, match="one positional argument"):
-        srcad.hessian(dense_layer, wrt=(0, 1))
+    with pytest.raises(UsageError, match="one argument"):
+        srcad.hvp(dense_layer, wrt=(0, 1))
+    with pytest.raises(UsageError, match="batch axis"):
+        srcad.batch_jacobian(lambda x: np.sum(x ** 2))(np.ones((3, 2)))
     with pytest.raises(NonScalarOutputError):
         srcad.hvp(dense_layer, wrt=1)(np.ones((3, 4)), np.ones(4), np.ones(3), np.ones(4))
 
@@ -104,3 +106,78 @@ def test_hvp_matches_finite_differences_of_the_gradient(fn, args, wrt):
     h = 1e-5
     np.testing.assert_allclose(product, (moved(h) - moved(-h)) / (2 * h), rtol=1e-4, atol=1e-5)
     assert np.shape(product) == np.shape(x)
+
+
+def layer_with_parameters(params, x):
+    return {"hidden": np.tanh(params["W"] @ x + params["b"]), "norm": np.sum(x ** 2)}
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev"])
+def test_jacobian_of_pytrees_nests_like_jax(mode):
+    """A dict output of dict and array arguments: output structure, then the wrt tuple,
+    then each argument's structure, blocks of shape out_leaf.shape + in_leaf.shape."""
+    rng = np.random.default_rng(3)
+    params = {"W": rng.standard_normal((3, 2)), "b": rng.standard_normal(3)}
+    x = rng.standard_normal(2)
+    J = srcad.jacobian(layer_with_parameters, wrt=(0, 1), mode=mode)(params, x)
+    assert set(J) == {"hidden", "norm"}
+    d_params, d_x = J["hidden"]
+    assert d_params["W"].shape == (3, 3, 2) and d_params["b"].shape == (3, 3)
+    assert d_x.shape == (3, 2) and J["norm"][1].shape == (2,)
+    slope = 1 - np.tanh(params["W"] @ x + params["b"]) ** 2
+    np.testing.assert_allclose(d_params["b"], np.diag(slope), rtol=1e-12)
+    np.testing.assert_allclose(d_x, slope[:, None] * params["W"], rtol=1e-12)
+    np.testing.assert_allclose(d_params["W"][1, 1], slope[1] * x, rtol=1e-12)
+    np.testing.assert_allclose(J["norm"][1], 2 * x, rtol=1e-12)
+    np.testing.assert_allclose(J["norm"][0]["W"], np.zeros((3, 2)))
+
+
+def test_hessian_with_two_arguments_is_the_jacobian_of_the_gradient():
+    def f(a, b):
+        return np.sum(np.sin(a)) * np.sum(b ** 2) + np.sum(a) * np.sum(b)
+    a, b = np.array([0.3, 0.8]), np.array([1.5, -0.5, 2.0])
+    H = srcad.hessian(f, wrt=(0, 1))(a, b)
+    assert H[0][0].shape == (2, 2) and H[0][1].shape == (2, 3) and H[1][0].shape == (3, 2)
+    np.testing.assert_allclose(H[0][0], np.diag(-np.sin(a) * np.sum(b ** 2)), rtol=1e-12)
+    np.testing.assert_allclose(H[0][1], 2 * np.cos(a)[:, None] * b[None, :] + 1, rtol=1e-12)
+    np.testing.assert_allclose(H[1][0], H[0][1].T, rtol=1e-12)
+    np.testing.assert_allclose(H[1][1], np.diag(np.full(3, 2 * np.sum(np.sin(a)))), rtol=1e-12)
+
+
+def test_hvp_of_a_dict_argument():
+    def f(params):
+        return np.sum(params["w"] ** 3) * params["s"]
+    params, v = {"w": np.array([0.5, -1.0]), "s": 2.0}, {"w": np.array([1.0, 0.5]), "s": 1.0}
+    product = srcad.hvp(f)(params, v)
+    np.testing.assert_allclose(product["w"], 6 * params["w"] * v["w"] * 2.0
+                               + 3 * params["w"] ** 2 * v["s"], rtol=1e-12)
+    assert product["s"] == pytest.approx(np.sum(3 * params["w"] ** 2 * v["w"]), rel=1e-12)
+
+
+def per_example_layer(X, W):
+    return np.tanh(X @ W.T)
+
+
+def test_batch_jacobian_gives_each_examples_jacobian():
+    rng = np.random.default_rng(4)
+    X, W = rng.standard_normal((5, 3)), rng.standard_normal((4, 3))
+    J = srcad.batch_jacobian(per_example_layer)(X, W)
+    assert J.shape == (5, 4, 3)
+    for i in range(5):
+        np.testing.assert_allclose(J[i], srcad.jacobian(lambda x: np.tanh(W @ x))(X[i]),
+                                   rtol=1e-12)
+
+
+def test_batch_jacobian_refuses_functions_that_mix_rows():
+    def centred(X):
+        return X - np.mean(X, axis=0)
+    with pytest.raises(UsageError, match="other rows"):
+        srcad.batch_jacobian(centred)(np.ones((4, 2)) * np.arange(4)[:, None])
+
+
+def test_every_derivative_function_shows_its_program():
+    assert "t_" in srcad.jacobian(dense_layer, mode="fwd").source
+    assert "_backward" in srcad.jacobian(dense_layer, mode="rev").source
+    assert "_jvp_vjp" in srcad.hvp(rosenbrock).source
+    assert "_jvp_vjp" in srcad.hessian(rosenbrock).source
+    assert "t_" in srcad.batch_jacobian(per_example_layer).source
