@@ -41,6 +41,7 @@ class Derivative:
         self._last_position = max((p for p in self.positions if p is not None), default=-1)
         self._positional = None not in self.positions
         self._compiled = {}  # the wrt arguments that are containers → (adjoint, VJP maker)
+        self.replayable = False  # whether the last forward sweep's backward may be replayed
 
     @property
     def source(self) -> str:
@@ -71,7 +72,9 @@ class Derivative:
             args, kwargs = bound.args, bound.kwargs
         containers = frozenset(n for n, v in zip(self.names, originals) if is_container(v)) \
             if any(map(is_container, originals)) else _NO_CONTAINERS
-        output, backward = self._vjp_maker(containers)[1](*self.receiver, *args, **kwargs)
+        compiled, maker = self._vjp_maker(containers)
+        output, backward = maker(*self.receiver, *args, **kwargs)
+        self.replayable = compiled.replayable
         return output, backward, originals
 
     def gradients(self, backward, cotangent, originals):

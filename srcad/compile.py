@@ -32,6 +32,7 @@ class CompiledAdjoint:
     code: types.CodeType       # the VJP maker's code object
     cells: dict                # bound name → object
     guards: tuple[Guard, ...]  # bindings of the user's names the transformation relied on
+    replayable: bool = False   # the backward sweep may run again after a snapshot (replay)
     _bound: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary,
                                               compare=False, repr=False)
 
@@ -57,7 +58,7 @@ class CompiledAdjoint:
 
 
 def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards,
-                    label: str) -> CompiledAdjoint:
+                    label: str, replayable: bool = False) -> CompiledAdjoint:
     tree = ast.fix_missing_locations(gast.gast_to_ast(module))
     source = ast.unparse(tree) + "\n"
     filename = f"<srcad-{next(_SERIAL)} {label}>"
@@ -65,7 +66,7 @@ def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards
     module_code = compile(source, filename, "exec")
     scope = _nested_code(module_code, SCOPE)
     return CompiledAdjoint(source, filename, _nested_code(scope, function_name), dict(cells),
-                           tuple(guards))
+                           tuple(guards), replayable)
 
 
 def _nested_code(code: types.CodeType, name: str) -> types.CodeType:

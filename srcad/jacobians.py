@@ -21,9 +21,10 @@ from srcad import api, cache
 from srcad.arguments import (is_container, leaves, like_argument, promote, rebuilt, seed_for,
                              wrt_parameters)
 from srcad.errors import UsageError
-from srcad.forward_api import jvp
+from srcad.forward_api import jvp, like_output
 from srcad.frontend.parse import code_of
 from srcad.higher_order import transformable
+from srcad.runtime import replaying
 
 _MODES = ("auto", "fwd", "rev")
 
@@ -64,23 +65,38 @@ class _Jacobian:
 
 
 class _Columns:
-    """The Jacobian column by column: one run of the tangent program per input element.
-    The first run also gives the output, which `auto` needs to choose a mode."""
+    """The Jacobian column by column: one run of the tangent program per input element,
+    the program compiled once per `wrt` argument and called directly. The first run also
+    gives the output, which `auto` needs to choose a mode."""
 
     def __init__(self, fn, args, positions):
-        self.fn, self.args, self.positions = fn, args, positions
-        self.units = iter(_units(args, positions))
-        first = next(self.units, None)
+        self.fn, self.positions = fn, positions
+        self.args = list(args)
+        names, _ = wrt_parameters(code_of(fn), tuple(positions))
+        for position, name in zip(positions, names):
+            self.args[position] = promote(args[position], name)
+        function = transformable(fn)
+        self.programs = [cache.compiled_adjoint(
+            function, (name,), containers=frozenset({name}) if is_container(
+                self.args[position]) else frozenset(), mode="fwd").bound(function)
+            for position, name in zip(positions, names)]
+        self.units = iter(_units(self.args, positions))
         self.runs = []
+        first = next(self.units, None)
         if first is None:
             self.output = fn(*args)
         else:
-            self.output, tangent = jvp(fn, tuple(args), first)
-            self.runs.append(tangent)
+            self.output = self._run(*first)
+
+    def _run(self, which: int, tangent):
+        output, raw = self.programs[which]((tangent,), *self.args)
+        self.runs.append(like_output(raw, output))
+        return output
 
     def all(self):
         """Blocks `[output leaf][wrt argument][input leaf]`, each `out.shape + in.shape`."""
-        self.runs += [jvp(self.fn, tuple(self.args), tangents)[1] for tangents in self.units]
+        for which, tangent in self.units:
+            self._run(which, tangent)
         outputs = leaves(self.output)
         flat = [np.array([np.reshape(leaves(run)[o], -1) for run in self.runs]).reshape(
             len(self.runs), -1) for o in range(len(outputs))]
@@ -90,7 +106,15 @@ class _Columns:
 
 def _by_rows(fn, args, wrt, output):
     """Blocks as in `_Columns.all`, from one backward sweep per output element."""
-    _, pullback = api.vjp(fn, *args, wrt=wrt)
+    derivative = api.Derivative(fn, wrt)
+    _, backward, originals = derivative.forward(args, {})
+    replay = replaying(backward) if derivative.replayable else None
+
+    def pullback(cotangent):
+        if replay is not None:  # the forward sweep ran once
+            return derivative.gradients(replay, cotangent, originals)
+        _, sweep, again = derivative.forward(args, {})  # each sweep pops what it saved
+        return derivative.gradients(sweep, cotangent, again)
     inputs = [args[p] for p in _positional(fn, wrt, "jacobian")[1]]
     outputs = leaves(output)
     rows = []
@@ -126,15 +150,15 @@ def _split(matrix, output_leaf, inputs):
 
 
 def _units(args, positions):
-    """The tangent tuples of a Jacobian's columns: one unit element in one input leaf."""
-    for position in positions:
+    """The tangents of a Jacobian's columns, `(which wrt argument, its tangent)`: one unit
+    element in one input leaf."""
+    for which, position in enumerate(positions):
         argument = args[position]
         arguments_leaves = leaves(argument)
         for index, leaf in enumerate(arguments_leaves):
             for unit in _unit_arrays(leaf):
-                tangent = rebuilt(argument, iter(
-                    [unit if k == index else _zero_like(x) for k, x in enumerate(arguments_leaves)]))
-                yield tuple(tangent if i == position else None for i in range(len(args)))
+                yield which, rebuilt(argument, iter([unit if k == index else _zero_like(x)
+                                                     for k, x in enumerate(arguments_leaves)]))
 
 
 def _unit_arrays(value):

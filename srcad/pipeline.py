@@ -17,7 +17,7 @@ from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
 from srcad.frontend.normalize import normalize
 from srcad.frontend.parse import param_names, parse_function
-from srcad.frontend.resolve import Operation, Resolver, resolve
+from srcad.frontend.resolve import Operation, Resolver, operations, resolve
 from srcad.transform.bindings import Bindings
 from srcad.transform.forward import forward
 from srcad.transform.naming import Namer
@@ -57,7 +57,16 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
                                bindings, fn.__code__.co_freevars, containers)  # reverse
     kind = "jvp" if mode == "fwd" else "vjp"
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
-    return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label)
+    return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label,
+                           replayable=mode == "rev" and _replayable(block))
+
+
+def _replayable(block) -> bool:
+    """Whether the backward sweep changes nothing but its closure's cells and lists (what
+    `runtime.replaying` restores): no array written in place (the sweep restores it), no
+    call whose pullback keeps a stack of its own."""
+    return not any(op.kind in ("setitem", "effect") or op.augmented or op.dynamic
+                   for op in operations(block))
 
 
 def _split_aux(simple: gast.FunctionDef, returned: str, operations, namer):
