@@ -219,9 +219,10 @@ def test_reverse_jacobian_replays_the_backward_sweep_per_row(fn, args):
     forward = srcad.jacobian(fn, mode="fwd")(*args)
     np.testing.assert_allclose(reverse, forward, rtol=1e-12, atol=1e-14)
     x = args[0]
-    numeric = np.array([(fn(x + 1e-6 * e, *args[1:]) - fn(x - 1e-6 * e, *args[1:])) / 2e-6
+    numeric = np.array([(fn(x + 1e-6 * e.reshape(x.shape), *args[1:])
+                         - fn(x - 1e-6 * e.reshape(x.shape), *args[1:])) / 2e-6
                         for e in np.eye(x.size)]).T
-    np.testing.assert_allclose(reverse, numeric, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(reverse, numeric.reshape(reverse.shape), rtol=1e-6, atol=1e-8)
     derivative = srcad.api.Derivative(fn)
     derivative.forward(args, {})
     assert derivative.replayable
