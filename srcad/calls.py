@@ -39,6 +39,9 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
     if is_derivative(fn):  # `srcad.grad(h)` called in the differentiated function
         from srcad.higher_order import vjp_of_derivative
         return vjp_of_derivative(fn, active, args, kwargs)
+    if _is_jvp(fn):
+        from srcad.higher_order import vjp_of_jvp
+        return vjp_of_jvp(active, args, kwargs)
     if isinstance(fn, CustomGradient):
         return _by_custom_gradient(fn, active, args, kwargs)
     if is_nondifferentiable(fn):
@@ -229,6 +232,11 @@ def is_derivative(fn) -> bool:
         and type(fn).__module__ == "srcad.api"
 
 
+def _is_jvp(fn) -> bool:
+    from srcad.forward_api import jvp
+    return fn is jvp
+
+
 # ---- forward mode -----------------------------------------------------------------------------
 def call_jvp(fn, active: tuple, tangents: tuple, *args, **kwargs):
     """`(fn(*args, **kwargs), tangent of the result)`; `tangents` holds the tangents of the
@@ -250,6 +258,9 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
     if is_derivative(fn):
         from srcad.higher_order import jvp_of_derivative
         return jvp_of_derivative(fn, active, tangents, args, kwargs)
+    if _is_jvp(fn):
+        from srcad.higher_order import jvp_of_jvp
+        return jvp_of_jvp(active, tangents, args, kwargs)
     if isinstance(fn, CustomGradient):
         raise MissingRuleError(
             f"srcad cannot run {fn.__name__} in forward mode: a custom gradient gives "

@@ -355,3 +355,80 @@ def _parameters(fn) -> tuple[str, str, dict]:
         parameters.append(text)
         passed.append(f"{name}={name}" if kind is parameter.KEYWORD_ONLY else text.split("=")[0])
     return ", ".join(parameters), ", ".join(passed), defaults
+
+
+# ---- `srcad.jvp(f, primals, tangents)` called where srcad differentiates -----------------------
+class _JvpCall:
+    """A call of `srcad.jvp` seen as f's tangent program `P(seeds, *primals)`."""
+
+    def __init__(self, args, kwargs):
+        from srcad import forward_api
+        bound = inspect.signature(forward_api.jvp).bind(*args, **kwargs)
+        self.fn, primals, tangents = (bound.arguments[k] for k in ("fn", "primals", "tangents"))
+        self.primals, self.count = tuple(primals), len(tangents)
+        self.live = tuple(i for i, t in enumerate(tangents) if t is not None)
+        self.program, self.order = _tangent_program(self.fn, self.live, self.primals, {})
+        self.seeds = self.order(tuple(tangents[i] for i in self.live), self.primals, {})
+
+    @staticmethod
+    def which(spec) -> str | None:
+        """"primals", "tangents" or None (the function) for an argument of `srcad.jvp`."""
+        return {1: "primals", 2: "tangents"}.get(spec, spec if spec in (
+            "primals", "tangents") else None)
+
+    def inner_active(self, active) -> tuple:
+        kinds = {self.which(spec) for spec in active}
+        return ((0,) if "tangents" in kinds and self.live else ()) + (
+            tuple(range(1, len(self.primals) + 1)) if "primals" in kinds else ())
+
+    def outer(self, active, inner, cotangents) -> tuple:
+        by_inner = dict(zip(inner, cotangents))
+        tangents = [None] * self.count
+        if 0 in by_inner and by_inner[0] is not None:
+            for i, c in zip(self.live, self.order.back(by_inner[0])):
+                tangents[i] = c
+        primals = tuple(by_inner.get(i + 1) for i in range(len(self.primals)))
+        parts = {"primals": primals, "tangents": tuple(tangents), None: None}
+        return tuple(parts[self.which(spec)] for spec in active)
+
+    @staticmethod
+    def shaped(pair):
+        from srcad.forward_api import like_output
+        output, tangent = pair
+        return output, like_output(tangent, output)
+
+
+def vjp_of_jvp(active: tuple, args: tuple, kwargs: dict):
+    """`srcad.jvp(f, primals, tangents)` and its pullback: reverse mode over f's tangent
+    program, with respect to the primals and the tangents."""
+    call = _JvpCall(args, kwargs)
+    inner = call.inner_active(active)
+    pair, pullback = calls.call_vjp(call.program, inner, call.seeds, *call.primals)
+
+    def outer(g):
+        return call.outer(active, inner, pullback(g)) if g is not None \
+            else (None,) * len(active)
+    return call.shaped(pair), outer
+
+
+def jvp_of_jvp(active: tuple, tangents: tuple, args: tuple, kwargs: dict):
+    """`srcad.jvp(f, primals, tangents)` and its tangent: forward mode over f's tangent
+    program."""
+    call = _JvpCall(args, kwargs)
+    given = {call.which(spec): t for spec, t in zip(active, tangents)}
+    specs, inner_tangents = [], []
+    if given.get("tangents") is not None and call.live:
+        specs.append(0)
+        inner_tangents.append(call.order(tuple(given["tangents"][i] for i in call.live),
+                                         call.primals, {}))
+    if given.get("primals") is not None:
+        specs += range(1, len(call.primals) + 1)
+        inner_tangents += list(given["primals"])
+    pair, tangent = calls.jvp_call(call.program, tuple(specs), tuple(inner_tangents),
+                                   (call.seeds, *call.primals), {})
+    output = call.shaped(pair)
+    if tangent is None:
+        return output, None
+    from srcad.forward_api import like_output
+    return output, tuple(None if t is None else like_output(t, o)
+                         for t, o in zip(tangent, output))

@@ -145,3 +145,26 @@ def test_a_pullback_from_vjp_is_refused_where_it_would_be_differentiated():
 def test_generated_source_of_a_second_derivative_is_readable():
     source = srcad.grad(srcad.grad(fifth_power)).source
     assert "call_vjp" in source and "def derivative_of_fifth_power_vjp" in source
+
+
+def sine_energy(x):
+    return np.sum(np.sin(x) * x ** 2)
+
+
+def sine_energy_curvature(x):
+    return -x ** 2 * np.sin(x) + 4 * x * np.cos(x) + 2 * np.sin(x)
+
+
+def directional_derivative(x, v):
+    return srcad.jvp(sine_energy, (x,), (v,))[1]
+
+
+def test_functions_calling_jvp_are_differentiated_in_both_modes():
+    x, v = np.array([0.3, 0.5, -1.2]), np.array([1.0, 2.0, -0.5])
+    along_x, along_v = srcad.grad(directional_derivative, wrt=(0, 1))(x, v)
+    np.testing.assert_allclose(along_x, sine_energy_curvature(x) * v, rtol=1e-12)
+    np.testing.assert_allclose(along_v, srcad.grad(sine_energy)(x), rtol=1e-12)
+    e = np.array([0.0, 1.0, 0.0])
+    _, tangent = srcad.jvp(directional_derivative, (x, v), (e, e))
+    assert tangent == pytest.approx(sine_energy_curvature(x)[1] * v[1]
+                                    + srcad.grad(sine_energy)(x)[1], rel=1e-12)
