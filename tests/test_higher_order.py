@@ -168,3 +168,17 @@ def test_functions_calling_jvp_are_differentiated_in_both_modes():
     _, tangent = srcad.jvp(directional_derivative, (x, v), (e, e))
     assert tangent == pytest.approx(sine_energy_curvature(x)[1] * v[1]
                                     + srcad.grad(sine_energy)(x)[1], rel=1e-12)
+
+
+def test_meta_learning_example_meta_gradient_matches_finite_differences():
+    import runpy
+    from pathlib import Path
+    example = runpy.run_path(str(Path(__file__).parent.parent / "examples" / "meta_learning.py"))
+    rng = np.random.default_rng(5)
+    tasks = [(rng.standard_normal((6, 3)), rng.standard_normal(6)) for _ in range(2)]
+    w = rng.standard_normal(3) * 0.3
+    loss = example["adapted_loss"]
+    h = 1e-6
+    numeric = [(loss(w + h * e, tasks, 2) - loss(w - h * e, tasks, 2)) / (2 * h)
+               for e in np.eye(3)]
+    np.testing.assert_allclose(srcad.grad(loss)(w, tasks, 2), numeric, rtol=1e-6, atol=1e-10)
