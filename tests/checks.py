@@ -1,5 +1,7 @@
-"""Shared assertions: a gradient checked against central finite differences."""
+"""Shared assertions (a gradient checked against central finite differences) and the
+program corpora as test cases."""
 import numpy as np
+import pytest
 
 import srcad
 from srcad.testing import numerical_gradient
@@ -19,3 +21,32 @@ def assert_gradient_matches_finite_differences(fn, args, wrt, rtol=1e-5, atol=1e
         expected = numerical_gradient(numeric_fn or fn, args, position)
         np.testing.assert_allclose(gradient, expected, rtol=rtol, atol=atol)
         assert np.shape(gradient) == np.shape(args[position])
+
+
+def corpus_cases():
+    """Every program of the control-flow, in-place and call corpora, as pytest params
+    `(fn, args, wrt)`."""
+    from tests import call_programs, control_programs, in_place_programs
+    for fn, arg_sets, wrt in control_programs.CORPUS:
+        for k, args in enumerate(arg_sets):
+            yield pytest.param(fn, args, wrt, id=f"{fn.__name__}-{k}")
+    for module in (in_place_programs, call_programs):
+        for k, (fn, args, wrt) in enumerate(module.CORPUS):
+            yield pytest.param(fn, args, wrt, id=f"{fn.__name__}-{k}")
+
+
+def second_order_cases():
+    """The corpus programs whose first `wrt` argument is an array or a float."""
+    for case in corpus_cases():
+        fn, args, wrt = case.values
+        if not isinstance(args[positions(wrt)[0]], (dict, list, tuple)):
+            yield case
+
+
+def random_direction(args, wrt, seed):
+    """The first `wrt` argument's position and a random direction of its shape."""
+    position = positions(wrt)[0]
+    x = args[position]
+    rng = np.random.default_rng(seed)
+    return position, rng.standard_normal(np.shape(x)) if np.ndim(x) else float(
+        rng.standard_normal())

@@ -11,20 +11,7 @@ import pytest
 
 import srcad
 from srcad.errors import MissingRuleError, TangentError, UsageError
-from tests import call_programs, control_programs, in_place_programs
-
-
-def _cases():
-    for fn, arg_sets, wrt in control_programs.CORPUS:
-        for k, args in enumerate(arg_sets):
-            yield pytest.param(fn, args, wrt, id=f"{fn.__name__}-{k}")
-    for module in (in_place_programs, call_programs):
-        for k, (fn, args, wrt) in enumerate(module.CORPUS):
-            yield pytest.param(fn, args, wrt, id=f"{fn.__name__}-{k}")
-
-
-def _positions(wrt):
-    return wrt if isinstance(wrt, tuple) else (wrt,)
+from tests.checks import corpus_cases, positions
 
 
 def _random_like(value, rng):
@@ -55,15 +42,15 @@ def _shifted(args, tangents, h):
     return [move(x, t) for x, t in zip(args, tangents)]
 
 
-@pytest.mark.parametrize("fn, args, wrt", list(_cases()))
+@pytest.mark.parametrize("fn, args, wrt", list(corpus_cases()))
 def test_tangent_agrees_with_gradient_and_finite_differences(fn, args, wrt):
     rng = np.random.default_rng(0)
-    positions = _positions(wrt)
-    tangents = [_random_like(a, rng) if i in positions else None for i, a in enumerate(args)]
+    wrt_positions = positions(wrt)
+    tangents = [_random_like(a, rng) if i in wrt_positions else None for i, a in enumerate(args)]
     value, tangent = srcad.jvp(fn, copy.deepcopy(tuple(args)), tuple(tangents))
     assert np.allclose(value, fn(*copy.deepcopy(args)))
-    gradients = srcad.grad(fn, wrt=positions)(*copy.deepcopy(args))
-    expected = sum(_dot(g, tangents[p]) for g, p in zip(gradients, positions))
+    gradients = srcad.grad(fn, wrt=wrt_positions)(*copy.deepcopy(args))
+    expected = sum(_dot(g, tangents[p]) for g, p in zip(gradients, wrt_positions))
     np.testing.assert_allclose(tangent, expected, rtol=1e-10, atol=1e-10)
     h = 1e-6
     numeric = (fn(*_shifted(copy.deepcopy(args), tangents, h))

@@ -8,7 +8,7 @@ import pytest
 
 import srcad
 from srcad.errors import MissingRuleError, UnsupportedDerivativeError
-from tests.test_forward import _cases, _positions
+from tests.checks import random_direction, second_order_cases
 from tests.test_jacobians import rosenbrock, rosenbrock_hessian
 
 
@@ -55,21 +55,11 @@ def test_jacobian_of_the_gradient_is_the_analytic_hessian(mode):
     np.testing.assert_allclose(hessian, rosenbrock_hessian(x), rtol=1e-12)
 
 
-def _second_order_cases():
-    for case in _cases():
-        fn, args, wrt = case.values
-        if not isinstance(args[_positions(wrt)[0]], (dict, list, tuple)):
-            yield case
-
-
-@pytest.mark.parametrize("fn, args, wrt", list(_second_order_cases()))
+@pytest.mark.parametrize("fn, args, wrt", list(second_order_cases()))
 def test_derivatives_of_the_gradient_are_hessian_vector_products(fn, args, wrt):
     """Forward mode over `grad(f)` (its JVP) and reverse mode over it (its VJP) both give
     H v, on every program of the corpora: loops, branches, in-place updates, calls."""
-    position = _positions(wrt)[0]
-    rng = np.random.default_rng(2)
-    x = args[position]
-    v = rng.standard_normal(np.shape(x)) if np.ndim(x) else float(rng.standard_normal())
+    position, v = random_direction(args, wrt, seed=2)
     expected = srcad.hvp(fn, position)(*copy.deepcopy(args), v)
     gradient = srcad.grad(fn, wrt=position)
     tangents = tuple(v if i == position else None for i in range(len(args)))

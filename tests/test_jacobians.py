@@ -9,7 +9,7 @@ import srcad
 from srcad.errors import NonScalarOutputError, UsageError
 from srcad.testing import numerical_gradient
 from tests import control_programs
-from tests.test_forward import _cases, _positions
+from tests.checks import random_direction, second_order_cases
 
 
 def rosenbrock(x):
@@ -79,23 +79,12 @@ def test_errors():
         srcad.hvp(dense_layer, wrt=1)(np.ones((3, 4)), np.ones(4), np.ones(3), np.ones(4))
 
 
-def _second_order_cases():
-    """The corpus programs whose first `wrt` argument is an array or a float."""
-    for case in _cases():
-        fn, args, wrt = case.values
-        if not isinstance(args[_positions(wrt)[0]], (dict, list, tuple)):
-            yield case
-
-
-@pytest.mark.parametrize("fn, args, wrt", list(_second_order_cases()))
+@pytest.mark.parametrize("fn, args, wrt", list(second_order_cases()))
 def test_hvp_matches_finite_differences_of_the_gradient(fn, args, wrt):
     """Reverse mode over the tangent program, on every control-flow, in-place and call
     program: the tangent program's branches, loops, in-place tangent writes and calls
     resolved at run time are differentiated again."""
-    position = _positions(wrt)[0]
-    rng = np.random.default_rng(1)
-    x = args[position]
-    v = rng.standard_normal(np.shape(x)) if np.ndim(x) else float(rng.standard_normal())
+    position, v = random_direction(args, wrt, seed=1)
     product = srcad.hvp(fn, position)(*copy.deepcopy(args), v)
     gradient = srcad.grad(fn, wrt=position)
 
@@ -105,7 +94,7 @@ def test_hvp_matches_finite_differences_of_the_gradient(fn, args, wrt):
         return gradient(*shifted)
     h = 1e-5
     np.testing.assert_allclose(product, (moved(h) - moved(-h)) / (2 * h), rtol=1e-4, atol=1e-5)
-    assert np.shape(product) == np.shape(x)
+    assert np.shape(product) == np.shape(args[position])
 
 
 def layer_with_parameters(params, x):
