@@ -252,7 +252,7 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         return _jvp_by_rules(fn, rules, active, tangents, args, kwargs)
     if is_nondifferentiable(fn) or all(t is None for t in tangents):
         return fn(*args, **kwargs), None
-    if fn is call_jvp or fn is call_method_jvp:  # a tangent program's call, third order
+    if fn is call_jvp or fn is call_method_jvp:  # a tangent program differentiated again
         from srcad.higher_order import jvp_of_tangent_call
         return jvp_of_tangent_call(fn, active, tangents, args, kwargs)
     if is_derivative(fn):

@@ -44,7 +44,6 @@ def jvp_of_tangent_call(caller, active: tuple, tangents: tuple, args: tuple, kwa
     """`(caller(*args, **kwargs), its tangent)` for `caller` `calls.call_jvp` or
     `calls.call_method_jvp`: forward mode over the callee's tangent program."""
     call = _TangentCall(caller, args, kwargs)
-    inner = call.inner_active(active)
     by_outer = dict(zip(active, tangents))
     kept = [(call.inner_position(spec), call.inner_tangent(spec, by_outer, kwargs))
             for spec in active if call.inner_position(spec) is not None]
@@ -146,12 +145,8 @@ def _tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     with source, and the map between its seeds and tangents in `spec` order."""
     if calls.is_derivative(fn):
         return _derivative_tangent_program(fn, spec, args, kwargs)
-    if fn is calls.call_jvp or fn is calls.call_method_jvp:
-        raise UnsupportedDerivativeError(
-            "srcad differentiates a call made at run time at most three times (reverse over "
-            "forward over forward); this is a fourth derivative through such a call.",
-            fix="differentiate a closed-form expression of the third derivative, or use "
-            "`srcad.jvp` along a direction for the last order.")
+    if fn is calls.call_jvp or fn is calls.call_method_jvp:  # a tangent program's call
+        fn = _direct_call(fn, args, kwargs)
     function = inspect.unwrap(fn)
     if isinstance(function, types.FunctionType) and calls.jvp_rules(fn) is None \
             and calls.jvp_rules(function) is None:
@@ -164,6 +159,41 @@ def _tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     order = _SeedOrder(fn, places)
     containers = calls.containers_of(places, spec, args, kwargs)
     return calls.transformed(fn, order.names, containers, "fwd").bound(fn), order
+
+
+def _direct_call(caller, args: tuple, kwargs: dict) -> types.FunctionType:
+    """For a tangent program's `call_jvp(f, spec, tangents, *fargs)` (or `call_method_jvp`):
+    a function with the call's parameters that calls f's tangent program directly,
+    `program(seeds, *fargs)`, so srcad can take the tangent program of the call itself."""
+    call = _TangentCall(caller, args, kwargs)
+    if any(part is not None for _, part in call.order.places):
+        raise UnsupportedDerivativeError(
+            "srcad cannot differentiate a third time through a call that passes "
+            "differentiated values into `*args` or `**kwargs`.",
+            fix="give the called function named parameters.")
+    outer = {name: index for (name, _), index in zip(call.order.places, call.live)}
+    tangents = f"a{call.tangent_position}"
+    seeds = "(" + "".join(f"{tangents}[{outer[name]}], " for name in call.order.names) + ")"
+    namespace, passed = {"program": call.program}, []
+    for k, origin in enumerate(call.origins):
+        if origin is None:  # a bound method's receiver: fixed for this call
+            namespace[f"bound_{k}"] = call.args[k]
+        passed.append(f"bound_{k}" if origin is None else f"a{origin}")
+    keywords = list(kwargs)
+    parameters = ", ".join([f"a{i}" for i in range(len(args))]
+                           + (["*", *keywords] if keywords else []))
+    arguments = ", ".join([seeds, *passed, *(f"{k}={k}" for k in keywords)])
+    source = f"def call({parameters}):\n    return program({arguments})\n"
+    try:
+        key = (call.program, source, *(namespace[k] for k in sorted(namespace) if k != "program"))
+        made = _WRAPPERS.get(key)
+    except TypeError:  # an unhashable receiver: no reuse
+        key, made = None, None
+    if made is None:
+        made = _compiled_source(source, "call", namespace, "<srcad-direct call>")
+        if key is not None:
+            _WRAPPERS[key] = made
+    return made
 
 
 def _wrapper(callee, count: int, keywords: tuple) -> types.FunctionType:

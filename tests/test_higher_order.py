@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.errors import MissingRuleError, UnsupportedDerivativeError
+from srcad.errors import MissingRuleError
 from tests.checks import random_direction, second_order_cases
 from tests.test_jacobians import rosenbrock, rosenbrock_hessian
 
@@ -17,7 +17,7 @@ def fifth_power(x):
 
 
 @pytest.mark.parametrize("order, expected", [(1, 5 * 1.5 ** 4), (2, 20 * 1.5 ** 3),
-                                             (3, 60 * 1.5 ** 2)])
+                                             (3, 60 * 1.5 ** 2), (4, 120 * 1.5)])
 def test_repeated_grad_of_a_power(order, expected):
     derivative = fifth_power
     for _ in range(order):
@@ -25,10 +25,18 @@ def test_repeated_grad_of_a_power(order, expected):
     assert derivative(1.5) == pytest.approx(expected, rel=1e-12)
 
 
-def test_a_fourth_derivative_is_refused_not_guessed():
-    fourth = srcad.grad(srcad.grad(srcad.grad(srcad.grad(fifth_power))))
-    with pytest.raises(UnsupportedDerivativeError, match="at most three times"):
-        fourth(1.5)
+def sine_times(x):
+    return np.sin(x) * x
+
+
+def calls_a_helper(x):
+    return np.sum(sine_times(x))
+
+
+def test_fourth_derivative_through_a_helper_call():
+    """Each order differentiates the previous order's program, run-time calls included."""
+    fourth = srcad.grad(srcad.grad(srcad.grad(srcad.grad(calls_a_helper))))
+    assert fourth(0.5) == pytest.approx(0.5 * np.sin(0.5) - 4 * np.cos(0.5), rel=1e-12)
 
 
 def sine_series(x, n):
