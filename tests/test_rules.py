@@ -12,7 +12,6 @@ import builtins
 import math
 import operator
 import types
-from typing import NamedTuple
 
 import numpy as np
 import pytest
@@ -26,60 +25,12 @@ from srcad import runtime
 from srcad.api import Derivative
 from srcad.rules import registry
 from srcad.testing import numerical_gradient
+from tests.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
 
-
-# ---- input domains -----------------------------------------------------------------------
-def _grid(offset):
-    """Multiples of 0.2 shifted by `offset`: grids 0.1 apart never tie with each other."""
-    return lambda rng, shape: 0.2 * rng.integers(-5, 6, shape) + offset
-
-
-DOMAINS = {
-    "real": lambda rng, shape: rng.standard_normal(shape),
-    "positive": lambda rng, shape: rng.uniform(0.5, 2.0, shape),
-    "nonzero": lambda rng, shape: rng.choice([-1.0, 1.0], shape) * rng.uniform(0.5, 2.0, shape),
-    "unit": lambda rng, shape: rng.uniform(-0.8, 0.8, shape),
-    "above_one": lambda rng, shape: rng.uniform(1.2, 3.0, shape),
-    "angle": lambda rng, shape: rng.uniform(-1.2, 1.2, shape),
-    "exponent": lambda rng, shape: rng.uniform(-1.5, 1.5, shape),
-    # x % y and x // y stay away from their jumps: x / y lies in (2.09, 2.8).
-    "dividend": lambda rng, shape: rng.uniform(2.2, 2.8, shape),
-    "divisor": lambda rng, shape: rng.uniform(1.0, 1.05, shape),
-    # Exact zeros at every other element (the first one included).
-    "with_zero": lambda rng, shape: np.abs(rng.standard_normal(shape))
-    * (np.arange(np.prod(shape, dtype=int)).reshape(shape) % 2),
-    "even": _grid(0.0),
-    "odd": _grid(0.1),
-}
 
 # Constants the test functions index with (globals, read by the generated code).
 ROWS = np.array([True, False, True, True])
 REPEATED = np.array([2, 0, 2, 2])
-
-
-class Case(NamedTuple):
-    primal: object   # the registered callable this case exercises
-    fn: object       # a module-level function calling it
-    args: tuple      # (domain, shape) per parameter; shape None is a Python float
-    wrt: object = 0
-    bug: str = ""    # a known srcad bug: the case is a strict xfail
-
-
-def _binary(rows, shape_pairs, wrts=(0, 1, (0, 1))):
-    """Cases for rows `(primal, fn, domain of x, domain of y[, bug])`."""
-    return [Case(primal, fn, ((dx, sx), (dy, sy)), wrt, *bug)
-            for primal, fn, dx, dy, *bug in rows for sx, sy in shape_pairs for wrt in wrts]
-
-
-def _unary(rows, shapes):
-    """Cases for rows `(primal, fn, domain[, bug])`, one per shape."""
-    return [Case(primal, fn, ((domain, shape),), 0, *bug)
-            for primal, fn, domain, *bug in rows for shape in shapes]
-
-
-def _on(shape, rows):
-    """Cases for rows `(primal, fn[, bug])` of one real argument of `shape`."""
-    return [Case(primal, fn, (("real", shape),), 0, *bug) for primal, fn, *bug in rows]
 
 
 # ---- elementwise functions and unary operators ---------------------------------------------
@@ -516,6 +467,14 @@ TANGENT_HELPERS_ON_VECTOR = [
     (runtime.tangent_elements, lambda x: runtime.tangent_elements((x, x * 2.0), 2)[1] * x),
 ]
 
+def _area_modules():
+    """The case tables of rule areas kept in files of their own (`tests/rule_cases_*.py`)."""
+    import importlib
+    from pathlib import Path
+    return [importlib.import_module(f"tests.{path.stem}")
+            for path in sorted(Path(__file__).parent.glob("rule_cases_*.py"))]
+
+
 CASES = (
     _unary(UNARY, [None, (), (5,), (2, 3)])
     + _unary(SCALAR_ONLY, [None, ()])
@@ -539,6 +498,7 @@ CASES = (
     + [case for primal, fn, pairs in TANGENT_HELPERS
        for case in _binary([(primal, fn, "real", "real")], pairs, wrts=(0,))]
     + _on((4,), TANGENT_HELPERS_ON_VECTOR)
+    + [case for module in _area_modules() for case in module.CASES]
 )
 
 TOLERANCES = {np.float64: dict(rtol=1e-5, atol=1e-7), np.float32: dict(rtol=2e-3, atol=2e-4)}
