@@ -6,7 +6,8 @@ that calls it the way users write it (`x * y`, `np.multiply(x, y)`, `x.T`, `x[[0
 broadcasting pairs), with `wrt` (0, 1 and (0, 1) for binary operations) and with float64 and
 float32. `test_every_shipped_rule_has_a_case` fails when a rule is registered without a row
 here, and `test_case_reaches_its_rule` checks that each row really reaches the rule it
-claims. The functions must live in this file: srcad reads their source.
+claims. Rule areas with tables of their own live in `tests/rule_cases_*.py` (built from
+`tests/rule_table.py`) and are exercised here the same way.
 """
 import builtins
 import math
