@@ -1,0 +1,45 @@
+"""bench: `python -m srcad.bench`, srcad's derivatives timed against the gradient a person
+writes by hand in NumPy, tape mode, and the peers that are installed (autograd, JAX eager and
+jit, PyTorch eager).
+
+Pipeline: `workloads` (the programs and their hand-written derivatives) → `contenders` (how
+each tool computes the derivative) → `measure` (first call, agreement with the hand-written
+result, peak memory, interleaved timing) → `report` (tables, JSON, plot). Nothing here is
+imported by `import srcad`; peers are imported only when run.
+"""
+from __future__ import annotations
+
+from srcad.bench.contenders import CONTENDERS
+from srcad.bench.measure import measure
+from srcad.bench.report import plot, tables, write_json
+from srcad.bench.workloads import WORKLOADS
+
+
+def run(only=None, contenders=None, quick=False, json_path=None, plot_path=None, out=print):
+    """Measure the workloads named in `only` (default all) for `contenders` (default all;
+    "hand" is always included, as the baseline), print the tables, return the results."""
+    chosen = _select(WORKLOADS, only, lambda w: w.name, "workload")
+    names = _select(list(CONTENDERS), contenders, lambda c: c, "contender")
+    if "hand" not in names:
+        names.insert(0, "hand")
+    rounds, sample = (3, 0.002) if quick else (15, 0.02)
+    results = []
+    for workload in chosen:
+        results += measure(workload, names, rounds, sample)
+    out(tables(results, names))
+    if json_path:
+        write_json(results, json_path)
+    if plot_path:
+        plot(results, names, plot_path)
+    return results
+
+
+def _select(items, names, name_of, what):
+    if names is None:
+        return list(items)
+    known = {name_of(item): item for item in items}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise ValueError(f"unknown {what}(s) {', '.join(unknown)}; choose from "
+                         f"{', '.join(known)}")
+    return [known[n] for n in names]

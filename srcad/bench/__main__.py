@@ -1,0 +1,38 @@
+"""`python -m srcad.bench`: run the benchmark and print its tables (see srcad/bench)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from srcad.bench import run
+from srcad.bench.contenders import CONTENDERS
+from srcad.bench.workloads import WORKLOADS
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m srcad.bench", description=(
+        "Time srcad's derivatives against hand-written NumPy gradients, tape mode and the "
+        "peers that are installed."))
+    parser.add_argument("--only", help="comma-separated workloads: " + ", ".join(
+        w.name for w in WORKLOADS))
+    parser.add_argument("--contenders", help="comma-separated contenders: " + ", ".join(
+        CONTENDERS))
+    parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
+    parser.add_argument("--plot", metavar="PATH", help="also draw the ratios (needs matplotlib)")
+    parser.add_argument("--quick", action="store_true",
+                        help="few short samples: a smoke run, not a measurement")
+    options = parser.parse_args(argv)
+    try:
+        run(only=_names(options.only), contenders=_names(options.contenders),
+            quick=options.quick, json_path=options.json, plot_path=options.plot)
+    except ValueError as error:
+        parser.error(str(error))
+    return 0
+
+
+def _names(text):
+    return None if text is None else [t.strip() for t in text.split(",") if t.strip()]
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,154 @@
+"""contenders: how each tool computes a workload's derivative, as a zero-argument callable.
+
+`make(contender, workload)` returns `(call, None)` or `(None, reason)` when the contender
+cannot run this workload (not installed, refuses the program, cannot compile it). Peers get
+the workload's own source with `np` rebound to their array module, so every contender runs
+the same program. Imports of peers happen here, lazily.
+"""
+from __future__ import annotations
+
+import importlib
+import types
+
+CONTENDERS = ("hand", "srcad", "tape", "autograd", "jax", "jax.jit", "torch")
+
+
+def make(contender: str, workload):
+    """`(call, reason)`: exactly one is None. The call may still fail when it runs (a peer
+    refusing in-place writes, Python control flow on traced values): the caller reports it."""
+    note = workload.notes.get(contender)
+    if note:
+        return None, note
+    try:
+        return _MAKERS[contender](workload), None
+    except _Unavailable as missing:
+        return None, str(missing)
+
+
+class _Unavailable(Exception):
+    """The contender cannot run this workload here."""
+
+
+def _bound(workload, derivative):
+    args = workload.make_args()
+    return lambda: derivative(*args)
+
+
+def _hand(workload):
+    return _bound(workload, workload.hand)
+
+
+def _srcad(workload):
+    import srcad
+    maker = {"grad": srcad.grad, "jacobian": srcad.jacobian, "hvp": srcad.hvp}[workload.kind]
+    return _bound(workload, maker(workload.fn, wrt=workload.wrt))
+
+
+def _tape(workload):
+    from srcad import tape
+    import numpy as np
+    positions = workload.wrt if isinstance(workload.wrt, tuple) else (workload.wrt,)
+    if workload.kind == "grad":
+        return _bound(workload, tape.grad(workload.fn, wrt=workload.wrt))
+    if workload.kind == "hvp":  # nested tapes: the gradient of <gradient, v>
+        inner = tape.grad(workload.fn, wrt=workload.wrt)
+
+        def product(*args):
+            *primal, v = args
+
+            def directional(w, *rest):
+                return np.sum(inner(w, *rest) * v)
+            return tape.grad(directional)(*primal)
+        return _bound(workload, product)
+
+    def jacobian(*args):
+        with tape.GradientTape() as recorder:
+            watched = [tape.constant(a) if i in positions else a for i, a in enumerate(args)]
+            for i in positions:
+                recorder.watch(watched[i])
+            output = workload.fn(*watched)
+        return recorder.jacobian(output, watched[positions[0]])
+    return _bound(workload, jacobian)
+
+
+def _rebound(fn, module):
+    """`fn` running with `np` bound to another array module."""
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "np": module}, fn.__name__,
+                              fn.__defaults__, fn.__closure__)
+
+
+def _module(name: str):
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        raise _Unavailable(f"{name.split('.')[0]} is not installed") from None
+
+
+def _argnums(workload):
+    return workload.wrt
+
+
+def _autograd(workload):
+    autograd = _module("autograd")
+    fn = _rebound(workload.fn, _module("autograd.numpy"))
+    if workload.kind == "grad":
+        derivative = autograd.grad(fn, _argnums(workload))
+    elif workload.kind == "jacobian":
+        derivative = autograd.jacobian(fn, _argnums(workload))
+    else:
+        product = autograd.hessian_vector_product(fn, _argnums(workload))
+        derivative = lambda *args: product(*args[:-1], args[-1])  # noqa: E731
+    return _bound(workload, derivative)
+
+
+def _jax_derivative(workload):
+    jax = _module("jax")
+    jax.config.update("jax_enable_x64", True)
+    fn = _rebound(workload.fn, _module("jax.numpy"))
+    if workload.kind == "grad":
+        return jax.grad(fn, _argnums(workload))
+    if workload.kind == "jacobian":
+        return jax.jacfwd(fn, _argnums(workload))
+    gradient = jax.grad(fn, _argnums(workload))
+    return lambda *args: jax.jvp(lambda w: gradient(w, *args[1:-1]), (args[0],),
+                                 (args[-1],))[1]
+
+
+def _jax(workload):
+    return _bound(workload, _blocking(_jax_derivative(workload)))
+
+
+def _jax_jit(workload):
+    return _bound(workload, _blocking(_module("jax").jit(_jax_derivative(workload))))
+
+
+def _blocking(derivative):
+    """JAX returns before its arrays are computed: wait for them, or nothing is timed."""
+    import jax
+    return lambda *args: jax.block_until_ready(derivative(*args))
+
+
+def _torch(workload):
+    torch = _module("torch")
+    from srcad.bench.torch_numpy import namespace
+    fn = _rebound(workload.fn, namespace(torch))
+    positions = workload.wrt if isinstance(workload.wrt, tuple) else (workload.wrt,)
+
+    def derivative(*args):
+        tensors = [torch.tensor(a, dtype=torch.float64, requires_grad=i in positions)
+                   if not isinstance(a, float) or i in positions else a
+                   for i, a in enumerate(args)]
+        if workload.kind == "jacobian":
+            return torch.autograd.functional.jacobian(
+                lambda x: fn(x, *tensors[1:]), tensors[0]).numpy()
+        if workload.kind == "hvp":
+            return torch.autograd.functional.hvp(
+                lambda w: fn(w, *tensors[1:-1]), tensors[0], tensors[-1])[1].numpy()
+        grads = torch.autograd.grad(fn(*tensors), [tensors[i] for i in positions])
+        grads = tuple(g.numpy() for g in grads)
+        return grads if isinstance(workload.wrt, tuple) else grads[0]
+    return _bound(workload, derivative)
+
+
+_MAKERS = {"hand": _hand, "srcad": _srcad, "tape": _tape, "autograd": _autograd, "jax": _jax,
+           "jax.jit": _jax_jit, "torch": _torch}

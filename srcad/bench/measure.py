@@ -1,0 +1,115 @@
+"""measure: first call, agreement, peak memory and interleaved timing of every contender
+on one workload.
+
+Timing is interleaved: each round times every contender once (a batch of calls sized so a
+sample lasts a few milliseconds), in an order that rotates between rounds, so drift of a
+shared machine reaches all contenders alike; the reported figure is the median sample.
+"""
+from __future__ import annotations
+
+import time
+import tracemalloc
+from dataclasses import dataclass
+
+import numpy as np
+
+from srcad.bench.contenders import make
+
+# Peers whose arrays live outside NumPy's allocator: tracemalloc cannot see their memory.
+_UNTRACED = {"jax", "jax.jit", "torch"}
+
+
+@dataclass
+class Result:
+    workload: str
+    contender: str
+    median: float | None = None       # seconds per derivative call
+    first_call: float | None = None   # seconds: transformation, compilation and one call
+    peak_memory: int | None = None    # bytes allocated at the peak of one call
+    agrees: bool | None = None        # with the hand-written derivative
+    note: str = ""
+
+
+def measure(workload, contenders, rounds: int, sample_seconds: float) -> list[Result]:
+    import srcad
+    expected = workload.hand(*workload.make_args())
+    results, calls = [], {}
+    for contender in contenders:
+        result = Result(workload.name, contender)
+        results.append(result)
+        if contender == "srcad":
+            srcad.clear_cache()  # the first call pays the transformation
+        call, reason = make(contender, workload)
+        if call is None:
+            result.note = reason
+            continue
+        try:
+            start = time.perf_counter()
+            value = call()
+            result.first_call = time.perf_counter() - start
+        except Exception as error:  # a peer refusing the program: report, go on
+            result.note = f"refuses: {type(error).__name__}: {_first_line(error)}"
+            continue
+        result.agrees = _agree(value, expected)
+        if not result.agrees:
+            result.note = "disagrees with the hand-written derivative"
+        if contender not in _UNTRACED:
+            result.peak_memory = _peak_memory(call)
+        calls[contender] = call
+    samples = _interleaved(calls, rounds, sample_seconds)
+    for result in results:
+        if result.contender in samples:
+            result.median = float(np.median(samples[result.contender]))
+    return results
+
+
+def _first_line(error) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0][:90] if text else ""
+
+
+def _agree(value, expected) -> bool:
+    values = value if isinstance(value, (tuple, list)) else (value,)
+    wanted = expected if isinstance(expected, (tuple, list)) else (expected,)
+    if len(values) != len(wanted):
+        return False
+    return all(np.allclose(np.asarray(v, dtype=float), np.asarray(w, dtype=float), rtol=1e-6,
+                           atol=1e-9) for v, w in zip(values, wanted))
+
+
+def _peak_memory(call) -> int:
+    tracemalloc.start()
+    try:
+        baseline = tracemalloc.get_traced_memory()[0]
+        call()
+        return tracemalloc.get_traced_memory()[1] - baseline
+    finally:
+        tracemalloc.stop()
+
+
+def _batch_size(call, sample_seconds: float) -> int:
+    """How many calls make one sample of about `sample_seconds`."""
+    number = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(number):
+            call()
+        elapsed = time.perf_counter() - start
+        if elapsed >= sample_seconds / 4 or number >= 1 << 16:
+            return max(1, int(number * sample_seconds / max(elapsed, 1e-9)))
+        number *= 4
+
+
+def _interleaved(calls: dict, rounds: int, sample_seconds: float) -> dict:
+    numbers = {name: _batch_size(call, sample_seconds) for name, call in calls.items()}
+    samples = {name: [] for name in calls}
+    names = list(calls)
+    for round_index in range(rounds):
+        shift = round_index % max(len(names), 1)
+        for name in names[shift:] + names[:shift]:
+            call, number = calls[name], numbers[name]
+            start = time.perf_counter()
+            for _ in range(number):
+                call()
+            samples[name].append((time.perf_counter() - start) / number)
+    return samples

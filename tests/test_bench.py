@@ -1,0 +1,85 @@
+"""The benchmark runs (a smoke run on two workloads, as CI does) and its pieces report what
+they should. No timing is asserted: timings belong to `python -m srcad.bench`."""
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.bench import contenders, run
+from srcad.bench.measure import Result
+from srcad.bench.report import tables
+from srcad.bench.workloads import WORKLOADS
+
+
+def test_quick_run_on_two_workloads_writes_agreeing_results(tmp_path):
+    path = tmp_path / "bench.json"
+    completed = subprocess.run(
+        [sys.executable, "-m", "srcad.bench", "--quick", "--only", "scalar,rnn",
+         "--contenders", "srcad,tape", "--json", str(path)],
+        capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr
+    assert "Median time per derivative call" in completed.stdout
+    rows = json.loads(path.read_text())
+    assert {(r["workload"], r["contender"]) for r in rows} == {
+        (w, c) for w in ("scalar", "rnn") for c in ("hand", "srcad", "tape")}
+    for row in rows:
+        assert row["agrees"] is True and row["median"] > 0 and row["first_call"] > 0
+
+
+@pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.name)
+def test_hand_written_derivatives_agree_with_srcad_and_finite_differences(workload):
+    """The baseline is checked against numbers, not trusted: srcad's derivative and, for
+    gradients, central differences of the objective."""
+    srcad_call, _ = contenders.make("srcad", workload)
+    hand_call, _ = contenders.make("hand", workload)
+    got, hand = srcad_call(), hand_call()
+    for a, b in zip(got if isinstance(got, tuple) else (got,),
+                    hand if isinstance(hand, tuple) else (hand,)):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10)
+    if workload.kind == "grad":
+        args = workload.make_args()
+        position = workload.wrt[0] if isinstance(workload.wrt, tuple) else workload.wrt
+        first = hand[0] if isinstance(workload.wrt, tuple) else hand
+        x = np.asarray(args[position], dtype=float)
+        index = (0,) * x.ndim
+        step = np.zeros_like(x)
+        step[index] = 1e-6
+
+        def moved(sign):
+            shifted = list(args)
+            shifted[position] = x + sign * step if x.ndim else float(x) + sign * 1e-6
+            return workload.fn(*shifted)
+        numeric = (moved(1) - moved(-1)) / 2e-6
+        assert np.asarray(first)[index] == pytest.approx(numeric, rel=1e-5, abs=1e-8)
+
+
+def test_missing_peers_and_refusals_are_notes_not_failures(monkeypatch):
+    monkeypatch.setitem(contenders._MAKERS, "torch", lambda w: (_ for _ in ()).throw(
+        contenders._Unavailable("torch is not installed")))
+    results = run(only=["while"], contenders=["srcad", "torch"], quick=True, out=lambda s: None)
+    torch_row = next(r for r in results if r.contender == "torch")
+    assert torch_row.median is None and "not installed" in torch_row.note
+
+
+def test_unknown_names_are_refused():
+    with pytest.raises(ValueError, match="unknown workload"):
+        run(only=["nope"], out=lambda s: None)
+
+
+def test_tables_show_ratios_and_flag_wrong_results():
+    results = [Result("w", "hand", median=2e-6, first_call=1e-5, peak_memory=0, agrees=True),
+               Result("w", "srcad", median=5e-6, first_call=2e-2, peak_memory=2048,
+                      agrees=False)]
+    text = tables(results, ["hand", "srcad"])
+    assert "5 us (2.5x) WRONG" in text and "20 ms" in text and "2 kB" in text
+
+
+def test_benchmark_is_not_imported_by_srcad():
+    completed = subprocess.run([sys.executable, "-c", "import srcad, sys; "
+                                "print(any(m.startswith('srcad.bench') for m in sys.modules))"],
+                               capture_output=True, text=True)
+    assert completed.stdout.strip() == "False"
+    assert srcad.grad  # the package itself imports
