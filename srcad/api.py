@@ -19,7 +19,7 @@ from srcad.frontend.parse import code_of
 from srcad.higher_order import adapter, transformable
 
 
-_NO_CONTAINERS = frozenset()
+_FLOATS = {(float,) * n for n in range(1, 9)}
 
 
 class Derivative:
@@ -42,27 +42,34 @@ class Derivative:
         self._positional = None not in self.positions
         self._compiled = {}  # the wrt arguments that are containers → (adjoint, VJP maker)
         self.replayable = False  # whether the last forward sweep's backward may be replayed
+        self._latest = {}  # the types of the wrt arguments → (adjoint, VJP maker)
 
     @property
     def source(self) -> str:
         """The generated adjoint program (for array or float arguments), as Python source."""
         return self._vjp_maker(frozenset())[0].source
 
-    def _vjp_maker(self, containers: frozenset):
-        """The compiled adjoint and its bound VJP maker, for arguments of this kind."""
-        entry = self._compiled.get(containers)
+    def _vjp_maker(self, containers: frozenset, numbers: tuple = ()):
+        """The compiled adjoint and its bound VJP maker, for arguments of this kind:
+        `numbers[i]` tells whether the i-th `wrt` argument is a Python number."""
+        entry = self._compiled.get((containers, numbers))
         if entry is None or not entry[0].guards_hold(self.function):
-            compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux, containers)
-            entry = self._compiled[containers] = (compiled, compiled.bind(self.function))
+            scalars = frozenset(n for n, number in zip(self.names, numbers) if number)
+            compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux, containers,
+                                              scalars=scalars)
+            entry = self._compiled[containers, numbers] = (compiled,
+                                                           compiled.bind(self.function))
         return entry
 
     def forward(self, args, kwargs):
         """Run the forward sweep: (output, backward, the unpromoted wrt arguments)."""
         if self._positional and self._last_position < len(args):  # the common, fast case
             originals = [args[p] for p in self.positions]
-            args = list(args)
-            for position, name, value in zip(self.positions, self.names, originals):
-                args[position] = promote(value, name)
+            kinds = tuple(map(type, originals))
+            if kinds not in _FLOATS:  # Python floats need no promotion
+                args = list(args)
+                for position, name, value in zip(self.positions, self.names, originals):
+                    args[position] = promote(value, name)
         else:
             bound = inspect.signature(self.fn).bind(*args, **kwargs)
             bound.apply_defaults()
@@ -70,9 +77,14 @@ class Derivative:
             for name, value in zip(self.names, originals):
                 bound.arguments[name] = promote(value, name)
             args, kwargs = bound.args, bound.kwargs
-        containers = frozenset(n for n, v in zip(self.names, originals) if is_container(v)) \
-            if any(map(is_container, originals)) else _NO_CONTAINERS
-        compiled, maker = self._vjp_maker(containers)
+            kinds = tuple(map(type, originals))
+        entry = self._latest.get(kinds)  # arguments of the kinds seen before: no analysis
+        if entry is None or not entry[0].guards_hold(self.function):
+            containers = frozenset(n for n, v in zip(self.names, originals)
+                                   if is_container(v))
+            entry = self._latest[kinds] = self._vjp_maker(
+                containers, tuple(k is float or k is int for k in kinds))
+        compiled, maker = entry
         output, backward = maker(*self.receiver, *args, **kwargs)
         self.replayable = compiled.replayable
         return output, backward, originals
@@ -81,7 +93,8 @@ class Derivative:
         raw = backward(cotangent)
         if len(self.names) == 1:
             raw = (raw,)
-        shaped = tuple(like_argument(g, x) for g, x in zip(raw, originals))
+        shaped = tuple(float(g) if type(x) is float and isinstance(g, float)  # the common case
+                       else like_argument(g, x) for g, x in zip(raw, originals))
         return shaped if isinstance(self.wrt, tuple) else shaped[0]
 
 

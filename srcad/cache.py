@@ -23,17 +23,19 @@ _lock = threading.Lock()
 
 
 def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
-                     containers: frozenset = frozenset(), mode: str = "rev") -> CompiledAdjoint:
+                     containers: frozenset = frozenset(), mode: str = "rev",
+                     scalars: frozenset = frozenset()) -> CompiledAdjoint:
     """`containers`: the `wrt` parameters that hold dicts, lists or tuples of values;
-    `mode`: "rev" for the VJP maker, "fwd" for the JVP function (see pipeline.transform)."""
-    key = (fn.__code__, wrt, mode, has_aux, containers, __version__)
+    `mode`: "rev" for the VJP maker, "fwd" for the JVP function; `scalars`: the parameters
+    holding Python numbers (see pipeline.transform)."""
+    key = (fn.__code__, wrt, mode, has_aux, containers, scalars, __version__)
     with _lock:
         for entry in _entries.get(key, ()):
             if entry.guards_hold(fn):
                 _counts["hits"] += 1
                 return entry
         _counts["misses"] += 1
-    entry = pipeline.transform(fn, wrt, has_aux, containers, mode)
+    entry = pipeline.transform(fn, wrt, has_aux, containers, mode, scalars)
     with _lock:
         _entries.setdefault(key, []).append(entry)
     return entry

@@ -9,6 +9,7 @@ value is seen by the next call) and one cell per object the adjoint needs (see b
 from __future__ import annotations
 
 import ast
+import builtins
 import itertools
 import linecache
 import types
@@ -21,6 +22,7 @@ from srcad.frontend.resolve import Guard
 from srcad.transform.reverse import SCOPE
 
 _SERIAL = itertools.count(1)
+_ABSENT = object()
 
 
 @dataclass(frozen=True)
@@ -37,7 +39,21 @@ class CompiledAdjoint:
                                               compare=False, repr=False)
 
     def guards_hold(self, fn) -> bool:
-        return all(guard.holds(fn) for guard in self.guards)
+        """Whether the names the transformation resolved are still bound as they were (this
+        runs on every call, so globals and builtins are compared inline)."""
+        namespace = fn.__globals__
+        for name, value in self._names:
+            bound = namespace.get(name, _ABSENT)
+            if bound is _ABSENT:
+                bound = getattr(builtins, name, _ABSENT)
+            if bound is not value:
+                return False
+        return all(guard.holds(fn) for guard in self._cells)
+
+    def __post_init__(self):
+        object.__setattr__(self, "_names", tuple(
+            (g.name, g.value) for g in self.guards if g.cell is None))
+        object.__setattr__(self, "_cells", tuple(g for g in self.guards if g.cell is not None))
 
     def bound(self, fn) -> types.FunctionType:
         """`bind(fn)`, made once per function object (calls of helpers go through here)."""

@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import gast
 
+from dataclasses import replace
+
 from srcad.analysis.activity import analyze_activity
 from srcad.analysis.aliasing import check_in_place_updates
+from srcad.analysis.scalars import scalar_names
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
 from srcad.frontend.normalize import normalize
@@ -25,7 +28,8 @@ from srcad.transform.reverse import reverse
 
 
 def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
-              containers: frozenset = frozenset(), mode: str = "rev") -> CompiledAdjoint:
+              containers: frozenset = frozenset(), mode: str = "rev",
+              scalars: frozenset = frozenset()) -> CompiledAdjoint:
     """The VJP maker (mode "rev") or JVP function (mode "fwd") of `fn` with respect to the
     parameters named in `wrt`.
 
@@ -34,7 +38,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     "fwd": calling it with a tuple of the `wrt` parameters' tangents, then `fn`'s arguments,
     returns `(output, tangent_of_output)`; a tangent is None where it is zero.
     With `has_aux`, `fn` returns `(output, aux)` and only `output` is differentiated.
-    `containers` names the `wrt` parameters that hold dicts, lists or tuples of values.
+    `containers` names the `wrt` parameters that hold dicts, lists or tuples of values;
+    `scalars` those that hold Python numbers (the code is specialised on it).
     """
     parsed = parse_function(fn)                                  # parse
     fence(parsed)                                                # fence
@@ -46,6 +51,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     if has_aux:
         output, block = _split_aux(simple, output, block, namer)
     activity = analyze_activity(block, set(wrt), output)         # activity
+    activity = replace(activity, scalars=scalar_names(block, param_names(simple), scalars))
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
                                      simple.versions, parsed, simple.return_variable)
     bindings = Bindings(namer, resolver)

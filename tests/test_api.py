@@ -163,3 +163,31 @@ def test_a_vjp_function_can_be_called_again(rng):
     _, vjp_fn = srcad.vjp(rnn, x, W, wrt=(0, 1))
     first, second = vjp_fn(1.0), vjp_fn(2.0)
     np.testing.assert_allclose(second[1], 2.0 * first[1])
+
+
+def float_times_array(x, w):
+    scaled = x * w + np.sin(x)
+    return np.sum(scaled * x)
+
+
+def float_loop(k, c):
+    x, v = 1.0, 0.0
+    for _ in range(5):
+        x, v = x + 0.1 * v, v - 0.1 * (k * x + c * v)
+    return x * x + v
+
+
+def test_float_arguments_are_specialised_without_losing_broadcast_sums():
+    """With Python floats in `wrt` the adjoint leaves out `unbroadcast` where both sides are
+    numbers, and keeps it where a float meets an array."""
+    w = np.array([0.5, -1.0, 2.0])
+    gx, gw = srcad.grad(float_times_array, wrt=(0, 1))(0.3, w)
+    assert type(gx) is float
+    assert gx == pytest.approx(np.sum(2 * 0.3 * w) + np.cos(0.3) * 3 * 0.3 + 3 * np.sin(0.3))
+    np.testing.assert_allclose(gw, 0.3 ** 2 * np.ones(3))
+    specialised = srcad.cache.compiled_adjoint(float_loop, ("k", "c"),
+                                               scalars=frozenset({"k", "c"})).source
+    assert "unbroadcast" not in specialised
+    numeric = (float_loop(2.0 + 1e-6, 0.5) - float_loop(2.0 - 1e-6, 0.5)) / 2e-6
+    assert srcad.grad(float_loop)(2.0, 0.5) == pytest.approx(numeric, rel=1e-6)
+    assert srcad.grad(float_loop)(np.float64(2.0), 0.5) == pytest.approx(numeric, rel=1e-6)

@@ -30,6 +30,7 @@ class Activity:
     active: frozenset          # names that need adjoints
     partial: dict              # packed name → keys of its only useful elements
     varied: frozenset          # names that depend on `wrt` (needed or not)
+    scalars: frozenset = frozenset()  # names surely holding numbers (srcad.analysis.scalars)
 
     def element_useful(self, name: str, key) -> bool:
         return name not in self.partial or _key(key) in self.partial[name]

@@ -280,7 +280,7 @@ class _Tangents:
                 "`g` is the tangent of `x`: one rule per positional argument, `None` for an "
                 "argument without a tangent.")
         target = op.targets[0]
-        same_shape = same_shape_arguments(op)
+        same_shape = same_shape_arguments(op, self.activity.scalars)
         parts = []
         for template, bound, argument in rule_applications(entry, op, self.parsed, "defjvp"):
             g = self.tangent_of_atom(argument) if argument is not None else _NONE

@@ -292,7 +292,7 @@ class _Backward:
                 f"register one with `srcad.defvjp({op.label}, lambda g, ans, x: ...)`: one "
                 "rule per positional argument, `None` for an argument without a gradient.")
         g, ans = load(self.adjoints.name(op.targets[0])), load(op.targets[0])
-        same_shape = same_shape_arguments(op)
+        same_shape = same_shape_arguments(op, self.activity.scalars)
         statements = []
         for template, bound, argument in rule_applications(entry, op, self.parsed, "defvjp"):
             if self._carries(argument):
@@ -377,8 +377,11 @@ def argument_at(op: Operation, template, bound, position: int):
     return bound.arguments.get(names[position]) if position < len(names) else None
 
 
-def same_shape_arguments(op: Operation) -> frozenset:
-    """Arguments of an elementwise call whose other arguments are all scalar constants."""
+def same_shape_arguments(op: Operation, scalars: frozenset = frozenset()) -> frozenset:
+    """Arguments known to have the output's shape: of an elementwise call whose other
+    arguments are all scalar constants, or numbers when the output is a number."""
+    if op.targets and op.targets[0] in scalars:
+        return frozenset(a.id for a in op.args if isinstance(a, gast.Name) and a.id in scalars)
     if not (isinstance(op.callee, np.ufunc) or op.label in _ELEMENTWISE_SYMBOLS):
         return frozenset()
     names = [a for a in op.args if isinstance(a, gast.Name)]
