@@ -211,6 +211,7 @@ class _HVP:
                              "of arrays is one argument).")
         self.fn = fn
         (self.name,), (self.position,) = _positional(fn, wrt, "hvp")
+        self._derivatives = {}  # argument containers → the reverse-mode derivative of P
 
     def program(self, containers=frozenset()):
         function = transformable(self.fn)
@@ -225,12 +226,15 @@ class _HVP:
         *args, vector = args_and_vector
         x = args[self.position] = promote(args[self.position], self.name)
         containers = frozenset({self.name}) if is_container(x) else frozenset()
-        (value, slope), pullback = api.vjp(self.program(containers), (vector,), *args,
-                                           wrt=self.position + 1)
+        derivative = self._derivatives.get(containers)
+        if derivative is None or derivative.fn is not self.program(containers):
+            derivative = self._derivatives[containers] = api.Derivative(
+                self.program(containers), wrt=self.position + 1)
+        (value, slope), backward, originals = derivative.forward(((vector,), *args), {})
         one = seed_for(value)  # the function must be scalar: a clear error otherwise
         if slope is None:  # on this path the output does not depend on the argument
             return like_argument(None, x)
-        return pullback((one * 0, seed_for(slope)))
+        return derivative.gradients(backward, (one * 0, seed_for(slope)), originals)
 
 
 def hvp(fn, wrt=0):
