@@ -147,12 +147,18 @@ def _tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
         return _derivative_tangent_program(fn, spec, args, kwargs)
     if fn is calls.call_jvp or fn is calls.call_method_jvp:  # a tangent program's call
         fn = _direct_call(fn, args, kwargs)
+    if isinstance(fn, CustomGradient):  # before unwrapping, which would find its body
+        raise UnsupportedDerivativeError(
+            f"srcad cannot take a second derivative through the custom gradient "
+            f"{fn.__name__}: its grad_fn depends on the arguments through the values it "
+            "captures, which srcad does not follow.",
+            fix=f"register rules with `srcad.defvjp({fn.__name__}, ...)` and "
+            f"`srcad.defjvp({fn.__name__}, ...)` written with NumPy (srcad differentiates "
+            "those), or use tape mode (`srcad.GradientTape`), which records grad_fn.")
     function = inspect.unwrap(fn)
     if isinstance(function, types.FunctionType) and calls.jvp_rules(fn) is None \
             and calls.jvp_rules(function) is None:
         fn = function  # its own tangent program, as `calls.jvp_call` would run it
-    elif isinstance(fn, CustomGradient):
-        calls.jvp_call(fn, (0,), (0.0,), (), {})  # raises: no tangent for a custom gradient
     else:
         fn = _wrapper(fn, len(args), tuple(kwargs))
     places = [calls.parameter_of(fn, s) for s in spec]

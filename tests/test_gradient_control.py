@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.errors import SrcadError
+from srcad.errors import SrcadError, UnsupportedDerivativeError
 from srcad.testing import numerical_gradient
 from tests import marked_programs as p
 
@@ -71,3 +71,44 @@ def test_example_recovers_the_quantized_weights():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     np.testing.assert_allclose(module.main(), [0.5, -1.25, 2.0])
+
+
+def test_forward_mode_through_a_custom_gradient_uses_its_grad_fn():
+    """The JVP comes from grad_fn (J t is the gradient over u of <grad_fn(u), t>), so it
+    keeps the custom rule's stability where the automatic derivative overflows."""
+    x, v = np.array([1000.0, 0.5, -30.0]), np.array([1.0, -2.0, 0.5])
+    _, tangent = srcad.jvp(p.custom_softplus_sum, (x,), (v,))
+    assert tangent == pytest.approx(np.sum(v / (1.0 + np.exp(-x))), rel=1e-12)
+    a, b = np.array([1.0, 2.0]), np.array([0.5, -1.0])
+    _, product = srcad.jvp(p.uses_scaled_product, (a, b), (np.ones(2), np.ones(2)))
+    assert product == pytest.approx(np.sum(3.0 * (b + a)), rel=1e-12)
+    with pytest.raises(SrcadError, match="returned 2 cotangent"):
+        srcad.jvp(p.uses_wrong_count, (a,), (np.ones(2),))
+
+
+def test_second_derivatives_through_a_custom_gradient_are_refused_not_guessed():
+    x = np.array([0.3, -0.4])
+    with pytest.raises(UnsupportedDerivativeError, match="custom gradient stable_softplus"):
+        srcad.hvp(p.custom_softplus_sum)(x, np.ones(2))
+    with pytest.raises(UnsupportedDerivativeError, match="custom gradient"):
+        srcad.grad(lambda x: np.sum(srcad.grad(p.custom_softplus_sum)(x)))(x)
+
+
+def smooth_step(x):
+    return np.log1p(np.exp(x))
+
+
+srcad.defvjp(smooth_step, lambda g, ans, x: g / (1.0 + np.exp(-x)))
+srcad.defjvp(smooth_step, lambda g, ans, x: g / (1.0 + np.exp(-x)))
+
+
+def smooth_step_sum(x):
+    return np.sum(smooth_step(x) * x)
+
+
+def test_second_derivatives_through_registered_rules():
+    """Rules written with NumPy are differentiated again: the Hessian of x * softplus(x)."""
+    x = np.array([0.3, -1.5, 2.0])
+    s = 1.0 / (1.0 + np.exp(-x))
+    np.testing.assert_allclose(srcad.hessian(smooth_step_sum)(x),
+                               np.diag(2 * s + x * s * (1 - s)), rtol=1e-12)
