@@ -112,3 +112,16 @@ def test_second_derivatives_through_registered_rules():
     s = 1.0 / (1.0 + np.exp(-x))
     np.testing.assert_allclose(srcad.hessian(smooth_step_sum)(x),
                                np.diag(2 * s + x * s * (1 - s)), rtol=1e-12)
+
+
+def test_tape_mode_takes_second_derivatives_through_a_custom_gradient():
+    """Nested tapes record grad_fn itself, so the second derivative follows the user's rule
+    (source mode refuses this, see above)."""
+    x0 = np.array([0.3, -1.5, 2.0])
+    x = srcad.tape.Variable(x0)
+    with srcad.tape.GradientTape() as outer:
+        with srcad.tape.GradientTape() as inner:
+            y = p.custom_softplus_sum(x)
+        total = np.sum(inner.gradient(y, x))
+    s = 1.0 / (1.0 + np.exp(-x0))
+    np.testing.assert_allclose(np.asarray(outer.gradient(total, x)), s * (1 - s), rtol=1e-12)
