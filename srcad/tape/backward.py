@@ -16,9 +16,7 @@ the same ids, records the sweep itself: its gradient is a second derivative.
 """
 from __future__ import annotations
 
-import numpy as np
-
-from srcad.tape.dispatch import NestedIds, any_tracked, handle
+from srcad.tape.dispatch import NestedIds, any_tracked, handle, same_kind
 
 
 def reachable(nodes, count: int, source_ids) -> set:
@@ -84,12 +82,12 @@ def sweep(nodes, count: int, seeds: dict, source_ids, reach: set, record: bool,
 
 
 def _multi_output_cotangent(grads, keep, out_ids, values):
-    """The cotangent of a tuple of results: zeros for the results nothing read."""
+    """The cotangent of a tuple of results, None for the results nothing read, as source
+    mode hands it to the rule (which then skips their terms: `np.linalg.eigh`'s vectors)."""
     parts = [grads.get(i) if i in keep else grads.pop(i, None) for i in out_ids]
     if all(part is None for part in parts):
         return None
-    return type(values)(np.zeros_like(v) if part is None else part
-                        for part, v in zip(parts, values))
+    return same_kind(values, parts)
 
 
 def _accumulate(grads, input_id, cotangent):
@@ -110,5 +108,5 @@ def _as_tensors(value, tensor_id):
     if tensor_id is None or value is None:  # None: a value the rules do not read
         return value
     if type(tensor_id) is tuple:
-        return type(value)(_as_tensors(v, i) for v, i in zip(value, tensor_id))
+        return same_kind(value, [_as_tensors(v, i) for v, i in zip(value, tensor_id)])
     return handle(value, tensor_id)

@@ -233,14 +233,22 @@ class NestedIds(tuple):
 
 
 def wrap(value):
-    """(result with arrays as tensors, their id or tuple of ids); other results as they are."""
+    """(result with arrays as tensors, their id or tuple of ids); other results as they are.
+    A tuple, list or named tuple of arrays (`np.split`, `np.linalg.eigh`) holds tensors."""
     if isinstance(value, _WRAPPED):
         tensor = new_tensor(value)
         return tensor, tensor._id
-    if type(value) in (tuple, list) and value and all(isinstance(v, _WRAPPED) for v in value):
+    if isinstance(value, (tuple, list)) and value and all(isinstance(v, _WRAPPED) for v in value):
         tensors = [new_tensor(v) for v in value]
-        return type(value)(tensors), tuple(t._id for t in tensors)
+        return same_kind(value, tensors), tuple(t._id for t in tensors)
     return value, None
+
+
+def same_kind(like, items):
+    """`items` as a sequence of `like`'s type: a list, a tuple or a named tuple."""
+    if hasattr(type(like), "_fields"):  # a named tuple takes its fields one by one
+        return type(like)(*items)
+    return type(like)(items)
 
 
 def any_tracked(tracked, ids) -> bool:
