@@ -1,4 +1,5 @@
-"""Command line: `python -m srcad demo` and `python -m srcad show FILE.py:FUNC [--wrt 0,1]`."""
+"""Command line: `python -m srcad demo`, `python -m srcad show FILE.py:FUNC [--wrt 0,1]` and
+`python -m srcad rules [--all]`."""
 from __future__ import annotations
 
 import argparse
@@ -38,10 +39,17 @@ def main(argv=None) -> int:
     show = commands.add_parser("show", help="print the adjoint of FILE.py:FUNCTION")
     show.add_argument("target", help="path/to/file.py:function")
     show.add_argument("--wrt", default="0", help="parameter indices or names, e.g. 0,1 or w")
+    rules = commands.add_parser("rules", help="list the functions srcad has derivative rules "
+                                "for, and those it knows have no derivative")
+    rules.add_argument("--all", action="store_true", help="include srcad's internal helpers")
     arguments = parser.parse_args(argv)
     if arguments.command == "demo":
         from srcad.demo import run
         run()
+        return 0
+    if arguments.command == "rules":
+        from srcad.rules.table import render, rule_rows
+        print(render(rule_rows(include_internal=arguments.all)))
         return 0
     from srcad.api import show as show_source
     try:

@@ -2,9 +2,12 @@
 
 Which parameters `wrt` names (an index, a name, or a tuple of them, as JAX's argnums);
 how an argument is promoted before differentiation (a Python `int` becomes a float, an
-integer array is refused); which outputs `grad` accepts (real, exactly one element) and the
-seed it starts from; and how a gradient is given the structure, shape and dtype of its
-argument (float for float, float32 stays float32).
+integer array is refused, a complex one is kept); which outputs `grad` accepts (real,
+exactly one element) and the seed it starts from; and how a gradient is given the
+structure, shape and dtype of its argument (float for float, float32 stays float32,
+complex for complex). Complex values follow JAX's and autograd's convention (see
+srcad/rules/numpy_ufuncs.py): the gradient of a real L at z = x + iy is dL/dx - i dL/dy,
+and a real argument's gradient is the real part of what the backward sweep computed.
 """
 from __future__ import annotations
 
@@ -83,16 +86,16 @@ def rebuilt(template, parts):
 
 
 def promote(value, name: str):
-    """The value differentiated in place of an argument: ints become floats, and the leaves
-    of dicts, lists and tuples are promoted one by one."""
-    if type(value) is float or type(value) is np.ndarray and value.dtype.kind == "f":
+    """The value differentiated in place of an argument: ints become floats, floats and
+    complex numbers stay, and the leaves of dicts, lists and tuples are promoted one by one."""
+    if type(value) is float or type(value) is np.ndarray and value.dtype.kind in "fc":
         return value
     if is_container(value):
         return _rebuild(value, [promote(v, name) for v in _children(value)])
-    if isinstance(value, (float, np.floating)) and not isinstance(value, bool):
+    if isinstance(value, (float, complex, np.inexact)) and not isinstance(value, bool):
         return value
     if isinstance(value, np.ndarray):
-        if value.dtype.kind == "f":
+        if value.dtype.kind in "fc":
             return value
         what = f"an array of dtype {value.dtype}"
     elif isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
@@ -102,7 +105,8 @@ def promote(value, name: str):
     hint = ("convert it with `x.astype(float)`" if isinstance(value, np.ndarray)
             and value.dtype.kind in "iub" else "pass a float or a float array")
     raise NonDifferentiableInputError(
-        f"argument {name!r} in wrt is {what}, which has no float gradient.", fix=hint)
+        f"argument {name!r} in wrt is {what}, which has no float or complex gradient.",
+        fix=hint)
 
 
 def seed_for(output):
@@ -119,6 +123,13 @@ def seed_for(output):
         if isinstance(output, np.ndarray):
             return np.ones_like(output, dtype=np.result_type(output.dtype, np.float16))
         return np.result_type(output.dtype, np.float16).type(1.0)
+    if kind == "c" or isinstance(output, complex):
+        raise NonScalarOutputError(
+            f"grad applies to functions whose output is a real number with one element; this "
+            f"one returned {_describe(output)}, which is complex.",
+            fix="differentiate a real number made of it, e.g. `np.real(z)`, `np.abs(z) ** 2` "
+            "or `np.sum(np.abs(z) ** 2)`, or use `srcad.vjp` with a complex cotangent `u`, "
+            "which gives the gradient of Re(sum(u * output)).")
     raise NonScalarOutputError(
         f"grad applies to functions whose output is a real number with one element; this "
         f"one returned {_describe(output)}.",
@@ -136,9 +147,13 @@ def like_argument(gradient, argument):
     """`gradient` with the type, shape and dtype of `argument` (the unpromoted value).
 
     None is the zero the generated code returns for an argument no derivative reached;
-    a dict, list or tuple argument gets the same nesting, leaf by leaf."""
+    a dict, list or tuple argument gets the same nesting, leaf by leaf. A real argument gets
+    the real part of a complex gradient (the imaginary part a real value's cotangent may
+    carry means nothing)."""
     if type(argument) is float:
-        return 0.0 if gradient is None else float(gradient)
+        return 0.0 if gradient is None else float(np.real(gradient))
+    if type(argument) is complex:
+        return 0j if gradient is None else complex(gradient)
     if is_container(argument):
         leaves = _children(argument)
         parts = [None] * len(leaves) if gradient is None else _children(gradient)
@@ -146,8 +161,8 @@ def like_argument(gradient, argument):
     if gradient is None:
         gradient = np.zeros(np.shape(argument))
     if isinstance(argument, np.ndarray):
-        result = np.asarray(gradient, dtype=argument.dtype if argument.dtype.kind == "f"
-                            else np.float64)
+        dtype = argument.dtype if argument.dtype.kind in "fc" else np.dtype(np.float64)
+        result = np.asarray(gradient if dtype.kind == "c" else np.real(gradient), dtype=dtype)
         if result.shape != argument.shape:
             raise SrcadError(
                 f"internal error: a gradient of shape {result.shape} was computed for an "
@@ -157,6 +172,6 @@ def like_argument(gradient, argument):
             result = result.copy()
         return result
     if isinstance(argument, np.generic):
-        dtype = argument.dtype if argument.dtype.kind == "f" else np.dtype(np.float64)
-        return dtype.type(gradient)
-    return float(gradient)
+        dtype = argument.dtype if argument.dtype.kind in "fc" else np.dtype(np.float64)
+        return dtype.type(gradient if dtype.kind == "c" else np.real(gradient))
+    return float(np.real(gradient))

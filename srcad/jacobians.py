@@ -50,8 +50,10 @@ class _Jacobian:
 
     def __call__(self, *args):
         inputs = [args[p] for p in self.positions]
+        _refuse_complex(inputs, "argument")
         columns = _Columns(self.fn, args, self.positions)
         output = columns.output
+        _refuse_complex([output], "output")
         if self.mode == "rev" or (self.mode == "auto" and _size(output) < _size(inputs)):
             blocks = _by_rows(self.fn, args, self.wrt, output)
         else:
@@ -173,6 +175,19 @@ def _unit_arrays(value):
         yield unit.reshape(np.shape(value))
 
 
+def _refuse_complex(values, what: str) -> None:
+    """Jacobians here are real: a complex input or output would need two real directions
+    per element, which these loops do not take, so it is refused rather than half done."""
+    for value in values:
+        for leaf in leaves(value):
+            if np.iscomplexobj(leaf):
+                raise UsageError(f"srcad's Jacobians and Hessians take real values; this "
+                                 f"{what} is complex.",
+                                 fix="differentiate the real and imaginary parts as separate "
+                                 "real functions (`np.real(f(z))`, `np.imag(f(z))`), or use "
+                                 "`srcad.vjp`/`srcad.jvp` directly.")
+
+
 def _zero_like(value):
     return like_argument(None, value) if not isinstance(value, (int, np.integer)) else 0.0
 
@@ -224,6 +239,7 @@ class _HVP:
 
     def __call__(self, *args_and_vector):
         *args, vector = args_and_vector
+        _refuse_complex([args[self.position], vector], "argument")
         x = args[self.position] = promote(args[self.position], self.name)
         containers = frozenset({self.name}) if is_container(x) else frozenset()
         derivative = self._derivatives.get(containers)
@@ -278,6 +294,7 @@ class _BatchJacobian:
 
     def __call__(self, *args):
         x = np.asarray(args[self.position])
+        _refuse_complex([x], "argument")
         if x.ndim == 0:
             raise UsageError("batch_jacobian needs an argument with a batch axis first.")
         example = x[0]

@@ -215,3 +215,14 @@ def test_reverse_jacobian_replays_the_backward_sweep_per_row(fn, args):
     derivative = srcad.api.Derivative(fn)
     derivative.forward(args, {})
     assert derivative.replayable
+
+
+def spectrum(x):
+    return np.fft.fft(x)
+
+
+def test_complex_jacobians_are_refused_not_half_computed():
+    with pytest.raises(UsageError, match="complex"):
+        srcad.jacobian(spectrum, mode="rev")(np.ones(4))
+    with pytest.raises(UsageError, match="complex"):
+        srcad.hvp(rosenbrock)(np.ones(3) + 0j, np.ones(3))

@@ -123,12 +123,12 @@ def test_a_function_without_a_rule_fails_when_the_gradient_flows_through_it():
     x = constant(B)
     with GradientTape(persistent=True) as tape:
         tape.watch(x)
-        ordered = np.sort(x)
+        ordered = np.unwrap(x)
         shape_only = np.zeros(np.shape(ordered)) + np.sum(x)  # only the shape is used
         loss = np.sum(ordered * 2.0)
         softened = np.nextafter(x, 1.0)  # a ufunc without a rule
     np.testing.assert_allclose(tape.gradient(shape_only, x)._value, np.full(3, 3.0))
-    with pytest.raises(MissingRuleError, match="np.sort") as info:
+    with pytest.raises(MissingRuleError, match="np.unwrap") as info:
         tape.gradient(loss, x)
     assert "test_tape_tensor.py" in str(info.value) and "srcad.defvjp" in str(info.value)
     assert isinstance(info.value, NotImplementedError)

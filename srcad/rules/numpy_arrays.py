@@ -11,7 +11,7 @@ import operator
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.rules.registry import defjvp, defvjp, nondifferentiable
+from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 from srcad.runtime import (broadcast_like, dense, dtype_of, index_adjoint, inverse_permutation,
                            unbroadcast, unravel)
 
@@ -22,6 +22,9 @@ defvjp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs:
 # the VJP passes the cotangent of an integer output through: so does the JVP
 defjvp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs:
        np.asarray(g, np.result_type(dtype_of(ans), np.float16)))
+if hasattr(np, "astype"):  # NumPy 2.1's function form of x.astype
+    defvjp(np.astype, *vjp_rules(np.ndarray.astype).rules)
+    defjvp(np.astype, *jvp_rules(np.ndarray.astype).rules)
 defvjp(np.reshape, lambda g, ans, a, shape=None, order="C": np.reshape(g, np.shape(a), order=order))
 defjvp(np.reshape, lambda g, ans, a, shape=None, order="C":
        np.reshape(g, np.shape(ans), order=order))
@@ -60,6 +63,18 @@ defvjp(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2)
 defjvp(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2))
 defvjp(np.moveaxis, lambda g, ans, a, source, destination: np.moveaxis(g, destination, source))
 defjvp(np.moveaxis, lambda g, ans, a, source, destination: np.moveaxis(g, source, destination))
+
+
+def rolled_to(a, axis, start):
+    """Where `np.rollaxis(a, axis, start)` moves `axis` to, as np.moveaxis's destination."""
+    ndim = np.ndim(a)
+    start = start + ndim if start < 0 else start
+    return start - 1 if axis % ndim < start else start
+
+
+defvjp(np.rollaxis, lambda g, ans, a, axis, start=0:
+       np.moveaxis(g, rolled_to(a, axis, start), axis))
+defjvp(np.rollaxis, lambda g, ans, a, axis, start=0: np.rollaxis(g, axis, start))
 defvjp(np.broadcast_to, lambda g, ans, a, shape, subok=False: unbroadcast(g, a))
 defjvp(np.broadcast_to, lambda g, ans, a, shape, subok=False: np.broadcast_to(g, shape))
 defvjp(np.flip, lambda g, ans, m, axis=None: np.flip(g, axis))
@@ -100,9 +115,10 @@ defjvp(np.diagonal, lambda g, ans, a, offset=0, axis1=0, axis2=1:
 defvjp(np.diag, diag_vjp)
 defjvp(np.diag, lambda g, ans, v, k=0: np.diag(g, k))
 
+# np.full and np.linspace carry their values' derivatives: their rules are in numpy_indexing.py
 nondifferentiable(np.shape, np.ndim, np.size, np.ndarray.shape, np.ndarray.ndim,
-                  np.ndarray.size, np.ndarray.dtype, np.zeros, np.ones, np.empty, np.full,
-                  np.zeros_like, np.ones_like, np.empty_like, np.arange, np.linspace, np.eye,
+                  np.ndarray.size, np.ndarray.dtype, np.zeros, np.ones, np.empty,
+                  np.zeros_like, np.ones_like, np.empty_like, np.arange, np.eye,
                   np.argmax, np.argmin, np.argsort)
 
 
@@ -142,8 +158,18 @@ def hstack_vjp(g, ans, tup, **kwargs):
     return [np.reshape(p, np.shape(a)) for p, a in zip(_pieces(g, edges, axis), tup)]
 
 
+def _own_ndim(object) -> int:
+    """How many axes `np.array(object)` has without `ndmin`."""
+    if isinstance(object, (list, tuple)):
+        return 1 + (_own_ndim(object[0]) if object else 0)
+    return np.ndim(object)
+
+
 def array_vjp(g, ans, object, dtype=None, **kwargs):
-    """`np.array(nested lists of values)`: each value gets its slice of the cotangent."""
+    """`np.array(nested lists of values)`: each value gets its slice of the cotangent (the
+    leading axes of length 1 that `ndmin` added dropped first)."""
+    if kwargs.get("ndmin", 0):
+        g = np.reshape(g, np.shape(g)[np.ndim(g) - _own_ndim(object):])
     if isinstance(object, (list, tuple)):
         return type(object)(array_vjp(g[i], None, item) for i, item in enumerate(object))
     return np.reshape(g, np.shape(object)) if isinstance(object, np.ndarray) else g
@@ -238,6 +264,7 @@ def _split_vjp(axis_of):
 split_vjp = _split_vjp(lambda ary, axis=0: axis)
 hsplit_vjp = _split_vjp(lambda ary: 1 if np.ndim(ary) > 1 else 0)
 vsplit_vjp = _split_vjp(lambda ary: 0)
+dsplit_vjp = _split_vjp(lambda ary: 2)
 defvjp(np.split, split_vjp)
 defjvp(np.split, lambda g, ans, ary, indices_or_sections, axis=0:
        np.split(g, indices_or_sections, axis))
@@ -248,6 +275,8 @@ defvjp(np.hsplit, hsplit_vjp)
 defjvp(np.hsplit, lambda g, ans, ary, indices_or_sections: np.hsplit(g, indices_or_sections))
 defvjp(np.vsplit, vsplit_vjp)
 defjvp(np.vsplit, lambda g, ans, ary, indices_or_sections: np.vsplit(g, indices_or_sections))
+defvjp(np.dsplit, dsplit_vjp)
+defjvp(np.dsplit, lambda g, ans, ary, indices_or_sections: np.dsplit(g, indices_or_sections))
 defvjp(np.repeat, repeat_vjp)
 defjvp(np.repeat, lambda g, ans, a, repeats, axis=None: np.repeat(g, repeats, axis))
 defvjp(np.tile, tile_vjp)
@@ -275,16 +304,30 @@ defjvp(np.pad, lambda g, ans, array, pad_width, mode="constant", **kwargs:
        np.pad(g, pad_width, _constant_mode(mode)))
 
 
-def diff_vjp(g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
-    """`np.diff`: each difference gives +g to its later element and -g to its earlier one;
-    the parts that were `prepend` and `append` are cut off."""
+def _diff_part(part, g, a, n, axis, prepend):
+    """`np.diff`: the cotangent of `part` (0: prepend, 1: a, 2: append) of the array it
+    differences; each difference gives +g to its later element and -g to its earlier one."""
     axis = axis % np.ndim(a)
     lead = (slice(None),) * axis
     for _ in range(n):
         zero = np.zeros_like(g[lead + (slice(0, 1),)])
         g = np.concatenate([zero, g], axis) - np.concatenate([g, zero], axis)
     start = 0 if prepend is np._NoValue else (np.shape(prepend)[axis] if np.ndim(prepend) else 1)
-    return g[lead + (slice(start, start + np.shape(a)[axis]),)]
+    bounds = [0, start, start + np.shape(a)[axis], np.shape(g)[axis]]
+    return g[lead + (slice(bounds[part], bounds[part + 1]),)]
+
+
+def diff_vjp(g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    return _diff_part(1, g, a, n, axis, prepend)
+
+
+def diff_prepend_vjp(g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    """A scalar `prepend` or `append` is spread along the other axes: its cotangent sums."""
+    return unbroadcast(_diff_part(0, g, a, n, axis, prepend), prepend)
+
+
+def diff_append_vjp(g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    return unbroadcast(_diff_part(2, g, a, n, axis, prepend), append)
 
 
 def _zeros_for(constant):
@@ -300,9 +343,14 @@ def partition_vjp(g, ans, a, kth, axis=-1, kind="introselect", order=None):
     return np.take_along_axis(g, np.argsort(permutation, axis=axis), axis=axis)
 
 
-defvjp(np.diff, diff_vjp)
+defvjp(np.diff, diff_vjp, None, None, diff_prepend_vjp, diff_append_vjp)
 defjvp(np.diff, lambda g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue:
-       np.diff(g, n, axis, _zeros_for(prepend), _zeros_for(append)))
+       np.diff(g, n, axis, _zeros_for(prepend), _zeros_for(append)),
+       None, None,
+       lambda g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue:
+       np.diff(np.zeros_like(a, dtype=ans.dtype), n, axis, g, _zeros_for(append)),
+       lambda g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue:
+       np.diff(np.zeros_like(a, dtype=ans.dtype), n, axis, _zeros_for(prepend), g))
 defvjp(np.partition, partition_vjp)
 # the permutation np.argpartition finds, as in the VJP (axis None: over the flat array)
 defjvp(np.partition, lambda g, ans, a, kth, axis=-1, kind="introselect", order=None:

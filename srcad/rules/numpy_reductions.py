@@ -45,6 +45,9 @@ defvjp(np.max, extremum_vjp)
 defjvp(np.max, extremum_jvp)
 defvjp(np.min, extremum_vjp)
 defjvp(np.min, extremum_jvp)
+for _extremum in (np.amax, np.amin):  # NumPy 2's np.amax and np.amin are functions of their own
+    defvjp(_extremum, extremum_vjp)
+    defjvp(_extremum, extremum_jvp)
 
 
 def _degrees_of_freedom(a, axis, ddof, options) -> int:

@@ -1,6 +1,7 @@
 """Rules for arithmetic operators and NumPy's elementwise functions: VJPs and JVPs.
 
-Each rule is one expression, so the transforms inline it with the call's arguments
+Each rule is one expression (but np.abs's, which branch on a real or complex argument and
+are called by name), so the transforms inline it with the call's arguments
 substituted: the adjoint reads `b_x = b_y * np.cos(x)`, not a call to a rule, and the
 tangent `t_y = t_x * np.cos(x)`. Operators (`x * y`) and their ufunc twins
 (`np.multiply(x, y)`) share their rules. A VJP sums its cotangent back to its argument's
@@ -8,6 +9,17 @@ shape with `unbroadcast`; a JVP gives a contribution of the output's shape, spre
 argument broadcast into the output with `broadcast_like`. The transforms drop both where
 shapes provably agree. A function of one argument has a diagonal Jacobian, so one rule
 (the derivative times `g`) serves as its VJP and its JVP alike: `define_pointwise`.
+
+Complex numbers follow JAX's and autograd's convention. A tangent is pushed forward by the
+complex derivative; a cotangent is pulled back by its transpose, not its conjugate
+transpose: for a real loss L of z = x + iy the cotangent of z is dL/dx - i dL/dy, so that
+dL = Re(sum(cotangent * dz)). A holomorphic function's VJP is then `g * f'(z)`, its JVP's
+expression, and the rules of `*`, `/`, `**`, exp, log, sin, ... serve complex values as
+they are. Functions of z and conj(z) together need rules of their own (complex numbers,
+below). A real value's cotangent is its real part: an imaginary part may ride along
+(`y = x * 1j` gives `b_x = b_y * 1j`), which the API drops for real arguments and which
+every rule from a complex input to a real output (np.real, np.abs, ...) drops with
+`np.real(g)`.
 """
 import math
 import operator
@@ -15,7 +27,7 @@ import operator
 import numpy as np
 
 from srcad.rules.registry import defjvp, defvjp, nondifferentiable
-from srcad.runtime import broadcast_like, log_or_zero, unbroadcast
+from srcad.runtime import broadcast_like, dtype_of, log_or_zero, unbroadcast
 
 # Python floats, so multiplying a float32 array by them keeps float32.
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -63,12 +75,12 @@ _define_twins((operator.truediv, np.divide),
                    lambda g, ans, x, y: unbroadcast(-g * ans / y, y)),
               jvp=(lambda g, ans, x, y: g / y,
                    lambda g, ans, x, y: -g * ans / y))
-# Where y == 0, x ** y is 1 and its x-derivative 0 (not 0 * 0 ** -1, nan at x == 0). The
-# JVP takes the same values with the `where` in the base, so that an exponent held in a
-# Python-number variable stays a Python number: `np.where(y, y - 1, 1)` is a float64 array
-# then, which makes the tangent of a float32 x float64.
+# Where y == 0, x ** y is 1 and its x-derivative 0 (not 0 * 0 ** -1, nan at x == 0). Both
+# rules put the `where` in the base, so that an exponent held in a Python-number variable
+# stays a Python number: `np.where(y, y - 1, 1)` is a float64 array then, which makes the
+# cotangent or tangent of a float32 x float64.
 _define_twins((operator.pow, np.power),
-              vjp=(lambda g, ans, x, y: unbroadcast(g * y * x ** np.where(y, y - 1, 1), x),
+              vjp=(lambda g, ans, x, y: unbroadcast(g * y * np.where(y, x, 1.0) ** (y - 1), x),
                    lambda g, ans, x, y: unbroadcast(g * ans * log_or_zero(x), y)),
               jvp=(lambda g, ans, x, y: g * y * np.where(y, x, 1.0) ** (y - 1),
                    lambda g, ans, x, y: g * ans * log_or_zero(x)))
@@ -84,14 +96,15 @@ _define_twins((np.maximum, np.fmax, np.minimum, np.fmin),
                    lambda g, ans, x, y: unbroadcast(np.where(x == y, 0.5 * g, g * (y == ans)), y)),
               jvp=(lambda g, ans, x, y: np.where(x == y, 0.5 * g, g * (x == ans)),
                    lambda g, ans, x, y: np.where(x == y, 0.5 * g, g * (y == ans))))
+# np.where(condition) alone gives indices: x and y default to None (no derivative to bind)
 defvjp(np.where,
        None,
-       lambda g, ans, condition, x, y: unbroadcast(np.where(condition, g, 0.0), x),
-       lambda g, ans, condition, x, y: unbroadcast(np.where(condition, 0.0, g), y))
+       lambda g, ans, condition, x=None, y=None: unbroadcast(np.where(condition, g, 0.0), x),
+       lambda g, ans, condition, x=None, y=None: unbroadcast(np.where(condition, 0.0, g), y))
 defjvp(np.where,
        None,
-       lambda g, ans, condition, x, y: broadcast_like(np.where(condition, g, 0.0), ans),
-       lambda g, ans, condition, x, y: broadcast_like(np.where(condition, 0.0, g), ans))
+       lambda g, ans, condition, x=None, y=None: broadcast_like(np.where(condition, g, 0.0), ans),
+       lambda g, ans, condition, x=None, y=None: broadcast_like(np.where(condition, 0.0, g), ans))
 
 # ---- unary arithmetic -------------------------------------------------------------------
 define_pointwise((operator.neg, np.negative), lambda g, ans, x: -g)
@@ -109,7 +122,7 @@ define_pointwise(np.sqrt, lambda g, ans, x: g * 0.5 / ans)
 define_pointwise(np.cbrt, lambda g, ans, x: g / (3.0 * ans ** 2))
 define_pointwise(np.square, lambda g, ans, x: g * 2.0 * x)
 define_pointwise(np.reciprocal, lambda g, ans, x: -g * ans ** 2)
-define_pointwise((np.absolute, np.fabs), lambda g, ans, x: g * np.sign(x))
+define_pointwise(np.fabs, lambda g, ans, x: g * np.sign(x))
 define_pointwise(np.sin, lambda g, ans, x: g * np.cos(x))
 define_pointwise(np.cos, lambda g, ans, x: -g * np.sin(x))
 define_pointwise(np.tan, lambda g, ans, x: g / np.cos(x) ** 2)
@@ -124,6 +137,55 @@ define_pointwise(np.arccosh, lambda g, ans, x: g / np.sqrt(x ** 2 - 1.0))
 define_pointwise(np.arctanh, lambda g, ans, x: g / (1.0 - x ** 2))
 define_pointwise((np.deg2rad, np.radians), lambda g, ans, x: g * DEG)
 define_pointwise((np.rad2deg, np.degrees), lambda g, ans, x: g * RAD)
+
+# ---- complex numbers -----------------------------------------------------------------------
+# np.real(z) and z.real, np.imag(z) and z.imag: L = g Re(z) has the cotangent g, and
+# L = g Im(z) the cotangent -i g (for a real z, whose imaginary part is the constant 0, an
+# imaginary cotangent: zero once its real part is taken).
+for _real in (np.real, np.ndarray.real):
+    define_pointwise(_real, lambda g, ans, val: np.real(g))
+for _imag in (np.imag, np.ndarray.imag):
+    defvjp(_imag, lambda g, ans, val: np.real(g) * -1j)
+    defjvp(_imag, lambda g, ans, val: np.imag(g))
+# d conj(z) = conj(dz): conj is its own transpose under Re(sum(c * dz)).
+define_pointwise(np.conjugate, lambda g, ans, x: np.conj(g))
+# np.real_if_close is np.real where it drops the imaginary parts, else the identity.
+define_pointwise(np.real_if_close, lambda g, ans, a, tol=100:
+                 np.real(g) if dtype_of(ans).kind != "c" else g)
+
+
+def absolute_vjp(g, ans, x):
+    """|x|: sign(x) for real x (0 at the kink, as autograd); conj(x) / |x| for complex x
+    (0 at 0), since d|z| = Re(conj(z) dz) / |z|."""
+    if dtype_of(x).kind != "c":
+        return g * np.sign(x)
+    return np.real(g) * np.conj(x) / np.where(ans == 0, 1, ans)
+
+
+def absolute_jvp(g, ans, x):
+    """|x|: the tangent Re(conj(x) g) / |x| of complex x (0 at 0), sign(x) g of real x."""
+    if dtype_of(x).kind != "c":
+        return g * np.sign(x)
+    return np.real(np.conj(x) * g) / np.where(ans == 0, 1, ans)
+
+
+defvjp(np.absolute, absolute_vjp)
+defjvp(np.absolute, absolute_jvp)
+
+
+def angle_vjp(g, ans, z, deg=False):
+    """np.angle: d angle(z) = Im(dz / z), so the cotangent is -i g / z (0 at z = 0; for a
+    real z, whose angle is piecewise constant, an imaginary one: zero once its real part
+    is taken)."""
+    return np.real(g) * (RAD if deg else 1.0) * -1j / np.where(z == 0, 1, z)
+
+
+def angle_jvp(g, ans, z, deg=False):
+    return np.imag(g / np.where(z == 0, 1, z)) * (RAD if deg else 1.0)
+
+
+defvjp(np.angle, angle_vjp)
+defjvp(np.angle, angle_jvp)
 
 # ---- binary elementwise functions -------------------------------------------------------
 defvjp(np.logaddexp,

@@ -94,8 +94,11 @@ define_pointwise(math.log2, lambda g, ans, x: g / (x * math.log(2.0)))
 define_pointwise(math.log10, lambda g, ans, x: g / (x * math.log(10.0)))
 define_pointwise(math.sqrt, lambda g, ans, x: g * 0.5 / ans)
 define_pointwise(math.fabs, lambda g, ans, x: g * math.copysign(1.0, x) if x else 0.0 * g)
+# At x == 0 with 0 < y < 1, Python's 0.0 ** (y - 1) raises ZeroDivisionError: the derivative
+# there is +inf, as np.power's rule gives for an array x.
 define_pointwise(math.pow,
-                 lambda g, ans, x, y: g * y * x ** (y - 1) if y else 0.0 * g,
+                 lambda g, ans, x, y: (g * y * x ** (y - 1) if x or y >= 1 else g * y * math.inf)
+                 if y else 0.0 * g,
                  lambda g, ans, x, y: g * ans * math.log(x) if x > 0 else 0.0 * g)
 define_pointwise(math.hypot, lambda g, ans, x, y: g * x / ans, lambda g, ans, x, y: g * y / ans)
 define_pointwise(math.atan2, lambda g, ans, y, x: g * x / (x * x + y * y),

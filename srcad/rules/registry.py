@@ -10,11 +10,20 @@ A JVP rule has the same signature, `rule(g, ans, *args, **kwargs)`, with `g` the
 one argument; it returns that argument's contribution to the output's tangent, with the
 output's shape (`broadcast_like(g, ans)` where the argument may be broadcast). Forward mode
 sums the contributions of the arguments whose tangents are nonzero.
+
+SciPy is optional, so its rules (`srcad.rules.scipy_*`) load lazily: the first lookup of a
+callable that comes from SciPy imports them, then answers. Lookups of other callables stay
+one dictionary lookup (plus, on a miss and until SciPy's rules are loaded, a cheap check).
 """
 from __future__ import annotations
 
+import importlib
+import sys
+import threading
 from dataclasses import dataclass
 from typing import Callable
+
+import numpy as np
 
 from srcad.errors import SrcadError
 
@@ -43,6 +52,7 @@ def defvjp(fn: Callable, *rules) -> None:
     a Python function overrides source transformation of that function.
     """
     _check_rules("defvjp", fn, rules)
+    _load_scipy_rules_for(fn)  # so that srcad's SciPy rules, loaded later, cannot override
     _VJPS[fn] = VJPRules(fn, tuple(rules))
     _NONDIFFERENTIABLE.discard(fn)
 
@@ -55,6 +65,7 @@ def defjvp(fn: Callable, *rules) -> None:
     of that function in forward mode.
     """
     _check_rules("defjvp", fn, rules)
+    _load_scipy_rules_for(fn)
     _JVPS[fn] = JVPRules(fn, tuple(rules))
     _NONDIFFERENTIABLE.discard(fn)
 
@@ -69,6 +80,7 @@ def _check_rules(maker: str, fn, rules) -> None:
 def nondifferentiable(*fns: Callable) -> None:
     """Declare callables whose outputs carry no derivative (`np.floor`, `np.argmax`, ...)."""
     for fn in fns:
+        _load_scipy_rules_for(fn)
         if fn in _VJPS or fn in _JVPS:
             raise SrcadError(f"{fn!r} already has derivative rules; it cannot also be "
                              "non-differentiable")
@@ -77,20 +89,79 @@ def nondifferentiable(*fns: Callable) -> None:
 
 def vjp_rules(fn) -> VJPRules | None:
     try:
-        return _VJPS.get(fn)
+        rules = _VJPS.get(fn)
     except TypeError:  # an unhashable callable cannot have rules
         return None
+    if rules is None and _scipy_pending and _load_scipy_rules_for(fn):
+        return _VJPS.get(fn)
+    return rules
 
 
 def jvp_rules(fn) -> JVPRules | None:
     try:
-        return _JVPS.get(fn)
+        rules = _JVPS.get(fn)
     except TypeError:
         return None
+    if rules is None and _scipy_pending and _load_scipy_rules_for(fn):
+        return _JVPS.get(fn)
+    return rules
 
 
 def is_nondifferentiable(fn) -> bool:
     try:
-        return fn in _NONDIFFERENTIABLE
+        if fn in _NONDIFFERENTIABLE:
+            return True
     except TypeError:
         return False
+    # A callable with rules is differentiable: only others may be SciPy's, not yet loaded.
+    return _scipy_pending and fn not in _VJPS and _load_scipy_rules_for(fn) \
+        and fn in _NONDIFFERENTIABLE
+
+
+# ---- SciPy's rules, imported on first use ----------------------------------------------------
+_SCIPY_RULES = ("srcad.rules.scipy_special", "srcad.rules.scipy_stats",
+                "srcad.rules.scipy_linalg")
+_scipy_pending = True   # SciPy's rules are not loaded yet
+_scipy_loading = False  # the thread holding the lock is importing them
+_scipy_lock = threading.RLock()
+_UFUNC_ORIGINS: dict = {}  # ufunc -> whether it is SciPy's (tape mode asks for each call)
+
+
+def _from_scipy(fn) -> bool:
+    """Whether `fn` is SciPy's: its module, or its receiver's (`scipy.stats.norm.pdf`), is
+    in `scipy`. SciPy's ufuncs (`scipy.special.gamma`) have no `__module__`: they are the
+    ones `scipy.special` names. Nothing is SciPy's before SciPy is imported."""
+    if "scipy" not in sys.modules:
+        return False
+    if type(fn) is np.ufunc:
+        origin = _UFUNC_ORIGINS.get(fn)
+        if origin is None:
+            special = sys.modules.get("scipy.special")
+            origin = _UFUNC_ORIGINS[fn] = (special is not None
+                                           and vars(special).get(fn.__name__) is fn)
+        return origin
+    for owner in (fn, getattr(fn, "__self__", None)):
+        module = getattr(owner, "__module__", None)
+        if isinstance(module, str) and (module == "scipy" or module.startswith("scipy.")):
+            return True
+    return False
+
+
+def _load_scipy_rules_for(fn) -> bool:
+    """Import srcad's SciPy rules if `fn` is SciPy's and they are not loaded yet. True if
+    they are loaded now, by this call or by another thread it waited for: look `fn` up
+    again. (The rule modules' own registrations come back here while loading.)"""
+    global _scipy_pending, _scipy_loading
+    if not (_scipy_pending and _from_scipy(fn)):
+        return False
+    with _scipy_lock:
+        if not _scipy_pending or _scipy_loading:
+            return not _scipy_pending
+        _scipy_loading = True
+        try:
+            for module in _SCIPY_RULES:
+                importlib.import_module(module)
+            _scipy_pending = False
+        finally:
+            _scipy_loading = False
+    return True

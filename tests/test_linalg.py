@@ -1,0 +1,243 @@
+"""numpy.linalg beyond the rule table (tests/rule_cases_linalg.py): functions with several
+results in tape mode and read more than once in source mode, second derivatives through the
+rules in every mode, the derivatives srcad refuses, and autograd as an independent oracle."""
+import types
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import UnsupportedDerivativeError
+from srcad.testing import numerical_gradient
+
+_R = np.random.default_rng(7)
+SQUARE = np.diag([1.5, 3.0, 4.5]) + 0.3 * _R.standard_normal((3, 3))
+TALL = np.eye(4, 3) * [1.5, 3.0, 4.5] + 0.3 * _R.standard_normal((4, 3))
+
+
+def symmetric(a):
+    return (a + a.T) / 2
+
+
+# ---- several results: each mode hands the rule the cotangents of the ones that were read ----
+def logdet_only(a):
+    sign, logdet = np.linalg.slogdet(a)
+    return logdet * 2.0
+
+
+def eigenvalues_only(a):
+    w, v = np.linalg.eigh(symmetric(a))
+    return np.sum(w ** 2)
+
+
+def eigenvectors_only(a):
+    w, v = np.linalg.eigh(symmetric(a))
+    return np.sum(v ** 4)
+
+
+def singular_values_and_vectors(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(s ** 3) + np.sum(u ** 4) + np.sum(vh[0] ** 4)
+
+
+def real_eigenvalues(a):
+    return np.sum(np.linalg.eig(a)[0] ** 3)
+
+
+def read_twice(a):
+    result = np.linalg.slogdet(a)
+    return result[1] * result[0] + result[1]
+
+
+def pieces_multiplied(a):
+    pieces = np.split(a, 2)
+    return np.sum(pieces[0] * pieces[1])
+
+
+def slopes_multiplied(a):
+    slopes = np.gradient(a)
+    return np.sum(slopes[0] * slopes[1])
+
+
+SEVERAL_RESULTS = [
+    (logdet_only, SQUARE), (eigenvalues_only, SQUARE), (eigenvectors_only, SQUARE),
+    (singular_values_and_vectors, TALL), (real_eigenvalues, SQUARE), (read_twice, SQUARE),
+    (pieces_multiplied, np.arange(1.0, 7.0)), (slopes_multiplied, TALL),
+]
+
+
+@pytest.mark.parametrize("fn, x", SEVERAL_RESULTS, ids=[fn.__name__ for fn, _ in SEVERAL_RESULTS])
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_several_results_match_finite_differences(fn, x, mode):
+    """Tape mode records NumPy's named tuples (slogdet, eigh, svd) like tuples; source mode
+    adds the cotangents of two reads of one result element by element."""
+    gradient = (srcad.grad if mode == "source" else srcad.tape.grad)(fn)(x)
+    np.testing.assert_allclose(np.asarray(gradient), numerical_gradient(fn, (x,), 0),
+                               rtol=1e-6, atol=1e-6)
+
+
+# ---- second derivatives: the rules are differentiated again -----------------------------------
+def inverse_and_solve(a):
+    return np.sum(np.linalg.inv(a) ** 2) + np.sum(np.linalg.solve(a, np.cos(a[0])) ** 2)
+
+
+def determinants(a):
+    return np.linalg.det(a) + np.linalg.slogdet(a)[1] ** 2
+
+
+def cholesky_factor(a):
+    return np.sum(np.linalg.cholesky(a @ a.T + 3.0 * np.eye(3), upper=True) ** 3)
+
+
+def eigen(a):
+    w, v = np.linalg.eigh(symmetric(a))
+    return np.sum(w ** 3) + np.sum(v ** 4) + np.sum(np.linalg.eigvalsh(a) ** 3)
+
+
+def general_eigen(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(w ** 3) + np.sum(v ** 4)
+
+
+def singular(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(s ** 3) + np.sum(u ** 4) + np.sum(vh ** 4)
+
+
+def pseudo_inverse(a):
+    return np.sum(np.linalg.pinv(a) ** 2)
+
+
+def norms(a):
+    return (np.linalg.norm(a, 2) ** 2 + np.linalg.norm(a, "nuc") ** 2 + np.linalg.norm(a) ** 3
+            + np.sum(np.linalg.norm(a, 3, axis=0) ** 2) + np.linalg.norm(a, 1) ** 2)
+
+
+def products(a):
+    return (np.sum(np.linalg.matrix_power(a, 3)) + np.sum(np.linalg.matrix_power(a, -2))
+            + np.sum(np.linalg.multi_dot([a, a.T, a]) ** 2))
+
+
+SECOND_ORDER = [
+    (inverse_and_solve, SQUARE), (determinants, SQUARE), (cholesky_factor, SQUARE),
+    (eigen, SQUARE), (general_eigen, SQUARE), (singular, TALL), (pseudo_inverse, TALL),
+    (norms, TALL), (products, SQUARE),
+]
+
+
+def _hessian_times(fn, x, direction, h=1e-5):
+    """The Hessian of `fn` applied to `direction`, by central differences of srcad's gradient."""
+    gradient = srcad.grad(fn)
+    return (gradient(x + h * direction) - gradient(x - h * direction)) / (2 * h)
+
+
+def _tape_over_tape(fn, x, direction):
+    x = srcad.Variable(x)
+    with srcad.GradientTape() as outer:
+        with srcad.GradientTape() as inner:
+            y = fn(x)
+        along = np.sum(inner.gradient(y, x) * direction)
+    return outer.gradient(along, x).numpy()
+
+
+@pytest.mark.parametrize("fn, x", SECOND_ORDER, ids=[fn.__name__ for fn, _ in SECOND_ORDER])
+@pytest.mark.parametrize("mode", ["hvp", "reverse over reverse", "tape over tape"])
+def test_second_derivatives(fn, x, mode):
+    direction = np.random.default_rng(1).standard_normal(x.shape)
+    if mode == "hvp":  # reverse mode over the tangent program, where JVP rules are inlined
+        got = srcad.hvp(fn)(x, direction)
+    elif mode == "reverse over reverse":
+        gradient = srcad.grad(fn)
+        got = srcad.grad(lambda y: np.sum(gradient(y) * direction))(x)
+    else:
+        got = _tape_over_tape(fn, x, direction)
+    np.testing.assert_allclose(got, _hessian_times(fn, x, direction), rtol=1e-6, atol=1e-7)
+
+
+# ---- refusals: no number where the derivative does not exist ----------------------------------
+def eigenvectors_at_identity(a):
+    w, v = np.linalg.eigh(a + np.eye(3))
+    return np.sum(v ** 4)
+
+
+def eigenvalues_at_identity(a):
+    w, v = np.linalg.eigh(a + np.eye(3))
+    return np.sum(w ** 2)
+
+
+def completed_basis(a):
+    u, s, vh = np.linalg.svd(a)
+    return np.sum(u ** 4)
+
+
+def rank_deficient_vectors(a):
+    u, s, vh = np.linalg.svd(np.outer(a[:, 0], a[0]), full_matrices=False)
+    return np.sum(u ** 4)
+
+
+def rank_deficient_pseudo_inverse(a):
+    return np.sum(np.linalg.pinv(np.outer(a[:, 0], a[0])))
+
+
+def count_nonzero(a):
+    return np.linalg.norm(a[0], 0)
+
+
+def complex_eigenvalues(a):
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]])
+    return np.sum(np.real(np.linalg.eig(rotation * a[0, 0])[0]))
+
+
+REFUSED = [
+    (eigenvectors_at_identity, np.zeros((3, 3)), "equal"),
+    (completed_basis, TALL, "full_matrices"),
+    (rank_deficient_vectors, SQUARE, "equal"),
+    (rank_deficient_pseudo_inverse, SQUARE, "rank deficient"),
+    (count_nonzero, SQUARE, "ord=0"),
+    (complex_eigenvalues, SQUARE, "complex eigenvalues"),
+]
+
+
+@pytest.mark.parametrize("fn, x, words", REFUSED, ids=[fn.__name__ for fn, *_ in REFUSED])
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_undefined_derivatives_are_refused(fn, x, words, mode):
+    with pytest.raises(UnsupportedDerivativeError, match=words):
+        (srcad.grad if mode == "source" else srcad.tape.grad)(fn)(x)
+
+
+def test_eigenvalues_at_repeated_values_keep_their_derivative():
+    """Only the vectors of equal eigenvalues lack a derivative; the values have one."""
+    gradient = srcad.grad(eigenvalues_at_identity)(np.zeros((3, 3)))
+    np.testing.assert_allclose(gradient, 2 * np.eye(3))
+
+
+def test_forward_mode_gives_nan_for_vectors_without_a_derivative():
+    """A JVP cannot tell whether the vectors will be used: their tangent is nan, never a
+    made-up number, and the values' tangent stays exact."""
+    _, tangent = srcad.jvp(eigenvectors_at_identity, (np.zeros((3, 3)),), (np.ones((3, 3)),))
+    assert np.isnan(tangent)
+    _, tangent = srcad.jvp(eigenvalues_at_identity, (np.zeros((3, 3)),), (np.eye(3),))
+    assert tangent == pytest.approx(6.0)
+
+
+# ---- an independent oracle -----------------------------------------------------------------------
+def linear_algebra_composite(a, b):
+    s = symmetric(a) @ symmetric(a) + 3.0 * np.eye(3)
+    w, v = np.linalg.eigh(s)
+    u, sv, vh = np.linalg.svd(b, full_matrices=False)
+    c = np.linalg.cholesky(s)
+    return (np.linalg.slogdet(s)[1] + np.sum(np.linalg.solve(s, b) ** 2) + np.sum(w ** 1.5)
+            + np.sum(np.linalg.inv(s) * c) + np.linalg.det(a) + np.sum(sv ** 2 * u[0] ** 2)
+            + np.linalg.norm(b) + np.linalg.norm(a, axis=0)[1] + np.sum(np.linalg.pinv(b) ** 2))
+
+
+def test_composite_matches_autograd():
+    autograd = pytest.importorskip("autograd")
+    import autograd.numpy as anp
+    fn = linear_algebra_composite
+    twin = types.FunctionType(fn.__code__, dict(fn.__globals__, np=anp), fn.__name__)
+    args = (SQUARE, _R.standard_normal((3, 2)))
+    gradients = srcad.grad(fn, wrt=(0, 1))(*args)
+    for position, gradient in enumerate(gradients):
+        np.testing.assert_allclose(gradient, autograd.grad(twin, position)(*args),
+                                   rtol=1e-9, atol=1e-11)
