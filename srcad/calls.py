@@ -17,13 +17,14 @@ import numpy as np
 from srcad.arguments import is_container
 from srcad.control import CustomGradient
 from srcad.errors import MissingRuleError, SrcadError
-from srcad.rules import is_nondifferentiable, jvp_rules, vjp_rules
+from srcad.rules import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
 
 # ndarray methods and the NumPy functions whose rules they share (receiver first).
 ARRAY_METHODS = {
     "sum": np.sum, "mean": np.mean, "reshape": np.reshape, "ravel": np.ravel,
     "transpose": np.transpose, "dot": np.dot, "copy": np.copy, "flatten": np.ravel,
     "max": np.max, "min": np.min, "astype": np.ndarray.astype,
+    "conj": np.conjugate, "conjugate": np.conjugate,
 }
 SHAPE_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) means np.reshape(x, (2, 3))
 
@@ -70,7 +71,7 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
     `active` and `args` rewritten for the callee; `receiver_dropped` when the receiver (a
     module) is active but is not passed on."""
     if isinstance(receiver, (np.ndarray, np.generic)) and name in ARRAY_METHODS:
-        if name in SHAPE_METHODS and len(args) > 1:
+        if packs_shape(receiver, name, args):
             if any(a not in (0,) for a in active):
                 raise MissingRuleError(f"srcad cannot differentiate `.{name}` with respect to "
                                        "its shape arguments.")
@@ -88,6 +89,43 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
             fix="call the NumPy function instead (`np.sum(x)` for `x.sum()`), or register a "
             "rule with `srcad.defvjp`.")
     return method, _shifted(active, -1), args, False
+
+
+def packs_shape(receiver, name: str, args: tuple) -> bool:
+    """Whether `receiver.name(*args)` passes its arguments on as one shape tuple."""
+    return isinstance(receiver, (np.ndarray, np.generic)) and name in SHAPE_METHODS \
+        and len(args) > 1
+
+
+def refuse_unruled(error: MissingRuleError, value, tangent) -> None:
+    """Raise `error`, made where srcad transformed a call, when a value passed where the
+    callee has no rule holds floats and has a tangent (True in the backward sweep): an
+    integer computed from differentiated values (an index, an axis) carries no derivative."""
+    if tangent is not None and _holds_floats(value):
+        raise type(error)(error.message, error.location, error.fix)
+
+
+nondifferentiable(refuse_unruled)  # a check: a derivative program differentiated again runs it
+
+
+def _holds_floats(value) -> bool:
+    if isinstance(value, (tuple, list)):
+        return any(_holds_floats(v) for v in value)
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    return kind in ("f", "c") or isinstance(value, (float, complex))
+
+
+def _refuse_unruled_at_run_time(fn, spec, args, kwargs, maker: str) -> None:
+    """`refuse_unruled` for a call resolved when it runs, whose argument `spec` (a position
+    or keyword name) has no rule slot."""
+    name = f"positional argument {spec}" if isinstance(spec, int) else f"`{spec}=`"
+    value = args[spec] if isinstance(spec, int) else kwargs[spec]
+    refuse_unruled(MissingRuleError(
+        f"a differentiated value is passed as {name} of {getattr(fn, '__qualname__', fn)!r}, "
+        "and srcad has no derivative rule for that argument: its derivative would be "
+        "silently lost.", fix=f"register a rule for that parameter with `srcad.{maker}` (one "
+        "per positional parameter) and pass the value there, or wrap it in "
+        "`srcad.stop_gradient(...)` if it should get no derivative."), value, True)
 
 
 def _with_receiver_zero(pullback):
@@ -116,6 +154,9 @@ def _no_cotangents(active):
 def _by_rules(fn, rules, active, args, kwargs):
     result = fn(*args, **kwargs)
     positions = [_rule_position(rules, spec) for spec in active]
+    for spec, position in zip(active, positions):
+        if position is None:
+            _refuse_unruled_at_run_time(fn, spec, args, kwargs, "defvjp")
 
     def pullback(g):
         if g is None:
@@ -325,6 +366,8 @@ def _jvp_by_rules(fn, rules, active, tangents, args, kwargs):
     total = None
     for spec, tangent in zip(active, tangents):
         position = _rule_position(rules, spec)
+        if tangent is not None and position is None:
+            _refuse_unruled_at_run_time(fn, spec, args, kwargs, "defjvp")
         if tangent is None or position is None or rules.rules[position] is None:
             continue
         part = rules.rules[position](tangent, result, *args, **kwargs)
@@ -333,6 +376,10 @@ def _jvp_by_rules(fn, rules, active, tangents, args, kwargs):
 
 
 def _jvp_by_source(function, active, tangents, args, kwargs, reached):
+    # the tangent program is made for the arguments with tangents: a None one (an argument
+    # not yet differentiated, as in a loop's first trip) is zero, not an input to seed
+    live = [(spec, tangent) for spec, tangent in zip(active, tangents) if tangent is not None]
+    active, tangents = tuple(s for s, _ in live), tuple(t for _, t in live)
     places = [parameter_of(function, spec) for spec in active]
     names = tuple(dict.fromkeys(name for name, _ in places))
     compiled = transformed(function, names, containers_of(places, active, args, kwargs), "fwd",

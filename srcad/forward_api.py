@@ -65,5 +65,11 @@ def _check_tangent(tangent, primal, name: str) -> None:
         raise TangentError(f"{name} has shape {np.shape(tangent)} but its primal has shape "
                            f"{np.shape(primal)}; they must match.")
     kind = getattr(np.asarray(tangent).dtype, "kind", "f")
+    if kind == "c" and np.iscomplexobj(primal):  # a complex primal moves in the complex plane
+        return
     if kind not in "fiu":
-        raise TangentError(f"{name} must hold real numbers, got dtype {np.asarray(tangent).dtype}.")
+        what = "real or complex" if np.iscomplexobj(primal) else "real"
+        raise TangentError(f"{name} must hold {what} numbers, got dtype "
+                           f"{np.asarray(tangent).dtype}.",
+                           fix="a real primal takes a real tangent: pass `np.real(v)`, or make "
+                           "the primal complex." if kind == "c" else None)

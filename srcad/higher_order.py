@@ -62,7 +62,9 @@ class _TangentCall:
             fn, spec, fargs, dropped = calls.method_callee(receiver, name, spec, tuple(rest))
             self.shift = int(dropped)  # a module as receiver: not passed on, no tangent
             origins = list(range(4, 4 + len(rest)))
-            if len(fargs) > len(rest):
+            if calls.packs_shape(receiver, name, tuple(rest)):  # `x.reshape(5, 1)`
+                origins = [0, None]  # the receiver, then the shape tuple: fixed
+            elif len(fargs) > len(rest):
                 origins.insert(0, 0)  # the receiver became the first argument
             self.tangent_position = 3
         else:

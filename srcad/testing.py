@@ -27,9 +27,12 @@ def numerical_gradient(fn, args, position: int, eps: float = 1e-6):
 def check_grads(fn, args, wrt=None, order=1, eps=1e-6, rtol=1e-5, atol=1e-6, seed=0):
     """Check srcad's VJP of `fn` at `args` against central finite differences.
 
-    For each argument in `wrt` (all positional float arguments by default), a random
-    direction `v` and cotangent `u` are drawn, and `u · (J v)` by finite differences is
-    compared with `vjp(u) · v`. Raises AssertionError with both numbers on a mismatch.
+    For each argument in `wrt` (all positional float or complex arguments by default), a
+    random direction `v` and cotangent `u` are drawn, and `Re(u · (J v))` by finite
+    differences is compared with `Re(vjp(u) · v)`. A complex argument's direction moves
+    its real and imaginary parts, and a complex output gets a complex `u` (srcad's
+    convention: the cotangent of z = x + iy is dL/dx - i dL/dy). Raises AssertionError
+    with both numbers on a mismatch.
     """
     from srcad.api import vjp
 
@@ -39,24 +42,38 @@ def check_grads(fn, args, wrt=None, order=1, eps=1e-6, rtol=1e-5, atol=1e-6, see
     code = code_of(fn)
     if wrt is None:
         wrt = tuple(i for i, a in enumerate(args[:code.co_argcount])
-                    if np.asarray(a).dtype.kind in "fi" and not isinstance(a, bool))
+                    if np.asarray(a).dtype.kind in "fic" and not isinstance(a, bool))
     for position in (wrt if isinstance(wrt, tuple) else (wrt,)):
         _, (index,) = wrt_parameters(code, position)
-        x = np.asarray(args[index], dtype=np.float64)
-        direction = rng.standard_normal(x.shape)
+        x = np.asarray(args[index], dtype=_widest(args[index]))
+        direction = _draw(rng, x.shape, x.dtype)
         output, vjp_fn = vjp(fn, *args, wrt=index)
-        cotangent = rng.standard_normal(np.shape(output))
+        cotangent = _draw(rng, np.shape(output), _widest(output))
         if not np.ndim(output):
-            cotangent = float(cotangent)
-        analytic = np.sum(np.asarray(vjp_fn(cotangent)) * direction)
+            cotangent = cotangent.item()
+        analytic = np.real(np.sum(np.asarray(vjp_fn(cotangent)) * direction))
 
         def along(t):
             shifted = list(args)
-            shifted[index] = x + t * direction if x.ndim else float(x + t * direction)
-            return np.sum(cotangent * np.asarray(fn(*shifted)))
+            shifted[index] = x + t * direction if x.ndim else (x + t * direction).item()
+            return np.real(np.sum(cotangent * np.asarray(fn(*shifted))))
 
         numeric = (along(eps) - along(-eps)) / (2 * eps)
         if not np.isclose(analytic, numeric, rtol=rtol, atol=atol):
             raise AssertionError(
                 f"gradient check failed for argument {index} of {code.co_name}: "
                 f"reverse mode gives {analytic!r}, finite differences {numeric!r}")
+
+
+def _widest(value):
+    """complex128 for a complex value, float64 for another."""
+    return np.complex128 if np.iscomplexobj(value) else np.float64
+
+
+def _draw(rng, shape, dtype):
+    """Standard normal numbers of `shape`; complex ones (real and imaginary parts) for a
+    complex `dtype`."""
+    sample = rng.standard_normal(shape)
+    if np.dtype(dtype).kind == "c":
+        sample = sample + 1j * rng.standard_normal(shape)
+    return np.asarray(sample)

@@ -7,6 +7,7 @@ convention, JAX's: the cotangent of z = x + iy is dL/dx - i dL/dy) and their JVP
 complex tangents. Complex outputs are checked with complex cotangents; the `np.real(...)`
 rows are the common use, a real loss of complex intermediates.
 """
+import builtins
 import operator
 
 import numpy as np
@@ -50,6 +51,12 @@ COMPLEX_UNARY = [
     (operator.pow, lambda z: z ** 3, "complex"),
     (operator.pow, lambda z: z ** 0.5, "complex_nonzero"),
     (operator.mul, lambda z: 1j * z, "complex"),
+    (builtins.abs, lambda z: abs(z), "complex_nonzero"),
+    (builtins.abs, lambda z: abs(z * z) * z, "complex_nonzero"),
+]
+ARRAY_METHODS = [  # of complex arrays
+    (np.ndarray.astype, lambda z: z.astype(np.real(z).dtype) * (1.0 + 2.0j), "complex"),
+    (np.conjugate, lambda z: z.conj() * z.conjugate() * 1j, "complex"),
 ]
 ON_REALS = [  # real arguments through complex intermediates and back
     (np.real, lambda x: np.real(x)),
@@ -70,6 +77,11 @@ COMPLEX_BINARY = [
     (operator.mul, lambda x, z: x * z, "real", "complex"),  # real times complex
     (operator.truediv, lambda x, z: x / z, "real", "complex_nonzero"),
     (operator.add, lambda z, x: np.abs(z + x), "complex_nonzero", "positive"),
+]
+VDOT = [  # np.vdot conjugates its first argument
+    (np.vdot, lambda z, w: np.vdot(z, w), "complex", "complex"),
+    (np.vdot, lambda z, w: np.vdot(z * w, w + 1.0), "complex", "complex"),
+    (np.vdot, lambda x, w: np.vdot(x, w), "real", "complex"),
 ]
 COMPLEX_SHAPES = [(None, None), ((), ()), ((4,), (4,)), ((3, 1), (1, 4)), ((2, 3), None)]
 
@@ -138,6 +150,13 @@ ON_REAL_MATRIX = [  # x of shape (3, 4): transforms along an axis, 2-D ones
     (np.fft.ifftshift, lambda x: np.fft.ifftshift(x, axes=(0, 1))),
 ]
 ON_COMPLEX_MATRIX = [  # z complex of shape (3, 4)
+    (np.var, lambda z: np.var(z)),
+    (np.var, lambda z: np.var(z * z, axis=0, ddof=1) * z[0]),
+    (np.std, lambda z: np.std(z, axis=1, keepdims=True) * z),
+    (np.linalg.norm, lambda z: np.linalg.norm(z)),
+    (np.linalg.norm, lambda z: np.linalg.norm(z, axis=1) * z[:, 0]),
+    (np.linalg.slogdet, lambda z: np.linalg.slogdet(z[:, :3])[1]),
+    (np.linalg.slogdet, lambda z: np.linalg.slogdet(z[:, 1:])[0] * (1.0 + 2.0j)),
     (np.fft.fft, lambda z: np.fft.fft(z, axis=0, norm="ortho")),
     (np.fft.fft2, lambda z: np.fft.fft2(z)),
     (np.fft.ifft2, lambda z: np.fft.ifft2(z, (5, 2))),
@@ -176,9 +195,10 @@ def _complex_rows(shape, rows):
 
 
 CASES = (
-    unary(COMPLEX_UNARY, [None, (), (5,), (2, 3)])
+    unary(COMPLEX_UNARY, [None, (), (5,), (2, 3)]) + unary(ARRAY_METHODS, [(), (5,), (2, 3)])
     + on(None, ON_REALS) + on((4,), ON_REALS)
     + binary(COMPLEX_BINARY, COMPLEX_SHAPES)
+    + binary(VDOT, [((4,), (4,)), ((2, 3), (2, 3))])
     + on((5,), ON_REAL_VECTOR) + on((6,), ON_EVEN_VECTOR) + _complex_rows((4,), ON_SPECTRUM)
     + on((3, 4), ON_REAL_MATRIX) + _complex_rows((3, 4), ON_COMPLEX_MATRIX)
     + on((2, 3, 4), ON_REAL_CUBE)

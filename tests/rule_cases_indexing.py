@@ -2,7 +2,7 @@
 the NumPy functions autograd differentiates that srcad's other tables lack (np.rollaxis,
 np.dsplit, np.amax, np.astype), options of np.cumsum and np.cumprod, and rows that once
 showed srcad bugs (np.array's `ndmin`, a float32 power with its exponent in a variable,
-np.diff's `prepend`, single-argument np.where in forward mode)."""
+np.diff's `prepend`, single-argument np.where in forward mode, np.arange's `start`)."""
 import operator
 
 import numpy as np
@@ -147,6 +147,10 @@ PAIRS = [  # (primal, fn, domains, shape pairs)
      [(None, None), ((2,), (2,))]),
     (np.array, lambda x, y: np.array([[x], [y]], ndmin=4) * x, ("real", "real"),
      [((2,), (2,))]),
+    (np.arange, lambda x, s: np.arange(x, x + 2.0, s), ("real", "spacing"),  # x had no gradient
+     [(None, None), ((), ())]),
+    (np.arange, lambda x, s: np.arange(start=x, stop=2.5, step=s) * x, ("unit", "spacing"),
+     [(None, None)]),
 ]
 
 CASES = (
@@ -157,4 +161,7 @@ CASES = (
     + unary([(operator.pow, power_held_in_variable, "positive"),  # float32 gave float64
              (np.power, numpy_power_held_in_variable, "positive")], [None, (), (2, 3)])
     + on((2, 3), [(np.where, lambda x: x[np.where(x)] * 2.0)])  # its JVP refused one argument
+    + unary([(np.arange, lambda x: np.arange(x, x + 3.0) ** 2, "real"),
+             (np.arange, lambda x: np.arange(x + 1.0) * x, "spacing"),  # x is the stop
+             (np.arange, lambda s: np.arange(3, step=s), "spacing")], [None, ()])
 )

@@ -13,7 +13,6 @@ import builtins
 import math
 import operator
 import types
-from unittest import mock
 
 import numpy as np
 import pytest
@@ -23,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcad
 from srcad import cache as srcad_cache
-from srcad import forward_api, runtime
+from srcad import runtime
 from srcad.api import Derivative
 from srcad.rules import registry
 from srcad.testing import numerical_gradient
@@ -769,15 +768,6 @@ def shipped_rules():
                    for rule in entry.rules if rule is not None)}
 
 
-def _jvp(fn, args, tangents):
-    """`srcad.jvp`. Its argument check refuses complex tangents as yet (srcad/forward_api.py),
-    so it is skipped for them: the rules' JVPs of complex values are checked all the same."""
-    if any(np.iscomplexobj(t) for t in tangents if t is not None):
-        with mock.patch.object(forward_api, "_check_tangent", lambda *unchecked: None):
-            return srcad.jvp(fn, args, tuple(tangents))
-    return srcad.jvp(fn, args, tuple(tangents))
-
-
 def assert_jvp_matches_finite_differences(fn, args, wrt, rtol, atol, seed=0):
     """srcad's JVP of `fn` along a random tangent of the `wrt` arguments (complex for
     complex ones) against central finite differences along the same direction, evaluated
@@ -792,7 +782,7 @@ def assert_jvp_matches_finite_differences(fn, args, wrt, rtol, atol, seed=0):
         tangents[p] = np.asarray(tangent, np.result_type(args[p]))[()]
         if isinstance(args[p], (float, complex)):
             tangents[p] = tangents[p].item()
-    value, tangent = _jvp(fn, args, tangents)
+    value, tangent = srcad.jvp(fn, args, tuple(tangents))
     np.testing.assert_allclose(value, fn(*args), rtol=1e-6)
     assert np.shape(tangent) == np.shape(value)
     wide = list(map(_widened, args))

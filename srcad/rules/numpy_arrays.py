@@ -16,12 +16,15 @@ from srcad.runtime import (broadcast_like, dense, dtype_of, index_adjoint, inver
                            unbroadcast, unravel)
 
 # ---- shape operations ------------------------------------------------------------------------
+# A real output's cotangent is its real part (complex to real drops the imaginary part).
 defvjp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs:
-       (g.astype(dtype_of(a)) if hasattr(g, "astype") else np.asarray(g, dtype_of(a)))
-       if dtype_of(a).kind == "f" else g)
+       (np.real(g).astype(dtype_of(a)) if hasattr(g, "astype")
+        else np.asarray(np.real(g), dtype_of(a))) if dtype_of(a).kind == "f"
+       else g if dtype_of(ans).kind == "c" else np.real(g))
 # the VJP passes the cotangent of an integer output through: so does the JVP
 defjvp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs:
-       np.asarray(g, np.result_type(dtype_of(ans), np.float16)))
+       np.asarray(g if dtype_of(ans).kind == "c" else np.real(g),
+                  np.result_type(dtype_of(ans), np.float16)))
 if hasattr(np, "astype"):  # NumPy 2.1's function form of x.astype
     defvjp(np.astype, *vjp_rules(np.ndarray.astype).rules)
     defjvp(np.astype, *jvp_rules(np.ndarray.astype).rules)
@@ -118,8 +121,34 @@ defjvp(np.diag, lambda g, ans, v, k=0: np.diag(g, k))
 # np.full and np.linspace carry their values' derivatives: their rules are in numpy_indexing.py
 nondifferentiable(np.shape, np.ndim, np.size, np.ndarray.shape, np.ndarray.ndim,
                   np.ndarray.size, np.ndarray.dtype, np.zeros, np.ones, np.empty,
-                  np.zeros_like, np.ones_like, np.empty_like, np.arange, np.eye,
+                  np.zeros_like, np.ones_like, np.empty_like, np.eye,
                   np.argmax, np.argmin, np.argsort)
+
+
+
+# ---- np.arange: the values start + i * step (`stop` only sets how many) ------------------
+def arange_weights(ans, stop, position):
+    """d ans[i] / d start (position 0: 1) or d step (2: i); zero for values rounded to
+    integers and for `np.arange(stop)`, whose one argument is the stop (read, never
+    differentiated)."""
+    if dtype_of(ans).kind not in "fc" or (position == 0 and stop is None):
+        return np.zeros(np.shape(ans))
+    return np.ones(np.shape(ans)) if position == 0 else np.arange(np.size(ans), dtype=float)
+
+
+nondifferentiable(arange_weights)
+defvjp(np.arange,
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs:
+       unbroadcast(np.sum(g * arange_weights(ans, stop, 0)), start),
+       None,
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs:
+       unbroadcast(np.sum(g * arange_weights(ans, stop, 2)), step))
+defjvp(np.arange,
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs:
+       g * arange_weights(ans, stop, 0),
+       None,
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs:
+       g * arange_weights(ans, stop, 2))
 
 
 # ---- joining arrays --------------------------------------------------------------------------

@@ -133,9 +133,10 @@ defjvp(np.outer,
        lambda g, ans, a, b, out=None: np.outer(a, g))
 
 
+# vdot(a, b) = sum(conj(a) * b): a's cotangent is conjugated too (d conj(a) = conj(da)).
 defvjp(np.vdot,
-       lambda g, ans, a, b: g * np.reshape(b, np.shape(a)),
-       lambda g, ans, a, b: g * np.reshape(a, np.shape(b)))
+       lambda g, ans, a, b: np.conj(g * np.reshape(b, np.shape(a))),
+       lambda g, ans, a, b: g * np.conj(np.reshape(a, np.shape(b))))
 defjvp(np.vdot,
        lambda g, ans, a, b: np.vdot(g, b),
        lambda g, ans, a, b: np.vdot(a, g))

@@ -105,6 +105,17 @@ def _refuse_complex(w):
             "matrix (np.linalg.det, np.trace of powers).")
 
 
+def _refuse_complex_input(a, what):
+    """Rules derived for real matrices (symmetric ones transposed, not conjugated) would
+    give wrong numbers for complex ones: refuse them."""
+    if dtype_of(a).kind == "c":
+        raise UnsupportedDerivativeError(
+            f"srcad differentiates {what} of real arrays only; this one is complex.",
+            fix="differentiate with respect to the real and imaginary parts as two real "
+            "arrays (`a = x + 1j * y`) through functions srcad supports for complex values "
+            "(matmul, inv, solve, det, slogdet, the 2-norm), or keep the matrix real.")
+
+
 def _refuse_completion(cotangent):
     """The columns `svd(full_matrices=True)` adds to a rectangular matrix's U (rows to
     Vh) are any basis of the rest of the space: nothing may depend on them."""
@@ -128,7 +139,7 @@ def _refuse_rank_deficient(a, pinv):
 
 
 nondifferentiable(_refuse_repeated, _refuse_zero, _refuse_complex, _refuse_completion,
-                  _refuse_rank_deficient)
+                  _refuse_rank_deficient, _refuse_complex_input)
 
 
 # ---- inverses and solves -----------------------------------------------------------------------
@@ -160,9 +171,20 @@ defvjp(np.linalg.solve, solve_vjp_a, solve_vjp_b)
 defjvp(np.linalg.solve, solve_jvp_a, lambda g, ans, a, b: np.linalg.solve(a, g))
 
 
+def _refuse_complex_pinv(a, hermitian):
+    """For a complex matrix the terms in dAᵀ become dAᴴ, not holomorphic: only a square
+    (invertible) matrix, where they vanish, is differentiated."""
+    if hermitian or np.shape(a)[-1] != np.shape(a)[-2]:
+        _refuse_complex_input(a, "np.linalg.pinv of a non-square or hermitian=True matrix")
+
+
+nondifferentiable(_refuse_complex_pinv)
+
+
 def pinv_vjp(g, ans, a, rcond=None, hermitian=False, **kwargs):
     """The adjoint of the pseudo-inverse's differential (Golub and Pereyra), which holds
     where the rank does not change: A⁺ here is n x m, `a` m x n."""
+    _refuse_complex_pinv(a, hermitian)
     a = _symmetric_from(a, True) if hermitian else a
     _refuse_rank_deficient(a, ans)
     p, pt, gt = ans, _mT(ans), _mT(g)
@@ -174,6 +196,7 @@ def pinv_vjp(g, ans, a, rcond=None, hermitian=False, **kwargs):
 
 def pinv_jvp(g, ans, a, rcond=None, hermitian=False, **kwargs):
     """dA⁺ = -A⁺ dA A⁺ + A⁺ A⁺ᵀ dAᵀ (I - A A⁺) + (I - A⁺ A) dAᵀ A⁺ᵀ A⁺."""
+    _refuse_complex_pinv(a, hermitian)
     a = _symmetric_from(a, True) if hermitian else a
     _refuse_rank_deficient(a, ans)
     da = _mT(_symmetric_from(g, True) if hermitian else g)  # dAᵀ
@@ -195,14 +218,22 @@ defjvp(np.linalg.det, lambda g, ans, a:
 
 
 def slogdet_vjp(g, ans, a):
-    """Only log|det A| has a derivative, A⁻ᵀ; the sign is piecewise constant."""
-    if g[1] is None:
+    """With t = tr(A⁻¹ dA) = d log det A: d log|det A| = Re(t), A⁻ᵀ times the real part of
+    its cotangent. A real matrix's sign is piecewise constant; a complex one's moves,
+    d sign = i sign Im(t), which pulls i Im(ḡ sign) A⁻ᵀ back."""
+    if g[1] is None and (g[0] is None or dtype_of(a).kind != "c"):
         return np.zeros_like(a)
-    return g[1][..., None, None] * _mT(np.linalg.inv(a))
+    scale = np.zeros_like(ans[1]) if g[1] is None else np.real(g[1])
+    if dtype_of(a).kind == "c" and g[0] is not None:
+        scale = scale + 1j * np.imag(g[0] * ans[0])
+    return scale[..., None, None] * _mT(np.linalg.inv(a))
 
 
 def slogdet_jvp(g, ans, a):
-    return np.zeros_like(ans[0]), np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1)
+    """sign: 0 for a real matrix, i sign Im(t) for a complex one; log|det|: Re(t)."""
+    t = np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1)
+    sign = ans[0] * (1j * np.imag(t)) if dtype_of(a).kind == "c" else np.zeros_like(ans[0])
+    return sign, np.real(t)
 
 
 defvjp(np.linalg.slogdet, slogdet_vjp)
@@ -217,12 +248,14 @@ def _half_diagonal(x):
 
 def cholesky_vjp(g, ans, a, upper=False):
     """S = L Lᵀ: S̄ = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹, gathered onto the triangle S was read from."""
+    _refuse_complex_input(a, "np.linalg.cholesky")
     l, g = (_mT(ans), _mT(g)) if upper else (ans, g)
     left = np.linalg.solve(_mT(l), _half_diagonal(_mT(l) @ g))  # L⁻ᵀ Φ(Lᵀ L̄)
     return _onto_triangle(_mT(np.linalg.solve(_mT(l), _mT(left))), not upper)
 
 
 def cholesky_jvp(g, ans, a, upper=False):
+    _refuse_complex_input(a, "np.linalg.cholesky")
     l = _mT(ans) if upper else ans
     inner = np.linalg.solve(l, _symmetric_from(g, not upper))  # L⁻¹ dS
     tangent = l @ _half_diagonal(_mT(np.linalg.solve(l, _mT(inner))))
@@ -240,6 +273,7 @@ def _lower(UPLO):
 
 def eigh_vjp(g, ans, a, UPLO="L"):
     """S̄ = V (diag(w̄) + F ∘ Vᵀ V̄) Vᵀ, gathered onto the triangle S was read from."""
+    _refuse_complex_input(a, "np.linalg.eigh")
     w, v = ans
     middle = np.zeros_like(v)
     if g[0] is not None:
@@ -252,6 +286,7 @@ def eigh_vjp(g, ans, a, UPLO="L"):
 
 def eigh_jvp(g, ans, a, UPLO="L"):
     """dw = diag(Vᵀ dS V), dV = V (F ∘ Vᵀ dS V)."""
+    _refuse_complex_input(a, "np.linalg.eigh")
     w, v = ans
     rotated = _mT(v) @ _symmetric_from(g, _lower(UPLO)) @ v
     return np.diagonal(rotated, 0, -2, -1), v @ (_inverse_gaps(w, _tied(w)) * rotated)
@@ -262,11 +297,13 @@ defjvp(np.linalg.eigh, eigh_jvp)
 
 
 def eigvalsh_vjp(g, ans, a, UPLO="L"):
+    _refuse_complex_input(a, "np.linalg.eigvalsh")
     v = np.linalg.eigh(a, UPLO)[1]
     return _onto_triangle((v * g[..., None, :]) @ _mT(v), _lower(UPLO))
 
 
 def eigvalsh_jvp(g, ans, a, UPLO="L"):
+    _refuse_complex_input(a, "np.linalg.eigvalsh")
     v = np.linalg.eigh(a, UPLO)[1]
     return np.sum(v * (_symmetric_from(g, _lower(UPLO)) @ v), axis=-2)
 
@@ -325,6 +362,7 @@ def _thin(ans, g, full_matrices):
 def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     """Ā = U [(F ∘ (UᵀŪ - ŪᵀU)) S + diag(s̄) + S (F ∘ (VᵀV̄ - V̄ᵀV))] Vᵀ, F = 1 / (s_j² - s_i²),
     plus the parts of Ū and V̄ outside the spans of a non-square matrix's U and V."""
+    _refuse_complex_input(a, "np.linalg.svd")
     if not compute_uv:
         u, _, vh = np.linalg.svd(_symmetric_from(a, True) if hermitian else a,
                                  full_matrices=False)
@@ -357,6 +395,7 @@ def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
 def svd_jvp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
     """ds = diag(Uᵀ dA V); dU = U (F ∘ (dP S + S dPᵀ)) + (I - U Uᵀ) dA V S⁻¹ and dV alike,
     with dP = Uᵀ dA V; nan for the arbitrary vectors `full_matrices` adds."""
+    _refuse_complex_input(a, "np.linalg.svd")
     da = _symmetric_from(g, True) if hermitian else g
     if not compute_uv:
         u, _, vh = np.linalg.svd(_symmetric_from(a, True) if hermitian else a,
@@ -417,8 +456,12 @@ def _refuse_ord_zero(ord):
 
 def _vector_norm_vjp(g, ans, x, p, axes):
     """The p-norm over `axes`: x |x|^(p-2) / norm^(p-1), sign(x) for p = 1, and for
-    p = ±inf the elements that tie for the extreme |x| share, as np.max's rule does."""
+    p = ±inf the elements that tie for the extreme |x| share, as np.max's rule does. The
+    2-norm of a complex x, real, pulls back conj(x) / norm (as np.abs does)."""
     g, ans = _kept(g, x, axes), _kept(ans, x, axes)
+    if p == 2 and dtype_of(x).kind == "c":
+        return np.conj(x) * (np.real(g) / np.where(ans == 0, 1, ans))
+    _refuse_complex_input(x, f"np.linalg.norm(x, ord={p!r})")
     if p == 2:
         return x * (g / np.where(ans == 0, 1, ans))
     if p == 1:
@@ -432,6 +475,10 @@ def _vector_norm_vjp(g, ans, x, p, axes):
 
 
 def _vector_norm_jvp(g, ans, x, p, axes, keepdims):
+    if p == 2 and dtype_of(x).kind == "c":
+        return (np.sum(np.real(np.conj(x) * g), axis=axes, keepdims=keepdims)
+                / np.where(ans == 0, 1, ans))
+    _refuse_complex_input(x, f"np.linalg.norm(x, ord={p!r})")
     if p == 2:
         return np.sum(x * g, axis=axes, keepdims=keepdims) / np.where(ans == 0, 1, ans)
     if p == 1:
@@ -457,6 +504,7 @@ def _spectral_weights(s, ord):
 
 def _spectral_norm_vjp(g, ans, x, ord, axes):
     """ord 2, -2, "nuc": U diag(weights) Vh, with the matrix axes moved last and back."""
+    _refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
     u, s, vh = np.linalg.svd(np.moveaxis(x, axes, (-2, -1)), full_matrices=False)
     scale = np.moveaxis(_kept(g, x, axes), axes, (-2, -1))
     grad = (u * _spectral_weights(s, ord)[..., None, :]) @ vh * scale
@@ -464,6 +512,7 @@ def _spectral_norm_vjp(g, ans, x, ord, axes):
 
 
 def _spectral_norm_jvp(g, ans, x, ord, axes):
+    _refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
     u, s, vh = np.linalg.svd(np.moveaxis(x, axes, (-2, -1)), full_matrices=False)
     turned = u * (np.moveaxis(g, axes, (-2, -1)) @ _mT(vh))  # diag(Uᵀ dA V), summed below
     return np.reshape(np.sum(turned * _spectral_weights(s, ord)[..., None, :], axis=(-2, -1)),
@@ -477,6 +526,7 @@ def _induced_axes(ord, axes):
 
 def _induced_norm_vjp(g, ans, x, ord, axes):
     """ord ±1, ±inf: sign(x) on the rows or columns whose sums tie for the extreme."""
+    _refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
     g, ans = _kept(g, x, axes), _kept(ans, x, axes)
     winners = np.sum(np.abs(x), axis=_induced_axes(ord, axes), keepdims=True) == ans
     ties = np.sum(winners, axis=axes, keepdims=True, dtype=np.result_type(g))
@@ -484,6 +534,7 @@ def _induced_norm_vjp(g, ans, x, ord, axes):
 
 
 def _induced_norm_jvp(g, ans, x, ord, axes, keepdims):
+    _refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
     summed = _induced_axes(ord, axes)
     winners = np.sum(np.abs(x), axis=summed, keepdims=True) == _kept(ans, x, axes)
     sums = np.sum(np.sign(x) * g, axis=summed, keepdims=True)

@@ -25,20 +25,27 @@ defjvp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=Fals
        np.mean(g, axis, dtype=dtype, keepdims=keepdims))
 
 
-def extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, **kwargs):
+def extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
     """`np.max`/`np.min`: the cotangent is shared equally by the elements that tie for the
-    extremum, as autograd does."""
-    winners = a == expand_reduced(ans, a, axis, keepdims)
+    extremum, as autograd does; elements `where` leaves out take no part, and `initial`
+    (a constant) counts as one more candidate, so it takes its share of a tie."""
+    reached = expand_reduced(ans, a, axis, keepdims)
+    winners = np.logical_and(a == reached, where)
     spread = expand_reduced(g, a, axis, keepdims)
     ties = np.sum(winners, axis=axis, keepdims=True, dtype=np.result_type(spread))
+    if initial is not None:
+        ties = ties + (reached == initial)
     return spread * winners / ties
 
 
-def extremum_jvp(g, ans, a, axis=None, out=None, keepdims=False, **kwargs):
-    """`np.max`/`np.min`: the mean tangent of the elements that tie, as the VJP shares."""
-    winners = a == expand_reduced(ans, a, axis, keepdims)
-    return (np.sum(g * winners, axis=axis, keepdims=keepdims)
-            / np.sum(winners, axis=axis, keepdims=keepdims, dtype=np.result_type(g)))
+def extremum_jvp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
+    """`np.max`/`np.min`: the mean tangent of the candidates that tie, as the VJP shares
+    (`initial`, a constant, has tangent zero)."""
+    winners = np.logical_and(a == expand_reduced(ans, a, axis, keepdims), where)
+    ties = np.sum(winners, axis=axis, keepdims=keepdims, dtype=np.result_type(g))
+    if initial is not None:
+        ties = ties + (ans == initial)
+    return np.sum(g * winners, axis=axis, keepdims=keepdims) / ties
 
 
 defvjp(np.max, extremum_vjp)
@@ -59,16 +66,23 @@ def _degrees_of_freedom(a, axis, ddof, options) -> int:
 
 
 def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """`np.var`: 2 (a - mean) / (n - ddof), spread over the reduced axes."""
+    """`np.var`: 2 (a - mean) / (n - ddof), spread over the reduced axes. The variance of
+    a complex `a` is the mean of |a - mean|**2, real: its cotangent is 2 conj(a - mean)
+    times the real part of `g`."""
     centred = a - np.mean(a, axis=axis, keepdims=True)
-    return expand_reduced(g, a, axis, keepdims) * centred * (
-        2.0 / _degrees_of_freedom(a, axis, ddof, kwargs))
+    spread = expand_reduced(g, a, axis, keepdims)
+    if dtype_of(a).kind == "c":
+        spread, centred = np.real(spread), np.conj(centred)
+    return spread * centred * (2.0 / _degrees_of_freedom(a, axis, ddof, kwargs))
 
 
 def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    """`np.var`: the sum of 2 (a - mean) g / (n - ddof) (g's own mean drops out)."""
-    return np.sum((a - np.mean(a, axis=axis, keepdims=True)) * g, axis=axis, dtype=dtype,
-                  keepdims=keepdims) * (2.0 / _degrees_of_freedom(a, axis, ddof, kwargs))
+    """`np.var`: the sum of 2 (a - mean) g / (n - ddof) (g's own mean drops out); for a
+    complex `a`, of 2 Re(conj(a - mean) g) / (n - ddof)."""
+    centred = a - np.mean(a, axis=axis, keepdims=True)
+    terms = np.real(np.conj(centred) * g) if dtype_of(a).kind == "c" else centred * g
+    return np.sum(terms, axis=axis, dtype=dtype, keepdims=keepdims) * (
+        2.0 / _degrees_of_freedom(a, axis, ddof, kwargs))
 
 
 def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):

@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from srcad.rules.numpy_ufuncs import define_pointwise
+from srcad.rules.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 from srcad.runtime import broadcast_like, dense, index_adjoint, unbroadcast
 
@@ -67,7 +67,8 @@ defjvp(builtins.sum,
        lambda g, ans, iterable, start=0: broadcast_like(sum(dense(g, iterable), 0.0), ans),
        lambda g, ans, iterable, start=0: broadcast_like(g, ans))
 define_pointwise(float, lambda g, ans, x: g)
-define_pointwise(abs, lambda g, ans, x: g * np.sign(x))
+defvjp(abs, absolute_vjp)  # np.abs's rules: conj(z) / |z| for complex z
+defjvp(abs, absolute_jvp)
 for _extremum in (builtins.max, builtins.min):
     defvjp(_extremum, *[extremum_rule(position) for position in range(8)])
     defjvp(_extremum, *[extremum_jvp(position) for position in range(8)])

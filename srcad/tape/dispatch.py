@@ -203,6 +203,33 @@ def call(func, args, kwargs, implementation=None):
     return out
 
 
+# NumPy functions that write into their first argument: `dispatch.call` would change the
+# tensor's array behind the tape's back, so the gradients would silently be wrong.
+IN_PLACE_FUNCTIONS = {
+    np.put_along_axis: "`y[np.arange(n)[:, None], j] = values` (an indexed write, recorded)",
+    np.put: "`y[np.unravel_index(ind, y.shape)] = values` (an indexed write, recorded)",
+    np.place: "`y[mask] = values` (an indexed write, recorded) or `np.where(mask, values, y)`",
+    np.putmask: "`y = np.where(mask, values, y)`",
+    np.fill_diagonal: "`y[np.diag_indices(n)] = value` (an indexed write, recorded)",
+}
+
+
+def refuse_in_place(func, args, kwargs) -> None:
+    """Refuse a NumPy function that writes into an array in place (`np.put_along_axis`,
+    `np.fill_diagonal`, ...) when a tensor it reads or writes carries a gradient: tape mode
+    records writes made by indexing and operators only. Without a recording tape that
+    tracks them, the call runs on the values, as NumPy would."""
+    if func not in IN_PLACE_FUNCTIONS:
+        return
+    _, ids = unwrap_arguments(list(args) + list(kwargs.values()))
+    if any(any_tracked(tape._tracked, ids) for tape in RECORDING.tapes):
+        raise MissingRuleError(
+            f"tape mode cannot record {_name(func)}, which writes into an array in place; a "
+            "tensor the tape differentiates is written or written from, so the gradient "
+            "would be wrong.", caller_location(),
+            fix=f"write it as {IN_PLACE_FUNCTIONS[func]} instead.")
+
+
 def unwrap_arguments(args):
     """(values, ids): each tensor replaced by its value, lists and tuples of tensors by lists
     and tuples of values; ids parallel, None where no tensor is."""

@@ -106,12 +106,15 @@ def _as_source(original, name):
 
 
 def _leaf_tensor(value):
-    """A fresh tensor: an array is copied, a Python float becomes an (immutable) float64."""
+    """A fresh tensor: an array is copied, a Python float becomes an (immutable) float64, a
+    Python complex a complex128."""
     if isinstance(value, Tensor):
         return value
     if isinstance(value, np.ndarray):
         return new_tensor(value.copy())
-    return new_tensor(value if isinstance(value, np.generic) else np.float64(value))
+    if isinstance(value, np.generic):
+        return new_tensor(value)
+    return new_tensor(np.complex128(value) if isinstance(value, complex) else np.float64(value))
 
 
 def _like(original, cotangents):
@@ -120,13 +123,25 @@ def _like(original, cotangents):
         (cotangent,) = cotangents
         if cotangent is None:
             return new_tensor(np.zeros(np.shape(original._value)))
+        cotangent = _real_for_real(cotangent, original._value)
         return cotangent if isinstance(cotangent, Tensor) else new_tensor(cotangent)
-    leaves = [_plain_unless_live(c) for c in cotangents]
+    leaves = [_real_for_real(_plain_unless_live(c), x)
+              for c, x in zip(cotangents, nest.flatten(original))]
     if any(isinstance(leaf, Tensor) for leaf in leaves):  # inside an outer tape: keep tensors
         return nest.pack_as(original, leaves)
     if isinstance(original, (list, tuple, dict)):
         return like_argument(nest.pack_as(original, leaves), original)
     return like_argument(leaves[0], original)
+
+
+def _real_for_real(cotangent, argument):
+    """The real part of a real argument's cotangent (the imaginary part a real value's
+    cotangent may carry means nothing, as `like_argument` drops it); as a tensor inside an
+    outer tape, so that the outer gradient is real too."""
+    if cotangent is None or np.iscomplexobj(argument) \
+            or not np.iscomplexobj(value_of(cotangent)):
+        return cotangent
+    return np.real(cotangent)
 
 
 def _plain_unless_live(cotangent):

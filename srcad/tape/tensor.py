@@ -160,6 +160,14 @@ class Tensor:
         return np.size(self._value)
 
     @property
+    def real(self):
+        return np.real(self)
+
+    @property
+    def imag(self):
+        return np.imag(self)
+
+    @property
     def T(self):
         out = unary(inplace.TRANSPOSE, _T_RULES, self)
         if type(self) is Tensor and type(out._value) is np.ndarray and out._value.ndim:
@@ -188,6 +196,8 @@ class Tensor:
     argmin = _method(np.argmin, "argmin")
     nonzero = _method(np.nonzero, "nonzero")
     round = _method(np.round, "round")
+    conj = _method(np.conjugate, "conj")
+    conjugate = _method(np.conjugate, "conjugate")
 
     def reshape(self, *shape, order="C"):
         return np.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
@@ -294,6 +304,7 @@ class Tensor:
             return NotImplemented
         if func is np.copyto:
             return inplace.copyto(*args, **kwargs)
+        dispatch.refuse_in_place(func, args, kwargs)
         out = kwargs.pop("out", None) if "out" in kwargs else None
         result = dispatch.call(func, args, kwargs, getattr(func, "_implementation", func))
         if type(result) is Tensor and type(result._value) is np.ndarray \

@@ -39,7 +39,8 @@ from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.refusals import check_captures, check_effect, qualified_name
 from srcad.transform.reverse import (SCOPE, function_def, rule_applications,
-                                    same_shape_arguments, sequence_names)
+                                    same_shape_arguments, sequence_names, unruled_arguments,
+                                    unruled_check)
 from srcad.transform.templates import instantiate
 
 MAYBE = "maybe"
@@ -279,6 +280,10 @@ class _Tangents:
                 f"register one with `srcad.defjvp({op.label}, lambda g, ans, x: ...)`, where "
                 "`g` is the tangent of `x`: one rule per positional argument, `None` for an "
                 "argument without a tangent.")
+        checks = [unruled_check(op, name, argument, tangent, self.parsed, self.bindings,
+                                "defjvp")
+                  for name, argument in unruled_arguments(entry, op)
+                  for tangent in [self.tangent_of_atom(argument)] if not _is_none(tangent)]
         target = op.targets[0]
         same_shape = same_shape_arguments(op, self.activity.scalars)
         parts = []
@@ -293,7 +298,7 @@ class _Tangents:
             guard = argument.id if isinstance(argument, gast.Name) \
                 and self.tangents.state(argument.id) != SET else None
             parts.append((guard, contribution))
-        return self._sum(target, parts)
+        return checks + self._sum(target, parts)
 
     def _sum(self, target: str, parts) -> list:
         """`t_target = part + part + ...`, testing the parts whose argument may have none

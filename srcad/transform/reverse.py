@@ -299,7 +299,10 @@ class _Backward:
                 "rule per positional argument, `None` for an argument without a gradient.")
         g, ans = load(self.adjoints.name(op.targets[0])), load(op.targets[0])
         same_shape = same_shape_arguments(op, self.activity.scalars)
-        statements = []
+        statements = [unruled_check(op, name, argument, gast.Constant(True, None), self.parsed,
+                                    self.bindings, "defvjp")
+                      for name, argument in unruled_arguments(entry, op)
+                      if self._carries(argument)]
         for template, bound, argument in rule_applications(entry, op, self.parsed, "defvjp"):
             if self._carries(argument):
                 cotangent = instantiate(template, bound, g, ans, self.bindings.name_for,
@@ -350,6 +353,8 @@ class _Backward:
             statements = [assign(holder, contribution)]
             for i, element in enumerate(argument.elts):
                 part = gast.Subscript(load(holder), gast.Constant(i, None), gast.Load())
+                if may_be_none:  # a pullback's part for a list argument may be None (zero)
+                    part = gast.IfExp(is_none(holder), gast.Constant(None, None), part)
                 statements += self._contribute(element, part, may_be_none=True)
             return statements
         if not isinstance(argument, gast.Name) or argument.id not in self.active:
@@ -373,6 +378,42 @@ def rule_applications(entry, op: Operation, parsed, maker: str):
                 "pass the arguments the rule's signature names, or register a rule "
                 f"that accepts them with `srcad.{maker}`.") from None
         yield template, bound, argument_at(op, template, bound, position)
+
+
+def unruled_arguments(entry, op: Operation):
+    """`(name, argument node)` for each argument of the call `op` that no rule slot of
+    `entry` answers for: positions past the rules, and keywords that are not among the
+    rules' parameters (caught by `**kwargs`) or lie past them. A differentiated value
+    there would get no derivative, so the transforms refuse it, as tape mode does."""
+    count = len(entry.rules)
+    for position, argument in enumerate(op.args[count:], count):
+        yield f"positional argument {position}", argument
+    first = next((rule for rule in entry.rules if rule is not None), None)
+    parameters = list(template_of(first).signature.parameters.values()) if first else []
+    slots = [p.name for p in parameters[:count] if p.kind not in (p.VAR_POSITIONAL,
+                                                                  p.VAR_KEYWORD)]
+    for keyword, argument in op.keywords:
+        if keyword not in slots:
+            yield f"`{keyword}=`", argument
+
+
+def unruled_check(op: Operation, name: str, argument, tangent, parsed, bindings: Bindings,
+                  maker: str) -> gast.stmt:
+    """`refuse_unruled(error, argument, tangent)`: the value of an argument without a rule
+    is known only when the program runs; an integer (an index, an axis) carries no
+    derivative, a float with a nonzero tangent (or any float, in the backward sweep) must
+    not lose its derivative silently."""
+    error = MissingRuleError(
+        f"a differentiated value is passed as {name} of `{op.label}` "
+        f"({qualified_name(op.callee)}) in {parsed.name}, and srcad has no derivative rule "
+        "for that argument: its derivative would be silently lost.",
+        parsed.location(op.statement),
+        f"register a rule for that parameter with `srcad.{maker}` (one per positional "
+        "parameter) and pass the value there, or wrap it in `srcad.stop_gradient(...)` if it "
+        "should get no derivative.")
+    call = gast.Call(load(bindings.name_for("refuse_unruled", calls.refuse_unruled)), [
+        load(bindings.name_for("unruled_error", error)), argument, tangent], [])
+    return gast.copy_location(gast.Expr(call), op.statement)
 
 
 def argument_at(op: Operation, template, bound, position: int):

@@ -1,4 +1,4 @@
-def srcad_scope(unbroadcast):
+def srcad_scope(absolute_vjp, unbroadcast):
 
     def huber_if_vjp(r, delta):
         cond_0 = abs(r) <= delta
@@ -22,7 +22,7 @@ def srcad_scope(unbroadcast):
                 b_abs_2 = unbroadcast(b_sub_4, abs_2)
                 b_mul_3 = unbroadcast(-b_sub_4, mul_3)
                 b_delta = b_delta + b_mul_3 * 0.5
-                b_r = b_abs_2 * np.sign(r)
+                b_r = absolute_vjp(b_abs_2, abs_2, r)
             return (b_r, b_delta)
         return (loss, huber_if_backward)
     return huber_if_vjp

@@ -1,0 +1,112 @@
+"""Regressions: derivatives that once came out silently wrong (or crashed) in source and
+forward mode, each checked against the value it must have."""
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import MissingRuleError
+from tests.test_rules import (assert_jvp_matches_finite_differences,
+                              assert_vjp_matches_finite_differences)
+
+
+def cube_of_reshaped(x):
+    return np.sum(x.reshape(5, 1) ** 3)
+
+
+def cube_of_transposed(x):
+    return np.sum(x.transpose(1, 0) ** 3)
+
+
+def test_hessian_through_reshape_with_several_shape_arguments():
+    """`x.reshape(5, 1)` packs its shape into a tuple; the Hessian followed the receiver to
+    the wrong argument of the reshape and came out zero."""
+    x = np.arange(1.0, 6.0)
+    np.testing.assert_allclose(srcad.hessian(cube_of_reshaped)(x), np.diag(6 * x))
+    m = np.arange(1.0, 7.0).reshape(2, 3)
+    expected = np.diag(6 * m.ravel()).reshape(2, 3, 2, 3)
+    np.testing.assert_allclose(srcad.hessian(cube_of_transposed)(m), expected)
+
+
+def pad_with_a_differentiated_constant(x, y):
+    return np.sum(np.pad(x, 1, constant_values=y))
+
+
+def pad_chosen_at_run_time(x, y):
+    pad = getattr(np, "pad")
+    return np.sum(pad(x, 1, constant_values=y))
+
+
+def width_and_values(z):
+    return np.argmax(z) + 1, z
+
+
+def pad_by_an_integer_from_x(x, y):
+    width, values = width_and_values(x * y)  # srcad cannot tell `width` is an integer
+    return np.sum(np.pad(values, width))
+
+
+@pytest.mark.parametrize("fn", [pad_with_a_differentiated_constant, pad_chosen_at_run_time])
+def test_a_differentiated_value_where_no_rule_answers_is_refused(fn):
+    """`constant_values=y` has no rule slot: y's derivative must not be a silent zero."""
+    x, y = np.array([1.0, 2.0]), 3.0
+    with pytest.raises(MissingRuleError, match="constant_values"):
+        srcad.grad(fn, wrt=1)(x, y)
+    with pytest.raises(MissingRuleError, match="constant_values"):
+        srcad.jvp(fn, (x, y), (np.zeros(2), 1.0))
+
+
+def test_an_integer_from_differentiated_values_needs_no_rule():
+    """An integer computed from x (here a pad width) carries no derivative: allowed."""
+    x, y = np.array([1.0, 2.0]), 3.0
+    assert srcad.grad(pad_by_an_integer_from_x, wrt=1)(x, y) == pytest.approx(np.sum(x))
+    _, slope = srcad.jvp(pad_by_an_integer_from_x, (x, y), (np.ones(2), 0.0))
+    assert slope == pytest.approx(2 * y)
+    # the check in the tangent program runs again when srcad differentiates that program
+    np.testing.assert_allclose(srcad.hessian(pad_by_an_integer_from_x, wrt=1)(x, y), 0.0)
+
+
+def squares_of_a_built_array(x):
+    return np.sum(np.array([x[0], x[1] ** 2]) ** 2)
+
+
+def test_hessian_through_an_array_built_from_a_list():
+    """The reverse sweep over the tangent program got None as the cotangent of a list
+    argument (used only for its shape) and indexed it."""
+    x = np.array([1.5, 2.0])
+    np.testing.assert_allclose(srcad.hessian(squares_of_a_built_array)(x),
+                               np.diag([2.0, 12 * x[1] ** 2]))
+
+
+MASK = np.array([[True, False, True], [False, False, False]])
+
+
+def row_max_from_zero(x):
+    return np.max(x, axis=1, initial=0.0)
+
+
+def masked_row_max(x):
+    return np.max(x, axis=1, where=MASK, initial=-10.0)
+
+
+def masked_min(x):
+    return np.amin(x, where=MASK, initial=10.0)
+
+
+def masked_column_max(x):
+    return x.max(axis=0, where=MASK, initial=-3.0, keepdims=True)
+
+
+@pytest.mark.parametrize("fn", [row_max_from_zero, masked_row_max, masked_min,
+                                masked_column_max])
+def test_max_and_min_honour_initial_and_where(fn):
+    """Elements `where` leaves out, and those `initial` beats, get no derivative (they got
+    a share of it, or nan where a row had no selected element)."""
+    x = np.array([[1.0, 5.0, 3.0], [-2.0, -4.0, -1.0]])
+    assert_vjp_matches_finite_differences(fn, (x,), 0, rtol=1e-6, atol=1e-9)
+    assert_jvp_matches_finite_differences(fn, (x,), 0, rtol=1e-6, atol=1e-9)
+
+
+def test_max_shares_a_tie_with_initial():
+    """At x = initial the one-sided slopes are 0 and 1: x and `initial` share the tie."""
+    assert srcad.grad(row_max_from_zero)(np.array([[0.0, -1.0]])) == pytest.approx(
+        np.array([[0.5, 0.0]]))
