@@ -16,7 +16,7 @@ from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_
 from srcad.errors import CotangentError, UsageError
 from srcad.calls import is_derivative
 from srcad.frontend.parse import code_of
-from srcad.higher_order import adapter, transformable
+from srcad.derivative_calls import adapter, transformable
 
 
 _FLOATS = {(float,) * n for n in range(1, 9)}

@@ -15,7 +15,7 @@ import types
 import numpy as np
 
 from srcad.arguments import is_container
-from srcad.control import CustomGradient
+from srcad.control import CustomGradient, positional_only, wrong_count
 from srcad.errors import MissingRuleError, SrcadError
 from srcad.rules import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
 
@@ -38,10 +38,10 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
         from srcad.higher_order import vjp_of_tangent_call
         return vjp_of_tangent_call(fn, active, args, kwargs)
     if is_derivative(fn):  # `srcad.grad(h)` called in the differentiated function
-        from srcad.higher_order import vjp_of_derivative
+        from srcad.derivative_calls import vjp_of_derivative
         return vjp_of_derivative(fn, active, args, kwargs)
     if _is_jvp(fn):
-        from srcad.higher_order import vjp_of_jvp
+        from srcad.derivative_calls import vjp_of_jvp
         return vjp_of_jvp(active, args, kwargs)
     if isinstance(fn, CustomGradient):
         return _by_custom_gradient(fn, active, args, kwargs)
@@ -167,11 +167,7 @@ def _by_rules(fn, rules, active, args, kwargs):
 
 
 def _by_custom_gradient(fn: CustomGradient, active, args, kwargs):
-    named = [spec for spec in active if isinstance(spec, str)]
-    if named:
-        raise SrcadError(f"the custom gradient of {fn.__name__} gives cotangents for positional "
-                         f"arguments; `{named[0]}` is passed by keyword.",
-                         fix=f"pass `{named[0]}` positionally.")
+    positional_only(fn, active)
     result, grad_fn = fn.forward(*args, **kwargs)
 
     def pullback(g):
@@ -181,15 +177,9 @@ def _by_custom_gradient(fn: CustomGradient, active, args, kwargs):
         if not isinstance(cotangents, (tuple, list)):
             cotangents = (cotangents,)
         if len(cotangents) != len(args):
-            _wrong_count(fn, len(cotangents), len(args))
+            wrong_count(fn, len(cotangents), len(args))
         return tuple(cotangents[spec] for spec in active)
     return result, pullback
-
-
-def _wrong_count(fn, returned: int, expected: int):
-    raise SrcadError(f"the grad_fn of {fn.__name__} returned {returned} cotangent(s) for "
-                     f"{expected} positional argument(s).",
-                     fix="return one per positional argument (None for none).")
 
 
 def _rule_position(rules, spec):
@@ -301,13 +291,13 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         from srcad.higher_order import jvp_of_tangent_call
         return jvp_of_tangent_call(fn, active, tangents, args, kwargs)
     if is_derivative(fn):
-        from srcad.higher_order import jvp_of_derivative
+        from srcad.derivative_calls import jvp_of_derivative
         return jvp_of_derivative(fn, active, tangents, args, kwargs)
     if _is_jvp(fn):
-        from srcad.higher_order import jvp_of_jvp
+        from srcad.derivative_calls import jvp_of_jvp
         return jvp_of_jvp(active, tangents, args, kwargs)
     if isinstance(fn, CustomGradient):
-        return _jvp_by_custom_gradient(fn, active, tangents, args, kwargs)
+        return fn.jvp(active, tangents, args, kwargs)
     function = inspect.unwrap(fn)
     if isinstance(function, types.MethodType):  # a bound method: its receiver comes first
         return jvp_call(function.__func__, _shifted(active, 1), tangents,
@@ -317,39 +307,6 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
     raise MissingRuleError(
         f"srcad has no forward-mode (JVP) rule for {fn!r}, and a differentiated value flows "
         "into it.", fix="register one with `srcad.defjvp(fn, lambda g, ans, x: ...)`.")
-
-
-def _jvp_by_custom_gradient(fn: CustomGradient, active, tangents, args, kwargs):
-    """The tangent of a custom-gradient call from its `grad_fn` alone: `grad_fn(u)` is
-    `Jᵀu`, linear in `u`, so `J t` is the gradient over `u` of `⟨grad_fn(u), t⟩`, which
-    reverse mode computes by transforming `grad_fn` (at `u = 0`)."""
-    from srcad.api import value_and_grad
-    from srcad.arguments import like_argument
-    named = [spec for spec in active if isinstance(spec, str)]
-    if named:
-        raise SrcadError(f"the custom gradient of {fn.__name__} gives cotangents for positional "
-                         f"arguments; `{named[0]}` is passed by keyword.",
-                         fix=f"pass `{named[0]}` positionally.")
-    result, grad_fn = fn.forward(*args, **kwargs)
-    pairing = value_and_grad(_pairing, wrt=1, has_aux=True)
-    (_, returned), tangent = pairing(grad_fn, like_argument(None, result), active, tangents)
-    if returned != len(args):
-        _wrong_count(fn, returned, len(args))
-    return result, tangent
-
-
-def _pairing(grad_fn, cotangent, positions, tangents):
-    """`⟨grad_fn(cotangent), tangents⟩` over the arguments at `positions`, and how many
-    cotangents grad_fn returned."""
-    cotangents = grad_fn(cotangent)
-    if not isinstance(cotangents, (tuple, list)):
-        cotangents = (cotangents,)
-    total = 0.0
-    for position, tangent in zip(positions, tangents):
-        part = cotangents[position]
-        if part is not None and tangent is not None:
-            total = total + np.sum(part * tangent)
-    return total, len(cotangents)
 
 
 def call_method_jvp(receiver, name: str, active: tuple, tangents: tuple, *args, **kwargs):

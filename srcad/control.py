@@ -14,6 +14,7 @@ import functools
 
 import numpy as np
 
+from srcad.errors import SrcadError
 from srcad.rules.registry import nondifferentiable
 
 
@@ -61,6 +62,50 @@ class CustomGradient:
             raise TypeError(f"@custom_gradient function {self.__name__} must return "
                             "(value, grad_fn)")
         return result
+
+
+    def jvp(self, active, tangents, args, kwargs):
+        """`(y, tangent of y)` from `grad_fn` alone: `grad_fn(u)` is `Jᵀu`, linear in `u`, so
+        `J t` is the gradient over `u` of `⟨grad_fn(u), t⟩`, which reverse mode computes by
+        transforming `grad_fn` (at `u = 0`). Forward mode keeps the custom rule's stability."""
+        from srcad.api import value_and_grad
+        from srcad.arguments import like_argument
+        positional_only(self, active)
+        result, grad_fn = self.forward(*args, **kwargs)
+        pairing = value_and_grad(_pairing, wrt=1, has_aux=True)
+        (_, returned), tangent = pairing(grad_fn, like_argument(None, result), active, tangents)
+        if returned != len(args):
+            wrong_count(self, returned, len(args))
+        return result, tangent
+
+
+def _pairing(grad_fn, cotangent, positions, tangents):
+    """`⟨grad_fn(cotangent), tangents⟩` over the arguments at `positions`, and how many
+    cotangents grad_fn returned."""
+    cotangents = grad_fn(cotangent)
+    if not isinstance(cotangents, (tuple, list)):
+        cotangents = (cotangents,)
+    total = 0.0
+    for position, tangent in zip(positions, tangents):
+        part = cotangents[position]
+        if part is not None and tangent is not None:
+            total = total + np.sum(part * tangent)
+    return total, len(cotangents)
+
+
+def positional_only(fn: CustomGradient, active) -> None:
+    """A custom gradient gives cotangents by position: refuse a differentiated keyword."""
+    named = [spec for spec in active if isinstance(spec, str)]
+    if named:
+        raise SrcadError(f"the custom gradient of {fn.__name__} gives cotangents for positional "
+                         f"arguments; `{named[0]}` is passed by keyword.",
+                         fix=f"pass `{named[0]}` positionally.")
+
+
+def wrong_count(fn: CustomGradient, returned: int, expected: int):
+    raise SrcadError(f"the grad_fn of {fn.__name__} returned {returned} cotangent(s) for "
+                     f"{expected} positional argument(s).",
+                     fix="return one per positional argument (None for none).")
 
 
 def custom_gradient(function) -> CustomGradient:

@@ -23,7 +23,7 @@ from srcad.arguments import (is_container, leaves, like_argument, promote, rebui
 from srcad.errors import UsageError
 from srcad.forward_api import jvp, like_output
 from srcad.frontend.parse import code_of
-from srcad.higher_order import transformable
+from srcad.derivative_calls import transformable
 from srcad.runtime import replaying
 
 _MODES = ("auto", "fwd", "rev")

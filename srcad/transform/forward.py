@@ -38,9 +38,9 @@ from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_non
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.refusals import check_captures, check_effect, qualified_name
-from srcad.transform.reverse import (SCOPE, function_def, rule_applications,
-                                    same_shape_arguments, sequence_names, unruled_arguments,
-                                    unruled_check)
+from srcad.transform.reverse import SCOPE, function_def, sequence_names
+from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
+                                        unruled_arguments, unruled_check)
 from srcad.transform.templates import instantiate
 
 MAYBE = "maybe"

@@ -1,0 +1,173 @@
+"""Rules for the eigendecompositions and the singular value decomposition of numpy.linalg:
+`eigh`, `eigvalsh`, `eig` (real eigenvalues), `svd` (thin, full, values only, hermitian).
+
+The vectors of repeated eigenvalues or singular values have no derivative: their rules raise
+(a JVP returns nan, not knowing whether the vectors are used). `eigh` and `svd(hermitian=True)`
+read one triangle of their argument and are differentiated with respect to that triangle.
+"""
+import numpy as np
+
+from srcad.rules.numpy_linalg import (eye, inverse_gaps, mT, onto_triangle, reciprocal_or_nan,
+                                      refuse_completion, refuse_complex, refuse_complex_input,
+                                      refuse_repeated, refuse_zero, rounding, symmetric_from, tied)
+from srcad.rules.registry import defjvp, defvjp
+from srcad.runtime import dtype_of
+
+
+# ---- eigendecompositions -----------------------------------------------------------------------
+def _lower(UPLO):
+    return UPLO.upper() == "L"
+
+
+def eigh_vjp(g, ans, a, UPLO="L"):
+    """S̄ = V (diag(w̄) + F ∘ Vᵀ V̄) Vᵀ, gathered onto the triangle S was read from."""
+    refuse_complex_input(a, "np.linalg.eigh")
+    w, v = ans
+    middle = np.zeros_like(v)
+    if g[0] is not None:
+        middle = middle + eye(w) * g[0][..., None, :]
+    if g[1] is not None:
+        refuse_repeated(w, "eigenvectors of np.linalg.eigh")
+        middle = middle + inverse_gaps(w, tied(w)) * (mT(v) @ g[1])
+    return onto_triangle(v @ middle @ mT(v), _lower(UPLO))
+
+
+def eigh_jvp(g, ans, a, UPLO="L"):
+    """dw = diag(Vᵀ dS V), dV = V (F ∘ Vᵀ dS V)."""
+    refuse_complex_input(a, "np.linalg.eigh")
+    w, v = ans
+    rotated = mT(v) @ symmetric_from(g, _lower(UPLO)) @ v
+    return np.diagonal(rotated, 0, -2, -1), v @ (inverse_gaps(w, tied(w)) * rotated)
+
+
+defvjp(np.linalg.eigh, eigh_vjp)
+defjvp(np.linalg.eigh, eigh_jvp)
+
+
+def eigvalsh_vjp(g, ans, a, UPLO="L"):
+    refuse_complex_input(a, "np.linalg.eigvalsh")
+    v = np.linalg.eigh(a, UPLO)[1]
+    return onto_triangle((v * g[..., None, :]) @ mT(v), _lower(UPLO))
+
+
+def eigvalsh_jvp(g, ans, a, UPLO="L"):
+    refuse_complex_input(a, "np.linalg.eigvalsh")
+    v = np.linalg.eigh(a, UPLO)[1]
+    return np.sum(v * (symmetric_from(g, _lower(UPLO)) @ v), axis=-2)
+
+
+defvjp(np.linalg.eigvalsh, eigvalsh_vjp)
+defjvp(np.linalg.eigvalsh, eigvalsh_jvp)
+
+
+def eig_vjp(g, ans, a):
+    """Ā = V⁻ᵀ (diag(w̄) + F ∘ Vᵀ N(V̄)) Vᵀ, where N keeps the eigenvectors' unit length."""
+    w, v = ans
+    refuse_complex(w)
+    middle = np.zeros_like(v)
+    if g[0] is not None:
+        middle = middle + eye(w) * g[0][..., None, :]
+    if g[1] is not None:
+        refuse_repeated(w, "eigenvectors of np.linalg.eig")
+        turned = mT(v) @ g[1]
+        turned = turned - (mT(v) @ v) * np.diagonal(turned, 0, -2, -1)[..., None, :]
+        middle = middle + inverse_gaps(w, tied(w)) * turned
+    return np.linalg.solve(mT(v), middle @ mT(v))
+
+
+def eig_jvp(g, ans, a):
+    """dw = diag(V⁻¹ dA V); dV = V (F ∘ V⁻¹ dA V), less its part along each (unit) vector."""
+    w, v = ans
+    refuse_complex(w)
+    rotated = np.linalg.solve(v, g @ v)
+    dv = v @ (inverse_gaps(w, tied(w)) * rotated)
+    return np.diagonal(rotated, 0, -2, -1), dv - v * np.sum(v * dv, axis=-2, keepdims=True)
+
+
+defvjp(np.linalg.eig, eig_vjp)
+defjvp(np.linalg.eig, eig_jvp)
+
+
+# ---- singular value decomposition -----------------------------------------------------------
+def _thin(ans, g, full_matrices):
+    """U, s, Vh and their cotangents `g` (None for a JVP) cut to min(m, n) vectors: with
+    `full_matrices`, a non-square matrix's extra vectors are arbitrary, so nothing may
+    depend on them."""
+    u, s, vh = ans
+    k = np.shape(s)[-1]
+    if not full_matrices or np.shape(u)[-1] == np.shape(vh)[-2] == k:
+        return u, s, vh, g
+    gu, gs, gvh = g if g is not None else (None, None, None)
+    if gu is not None:
+        refuse_completion(gu[..., k:])
+        gu = gu[..., :k]
+    if gvh is not None:
+        refuse_completion(gvh[..., k:, :])
+        gvh = gvh[..., :k, :]
+    return u[..., :k], s, vh[..., :k, :], (gu, gs, gvh)
+
+
+def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """Ā = U [(F ∘ (UᵀŪ - ŪᵀU)) S + diag(s̄) + S (F ∘ (VᵀV̄ - V̄ᵀV))] Vᵀ, F = 1 / (s_j² - s_i²),
+    plus the parts of Ū and V̄ outside the spans of a non-square matrix's U and V."""
+    refuse_complex_input(a, "np.linalg.svd")
+    if not compute_uv:
+        u, _, vh = np.linalg.svd(symmetric_from(a, True) if hermitian else a,
+                                 full_matrices=False)
+        grad = (u * g[..., None, :]) @ vh
+        return onto_triangle(grad, True) if hermitian else grad
+    u, s, vh, (gu, gs, gvh) = _thin(ans, g, full_matrices)
+    middle = np.zeros(np.shape(s) + np.shape(s)[-1:], dtype_of(s))
+    if gs is not None:
+        middle = middle + eye(s) * gs[..., None, :]
+    if gu is not None or gvh is not None:
+        refuse_repeated(s, "singular vectors of np.linalg.svd")
+        spin = inverse_gaps(s * s, tied(s))
+    grad = 0
+    if gu is not None:
+        turned = mT(u) @ gu
+        middle = middle + spin * (turned - mT(turned)) * s[..., None, :]
+        if np.shape(u)[-2] > np.shape(s)[-1]:
+            refuse_zero(s, "left singular vectors")
+            grad = ((gu - u @ turned) / s[..., None, :]) @ vh
+    if gvh is not None:
+        turned = vh @ mT(gvh)  # Vᵀ V̄
+        middle = middle + s[..., :, None] * (spin * (turned - mT(turned)))
+        if np.shape(vh)[-1] > np.shape(s)[-1]:
+            refuse_zero(s, "right singular vectors")
+            grad = grad + u @ ((gvh - mT(turned) @ vh) / s[..., :, None])
+    grad = grad + u @ middle @ vh
+    return onto_triangle(grad, True) if hermitian else grad
+
+
+def svd_jvp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
+    """ds = diag(Uᵀ dA V); dU = U (F ∘ (dP S + S dPᵀ)) + (I - U Uᵀ) dA V S⁻¹ and dV alike,
+    with dP = Uᵀ dA V; nan for the arbitrary vectors `full_matrices` adds."""
+    refuse_complex_input(a, "np.linalg.svd")
+    da = symmetric_from(g, True) if hermitian else g
+    if not compute_uv:
+        u, _, vh = np.linalg.svd(symmetric_from(a, True) if hermitian else a,
+                                 full_matrices=False)
+        return np.sum(u * (da @ mT(vh)), axis=-2)
+    u, s, vh, _ = _thin(ans, None, full_matrices)
+    v = mT(vh)
+    dp = mT(u) @ da @ v
+    spin = inverse_gaps(s * s, tied(s))
+    du = u @ (spin * (dp * s[..., None, :] + s[..., :, None] * mT(dp)))
+    dv = v @ (spin * (s[..., :, None] * dp + mT(dp) * s[..., None, :]))
+    inverse = reciprocal_or_nan(s, s <= rounding(s))
+    if np.shape(u)[-2] > np.shape(s)[-1]:
+        du = du + (da @ v - u @ dp) * inverse[..., None, :]
+    if np.shape(v)[-2] > np.shape(s)[-1]:
+        dv = dv + (mT(da) @ u - v @ mT(dp)) * inverse[..., None, :]
+    full_u, full_vh = ans[0], ans[2]
+    if np.shape(full_u)[-1] > np.shape(du)[-1]:
+        du = np.concatenate([du, np.zeros_like(full_u[..., np.shape(du)[-1]:]) + np.nan], -1)
+    if np.shape(full_vh)[-2] > np.shape(dv)[-1]:
+        dv = np.concatenate([dv, np.zeros_like(mT(full_vh)[..., np.shape(dv)[-1]:]) + np.nan],
+                            -1)
+    return du, np.diagonal(dp, 0, -2, -1), mT(dv)
+
+
+defvjp(np.linalg.svd, svd_vjp)
+defjvp(np.linalg.svd, svd_jvp)
