@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import types
 
 import numpy as np
 
@@ -31,8 +32,9 @@ class Derivative:
         self.has_aux = has_aux
         # A bound method (`model.loss`) is its function with the receiver passed first;
         # `wrt` counts the arguments the user passes, as for any other callable.
-        unwrapped = inspect.unwrap(fn)
-        self.function = getattr(unwrapped, "__func__", fn)
+        unwrapped = inspect.unwrap(fn)  # a decorated function runs in its own module
+        self.function = getattr(unwrapped, "__func__", unwrapped if isinstance(
+            unwrapped, types.FunctionType) else fn)
         self.receiver = (unwrapped.__self__,) if hasattr(unwrapped, "__func__") else ()
         if is_derivative(fn):  # a derivative of a derivative: transform a call of it
             self.function, self.receiver = adapter(fn), ()

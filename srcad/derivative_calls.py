@@ -115,21 +115,31 @@ def _after_seeds(active) -> tuple:
 
 
 def transformable(fn):
-    """`fn`, or for a derivative object the function calling it that srcad transforms."""
-    return adapter(fn) if calls.is_derivative(fn) else fn
+    """`fn`, or a plain function with its parameters that calls it when `fn` is a derivative
+    object or a bound method (Jacobians and Hessians index its parameters as the user does)."""
+    if calls.is_derivative(fn) or isinstance(inspect.unwrap(fn), types.MethodType):
+        return adapter(fn)
+    return fn
 
 
 def adapter(fn) -> types.FunctionType:
-    """A Python function with `fn`'s parameters that calls `fn` (a derivative object), so
-    that the transforms see an ordinary function calling it: `srcad.grad(srcad.grad(f))`."""
-    made = _ADAPTERS.get(fn)
+    """A Python function with `fn`'s parameters that calls `fn` (a derivative object, a
+    bound method), so that the transforms see an ordinary function calling it:
+    `srcad.grad(srcad.grad(f))`, `srcad.hessian(model.loss)`."""
+    try:
+        made = _ADAPTERS.get(fn)
+    except TypeError:  # a bound method takes no weak reference: made anew
+        made = None
     if made is None:
         parameters, passed, defaults = _parameters(fn)
         name = getattr(fn, "__name__", "")
         name = f"derivative_of_{name}" if name.isidentifier() else "derivative"
-        source = f"def {name}({parameters}):\n    return callee({passed})\n"
-        made = _ADAPTERS[fn] = compiled_source(source, name, {"callee": fn, **defaults},
-                                                f"<srcad-{name}>")
+        source = f"def {name}({parameters}):\n    return srcad_callee({passed})\n"
+        made = compiled_source(source, name, {"srcad_callee": fn, **defaults}, f"<srcad-{name}>")
+        try:
+            _ADAPTERS[fn] = made
+        except TypeError:
+            pass
     return made
 
 
@@ -145,17 +155,17 @@ def derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
         seeds += "_"
     pick = "[1][0]" if d.has_aux else "[1]"
     slope = compiled_source(
-        f"def slope({seeds}, {parameters}):\n    return program({seeds}, {passed}){pick}\n",
-        "slope", {"program": program, **defaults}, "<srcad-slope>")
+        f"def slope({seeds}, {parameters}):\n    return srcad_program({seeds}, {passed}){pick}\n",
+        "slope", {"srcad_program": program, **defaults}, "<srcad-slope>")
     from srcad import api
     wrt = _after_seeds(tuple(p if p is not None else n for p, n in zip(d.positions, d.names)))
     gradient = api.grad(slope, wrt=wrt if isinstance(d.wrt, tuple) else wrt[0])
-    tangent = "gradient({0})" if type(fn).__name__ == "_Grad" \
-        else "(program({0})[1], gradient({0}))"
+    tangent = "srcad_gradient({0})" if type(fn).__name__ == "_Grad" \
+        else "(srcad_program({0})[1], srcad_gradient({0}))"
     source = (f"def tangent_program({seeds}, {parameters}):\n"
-              f"    return (callee({passed}), {tangent.format(seeds + ', ' + passed)})\n")
+              f"    return (srcad_callee({passed}), {tangent.format(seeds + ', ' + passed)})\n")
     made = compiled_source(source, "tangent_program", {
-        "callee": fn, "gradient": gradient, "program": program, **defaults},
+        "srcad_callee": fn, "srcad_gradient": gradient, "srcad_program": program, **defaults},
         f"<srcad-tangent program of {fn!r}>")
     return made, order
 
@@ -174,8 +184,8 @@ def _parameters(fn) -> tuple[str, str, dict]:
             parameters.append("*")
         starred = starred or kind in (parameter.VAR_POSITIONAL, parameter.KEYWORD_ONLY)
         if parameter.default is not parameter.empty:
-            defaults[f"default_{name}"] = parameter.default
-            text += f"=default_{name}"
+            defaults[f"srcad_default_{name}"] = parameter.default
+            text += f"=srcad_default_{name}"
         parameters.append(text)
         passed.append(f"{name}={name}" if kind is parameter.KEYWORD_ONLY else text.split("=")[0])
     return ", ".join(parameters), ", ".join(passed), defaults

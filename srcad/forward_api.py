@@ -31,7 +31,7 @@ def jvp(fn, primals, tangents):
     args = list(primals)
     for i in active:
         args[i] = promote(primals[i], f"primals[{i}]")
-        _check_tangent(tangents[i], args[i], f"tangents[{i}]")
+        check_tangent(tangents[i], args[i], f"tangents[{i}]")
     output, tangent = calls.jvp_call(fn, active, tuple(tangents[i] for i in active), args, {},
                                      reached=False)
     return output, like_output(tangent, output)
@@ -48,7 +48,7 @@ def like_output(tangent, output):
     return like_argument(tangent, output)
 
 
-def _check_tangent(tangent, primal, name: str) -> None:
+def check_tangent(tangent, primal, name: str) -> None:
     if is_container(primal):
         if type(tangent) is not type(primal) and not (
                 isinstance(tangent, (tuple, list)) and isinstance(primal, (tuple, list))):
@@ -59,7 +59,7 @@ def _check_tangent(tangent, primal, name: str) -> None:
             raise TangentError(f"{name} must have its primal's structure: the same keys or "
                                "length.")
         for key in keys:
-            _check_tangent(tangent[key], primal[key], f"{name}[{key!r}]")
+            check_tangent(tangent[key], primal[key], f"{name}[{key!r}]")
         return
     if np.shape(tangent) != np.shape(primal):
         raise TangentError(f"{name} has shape {np.shape(tangent)} but its primal has shape "

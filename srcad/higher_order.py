@@ -7,8 +7,8 @@ products, forward over forward for third order), such a call is differentiated a
 call of *f's own tangent program*, `P(seeds, *args) -> (y, t_y)`, which is Python source
 as well: for a Python function it is the function's generated tangent program, for
 anything else (a NumPy function chosen at run time, an array method) the tangent program
-of a one-line wrapper `def call(a0, a1): return callee(a0, a1)`, in which srcad resolves
-`callee` and applies its JVP rules.
+of a one-line wrapper `def call(a0, a1): return srcad_callee(a0, a1)`, in which srcad
+resolves `srcad_callee` and applies its JVP rules.
 """
 from __future__ import annotations
 
@@ -180,18 +180,19 @@ def _direct_call(caller, args: tuple, kwargs: dict) -> types.FunctionType:
     outer = {name: index for (name, _), index in zip(call.order.places, call.live)}
     tangents = f"a{call.tangent_position}"
     seeds = "(" + "".join(f"{tangents}[{outer[name]}], " for name in call.order.names) + ")"
-    namespace, passed = {"program": call.program}, []
+    namespace, passed = {"srcad_program": call.program}, []
     for k, origin in enumerate(call.origins):
         if origin is None:  # a bound method's receiver: fixed for this call
-            namespace[f"bound_{k}"] = call.args[k]
-        passed.append(f"bound_{k}" if origin is None else f"a{origin}")
+            namespace[f"srcad_bound_{k}"] = call.args[k]
+        passed.append(f"srcad_bound_{k}" if origin is None else f"a{origin}")
     keywords = list(kwargs)
     parameters = ", ".join([f"a{i}" for i in range(len(args))]
                            + (["*", *keywords] if keywords else []))
     arguments = ", ".join([seeds, *passed, *(f"{k}={k}" for k in keywords)])
-    source = f"def call({parameters}):\n    return program({arguments})\n"
+    source = f"def call({parameters}):\n    return srcad_program({arguments})\n"
     try:
-        key = (call.program, source, *(namespace[k] for k in sorted(namespace) if k != "program"))
+        key = (call.program, source,
+               *(namespace[k] for k in sorted(namespace) if k != "srcad_program"))
         made = _WRAPPERS.get(key)
     except TypeError:  # an unhashable receiver: no reuse
         key, made = None, None
@@ -216,8 +217,8 @@ def _wrapper(callee, count: int, keywords: tuple) -> types.FunctionType:
     positional = [f"a{i}" for i in range(count)]
     parameters = ", ".join(positional + (["*"] + list(keywords) if keywords else []))
     arguments = ", ".join(positional + [f"{k}={k}" for k in keywords])
-    source = f"def call({parameters}):\n    return callee({arguments})\n"
-    made = compiled_source(source, "call", {"callee": callee},
+    source = f"def call({parameters}):\n    return srcad_callee({arguments})\n"
+    made = compiled_source(source, "call", {"srcad_callee": callee},
                             f"<srcad-call of {getattr(callee, '__name__', 'a callable')}>")
     if key is not None:
         _WRAPPERS[key] = made

@@ -21,7 +21,7 @@ from srcad import api, cache
 from srcad.arguments import (is_container, leaves, like_argument, promote, rebuilt, seed_for,
                              wrt_parameters)
 from srcad.errors import UsageError
-from srcad.forward_api import jvp, like_output
+from srcad.forward_api import check_tangent, jvp, like_output
 from srcad.frontend.parse import code_of
 from srcad.derivative_calls import transformable
 from srcad.runtime import replaying
@@ -36,8 +36,8 @@ class _Jacobian:
     def __init__(self, fn, wrt, mode):
         if mode not in _MODES:
             raise UsageError(f"mode={mode!r}: jacobian takes \"auto\", \"fwd\" or \"rev\".")
-        self.fn, self.wrt, self.mode = fn, wrt, mode
-        self.names, self.positions = _positional(fn, wrt, "jacobian")
+        self.fn, self.wrt, self.mode = transformable(fn), wrt, mode
+        self.names, self.positions = _positional(self.fn, wrt, "jacobian")
 
     @property
     def source(self) -> str:
@@ -51,13 +51,16 @@ class _Jacobian:
     def __call__(self, *args):
         inputs = [args[p] for p in self.positions]
         _refuse_complex(inputs, "argument")
-        columns = _Columns(self.fn, args, self.positions)
-        output = columns.output
-        _refuse_complex([output], "output")
-        if self.mode == "rev" or (self.mode == "auto" and _size(output) < _size(inputs)):
-            blocks = _by_rows(self.fn, args, self.wrt, output)
+        if self.mode == "rev":  # no tangent program: f may have VJP rules only
+            output, blocks = _by_rows(self.fn, args, self.wrt)
         else:
-            blocks = columns.all()
+            columns = _Columns(self.fn, args, self.positions)
+            output = columns.output
+            _refuse_complex([output], "output")
+            if self.mode == "auto" and _size(output) < _size(inputs):
+                output, blocks = _by_rows(self.fn, args, self.wrt)
+            else:
+                blocks = columns.all()
         several = isinstance(self.wrt, tuple)
         per_output_leaf = []
         for per_input in blocks:
@@ -106,10 +109,12 @@ class _Columns:
                 for column, out in zip(flat, outputs)]
 
 
-def _by_rows(fn, args, wrt, output):
-    """Blocks as in `_Columns.all`, from one backward sweep per output element."""
+def _by_rows(fn, args, wrt):
+    """The output, and blocks as in `_Columns.all` from one backward sweep per output
+    element."""
     derivative = api.Derivative(fn, wrt)
-    _, backward, originals = derivative.forward(args, {})
+    output, backward, originals = derivative.forward(args, {})
+    _refuse_complex([output], "output")
     replay = replaying(backward) if derivative.replayable else None
 
     def pullback(cotangent):
@@ -133,7 +138,7 @@ def _by_rows(fn, args, wrt, output):
     for leaf in outputs:
         blocks.append(_split(flat[start:start + _size(leaf)], leaf, inputs))
         start += _size(leaf)
-    return blocks
+    return output, blocks
 
 
 def _split(matrix, output_leaf, inputs):
@@ -224,8 +229,8 @@ class _HVP:
             raise UsageError(f"hvp takes one argument in wrt, got {wrt!r}.",
                              fix="differentiate with respect to one argument (a dict or tuple "
                              "of arrays is one argument).")
-        self.fn = fn
-        (self.name,), (self.position,) = _positional(fn, wrt, "hvp")
+        self.fn = transformable(fn)
+        (self.name,), (self.position,) = _positional(self.fn, wrt, "hvp")
         self._derivatives = {}  # argument containers → the reverse-mode derivative of P
 
     def program(self, containers=frozenset()):
@@ -240,6 +245,7 @@ class _HVP:
     def __call__(self, *args_and_vector):
         *args, vector = args_and_vector
         _refuse_complex([args[self.position], vector], "argument")
+        check_tangent(vector, args[self.position], "v")
         x = args[self.position] = promote(args[self.position], self.name)
         containers = frozenset({self.name}) if is_container(x) else frozenset()
         derivative = self._derivatives.get(containers)
@@ -282,8 +288,8 @@ class _BatchJacobian:
     `[batch, ...]` where output row i depends only on input row i."""
 
     def __init__(self, fn, wrt):
-        self.fn = fn
-        _, (self.position,) = _positional(fn, wrt, "batch_jacobian") if not isinstance(
+        self.fn = transformable(fn)
+        _, (self.position,) = _positional(self.fn, wrt, "batch_jacobian") if not isinstance(
             wrt, tuple) else (None, (None,))
         if self.position is None:
             raise UsageError("batch_jacobian takes one array argument in wrt.")

@@ -6,6 +6,7 @@ import srcad
 from srcad.errors import (CotangentError, NonDifferentiableInputError, NonScalarOutputError,
                           SrcadError, UsageError, WrtError)
 from tests import programs as p
+from tests.checks import passes_through
 
 
 def test_int_argument_is_promoted():
@@ -191,3 +192,16 @@ def test_float_arguments_are_specialised_without_losing_broadcast_sums():
     numeric = (float_loop(2.0 + 1e-6, 0.5) - float_loop(2.0 - 1e-6, 0.5)) / 2e-6
     assert srcad.grad(float_loop)(2.0, 0.5) == pytest.approx(numeric, rel=1e-6)
     assert srcad.grad(float_loop)(np.float64(2.0), 0.5) == pytest.approx(numeric, rel=1e-6)
+
+
+SCALE = 2.0
+
+
+@passes_through
+def decorated_elsewhere(x):
+    return SCALE * x ** 2
+
+
+def test_a_decorated_function_runs_with_its_own_module_s_globals():
+    assert srcad.grad(decorated_elsewhere)(3.0) == pytest.approx(12.0)
+    assert srcad.hessian(decorated_elsewhere)(3.0) == pytest.approx(4.0)

@@ -180,3 +180,16 @@ def test_meta_learning_example_meta_gradient_matches_finite_differences():
     numeric = [(loss(w + h * e, tasks, 2) - loss(w - h * e, tasks, 2)) / (2 * h)
                for e in np.eye(3)]
     np.testing.assert_allclose(srcad.grad(loss)(w, tasks, 2), numeric, rtol=1e-6, atol=1e-10)
+
+
+def parameters_named_like_generated_code(x, callee=2.0, program=3.0, gradient=0.5):
+    return np.sum(callee * x ** 3 + program * x + gradient)
+
+
+def test_parameter_names_do_not_clash_with_generated_code():
+    x = np.array([0.5, -1.0])
+    np.testing.assert_allclose(srcad.hessian(parameters_named_like_generated_code)(x),
+                               np.diag(12.0 * x), rtol=1e-12)
+    third = srcad.grad(srcad.grad(srcad.grad(lambda y: parameters_named_like_generated_code(
+        y, 2.0, 3.0, 0.5))))
+    assert third(0.5) == pytest.approx(12.0)

@@ -226,3 +226,49 @@ def test_complex_jacobians_are_refused_not_half_computed():
         srcad.jacobian(spectrum, mode="rev")(np.ones(4))
     with pytest.raises(UsageError, match="complex"):
         srcad.hvp(rosenbrock)(np.ones(3) + 0j, np.ones(3))
+
+
+class SineModel:
+    def __init__(self, w):
+        self.w = w
+
+    def loss(self, x):
+        return np.sum(np.sin(self.w * x))
+
+    @classmethod
+    def square(cls, x):
+        return x ** 2
+
+
+def test_second_derivatives_of_methods_count_the_user_s_arguments():
+    """A bound method's `wrt=0` is its first argument after the receiver (were: zeros)."""
+    model, x = SineModel(2.0), np.array([0.3, 0.5])
+    expected = np.diag(-4.0 * np.sin(2.0 * x))
+    np.testing.assert_allclose(srcad.hessian(model.loss)(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(srcad.hessian(model.loss, wrt="x")(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(srcad.jacobian(srcad.grad(model.loss))(x), expected, rtol=1e-12)
+    np.testing.assert_allclose(srcad.hvp(model.loss)(x, np.ones(2)), expected @ np.ones(2),
+                               rtol=1e-12)
+    assert srcad.hessian(SineModel.square)(3.0) == pytest.approx(2.0)
+
+
+def test_hvp_refuses_a_vector_of_another_shape():
+    with pytest.raises(srcad.errors.TangentError, match="shape"):
+        srcad.hvp(rosenbrock)(np.ones(3), np.ones((3, 1)))
+
+
+def vjp_only(x):
+    return np.sin(x) * 2.0
+
+
+srcad.defvjp(vjp_only, lambda g, ans, x: 2.0 * g * np.cos(x))
+
+
+def calls_vjp_only(x):
+    return vjp_only(x) + x
+
+
+def test_reverse_jacobian_needs_no_forward_mode_rule():
+    x = np.array([0.3, -0.2])
+    np.testing.assert_allclose(srcad.jacobian(calls_vjp_only, mode="rev")(x),
+                               np.diag(2.0 * np.cos(x) + 1.0), rtol=1e-12)
