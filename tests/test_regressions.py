@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.errors import MissingRuleError
+from srcad.errors import MissingRuleError, UnsoundAliasingError
 from tests.test_rules import (assert_jvp_matches_finite_differences,
                               assert_vjp_matches_finite_differences)
 
@@ -110,3 +110,18 @@ def test_max_shares_a_tie_with_initial():
     """At x = initial the one-sided slopes are 0 and 1: x and `initial` share the tie."""
     assert srcad.grad(row_max_from_zero)(np.array([[0.0, -1.0]])) == pytest.approx(
         np.array([[0.5, 0.0]]))
+
+
+def appends_through_an_alias(x):
+    box = [[]]
+    inner = box[0]
+    for i in range(3):
+        inner.append(np.sin(x) * i)
+    return np.sum(box[0][1] * box[0][2] + x)
+
+
+def test_append_through_an_alias_of_a_list_element_is_refused_not_dropped():
+    """`inner` and `box[0]` are one list: the appends must not be lost (they were: the
+    gradient ignored them)."""
+    with pytest.raises(UnsoundAliasingError):
+        srcad.grad(appends_through_an_alias)(np.array([0.3, -0.5]))

@@ -126,7 +126,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     for node in walk(block):
         if not isinstance(node, Operation):
             continue
-        written = node.mutates if node.kind == "setitem" else node.augmented
+        written = node.mutates if node.kind in ("setitem", "append") else node.augmented
         if written is None:
             continue
         state = analysis.before[id(node)]
