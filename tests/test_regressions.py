@@ -125,3 +125,19 @@ def test_append_through_an_alias_of_a_list_element_is_refused_not_dropped():
     gradient ignored them)."""
     with pytest.raises(UnsoundAliasingError):
         srcad.grad(appends_through_an_alias)(np.array([0.3, -0.5]))
+
+
+CONSTANT_ROW = np.array([1.0, 2.0, 3.0])
+
+
+def writes_into_a_copy_of_a_constant(x):
+    y = CONSTANT_ROW.copy()
+    y[1] = x[1] ** 2
+    return np.sum(y * x)
+
+
+def test_a_method_of_a_constant_needs_no_rule():
+    """`C.copy()` carries no derivative; the element written into the copy does."""
+    x = np.array([0.5, 1.5, -1.0])
+    np.testing.assert_allclose(srcad.grad(writes_into_a_copy_of_a_constant)(x),
+                               [1.0, 1.5 ** 2 + 2 * 1.5 * 1.5, 3.0])

@@ -291,6 +291,8 @@ class _Backward:
     def _call(self, op):
         if op.dynamic:
             return self._dynamic_call(op)
+        if not any(self._carries(a) for a in (*op.args, *(v for _, v in op.keywords))):
+            return []  # `C.copy()` of a constant: nothing to differentiate, no rule needed
         entry = vjp_rules(op.callee)
         if entry is None:
             raise MissingRuleError(
