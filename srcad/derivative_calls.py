@@ -30,6 +30,7 @@ _ADAPTERS = weakref.WeakKeyDictionary()
 def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
     """`(fn(*args, **kwargs), pullback)` for `fn` made by `srcad.grad`/`value_and_grad`."""
     plan = _Plan(fn, args, kwargs)
+    program, order = tangent_program(fn.derivative.fn, plan.wrt_spec, plan.args, kwargs)
     result = fn(*args, **kwargs)
     inner = _after_seeds(active)
 
@@ -37,19 +38,18 @@ def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
         if g is None:
             return (None,) * len(active)
         value_cotangent, u = (None, g) if plan.gradient_only else g
-        seeds = plan.order(plan.dense(u), plan.args, kwargs)
-        (_, slope), back = calls.call_vjp(plan.program, inner, seeds, *plan.args, **kwargs)
+        seeds = order(plan.dense(u), plan.args, kwargs)
+        (_, slope), back = calls.call_vjp(program, inner, seeds, *plan.args, **kwargs)
         return back((value_cotangent, plan.slope_seed(slope)))
     return result, pullback
 
 
 def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: dict):
     """`(fn(*args, **kwargs), its tangent)` for `fn` made by `srcad.grad`/`value_and_grad`."""
-    d = _derivative(fn)
-    live = [(spec, t) for spec, t in zip(active, tangents) if t is not None]
-    program, order = tangent_program(d.fn, tuple(s for s, _ in live), args, kwargs)
-    seeds = order(tuple(t for _, t in live), args, kwargs)
     plan = _Plan(fn, args, kwargs)
+    live = [(spec, t) for spec, t in zip(active, tangents) if t is not None]
+    program, order = tangent_program(fn.derivative.fn, tuple(s for s, _ in live), args, kwargs)
+    seeds = order(tuple(t for _, t in live), args, kwargs)
     (_, slope), back = calls.call_vjp(program, _after_seeds(plan.wrt_spec), seeds, *args,
                                       **kwargs)
     cotangents = back((None, plan.slope_seed(slope))) if slope is not None \
@@ -60,8 +60,8 @@ def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: d
 
 
 class _Plan:
-    """What differentiating a call of `G = grad(h, wrt)` needs: h's tangent program along
-    the `wrt` arguments, and G's output conventions."""
+    """What differentiating a call of `G = grad(h, wrt)` needs to know of G: its `wrt`
+    arguments and its output conventions."""
 
     def __init__(self, fn, args, kwargs):
         d = _derivative(fn)
@@ -73,7 +73,6 @@ class _Plan:
                               for p, name in zip(d.positions, d.names))
         self.wrt_values = [args[s] if isinstance(s, int) and s < len(args) else kwargs[s]
                            if s in kwargs else _missing(fn, s) for s in self.wrt_spec]
-        self.program, self.order = tangent_program(d.fn, self.wrt_spec, self.args, kwargs)
 
     def dense(self, u) -> tuple:
         """The cotangent of G's output as tangents of the `wrt` arguments, zeros for None."""

@@ -68,7 +68,8 @@ def test_first_scipy_lookup_loads_the_rules(run_fresh, lookup):
         print(numpy_ones[0] is not None, numpy_ones[1], before, bool({lookup}), loaded())
     """)
     assert out.split() == ["True", "False", "[]", "True", "['srcad.rules.scipy_linalg',",
-                           "'srcad.rules.scipy_special',", "'srcad.rules.scipy_stats']"]
+                           "'srcad.rules.scipy_multivariate',", "'srcad.rules.scipy_special',",
+                           "'srcad.rules.scipy_stats']"]
 
 
 def test_threads_looking_up_at_once_all_find_the_rules(run_fresh):

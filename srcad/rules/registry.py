@@ -120,7 +120,7 @@ def is_nondifferentiable(fn) -> bool:
 
 # ---- SciPy's rules, imported on first use ----------------------------------------------------
 _SCIPY_RULES = ("srcad.rules.scipy_special", "srcad.rules.scipy_stats",
-                "srcad.rules.scipy_linalg")
+                "srcad.rules.scipy_multivariate", "srcad.rules.scipy_linalg")
 _scipy_pending = True   # SciPy's rules are not loaded yet
 _scipy_loading = False  # the thread holding the lock is importing them
 _scipy_lock = threading.RLock()
