@@ -71,9 +71,10 @@ def test_watched_variables_in_creation_order_and_watch_of_nests():
 
 
 def test_watch_refuses_what_is_not_a_tensor():
+    plain = np.ones(2)
     with GradientTape() as tape:
         with pytest.raises(ValueError, match="not srcad.Tensor") as info:
-            tape.watch(np.ones(2))
+            tape.watch(plain)
     assert isinstance(info.value, SrcadError) and "srcad.constant" in str(info.value)
 
 

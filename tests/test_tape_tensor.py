@@ -105,7 +105,7 @@ def test_writing_a_differentiated_tensor_into_a_plain_array_is_refused():
     x = constant(B)
     with GradientTape() as tape:
         tape.watch(x)
-        buffer = np.zeros(3)
+        buffer = np.array([0.0, 0.0, 0.0])  # a plain array (np.zeros would make a tensor)
         with pytest.raises(TapeConversionError):
             buffer[:2] = x[:2] * 2.0
         with pytest.raises(ValueError) as info:  # NumPy wraps errors of scalar writes

@@ -59,6 +59,8 @@ def handle(value, tensor_id):
 
 def is_live(tensor) -> bool:
     """Whether a recording tape tracks `tensor`, i.e. it carries a gradient right now."""
+    if type(tensor) is not Tensor:
+        tensor._read()  # a Variable: tapes that watch accessed variables watch it now
     return any(tensor._id in tape._tracked for tape in RECORDING.tapes)
 
 

@@ -16,7 +16,7 @@ import math
 import numpy as np
 
 from srcad.errors import UsageError
-from srcad.tape import backward, nest
+from srcad.tape import backward, buffers, nest
 from srcad.tape.dispatch import new_tensor, value_of
 from srcad.tape.errors import BatchDependenceError, TapeStateError
 from srcad.tape.state import RECORDING
@@ -62,6 +62,7 @@ class GradientTape:
     def _start(self):
         RECORDING.tapes.append(self)
         self._recording = True
+        buffers.tape_started()
 
     def _stop(self):
         tapes = RECORDING.tapes
@@ -70,6 +71,7 @@ class GradientTape:
                 del tapes[position]
                 break
         self._recording = False
+        buffers.tape_stopped()
 
     def watch(self, tensor):
         """Track `tensor` (a tensor, a Variable, or a list/tuple/dict of them); returns it."""
