@@ -16,6 +16,7 @@ from srcad import cache
 from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_parameters
 from srcad.errors import CotangentError, UsageError
 from srcad.calls import is_derivative
+from srcad.control import CustomGradient
 from srcad.frontend.parse import code_of
 from srcad.derivative_calls import adapter, transformable
 
@@ -36,8 +37,8 @@ class Derivative:
         self.function = getattr(unwrapped, "__func__", unwrapped if isinstance(
             unwrapped, types.FunctionType) else fn)
         self.receiver = (unwrapped.__self__,) if hasattr(unwrapped, "__func__") else ()
-        if is_derivative(fn):  # a derivative of a derivative: transform a call of it
-            self.function, self.receiver = adapter(fn), ()
+        if is_derivative(fn) or isinstance(fn, CustomGradient):  # transform a call of it
+            self.function, self.receiver = adapter(fn), ()  # (not its body: its own rule)
         self.names, self.positions = wrt_parameters(code_of(self.function), wrt,
                                                     len(self.receiver))
         self._last_position = max((p for p in self.positions if p is not None), default=-1)

@@ -17,6 +17,7 @@ import weakref
 
 from srcad import calls
 from srcad.arguments import like_argument, seed_for
+from srcad.control import CustomGradient
 from srcad.errors import MissingRuleError, UsageError
 from srcad.higher_order import compiled_source, tangent_program
 
@@ -115,8 +116,10 @@ def _after_seeds(active) -> tuple:
 
 def transformable(fn):
     """`fn`, or a plain function with its parameters that calls it when `fn` is a derivative
-    object or a bound method (Jacobians and Hessians index its parameters as the user does)."""
-    if calls.is_derivative(fn) or isinstance(inspect.unwrap(fn), types.MethodType):
+    object, a bound method or a custom gradient (Jacobians and Hessians index its parameters
+    as the user does; a custom gradient's body is not what is differentiated)."""
+    if calls.is_derivative(fn) or isinstance(fn, CustomGradient) \
+            or isinstance(inspect.unwrap(fn), types.MethodType):
         return adapter(fn)
     return fn
 

@@ -116,7 +116,7 @@ class _TangentCall:
         return tuple(result)
 
 
-class _SeedOrder:
+class SeedOrder:
     """P's seeds (a tuple by parameter name) from tangents in call order, and back."""
 
     def __init__(self, function, places):
@@ -148,13 +148,8 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     if fn is calls.call_jvp or fn is calls.call_method_jvp:  # a tangent program's call
         fn = _direct_call(fn, args, kwargs)
     if isinstance(fn, CustomGradient):  # before unwrapping, which would find its body
-        raise UnsupportedDerivativeError(
-            f"srcad cannot take a second derivative through the custom gradient "
-            f"{fn.__name__}: its grad_fn depends on the arguments through the values it "
-            "captures, which srcad does not follow.",
-            fix=f"register rules with `srcad.defvjp({fn.__name__}, ...)` and "
-            f"`srcad.defjvp({fn.__name__}, ...)` written with NumPy (srcad differentiates "
-            "those), or use tape mode (`srcad.GradientTape`), which records grad_fn.")
+        from srcad.custom_programs import custom_tangent_program
+        return custom_tangent_program(fn, spec, args, kwargs)
     function = inspect.unwrap(fn)
     if isinstance(function, types.FunctionType) and calls.jvp_rules(fn) is None \
             and calls.jvp_rules(function) is None:
@@ -162,7 +157,7 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     else:
         fn = _wrapper(fn, len(args), tuple(kwargs))
     places = [calls.parameter_of(fn, s) for s in spec]
-    order = _SeedOrder(fn, places)
+    order = SeedOrder(fn, places)
     containers = calls.containers_of(places, spec, args, kwargs)
     return calls.transformed(fn, order.names, containers, "fwd").bound(fn), order
 

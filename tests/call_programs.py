@@ -62,8 +62,11 @@ CORPUS = [
 
 def _late_entries():
     """Entries whose functions are defined below the table."""
-    return [(nested_functions, (np.array([0.3, 0.5]), 1.5), 0),
-            (captures_a_differentiated_value, (np.array([0.3, 0.5]), np.ones(2)), 0)]
+    return [(nested_functions, (np.array([0.3, 0.5]), 1.5), (0, 1)),
+            (captures_a_differentiated_value, (np.array([0.3, 0.5]), np.ones(2)), (0, 1)),
+            (closure_defined_in_a_loop, (np.array([0.3, -0.5, 0.8]), 0.7), (0, 1)),
+            (closure_called_in_a_comprehension, (np.array([0.3, -0.5]), 1.3), (0, 1)),
+            (closures_within_closures, (np.array([0.3, -0.5]), 1.3), (0, 1))]
 
 
 def tree_loss(params, x):
@@ -98,6 +101,52 @@ def captures_a_differentiated_value(x, w):
     def uses_w(y):
         return np.sum(y * w)
     return uses_w(x)
+
+
+def closure_defined_in_a_loop(x, w):
+    total = 0.0
+    for i in range(3):
+        h = np.tanh(w * x[i])
+
+        def step(v, scale=h):  # a default read from the enclosing function, too
+            return v * scale + h ** 2
+        total = total + step(x[i])
+    return total
+
+
+def closure_called_in_a_comprehension(x, w):
+    shift = np.cos(w)
+    weighted = lambda v: np.sin(v) * w + shift  # noqa: E731
+    return sum([weighted(v) for v in x])
+
+
+def closures_within_closures(x, w):
+    a = w * 2.0
+
+    def outer(v):
+        def inner(u):
+            return u * a
+        return inner(v) + a
+    return np.sum(outer(x) ** 2)
+
+
+def apply(fn, value):
+    return fn(value)
+
+
+def passes_a_closure_on(x, w):
+    def uses_w(y):
+        return np.sum(y * w)
+    return apply(uses_w, x)
+
+
+def returns_a_closure(x):
+    def make(v):
+        def derivative(dy):
+            return dy * np.cos(v)
+        return np.sin(v), derivative
+    _, derivative = make(x)
+    return derivative(3.0)
 
 
 def captures_a_reassigned_value(x):

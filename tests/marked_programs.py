@@ -30,6 +30,29 @@ def scaled_product(a, b, scale, label="unused"):
     return a * b * scale, grad_fn
 
 
+@srcad.custom_gradient
+def cubed(x):
+    return x ** 3, lambda g: g * 3.0 * x ** 2
+
+
+def cubed_with_a_lambda(x):
+    return cubed(x)
+
+
+def softplus_times_x(x):
+    return stable_softplus(x) * x
+
+
+@srcad.custom_gradient
+def returns_a_prepared_pair(x):
+    pair = (np.sum(x ** 2), lambda g: g * 2.0 * x)
+    return pair
+
+
+def uses_a_returned_pair(x):
+    return returns_a_prepared_pair(x) * 2.0
+
+
 def uses_scaled_product(x, y):
     return np.sum(scaled_product(x, y, 3.0, label="product"))
 

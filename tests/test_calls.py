@@ -34,10 +34,28 @@ def test_helpers_are_transformed_once_and_cached():
     assert srcad.cache_info().entries == entries >= 3  # calls_helpers, helper, power
 
 
-def test_a_closure_that_reads_a_differentiated_value_is_refused():
+def test_closures_are_passed_what_they_read(rng):
+    """`def inner(d): ... x ...` called in place takes `x` as an argument (both modes)."""
+    x, w = np.array([0.3, -0.5, 0.8]), 0.7
+    hessian = srcad.hessian(p.closure_defined_in_a_loop, wrt=(0, 1))(x, w)
+    gradient = srcad.grad(p.closure_defined_in_a_loop, wrt=(0, 1))
+    np.testing.assert_allclose(hessian[1][1], numerical_gradient(
+        lambda w: gradient(x, w)[1], (w,), 0), rtol=1e-6)
+    t = rng.standard_normal(2)
+    _, tangent = srcad.jvp(p.closures_within_closures, (np.array([0.3, -0.5]), 1.3), (t, 0.5))
+    expected = srcad.grad(p.closures_within_closures, wrt=(0, 1))(np.array([0.3, -0.5]), 1.3)
+    assert tangent == pytest.approx(expected[0] @ t + expected[1] * 0.5, rel=1e-12)
+    source = srcad.grad(p.captures_a_differentiated_value, wrt=1).source
+    assert "def uses_w(y, *, w=w):" in source and "call_vjp(uses_w, ('w',), x, w=w)" in source
+
+
+def test_a_closure_that_escapes_with_a_differentiated_value_is_refused():
     from srcad.errors import UnsupportedSyntaxError
     with pytest.raises(UnsupportedSyntaxError, match="`w`.*nested function"):
-        srcad.grad(p.captures_a_differentiated_value, wrt=1)(np.ones(2), np.ones(2))
+        srcad.grad(p.passes_a_closure_on, wrt=1)(np.ones(2), np.ones(2))
+    assert srcad.grad(p.passes_a_closure_on)(np.ones(2), np.full(2, 3.0)).tolist() == [3, 3]
+    with pytest.raises(UnsupportedSyntaxError, match="call of `derivative`.*closure"):
+        srcad.grad(p.returns_a_closure)(0.5)
 
 
 def test_a_closure_over_a_reassigned_variable_is_refused():

@@ -86,12 +86,52 @@ def test_forward_mode_through_a_custom_gradient_uses_its_grad_fn():
         srcad.jvp(p.uses_wrong_count, (a,), (np.ones(2),))
 
 
-def test_second_derivatives_through_a_custom_gradient_are_refused_not_guessed():
-    x = np.array([0.3, -0.4])
-    with pytest.raises(UnsupportedDerivativeError, match="custom gradient stable_softplus"):
-        srcad.hvp(p.custom_softplus_sum)(x, np.ones(2))
-    with pytest.raises(UnsupportedDerivativeError, match="custom gradient"):
-        srcad.grad(lambda x: np.sum(srcad.grad(p.custom_softplus_sum)(x)))(x)
+def test_second_derivatives_through_a_custom_gradient_follow_its_grad_fn():
+    """Source mode differentiates grad_fn again (srcad/custom_programs.py): Hessians, hvp,
+    grad of grad, and the rule's stability where the automatic derivative overflows."""
+    x = np.array([0.3, -0.4, 1000.0])
+    s = 1.0 / (1.0 + np.exp(-x))
+    np.testing.assert_allclose(srcad.hessian(p.custom_softplus_sum)(x), np.diag(s * (1 - s)),
+                               atol=1e-300, rtol=1e-12)
+    v = np.array([1.0, -2.0, 0.5])
+    np.testing.assert_allclose(srcad.hvp(p.custom_softplus_sum)(x, v), s * (1 - s) * v,
+                               rtol=1e-12)
+    total = srcad.grad(lambda x: np.sum(srcad.grad(p.custom_softplus_sum)(x)))(x)
+    np.testing.assert_allclose(total, s * (1 - s), rtol=1e-12)
+    assert srcad.grad(srcad.grad(p.stable_softplus))(1000.0) == 0.0  # not nan
+
+
+def test_second_derivatives_through_a_custom_gradient_of_several_arguments():
+    x, y = np.array([1.0, 2.0]), np.array([0.5, -1.0])
+    gradient = srcad.grad(p.uses_scaled_product, wrt=(0, 1))
+    hessian = srcad.hessian(p.uses_scaled_product, wrt=(0, 1))(x, y)
+    for i, j in [(0, 0), (0, 1), (1, 0), (1, 1)]:
+        expected = np.array([numerical_gradient(
+            lambda *a: gradient(*a)[i][k], (x, y), j) for k in range(2)])
+        np.testing.assert_allclose(hessian[i][j], expected, atol=1e-7)
+    forward = srcad.hessian(p.cubed_with_a_lambda)(0.7)
+    reverse = srcad.grad(srcad.grad(p.cubed_with_a_lambda))(0.7)
+    assert forward == pytest.approx(reverse, rel=1e-12) and reverse == pytest.approx(6 * 0.7)
+
+
+def test_third_derivatives_through_a_custom_gradient():
+    third = srcad.grad(srcad.grad(srcad.grad(p.softplus_times_x)))
+    second = srcad.grad(srcad.grad(p.softplus_times_x))
+    assert third(0.7) == pytest.approx(numerical_gradient(second, (0.7,), 0), rel=1e-6)
+
+
+def test_a_custom_gradient_differentiated_directly():
+    """`srcad.grad(f)` of the decorated function itself uses its rule, not its body."""
+    s = 1.0 / (1.0 + np.exp(-0.5))
+    assert srcad.grad(p.stable_softplus)(0.5) == pytest.approx(s)
+    assert srcad.hessian(p.stable_softplus)(0.5) == pytest.approx(s * (1 - s))
+    np.testing.assert_allclose(srcad.jacobian(p.stable_softplus)(np.array([0.5, 0.5])),
+                               np.diag([s, s]))
+
+
+def test_a_second_derivative_needs_the_pair_written_in_the_return():
+    with pytest.raises(UnsupportedDerivativeError, match="return y, grad_fn"):
+        srcad.hessian(p.uses_a_returned_pair)(np.array([0.5, 1.0]))
 
 
 def smooth_step(x):
@@ -115,8 +155,8 @@ def test_second_derivatives_through_registered_rules():
 
 
 def test_tape_mode_takes_second_derivatives_through_a_custom_gradient():
-    """Nested tapes record grad_fn itself, so the second derivative follows the user's rule
-    (source mode refuses this, see above)."""
+    """Nested tapes record grad_fn itself, so the second derivative follows the user's rule,
+    as source mode's does; so do nested functional tape gradients."""
     x0 = np.array([0.3, -1.5, 2.0])
     x = srcad.tape.Variable(x0)
     with srcad.tape.GradientTape() as outer:
@@ -125,3 +165,5 @@ def test_tape_mode_takes_second_derivatives_through_a_custom_gradient():
         total = np.sum(inner.gradient(y, x))
     s = 1.0 / (1.0 + np.exp(-x0))
     np.testing.assert_allclose(np.asarray(outer.gradient(total, x)), s * (1 - s), rtol=1e-12)
+    second = srcad.tape.grad(srcad.tape.grad(p.stable_softplus))(0.3)
+    assert second == pytest.approx(s[0] * (1 - s[0]), rel=1e-12)

@@ -39,6 +39,7 @@ import copy
 
 import gast
 
+from srcad.frontend.closures import convert_closures
 from srcad.frontend.desugar import Desugaring
 from srcad.frontend.exits import lower_exits
 from srcad.control import stop_recording
@@ -62,7 +63,11 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
 
     `resolver` tells whether a name is a builtin (`enumerate`, `zip`, `reversed` loops are
     rewritten over indices so their elements' adjoints reach the sequences)."""
-    fn = lower_exits(copy.deepcopy(parsed.node), namer)
+    from srcad.calls import call_jvp, call_vjp  # the frontend's only view of the runtime
+
+    def is_derivative_call(call):
+        return resolver.chain_value(call.func) in (call_jvp, call_vjp)
+    fn = lower_exits(convert_closures(copy.deepcopy(parsed.node), is_derivative_call), namer)
     return _Normalizer(fn, namer, resolver, parsed).run()
 
 
@@ -145,6 +150,7 @@ class _Normalizer(Desugaring):
         elif isinstance(node, gast.FunctionDef):
             self._check_captures(node)
             nested = copy.deepcopy(node)
+            nested.args = self._renamed_defaults(node.args)
             nested.name = self._define(node.name).id
             self._emit(nested, node)
 
@@ -307,7 +313,9 @@ class _Normalizer(Desugaring):
             return self._comprehension(node)
         if isinstance(node, gast.Lambda):
             self._check_captures(node)
-            return copy.deepcopy(node)
+            function = copy.deepcopy(node)
+            function.args = self._renamed_defaults(node.args)
+            return function
         if isinstance(node, gast.BoolOp):
             return self._short_circuit(node)
         if isinstance(node, gast.Call):
@@ -352,6 +360,15 @@ class _Normalizer(Desugaring):
 
     def _load(self, name: str) -> gast.Name:
         return gast.Name(self.current.get(name, name), gast.Load(), None, None)
+
+    def _renamed_defaults(self, arguments: gast.arguments) -> gast.arguments:
+        """A nested function's parameters, with its default values (evaluated here, at the
+        definition) reading the current versions of local variables."""
+        renamed = copy.deepcopy(arguments)
+        renamed.defaults = [self._renamed(d) for d in arguments.defaults]
+        renamed.kw_defaults = [None if d is None else self._renamed(d)
+                               for d in arguments.kw_defaults]
+        return renamed
 
     def _renamed(self, node):
         """A copy of an opaque expression with every local name at its current version."""

@@ -20,7 +20,7 @@ import numpy as np
 
 from srcad.control import CustomGradient
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
-from srcad.frontend.scopes import captured_names, local_names
+from srcad.frontend.scopes import enclosing_reads, local_names
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.rules import is_nondifferentiable, vjp_rules
 
@@ -229,7 +229,7 @@ def _node(statement, resolver: Resolver):
         return Operation(statement, "jump")
     if isinstance(statement, gast.FunctionDef):
         return Operation(statement, "constant", (statement.name,),
-                         captures=frozenset(captured_names(statement)))
+                         captures=enclosing_reads(statement))
     if isinstance(statement, gast.Expr):
         call = statement.value
         if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
@@ -263,7 +263,7 @@ def _node(statement, resolver: Resolver):
     if isinstance(value, (gast.Compare, gast.JoinedStr)):
         return Operation(statement, "opaque", targets)
     if isinstance(value, gast.Lambda):
-        return Operation(statement, "constant", targets, captures=frozenset(captured_names(value)))
+        return Operation(statement, "constant", targets, captures=enclosing_reads(value))
     if isinstance(value, (gast.Tuple, gast.List)):
         keys = tuple(gast.Constant(i, None) for i in range(len(value.elts)))
         return Operation(statement, "pack", targets, args=tuple(value.elts), keys=keys)

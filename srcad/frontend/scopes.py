@@ -18,11 +18,29 @@ def local_names(fn: gast.FunctionDef) -> set:
 
 def captured_names(scope) -> set:
     """Names a nested function or lambda reads that it does not bind itself."""
-    own = {n.id for n in gast.walk(scope.args) if isinstance(n, gast.Name)} | {
+    own = {n.id for n in gast.walk(scope.args)
+           if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Param)} | {
         n.id for n in gast.walk(scope) if isinstance(n, gast.Name)
-        and isinstance(n.ctx, gast.Store)}
+        and isinstance(n.ctx, gast.Store)} | {
+        n.name for n in gast.walk(scope) if isinstance(n, gast.FunctionDef) and n is not scope}
     return {n.id for n in gast.walk(scope) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)} - own
+
+
+def default_reads(arguments: gast.arguments) -> set:
+    """Names the default values of a function's parameters read (at definition time)."""
+    return {n.id for default in (*arguments.defaults, *arguments.kw_defaults)
+            if default is not None for n in gast.walk(default)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def enclosing_reads(scope) -> frozenset:
+    """The enclosing function's names a nested function or lambda depends on without
+    receiving them as arguments at its calls: what it captures and what its defaults read
+    (none once `closures` passes them at every call)."""
+    if getattr(scope, "passes_enclosing", False):
+        return frozenset()
+    return frozenset(captured_names(scope) | default_reads(scope.args))
 
 
 def stores(statements, name: str) -> bool:

@@ -53,7 +53,7 @@ class TapeGradient:
                 raise WrtError(f"wrt={wrt!r}: {fn!r} has no Python signature to look names "
                                "up in; give argument positions.")
             self.positions, self.names = items, tuple(f"argument {i}" for i in items)
-        functools.update_wrapper(self, fn)
+        functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: T(T(f)) is not T(f)
 
     def __call__(self, *args, **kwargs):
         args, kwargs = self._bound(args, kwargs)

@@ -37,7 +37,7 @@ from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_non
                                      store)
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
-from srcad.transform.refusals import check_captures, check_effect, qualified_name
+from srcad.transform.refusals import check_operation, qualified_name
 from srcad.transform.reverse import SCOPE, function_def, sequence_names
 from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
                                         unruled_arguments, unruled_check)
@@ -174,8 +174,7 @@ class _Tangents:
 
     # ---- operations ----------------------------------------------------------------------------
     def operation(self, op: Operation) -> list:
-        check_effect(op, self.activity.varied, self.parsed)
-        check_captures(op, self.activity.varied, self.parsed)
+        check_operation(op, self.activity.varied, self.parsed)
         primal = [op.statement]
         if op.kind in ("setitem", "append"):
             if op.mutates not in self.active:

@@ -3,9 +3,35 @@ user's line and a fix. Reverse and forward mode ask the same questions of an ope
 they refuse the same code with the same words."""
 from __future__ import annotations
 
+import gast
+
 from srcad.errors import UnsoundAliasingError, UnsupportedSyntaxError
 from srcad.frontend.resolve import Operation
 from srcad.rules import is_nondifferentiable, jvp_rules, vjp_rules
+
+
+def check_operation(op: Operation, varied, parsed) -> None:
+    """Every refusal that depends only on the operation and what is differentiated."""
+    check_effect(op, varied, parsed)
+    check_captures(op, varied, parsed)
+    check_callee(op, varied, parsed)
+
+
+def check_callee(op: Operation, varied, parsed) -> None:
+    """A function value computed from differentiated values (a closure that a helper
+    returned) depends on them through its cells, which srcad cannot follow: refused rather
+    than differentiated as a constant (which would give zero)."""
+    if op.kind != "call" or not op.dynamic or op.method is not None or op.callee is not None:
+        return
+    func = op.statement.value.func
+    if isinstance(func, gast.Name) and func.id in varied:
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate the call of `{func.id}` in {parsed.name}: that "
+            "function value depends on differentiated values it holds (a closure made by "
+            "another function), a path the derivative cannot follow.",
+            parsed.location(op.statement),
+            f"pass those values to `{func.id}` as arguments, or define it with `def` in "
+            f"{parsed.name} itself (srcad passes what a nested function reads).")
 
 
 def check_captures(op: Operation, varied, parsed) -> None:

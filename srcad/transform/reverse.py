@@ -39,7 +39,7 @@ from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.optimize import drop_dead_zero_stores, loaded_names
 from srcad.transform.recording import REGION, record
-from srcad.transform.refusals import check_captures, check_effect, qualified_name
+from srcad.transform.refusals import check_operation, qualified_name
 from srcad.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
 from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
                                         unruled_arguments, unruled_check)
@@ -215,8 +215,7 @@ class _Backward:
 
     # ---- operations ----------------------------------------------------------------------------
     def operation(self, op: Operation) -> list:
-        check_effect(op, self.activity.varied, self.parsed)
-        check_captures(op, self.activity.varied, self.parsed)
+        check_operation(op, self.activity.varied, self.parsed)
         if op.kind in ("setitem", "append"):
             statements = []
             if op.mutates in self.active:
