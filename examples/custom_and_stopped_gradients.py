@@ -58,6 +58,11 @@ def main():
             target_weights = weights.copy()
     print("TD loss:", round(float(td_loss(weights, target_weights, states, rewards,
                                           next_states)), 4))
+
+    # Second derivatives differentiate grad_fn itself, so they stay finite where the
+    # automatic Hessian of log1p(exp(x)) overflows (exp(1000) is inf).
+    curvature = srcad.hessian(lambda v: np.sum(softplus(v)))(np.array([-2.0, 0.0, 1000.0]))
+    print("softplus curvature:", np.round(np.diag(curvature), 4))
     return quantize(w)
 
 
