@@ -4,6 +4,8 @@ The corpora are imported, not copied, so a program added to any of them is check
 well. Every program must match `srcad.grad` to 1e-10 relative (or, where source mode
 refuses a program, central finite differences).
 """
+import pathlib
+
 import numpy as np
 import pytest
 
@@ -57,9 +59,11 @@ def test_tape_mode_agrees_with_source_mode(fn, args, wrt):
 
 
 def test_every_corpus_is_covered():
+    """A corpus module added later (tests/*_programs.py with a CORPUS) must be added above."""
     names = {fn.__module__ for fn, _, _ in CASES}
-    assert {"tests.control_programs", "tests.in_place_programs", "tests.programs",
-            "tests.call_programs"} <= names
+    corpora = {f"tests.{path.stem}" for path in pathlib.Path(__file__).parent.glob(
+        "*_programs.py") if "\nCORPUS = " in path.read_text()}
+    assert corpora | {"tests.programs"} <= names
 
 
 # ---- srcad.tape.grad: source mode's conventions -----------------------------------------------

@@ -1,10 +1,12 @@
-"""GradientTape: TensorFlow's contract point by point, numbers against finite differences."""
+"""GradientTape: TensorFlow's contract point by point, numbers against finite differences.
+
+Jacobians and nested tapes are in test_tape_jacobians.py."""
 import numpy as np
 import pytest
 
 import srcad
 from srcad.errors import SrcadError
-from srcad.tape import (BatchDependenceError, GradientTape, Tensor, TapeStateError,
+from srcad.tape import (GradientTape, Tensor, TapeStateError, TapeTypeError,
                         UnconnectedGradients, Variable, constant)
 from srcad.tape import control as tape_control
 from srcad.tape import grad as tape_grad
@@ -78,6 +80,17 @@ def test_watch_refuses_what_is_not_a_tensor():
     assert isinstance(info.value, SrcadError) and "srcad.constant" in str(info.value)
 
 
+def test_integer_tensors_are_not_tracked_as_in_tensorflow():
+    n, counter, x = constant(np.array([1, 2])), Variable(3), constant(2.0)
+    with GradientTape() as tape:
+        with pytest.warns(RuntimeWarning, match="must be floating"):
+            tape.watch([n, x])
+        y = np.sum(n * x) * counter
+    g_n, g_counter, g_x = tape.gradient(y, [n, counter, x])
+    assert g_n is None and g_counter is None and float(g_x) == 9.0
+    assert tape.watched_variables() == (counter,)  # read, listed, but without a derivative
+
+
 def test_constants_are_not_watched_unless_asked():
     c = constant(2.0)
     with GradientTape() as tape:
@@ -93,6 +106,7 @@ def test_stop_recording_pauses_this_tape_and_is_refused_outside_recording():
         with tape.stop_recording():
             pass
     assert isinstance(info.value, TapeStateError)
+    assert "test_tape_gradient_tape.py" in str(info.value)  # the user's line
     with tape:
         tape.watch(x)
         with tape.stop_recording():
@@ -113,6 +127,15 @@ def test_reset_forgets_what_was_recorded():
         tape.watch(x)
         loss = loss + x ** 3
     assert float(tape.gradient(loss, x)) == 12.0  # only x ** 3 (TensorFlow's example)
+    v = Variable(1.0)
+    with GradientTape(persistent=True) as tape:
+        y = v * 2.0
+        tape.reset()
+        z = v * 3.0  # the variable is watched again when read after the reset
+    assert tape.watched_variables() == (v,) and tape.gradient(y, v) is None
+    assert float(tape.gradient(z, v)) == 3.0
+    tape.reset()  # outside the context too: frees what a persistent tape holds
+    assert tape._nodes == [] and tape.watched_variables() == ()
 
 
 def test_a_tape_cannot_be_entered_twice():
@@ -121,6 +144,26 @@ def test_a_tape_cannot_be_entered_twice():
         with pytest.raises(ValueError, match="already recording"):
             with tape:
                 pass
+
+
+def test_entering_a_tape_again_continues_a_persistent_one_and_restarts_a_used_one():
+    x = constant(2.0)
+    persistent = GradientTape(persistent=True)
+    with persistent:
+        persistent.watch(x)
+        y = x * x
+    with persistent:
+        z = y * x  # recorded on the same tape: the chain from x is intact
+    assert float(persistent.gradient(z, x)) == 12.0
+    used = GradientTape()
+    with used:
+        used.watch(x)
+        y = x * x
+    used.gradient(y, x)
+    with used:  # a new recording, as in TensorFlow
+        used.watch(x)
+        z = x ** 3
+    assert float(used.gradient(z, x)) == 12.0
 
 
 # ---- gradient -----------------------------------------------------------------------------
@@ -146,6 +189,10 @@ def test_output_gradients_weight_each_target():
     np.testing.assert_allclose(value(g), weight * 2 * X + 3.0)
     with pytest.raises(ValueError, match="output_gradients"):
         tape.gradient([y, z], x, output_gradients=[weight])
+    g = tape.gradient({"y": y, "z": z}, x, output_gradients={"z": -weight, "y": weight})
+    np.testing.assert_allclose(value(g), weight * 2 * X - 3.0 * weight)
+    with pytest.raises(ValueError, match=r"shape \(\) weights a target of shape \(3,\)"):
+        tape.gradient(y, x, output_gradients=2.0)  # no silent broadcasting
 
 
 def test_unconnected_sources_give_none_or_zeros():
@@ -161,6 +208,9 @@ def test_unconnected_sources_give_none_or_zeros():
     with pytest.raises(ValueError, match="unconnected_gradients"):
         tape.gradient(y, x, unconnected_gradients="zeros")
     assert tape.gradient(3.0, x) is None  # a target that is no tensor is unconnected
+    with pytest.raises(TypeError, match="received None") as info:
+        tape.gradient(None, x)
+    assert isinstance(info.value, TapeTypeError)
 
 
 def test_a_non_persistent_tape_gives_one_gradient():
@@ -169,11 +219,15 @@ def test_a_non_persistent_tape_gives_one_gradient():
         tape.watch(x)
         y = x * x
     assert float(tape.gradient(y, x)) == 6.0
-    with pytest.raises(RuntimeError, match="only be called once on non-persistent") as info:
+    message = "non-persistent GradientTape can only be used to compute one set of gradients"
+    with pytest.raises(RuntimeError, match=message) as info:
         tape.gradient(y, x)
-    assert "persistent=True" in str(info.value)
-    with pytest.raises(RuntimeError):
+    assert isinstance(info.value, TapeStateError) and "persistent=True" in str(info.value)
+    assert "test_tape_gradient_tape.py" in str(info.value)
+    with pytest.raises(RuntimeError, match=message):
         tape.jacobian(y, x)
+    with pytest.raises(RuntimeError, match="already computed"):
+        tape.watch(x)
 
 
 def test_a_persistent_tape_serves_many_gradients():
@@ -212,152 +266,26 @@ def test_gradient_of_a_variable_across_assignments_sums_every_read():
         v.assign(np.ones(2))
 
 
+def test_variable_assignments_return_the_variable_unless_read_value_is_false():
+    v = Variable(np.array([1.0, 2.0]), name="w")
+    assert v.assign([3, 4]) is v and v.dtype == np.float64  # cast to the variable's dtype
+    assert v.assign_add(np.ones(2)) is v and v.assign_sub(constant(0.5)) is v
+    np.testing.assert_array_equal(v.numpy(), [3.5, 4.5])
+    for update in (v.assign, v.assign_add, v.assign_sub):
+        assert update(np.ones(2), read_value=False) is None
+    np.testing.assert_array_equal(v.numpy(), [1.0, 1.0])
+    assert v.name == "w" and v.trainable and "numpy=array([1., 1.])" in repr(v)
+    with GradientTape() as tape:
+        y = np.sum(v.read_value() * 2.0)  # a recorded read
+    np.testing.assert_array_equal(value(tape.gradient(y, v)), [2.0, 2.0])
+
+
 def test_float32_stays_float32():
     x = constant(np.array([0.5, 1.5], np.float32))
     with GradientTape() as tape:
         tape.watch(x)
         y = np.sum(np.tanh(x) * x)
     assert value(tape.gradient(y, x)).dtype == np.float32
-
-
-# ---- jacobian and batch_jacobian ---------------------------------------------------------------
-def vector_field(x, w):
-    return np.tanh(np.reshape(x, (3, 1)) * w) + x[0] * np.sin(w)
-
-
-def test_jacobian_has_the_target_shape_then_the_source_shape():
-    w = np.array([[0.2, -0.4], [1.1, 0.7], [-0.3, 0.5]])
-    x, wt = constant(X), constant(w)
-    with GradientTape() as tape:
-        tape.watch([x, wt])
-        y = vector_field(x, wt)
-        unused = constant(np.ones(4))
-        tape.watch(unused)
-    j_x, j_w, j_none = tape.jacobian(y, [x, wt, unused])
-    assert value(j_x).shape == (3, 2, 3) and value(j_w).shape == (3, 2, 3, 2) and j_none is None
-    for index in np.ndindex(3, 2):
-        def element(*args):
-            return vector_field(*args)[index]
-        np.testing.assert_allclose(value(j_x)[index], numerical_gradient(element, (X, w), 0),
-                                   rtol=1e-6, atol=1e-9)
-        np.testing.assert_allclose(value(j_w)[index], numerical_gradient(element, (X, w), 1),
-                                   rtol=1e-6, atol=1e-9)
-
-
-def test_jacobian_of_unconnected_sources_with_zeros():
-    x, other = constant(X), constant(np.ones(2))
-    with GradientTape() as tape:
-        tape.watch([x, other])
-        y = x * 2.0
-    j = tape.jacobian(y, other, unconnected_gradients="zero")
-    assert value(j).shape == (3, 2) and not value(j).any()
-
-
-def test_batch_jacobian_is_the_stack_of_per_example_jacobians():
-    x = constant(np.array([[0.5, -0.3], [0.8, 0.1], [-1.2, 0.4]]))
-    m = np.array([[1.0, 2.0, -1.0], [0.5, -0.5, 3.0]])
-    with GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        y = np.tanh(x @ m) * x[:, :1]
-    batch = value(tape.batch_jacobian(y, x))
-    full = value(tape.jacobian(y, x))
-    assert batch.shape == (3, 3, 2)
-    for i in range(3):
-        np.testing.assert_allclose(batch[i], full[i, :, i, :], rtol=1e-12)
-
-
-def test_batch_jacobian_validates_shapes_and_independence():
-    x = constant(np.array([[0.5, -0.3], [0.8, 0.1]]))
-    with GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        mixed = x + np.sum(x, axis=0, keepdims=True)  # row i depends on every row
-        flat = np.sum(x, axis=1)
-        other = np.concatenate([x, x]) * 2.0
-    with pytest.raises(BatchDependenceError, match="jacobian") as info:
-        tape.batch_jacobian(mixed, x)
-    assert isinstance(info.value, ValueError)
-    with pytest.raises(ValueError, match="rank 2"):
-        tape.batch_jacobian(flat, x)
-    with pytest.raises(ValueError, match="first dimension"):
-        tape.batch_jacobian(other, x)
-
-
-# ---- higher order: nested tapes --------------------------------------------------------------
-def test_second_derivative_from_nested_tapes():
-    x = constant(2.0)
-    with GradientTape() as outer:
-        outer.watch(x)
-        with GradientTape() as inner:
-            inner.watch(x)
-            y = x ** 3 * np.sin(x)
-        dy = inner.gradient(y, x)
-    d2y = outer.gradient(dy, x)
-    expected = 6 * 2.0 * np.sin(2.0) + 6 * 4.0 * np.cos(2.0) - 8.0 * np.sin(2.0)
-    np.testing.assert_allclose(float(d2y), expected, rtol=1e-12)
-
-
-def test_persistent_tape_differentiates_its_own_gradient():
-    x = constant(3.0)
-    with GradientTape(persistent=True) as tape:
-        tape.watch(x)
-        y = x ** 4
-        dy = tape.gradient(y, x)   # recorded, since the tape is still recording
-    assert float(dy) == 108.0 and float(tape.gradient(dy, x)) == 108.0
-
-
-HESSIAN_CASES = [
-    pytest.param(lambda x: np.sum(np.tanh(x) * x ** 3), id="elementwise"),
-    pytest.param(lambda x: np.sum(np.where(x > 0, x ** 2, np.sin(x)) + abs(x) ** 3),
-                 id="where-abs"),
-    pytest.param(lambda x: np.mean(np.exp(np.transpose(np.reshape(x, (3, 1)))) ** 2),
-                 id="reshape-transpose"),
-    pytest.param(lambda x: np.sum(x[:, None] * x[None, :] ** 2), id="broadcasting"),
-    pytest.param(lambda x: x[0] * x[1] ** 2 + np.sum(x[1:] ** 3), id="indexing"),
-    pytest.param(lambda x: x @ np.array([[2.0, 1.0, 0.0], [0.5, 1.0, 3.0], [1.0, 0.0, 1.0]])
-                 @ np.sin(x), id="matmul"),
-    pytest.param(lambda x: np.dot(x, np.cos(x)), id="dot"),
-    pytest.param(lambda x: np.sum(np.stack([x, x ** 2]) ** 2) + np.sum(
-        np.concatenate([x, x ** 3]) ** 2), id="stack-concatenate"),
-    pytest.param(lambda x: np.sum(np.sum(np.reshape(x, (3, 1)) ** 3, axis=1) ** 2),
-                 id="axis-reduction"),
-]
-
-
-def _with_setitem(x):
-    y = x * 1.0
-    y[0] = x[1] ** 2
-    return np.sum(y ** 2)
-
-
-HESSIAN_CASES.append(pytest.param(_with_setitem, id="setitem"))
-
-
-@pytest.mark.parametrize("fn", HESSIAN_CASES)
-def test_hessian_by_jacobian_of_an_inner_gradient(fn):
-    x = constant(X)
-    with GradientTape() as outer:
-        outer.watch(x)
-        with GradientTape() as inner:
-            inner.watch(x)
-            y = fn(x)
-        g = inner.gradient(y, x)
-    hessian = value(outer.jacobian(g, x))
-    first = tape_grad(fn)
-    step = 1e-6
-    expected = np.stack([(first(X + step * e) - first(X - step * e)) / (2 * step)
-                         for e in np.eye(3)], axis=1)
-    np.testing.assert_allclose(hessian, expected, rtol=1e-6, atol=1e-7)
-    np.testing.assert_allclose(hessian, hessian.T, rtol=1e-10, atol=1e-12)
-
-
-def test_functional_gradients_compose():
-    def f(x):
-        return np.sum(x ** 3)
-
-    def squared_gradient_norm(x):
-        return np.sum(tape_grad(f)(x) ** 2)  # the inner gradient stays a tensor
-    got = tape_grad(squared_gradient_norm)(X)
-    np.testing.assert_allclose(got, 2 * (3 * X ** 2) * 6 * X, rtol=1e-12)
 
 
 # ---- gradient control -------------------------------------------------------------------------

@@ -11,11 +11,12 @@ unchanged under a tape, with the same rule registry (`srcad.rules`). `grad(f, wr
 (recording tapes, ids), `dispatch` (recording one operation), `inplace` (writes and views),
 `tensor`, `variables`, `backward` (the reverse sweep), `gradient_tape`, `functional`.
 """
-from srcad.tape.errors import BatchDependenceError, TapeConversionError, TapeStateError
+from srcad.tape.errors import (BatchDependenceError, TapeConversionError, TapeStateError,
+                               TapeTypeError)
 from srcad.tape.tensor import Tensor
 from srcad.tape.variables import Variable, constant
 from srcad.tape.gradient_tape import GradientTape, UnconnectedGradients
 from srcad.tape.functional import grad
 
 __all__ = ["Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients", "grad",
-           "TapeConversionError", "TapeStateError", "BatchDependenceError"]
+           "TapeConversionError", "TapeStateError", "TapeTypeError", "BatchDependenceError"]

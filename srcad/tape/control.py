@@ -18,6 +18,7 @@ import contextlib
 
 from srcad.errors import SrcadError
 from srcad.tape import dispatch, nest
+from srcad.tape.errors import caller_location
 from srcad.tape.state import RECORDING
 
 
@@ -52,6 +53,7 @@ def call_custom_gradient(custom, args, kwargs):
     if live_keywords:
         raise SrcadError(f"the custom gradient of {custom.__name__} gives cotangents for "
                          f"positional arguments; `{live_keywords[0]}` is passed by keyword.",
+                         caller_location(),
                          fix=f"pass `{live_keywords[0]}` positionally.")
     if not tapes:
         return custom.function(*args, **kwargs)[0]

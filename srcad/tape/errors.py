@@ -2,9 +2,10 @@
 
 Each class derives from `srcad.errors.SrcadError` and from the builtin TensorFlow raises for
 the same mistake (`RuntimeError` for a tape used in the wrong state, `TypeError` for a value
-of the wrong kind, `ValueError` for a bad value), so `except RuntimeError` written for
-`tf.GradientTape` keeps working. `caller_location()` finds the first frame outside srcad and
-NumPy, so an error points at the user's line, not at the dispatch machinery.
+of the wrong kind, `ValueError` for a bad value; a bad option is `srcad.errors.UsageError`),
+so `except RuntimeError` written for `tf.GradientTape` keeps working. `caller_location()`
+finds the first frame outside srcad and NumPy, so an error points at the user's line, not at
+the dispatch machinery.
 """
 from __future__ import annotations
 
@@ -27,6 +28,11 @@ class TapeStateError(SrcadError, RuntimeError):
 class TapeConversionError(SrcadError, TypeError):
     """A tensor that a recording tape differentiates was converted to a plain NumPy value,
     which would drop its gradient without a trace."""
+
+
+class TapeTypeError(SrcadError, TypeError):
+    """A value of the wrong kind for a tape operation: a None target, a nest where
+    `jacobian` differentiates one tensor, item assignment or `op=` on a Variable."""
 
 
 class BatchDependenceError(SrcadError, ValueError):

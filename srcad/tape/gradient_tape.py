@@ -12,13 +12,15 @@ from __future__ import annotations
 import contextlib
 import enum
 import math
+import warnings
 
 import numpy as np
 
 from srcad.errors import UsageError
 from srcad.tape import backward, buffers, nest
 from srcad.tape.dispatch import new_tensor, value_of
-from srcad.tape.errors import BatchDependenceError, TapeStateError
+from srcad.tape.errors import (BatchDependenceError, TapeStateError, TapeTypeError,
+                               caller_location)
 from srcad.tape.state import RECORDING
 from srcad.tape.tensor import Tensor
 
@@ -49,7 +51,8 @@ class GradientTape:
     def __enter__(self):
         if self._recording:
             raise UsageError("this tape is already recording; a tape cannot be entered again "
-                             "while it is active.", fix="use a second GradientTape.")
+                             "while it is active.", caller_location(),
+                             fix="use a second GradientTape.")
         if self._consumed:  # as in TensorFlow: entering a used tape starts a new recording
             self.reset()
         self._start()
@@ -74,37 +77,53 @@ class GradientTape:
         buffers.tape_stopped()
 
     def watch(self, tensor):
-        """Track `tensor` (a tensor, a Variable, or a list/tuple/dict of them); returns it."""
+        """Track `tensor` (a tensor, a Variable, or a list/tuple/dict of them); returns it.
+
+        As in TensorFlow, a tensor of integers or booleans is not tracked (its gradient is
+        None) and a RuntimeWarning says so: it has no derivative to give."""
         if self._consumed:
             raise TapeStateError("watch() on a non-persistent GradientTape whose gradient was "
-                                 "already computed.", fix="use a new tape (or enter this one "
-                                 "again, which starts a new recording).")
+                                 "already computed.", caller_location(),
+                                 fix="use a new tape (or enter this one again, which starts "
+                                 "a new recording).")
         for leaf in nest.flatten(tensor):
             if not isinstance(leaf, Tensor):
                 raise UsageError(f"Passed in object of type {type(leaf)}, not srcad.Tensor: "
-                                 "a tape watches tensors.",
+                                 "a tape watches tensors.", caller_location(),
                                  fix="wrap the value first: `x = srcad.constant(x)`.")
+            differentiable = _differentiable_dtype(leaf)
+            if not differentiable:
+                warnings.warn(f"The dtype of the watched tensor must be floating (e.g. "
+                              f"float64), got {leaf.dtype}: its gradient will be None. Make "
+                              "it with a float value, e.g. `srcad.constant(x, dtype=float)`.",
+                              RuntimeWarning, stacklevel=2)
             if hasattr(leaf, "_trainable"):
                 self._watch_variable(leaf)
-            else:
+            elif differentiable:
                 self._tracked.add(leaf._id)
         return tensor
 
     def _watch_variable(self, variable):
-        self._tracked.add(variable._id)
+        """Listed by `watched_variables`; tracked if its dtype has a derivative."""
         self._variables.setdefault(variable._id, variable)
+        if _differentiable_dtype(variable):
+            self._tracked.add(variable._id)
 
     def watched_variables(self) -> tuple:
         """The Variables this tape watches, in the order they were created."""
         return tuple(self._variables[i] for i in sorted(self._variables))
 
-    @contextlib.contextmanager
     def stop_recording(self):
         """A block whose operations this tape does not record (RuntimeError if the tape is
-        not recording)."""
+        not recording, checked here rather than on entering, so the error names the call)."""
         if not self._recording:
             raise TapeStateError("Trying to stop recording a tape which is not recording.",
+                                 caller_location(),
                                  fix="call stop_recording() inside the tape's `with` block.")
+        return self._paused()
+
+    @contextlib.contextmanager
+    def _paused(self):
         self._stop()
         try:
             yield
@@ -122,22 +141,19 @@ class GradientTape:
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients=UnconnectedGradients.NONE):
         """Gradients of `target` (a tensor or nest of tensors, summed; a non-scalar target
-        means its sum, weighted by `output_gradients` if given) with respect to each tensor
-        in the nest `sources`, in the same structure. Unconnected sources give None, or
+        means its sum, weighted by `output_gradients` if given: a nest like `target`, each
+        of its target's shape) with respect to each tensor in the nest `sources`, in the
+        same structure. Unconnected sources give None, or
         zeros with `unconnected_gradients="zero"`."""
         zeros_if_unconnected = _unconnected_mode(unconnected_gradients)
+        if target is None:
+            raise TapeTypeError("Argument `target` should be a tensor or a nest of tensors to "
+                                "differentiate, but received None.", caller_location(),
+                                fix="pass the value computed under the tape.")
         self._begin_derivative()
         flat_targets, flat_sources = nest.flatten(target), _sources(sources)
-        if output_gradients is None:
-            flat_weights = [None] * len(flat_targets)
-        else:
-            flat_weights = nest.flatten(output_gradients)
-            if len(flat_weights) != len(flat_targets):
-                raise UsageError(f"output_gradients has {len(flat_weights)} value(s) for "
-                                 f"{len(flat_targets)} target(s).",
-                                 fix="give one output gradient (or None) per target.")
         seeds = {}
-        for leaf, weight in zip(flat_targets, flat_weights):
+        for leaf, weight in zip(flat_targets, _weights(output_gradients, flat_targets)):
             if isinstance(leaf, Tensor):
                 seed = _ones_like(leaf._value) if weight is None else _seed_value(weight)
                 previous = seeds.get(leaf._id)
@@ -151,9 +167,11 @@ class GradientTape:
 
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
-        """For each source, the Jacobian of `target`: shape `target.shape + source.shape`.
-        (The last two arguments are accepted for TensorFlow compatibility and ignored.)"""
+        """For each source, the Jacobian of the tensor `target` (one tensor, not a nest):
+        shape `target.shape + source.shape`. (The last two arguments are accepted for
+        TensorFlow compatibility and ignored: the rows come from one sweep each.)"""
         zeros_if_unconnected = _unconnected_mode(unconnected_gradients)
+        _single_target("jacobian", target)
         self._begin_derivative()
         flat_sources = _sources(sources)
         target_shape = np.shape(value_of(target))
@@ -161,11 +179,11 @@ class GradientTape:
         results = []
         for source, rows in zip(flat_sources, columns):
             shape = target_shape + np.shape(source._value)
+            if isinstance(target, Tensor) and not rows:  # an empty target: an empty Jacobian
+                results.append(new_tensor(np.zeros(shape, _float_dtype(source._value))))
+                continue
             if all(row is None for row in rows):
                 results.append(_finish(None, source, zeros_if_unconnected, shape))
-                continue
-            if not rows:
-                results.append(new_tensor(np.zeros(shape, _float_dtype(source._value))))
                 continue
             zeros = np.zeros(np.shape(source._value), _float_dtype(source._value))
             stacked = np.stack([zeros if row is None else row for row in rows])
@@ -180,16 +198,20 @@ class GradientTape:
         (a second, randomly weighted sweep per output element) and a violation raises
         `BatchDependenceError`."""
         zeros_if_unconnected = _unconnected_mode(unconnected_gradients)
+        _single_target("batch_jacobian", target)
         if not isinstance(source, Tensor) or not isinstance(target, Tensor):
-            raise UsageError("batch_jacobian takes a target tensor and a source tensor.")
+            raise UsageError("batch_jacobian takes a target tensor and a source tensor.",
+                             caller_location(), fix="use `jacobian` for nests of sources.")
         t_shape, s_shape = np.shape(target._value), np.shape(source._value)
         if len(t_shape) < 2 or len(s_shape) < 2:
             raise UsageError(f"batch_jacobian needs target and source of rank 2 or more "
                              f"([batch, ...]); got shapes {t_shape} and {s_shape}.",
-                             fix="use `jacobian` for other shapes.")
+                             caller_location(), fix="use `jacobian` for other shapes.")
         if t_shape[0] != s_shape[0]:
             raise UsageError(f"Need first dimension of target shape {t_shape} and source "
-                             f"shape {s_shape} to match.")
+                             f"shape {s_shape} to match.", caller_location(),
+                             fix="batch_jacobian pairs row i of the target with row i of the "
+                             "source; use `jacobian` otherwise.")
         self._begin_derivative()
         batch, width = t_shape[0], math.prod(t_shape[1:])
         weights = 1.0 + (np.arange(batch) * 0.6180339887498949) % 1.0
@@ -216,7 +238,8 @@ class GradientTape:
     def _begin_derivative(self):
         if self._consumed:
             raise TapeStateError(
-                "GradientTape.gradient can only be called once on non-persistent tapes.",
+                "A non-persistent GradientTape can only be used to compute one set of "
+                "gradients (or jacobians); this one was used already.", caller_location(),
                 fix="create the tape with `GradientTape(persistent=True)` to compute several "
                 "gradients or Jacobians from one recording.")
         if self._recording and not self._persistent:
@@ -260,9 +283,42 @@ def _sources(sources) -> list:
         if not isinstance(leaf, Tensor):
             raise UsageError(f"a source of type {type(leaf).__name__} is not a tensor; "
                              "gradients are taken with respect to tensors and Variables.",
-                             fix="wrap it with `srcad.constant(...)` and `tape.watch` it "
-                             "before computing with it.")
+                             caller_location(), fix="wrap it with `srcad.constant(...)` and "
+                             "`tape.watch` it before computing with it.")
     return flat
+
+
+def _single_target(method, target):
+    """`jacobian` differentiates one tensor: a nest (or None) is refused, not flattened."""
+    if target is None or isinstance(target, (list, tuple, dict)):
+        raise TapeTypeError(f"{method} differentiates one target tensor; got "
+                            f"{type(target).__name__}.", caller_location(),
+                            fix="call it once per target, or `np.stack` the targets into "
+                            "one tensor.")
+
+
+def _weights(output_gradients, flat_targets) -> list:
+    """One output gradient (or None) per target, each of its target's shape."""
+    if output_gradients is None:
+        return [None] * len(flat_targets)
+    flat_weights = nest.flatten(output_gradients)
+    if len(flat_weights) != len(flat_targets):
+        raise UsageError(f"output_gradients has {len(flat_weights)} value(s) for "
+                         f"{len(flat_targets)} target(s).", caller_location(),
+                         fix="give one output gradient (or None) per target, in the "
+                         "target's structure.")
+    for weight, leaf in zip(flat_weights, flat_targets):
+        if weight is not None and np.shape(value_of(weight)) != np.shape(value_of(leaf)):
+            raise UsageError(f"an output gradient of shape {np.shape(value_of(weight))} "
+                             f"weights a target of shape {np.shape(value_of(leaf))}.",
+                             caller_location(),
+                             fix="give each output gradient its target's shape.")
+    return flat_weights
+
+
+def _differentiable_dtype(tensor) -> bool:
+    """Whether a tape tracks `tensor`: floating or complex values only, as TensorFlow."""
+    return np.result_type(tensor._value).kind in "fc"
 
 
 def _unconnected_mode(value) -> bool:
@@ -271,6 +327,7 @@ def _unconnected_mode(value) -> bool:
         return UnconnectedGradients(value) is UnconnectedGradients.ZERO
     except ValueError:
         raise UsageError(f"Unknown value for unconnected_gradients: {value!r}",
+                         caller_location(),
                          fix='use "none" or "zero" (or srcad.tape.UnconnectedGradients).') \
             from None
 

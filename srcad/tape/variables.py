@@ -14,6 +14,7 @@ import numpy as np
 
 from srcad.errors import UsageError
 from srcad.tape import dispatch
+from srcad.tape.errors import TapeTypeError, caller_location
 from srcad.tape.state import RECORDING
 from srcad.tape.tensor import Tensor
 
@@ -50,13 +51,15 @@ class Variable(Tensor):
         return self._trainable
 
     def assign(self, value, read_value=True):
-        """Replace the value (same shape; cast to the variable's dtype). Returns the variable."""
+        """Replace the value (same shape; cast to the variable's dtype). Returns the variable,
+        or None with `read_value=False` (TensorFlow's eager behaviour)."""
         new = np.array(dispatch.value_of(value), dtype=self._value.dtype
                        if isinstance(self._value, (np.ndarray, np.generic)) else None)
         if new.shape != np.shape(self._value):
             raise UsageError(
                 f"cannot assign a value of shape {new.shape} to variable {self._name!r} of "
-                f"shape {np.shape(self._value)}.", fix="assign a value of the same shape.")
+                f"shape {np.shape(self._value)}.", caller_location(),
+                fix="assign a value of the same shape.")
         self._value = new
         return self if read_value else None
 
@@ -76,14 +79,15 @@ class Variable(Tensor):
         return np.array(self._value)
 
     def __setitem__(self, index, value):
-        raise TypeError(f"{type(self).__name__!r} object does not support item assignment; "
-                        "use `v.assign(...)` (TensorFlow's variables do not either).")
+        raise TapeTypeError(f"{type(self).__name__!r} object does not support item "
+                            "assignment (TensorFlow's variables do not either).",
+                            caller_location(), fix="build the new value and `v.assign(...)` it.")
 
     def _no_in_place(self, other):
-        raise TypeError(
-            "`variable op= value` is not supported on a srcad.Variable: use "
-            "`v.assign_add(value)` / `v.assign_sub(value)` to change the variable, or "
-            "`out = v + value` for a new tensor.")
+        raise TapeTypeError("`variable op= value` is not supported on a srcad.Variable.",
+                            caller_location(), fix="use `v.assign_add(value)` / "
+                            "`v.assign_sub(value)` to change the variable, or `out = v + value` "
+                            "for a new tensor.")
 
     __iadd__ = __isub__ = __imul__ = __itruediv__ = __ipow__ = __imod__ = __imatmul__ = \
         _no_in_place
