@@ -49,12 +49,28 @@ def reduced_axes(axis, ndim: int) -> tuple:
 def expand_reduced(g, x, axis=None, keepdims=False):
     """Spread the cotangent of a reduction over `x` back to `x`'s shape."""
     shape = np.shape(x)
-    if axis is not None and not keepdims:  # the reduced axes back, with length 1
-        reduced = reduced_axes(axis, len(shape))
-        g = np.reshape(g, tuple(1 if i in reduced else n for i, n in enumerate(shape)))
+    g = kept_axes(g, shape, axis, keepdims)
+    dtype = np.result_type(dtype_of(g), np.float16)
+    if _is_plain(g):
+        return np.full(shape, g, dtype)  # one pass over memory, where `zeros + g` takes two
     # `zeros + g`, not `np.full(shape, g)` or `spread[...] = g`, which convert g to a plain
     # array: a tape-mode tensor must stay one, so that a nested tape records this
-    return np.zeros(shape, np.result_type(dtype_of(g), np.float16)) + g
+    return np.zeros(shape, dtype) + g
+
+
+def kept_axes(g, shape, axis=None, keepdims=False):
+    """The cotangent `g` of a reduction over `axis` of an array of `shape`, with the reduced
+    axes back as length 1 (as `keepdims=True` leaves them): it broadcasts against `shape`."""
+    if axis is None or keepdims:
+        return g
+    reduced = reduced_axes(axis, len(shape))
+    return np.reshape(g, tuple(1 if i in reduced else n for i, n in enumerate(shape)))
+
+
+def _is_plain(value) -> bool:
+    """A NumPy array or number, not a tape-mode tensor (which must stay one to be recorded)."""
+    return type(value) is np.ndarray or type(value) in (float, int) \
+        or isinstance(value, np.generic)
 
 
 def reduced_size(x, axis=None) -> int:
@@ -91,6 +107,45 @@ def index_adjoint(g, x, index):
 
 def _is_boolean_mask(index) -> bool:
     return isinstance(index, np.ndarray) and index.dtype == np.bool_
+
+
+# ---- adding into an adjoint the backward sweep owns ------------------------------------------
+# Generated code calls these only on an adjoint whose array it made itself and handed to no
+# one (OWNED in transform/adjoints.py), so writing into it changes no other value. Each
+# falls back to a new array where writing in place would give another shape or dtype than
+# `total + ...`, or where a value is a tape-mode tensor (which must record the sum).
+
+def add_into(total, extra):
+    """`total + extra`, in place."""
+    if type(total) is np.ndarray and _is_plain(extra) and np.shape(extra) in ((), total.shape) \
+            and np.result_type(total, extra) == total.dtype:
+        total += extra
+        return total
+    return total + extra
+
+
+def add_at(total, g, x, index):
+    """`total + index_adjoint(g, x, index)`, in place: adds `g` into `total[index]` without
+    a zero array of `x`'s shape."""
+    if type(total) is np.ndarray and type(x) is np.ndarray and total.shape == x.shape \
+            and _is_plain(g) and np.result_type(total, x.dtype, dtype_of(g)) == total.dtype:
+        parts = index if isinstance(index, tuple) else (index,)
+        if all(isinstance(p, _BASIC_INDEX_TYPES) for p in parts) or _is_boolean_mask(index):
+            total[index] += g  # each element once
+        else:
+            np.add.at(total, index, g)  # repeated indices add up
+        return total
+    return total + index_adjoint(g, x, index)
+
+
+def add_spread(total, g, x, axis=None, keepdims=False):
+    """`total + expand_reduced(g, x, axis, keepdims)`, in place: `g` is broadcast, not
+    spread into an array of its own."""
+    if type(total) is np.ndarray and total.shape == np.shape(x) and _is_plain(g) \
+            and np.result_type(total, dtype_of(g), np.float16) == total.dtype:
+        total += kept_axes(g, total.shape, axis, keepdims)
+        return total
+    return total + expand_reduced(g, x, axis, keepdims)
 
 
 def accumulate(total, extra):
@@ -179,7 +234,12 @@ class Shape(tuple):
         return tuple(self)
 
 
-def shape_of(x) -> Shape:
+def shape_of(x):
+    """`x`'s Shape; a number, which holds no array worth freeing, stays itself (cheaper)."""
+    if type(x) is np.ndarray:
+        return Shape(x.shape)
+    if isinstance(x, (float, int, np.generic)):
+        return x
     return Shape(np.shape(x))
 
 

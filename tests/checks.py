@@ -1,5 +1,7 @@
 """Shared assertions (a gradient checked against central finite differences) and the
 program corpora as test cases."""
+import tracemalloc
+
 import numpy as np
 import pytest
 
@@ -60,3 +62,14 @@ def passes_through(fn):
     def wrapper(*args, **kwargs):
         return fn(*args, **kwargs)
     return wrapper
+
+
+def peak_memory(fn, *args) -> int:
+    """Peak bytes traced during `fn(*args)`, after a first call (transformation, caches)."""
+    fn(*args)
+    tracemalloc.start()
+    try:
+        fn(*args)
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

@@ -89,7 +89,8 @@ def _completable(call: gast.Call, scope) -> bool:
     """Whether the parameters a call fills are known where it is written (no `*`, `**`),
     and it comes after the definition (in a loop, an earlier line would call the previous
     iteration's function, made with other values)."""
-    return call.lineno > scope.end_lineno and not any(isinstance(a, gast.Starred) for a in call.args) \
+    return call.lineno > scope.end_lineno \
+        and not any(isinstance(a, gast.Starred) for a in call.args) \
         and all(k.arg is not None for k in call.keywords)
 
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from srcad.errors import SrcadError
 from srcad.rules.registry import defjvp, defvjp
-from srcad.runtime import (dtype_of, expand_reduced, inverse_permutation, reduced_axes,
-                           reduced_size)
+from srcad.runtime import (dtype_of, expand_reduced, inverse_permutation, kept_axes,
+                           reduced_axes, reduced_size)
 
 # ---- reductions --------------------------------------------------------------------------
 defvjp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
@@ -28,14 +28,16 @@ defjvp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=Fals
 def extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
     """`np.max`/`np.min`: the cotangent is shared equally by the elements that tie for the
     extremum, as autograd does; elements `where` leaves out take no part, and `initial`
-    (a constant) counts as one more candidate, so it takes its share of a tie."""
-    reached = expand_reduced(ans, a, axis, keepdims)
+    (a constant) counts as one more candidate, so it takes its share of a tie. `ans` and `g`
+    broadcast against `a` with the reduced axes kept: no array of `a`'s shape is made for
+    either, only the winners and the result."""
+    reached = kept_axes(ans, np.shape(a), axis, keepdims)
     winners = np.logical_and(a == reached, where)
-    spread = expand_reduced(g, a, axis, keepdims)
-    ties = np.sum(winners, axis=axis, keepdims=True, dtype=np.result_type(spread))
+    ties = np.sum(winners, axis=axis, keepdims=True,
+                  dtype=np.result_type(dtype_of(g), np.float16))
     if initial is not None:
         ties = ties + (reached == initial)
-    return spread * winners / ties
+    return kept_axes(g, np.shape(a), axis, keepdims) * winners / ties
 
 
 def extremum_jvp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):

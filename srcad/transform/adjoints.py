@@ -7,6 +7,15 @@ None): MAYBE arises after a branch or loop that set it on some paths only. Strai
 plain forms a person writes (`b_x = ...`, `b_x = b_x + ...`); only MAYBE costs an
 `is None` test. None, never a zero array, is the runtime zero: it needs no shape, so values
 may change shape from one loop iteration to the next.
+
+Reverse mode also knows which adjoints it owns: OWNED is SET, and MAYBE_OWNED is MAYBE,
+where the value (if not None) is an array the backward sweep made for this adjoint alone
+(a sum, a scatter of an index's cotangent) and handed to no other name. Only such an
+adjoint is added into in place (`add_into`, `add_at`, `add_spread` in runtime.py): a rule's
+cotangent may be its input `g` itself (the VJP of `+` or `reshape`), the user's seed or
+another adjoint, and writing into one of those would change another value. An adjoint is
+read only once it is complete, when the backward sweep reaches its primal's definition, and
+then reset, so ownership never outlives the adjoint's last write.
 """
 from __future__ import annotations
 
@@ -16,6 +25,8 @@ from srcad import runtime
 from srcad.transform.naming import Namer, adjoint_name
 
 UNSET, NONE, SET, MAYBE = "unset", "none", "set", "maybe"
+OWNED, MAYBE_OWNED = "owned", "maybe owned"
+_UNOWNED = {OWNED: SET, MAYBE_OWNED: MAYBE}
 
 
 def load(name):
@@ -43,21 +54,28 @@ def join(*snapshots) -> dict:
     joined = {}
     for primal in set().union(*snapshots):
         states = {s.get(primal, UNSET) for s in snapshots}
+        owned = states <= {UNSET, NONE, OWNED, MAYBE_OWNED}  # every value it may hold
+        states = {_UNOWNED.get(state, state) for state in states} if len(states) > 1 else states
         if len(states) == 1:
-            joined[primal] = states.pop()
+            state = states.pop()
         elif states <= {UNSET, NONE}:
-            joined[primal] = UNSET
+            state = UNSET
         else:
-            joined[primal] = MAYBE
+            state = MAYBE
+        joined[primal] = {SET: OWNED, MAYBE: MAYBE_OWNED}.get(state, state) if owned else state
     return joined
 
 
 class Adjoints:
-    def __init__(self, namer: Namer, bindings, sequences: set[str], prefix: str = "b"):
+    def __init__(self, namer: Namer, bindings, sequences: set[str], prefix: str = "b",
+                 numbers: frozenset | None = None):
         self.namer = namer
         self.prefix = prefix  # "b" for adjoints; forward mode keeps tangents (`t_x`) here too
         self.bindings = bindings
         self.sequences = sequences  # names holding tuples, lists or dicts
+        # names surely holding numbers; None: never add in place (forward mode, whose
+        # tangent programs are differentiated again)
+        self.numbers = numbers
         self.names: dict[str, str] = {}
         self.states: dict[str, str] = {}
 
@@ -95,16 +113,61 @@ class Adjoints:
     def accumulate(self, primal: str, contribution, may_be_none=False) -> list:
         """Statements adding `contribution` to the adjoint of `primal`."""
         name, state = self.name(primal), self.state(primal)
-        self.states[primal] = MAYBE if may_be_none and state != SET else SET
-        if state in (UNSET, NONE):
-            return [assign(name, contribution)]
         if may_be_none or primal in self.sequences:
+            self.states[primal] = MAYBE if may_be_none and _UNOWNED.get(state, state) != SET \
+                else SET
+            if state in (UNSET, NONE):
+                return [assign(name, contribution)]
             add = self.bindings.name_for("accumulate", runtime.accumulate)
             return [assign(name, gast.Call(load(add), [load(name), contribution], []))]
-        total = gast.BinOp(load(name), gast.Add(), contribution)
-        if state == SET:
+        owning = self.numbers is not None and primal not in self.numbers
+        fresh = owning and self._fresh(contribution)
+        if state in (UNSET, NONE):
+            self.states[primal] = OWNED if fresh else SET
+            return [assign(name, contribution)]
+        if state in (OWNED, MAYBE_OWNED):
+            total = self._added_in_place(name, contribution)
+        else:
+            total = gast.BinOp(load(name), gast.Add(), contribution)
+        if state in (SET, OWNED):
+            self.states[primal] = OWNED if owning else SET  # a sum is a new array
             return [assign(name, total)]
+        self.states[primal] = OWNED if fresh else SET  # it may be `contribution` itself
         return [assign(name, gast.IfExp(is_none(name), contribution, total))]
+
+    def _fresh(self, expression) -> bool:
+        """Whether `expression` surely makes a new value no other name refers to: arithmetic,
+        the runtime's scatter and spread of a cotangent, and unbroadcasting a fresh value
+        (which returns it or a new sum)."""
+        if isinstance(expression, gast.BinOp):
+            return True
+        if isinstance(expression, gast.UnaryOp):
+            return isinstance(expression.op, (gast.USub, gast.UAdd))
+        helper = self._helper(expression)
+        if helper in (runtime.index_adjoint, runtime.expand_reduced):
+            return True
+        return helper is runtime.unbroadcast and bool(expression.args) \
+            and self._fresh(expression.args[0])
+
+    def _helper(self, expression):
+        """The runtime helper `expression` calls, if it calls one by name."""
+        if isinstance(expression, gast.Call) and isinstance(expression.func, gast.Name):
+            return self.bindings.named(expression.func.id)
+        return None
+
+    def _added_in_place(self, name: str, contribution):
+        """`total + contribution` for an owned total, written into it: a scatter or spread
+        adds its cotangent into the region it covers, without an array of its own."""
+        helper = self._helper(contribution)
+        if helper is runtime.index_adjoint:
+            add, args, keywords = ("add_at", runtime.add_at), contribution.args, \
+                contribution.keywords
+        elif helper is runtime.expand_reduced:
+            add, args, keywords = ("add_spread", runtime.add_spread), contribution.args, \
+                contribution.keywords
+        else:
+            add, args, keywords = ("add_into", runtime.add_into), [contribution], []
+        return gast.Call(load(self.bindings.name_for(*add)), [load(name), *args], keywords)
 
     def reset(self, primal: str, in_block: bool) -> list:
         """The adjoint of a value about to be overwritten (going backward) becomes zero."""

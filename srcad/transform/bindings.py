@@ -18,6 +18,7 @@ class Bindings:
         self.resolver = resolver
         self.cells: dict[str, object] = {}   # name → object, passed as closure cells
         self._names: dict[int, str] = {}
+        self._objects: dict[str, object] = {}  # name → object, for every name handed out
 
     def name_for(self, preferred: str, obj) -> str:
         if id(obj) in self._names:
@@ -29,4 +30,9 @@ class Bindings:
             name = self.namer.claim(preferred)
             self.cells[name] = obj
         self._names[id(obj)] = name
+        self._objects[name] = obj
         return name
+
+    def named(self, name: str):
+        """The object `name_for` handed out `name` for (None if it did not)."""
+        return self._objects.get(name)

@@ -131,3 +131,21 @@ def loaded_names(node) -> set:
     """The names `node` reads."""
     return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
+
+
+def names_read(statements, skip=frozenset()) -> tuple[set, set]:
+    """Names loaded by `statements` (leaving out those whose ids are in `skip`): those whose
+    value is read, and those read only for their shape somewhere."""
+    values, shapes = set(), set()
+
+    def visit(node):
+        if id(node) in skip:
+            return
+        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            (shapes if getattr(node, "shape_only", False) else values).add(node.id)
+        for child in gast.iter_child_nodes(node):
+            visit(child)
+
+    for statement in statements:
+        visit(statement)
+    return values, shapes

@@ -33,12 +33,13 @@ from srcad.errors import MissingRuleError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
 from srcad.rules import vjp_rules
-from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_none, join, load,
-                                      store)
+from srcad.transform.adjoints import (NONE, OWNED, SET, UNSET, Adjoints, assign, is_none,
+                                      join, load, store)
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
-from srcad.transform.optimize import drop_dead_zero_stores, loaded_names
+from srcad.transform.optimize import drop_dead_zero_stores, loaded_names, names_read
 from srcad.transform.recording import REGION, record
+from srcad.transform.release import release
 from srcad.transform.refusals import check_operation, qualified_name
 from srcad.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
 from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
@@ -54,7 +55,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
             containers: frozenset = frozenset()) -> tuple[gast.Module, str]:
     """The adjoint module and the name of the VJP maker inside it."""
     sequences = sequence_names(block, containers)
-    adjoints = Adjoints(namer, bindings, sequences)
+    adjoints = Adjoints(namer, bindings, sequences, numbers=activity.scalars)
     stack = namer.claim("stack")
     backward_name = namer.claim(f"{parsed.name}_backward")
     vjp_name = namer.claim(f"{parsed.name}_vjp")
@@ -71,11 +72,17 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
                  if n in sites.maybe_unbound]
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
     backward_body = drop_dead_zero_stores(backward_body, loaded_names(result))
+    returned = simple_fn.body[-1].value
+    values, shapes = names_read(backward_body)
+    captured = set().union(*(op.captures for op in operations(block)))
+    forward = release(preamble + forward, {*values, *restored, *captured, *activity.scalars,
+                                           *loaded_names(returned)},
+                      frozenset(shapes - values), bindings.name_for)
+    backward_body = release(backward_body, {*restored, *loaded_names(result)})
     declarations = [gast.Nonlocal(restored)] if restored else []
     backward = function_def(backward_name, [seed],
                          declarations + backward_body + [gast.Return(result)])
-    returned = simple_fn.body[-1].value
-    vjp_body = preamble + forward + [backward, gast.Return(
+    vjp_body = forward + [backward, gast.Return(
         gast.Tuple([returned, load(backward_name)], gast.Load()))]
     vjp = gast.FunctionDef(vjp_name, simple_fn.args, vjp_body, [], None, None, [])
     scope_params = sorted(bindings.cells) + list(user_freevars)
@@ -239,7 +246,7 @@ class _Backward:
         state = self.adjoints.state(target)
         if state in (UNSET, NONE):
             return []
-        if state == SET:
+        if state in (SET, OWNED):
             return derivative()
         statements = self.adjoints.make_variables(set(reads) & self.active)
         before = self.adjoints.snapshot()

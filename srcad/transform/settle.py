@@ -14,6 +14,7 @@ import gast
 
 from srcad.frontend.resolve import Loop, Operation, operations
 from srcad.transform.adjoints import assign, load
+from srcad.transform.optimize import names_read
 from srcad.transform.recording import REGION, pop
 
 
@@ -54,31 +55,13 @@ def settle(raw: list, block: list, sites, aliases, stack: str, range_name: str):
     while True:
         finisher = _Finisher(pushed, sites.overwrites, set(regions), stack, range_name)
         statements = finisher.block(raw)
-        values, shapes = _reads(statements)
-        core = set().union(*_reads(statements, skip=finisher.region_restores))
+        values, shapes = names_read(statements)
+        core = set().union(*names_read(statements, skip=finisher.region_restores))
         still = {name for name in pushed if name in values or name in shapes}
         kept = {key: op for key, op in regions.items() if aliases.group(op.mutates) & core}
         if still == pushed and kept.keys() == regions.keys():
             return statements, finisher.recorded, finisher.trips, still - values
         pushed, regions = still, kept
-
-
-def _reads(statements, skip=frozenset()) -> tuple[set, set]:
-    """Names loaded by `statements` (leaving out those whose ids are in `skip`): those whose
-    value is read, and those read only for their shape somewhere."""
-    values, shapes = set(), set()
-
-    def visit(node):
-        if id(node) in skip:
-            return
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            (shapes if getattr(node, "shape_only", False) else values).add(node.id)
-        for child in gast.iter_child_nodes(node):
-            visit(child)
-
-    for statement in statements:
-        visit(statement)
-    return values, shapes
 
 
 class _Finisher:

@@ -1,4 +1,4 @@
-def srcad_scope(absolute_vjp, unbroadcast):
+def srcad_scope(absolute_vjp, add_into, unbroadcast):
 
     def huber_if_vjp(r, delta):
         cond_0 = abs(r) <= delta
@@ -21,7 +21,7 @@ def srcad_scope(absolute_vjp, unbroadcast):
                 b_sub_4 = unbroadcast(b_loss * delta, sub_4)
                 b_abs_2 = unbroadcast(b_sub_4, abs_2)
                 b_mul_3 = unbroadcast(-b_sub_4, mul_3)
-                b_delta = b_delta + b_mul_3 * 0.5
+                b_delta = add_into(b_delta, b_mul_3 * 0.5)
                 b_r = absolute_vjp(b_abs_2, abs_2, r)
             return (b_r, b_delta)
         return (loss, huber_if_backward)

@@ -1,38 +1,58 @@
-def srcad_scope(expand_reduced, matmul_vjp_b, reduced_size, unbroadcast):
+def srcad_scope(add_into, expand_reduced, matmul_vjp_b, reduced_size, shape_of, unbroadcast):
 
     def logistic_loss_vjp(w, b, x, y):
         matmul_0 = x @ w
         z = matmul_0 + b
+        matmul_0 = shape_of(matmul_0)
         neg_1 = -z
+        del z
         exp_2 = np.exp(neg_1)
+        del neg_1
         add_3 = 1.0 + exp_2
         p = 1.0 / add_3
         log_4 = np.log(p)
         mul_5 = y * log_4
+        log_4 = shape_of(log_4)
         sub_6 = 1.0 - y
         sub_7 = 1.0 - p
         log_8 = np.log(sub_7)
         mul_9 = sub_6 * log_8
+        log_8 = shape_of(log_8)
         add_10 = mul_5 + mul_9
+        mul_5 = shape_of(mul_5)
+        mul_9 = shape_of(mul_9)
         mean_11 = np.mean(add_10)
+        add_10 = shape_of(add_10)
         neg_12 = -mean_11
 
         def logistic_loss_backward(b_neg_12):
             b_mean_11 = -b_neg_12
             b_add_10 = expand_reduced(b_mean_11 / reduced_size(add_10, None), add_10, None, False)
+            del b_mean_11
             b_mul_5 = unbroadcast(b_add_10, mul_5)
             b_mul_9 = unbroadcast(b_add_10, mul_9)
+            del b_add_10
             b_log_8 = unbroadcast(b_mul_9 * sub_6, log_8)
+            del b_mul_9
             b_sub_7 = b_log_8 / sub_7
+            del b_log_8
             b_p = -b_sub_7
+            del b_sub_7
             b_log_4 = unbroadcast(b_mul_5 * y, log_4)
-            b_p = b_p + b_log_4 / p
+            del b_mul_5
+            b_p = add_into(b_p, b_log_4 / p)
+            del b_log_4
             b_add_3 = -b_p * p / add_3
+            del b_p
             b_exp_2 = b_add_3
+            del b_add_3
             b_neg_1 = b_exp_2 * exp_2
+            del b_exp_2
             b_z = -b_neg_1
+            del b_neg_1
             b_matmul_0 = unbroadcast(b_z, matmul_0)
             b_b = unbroadcast(b_z, b)
+            del b_z
             b_w = matmul_vjp_b(b_matmul_0, None, x, w)
             return (b_w, b_b)
         return (neg_12, logistic_loss_backward)

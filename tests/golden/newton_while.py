@@ -1,4 +1,4 @@
-def srcad_scope(unbroadcast):
+def srcad_scope(add_into, unbroadcast):
 
     def newton_while_vjp(a):
         stack = []
@@ -14,6 +14,7 @@ def srcad_scope(unbroadcast):
             stack.append(x)
             x = 0.5 * add_2
             cond_0 = abs(x * x - a) > 1e-10
+        del cond_0
         stack.append(trips)
 
         def newton_while_backward(b_x):
@@ -25,10 +26,11 @@ def srcad_scope(unbroadcast):
                 x = stack.pop()
                 b_x = unbroadcast(b_add_2, x)
                 b_div_1 = unbroadcast(b_add_2, div_1)
-                b_a = unbroadcast(b_div_1 / x, a) if b_a is None else b_a + unbroadcast(b_div_1 / x, a)
+                b_a = unbroadcast(b_div_1 / x, a) if b_a is None else add_into(b_a, unbroadcast(b_div_1 / x, a))
                 b_x = b_x + unbroadcast(-b_div_1 * div_1 / x, x)
                 div_1 = stack.pop()
-            b_a = b_x if b_a is None else b_a + b_x
+            del trips
+            b_a = b_x if b_a is None else add_into(b_a, b_x)
             return b_a
         return (x, newton_while_backward)
     return newton_while_vjp

@@ -23,6 +23,7 @@ def srcad_scope(expand_reduced, matmul_vjp_a, matmul_vjp_b):
                 h = stack.pop()
                 b_W = matmul_vjp_a(b_matmul_1, None, W, h) if b_W is None else b_W + matmul_vjp_a(b_matmul_1, None, W, h)
                 b_h = matmul_vjp_b(b_matmul_1, None, W, h)
+            del trips
             b_x = b_h
             return (b_x, b_W)
         return (sum_2, rnn_loop_backward)

@@ -1,0 +1,159 @@
+"""Adjoints added into in place and values released early (transform/adjoints.py OWNED,
+transform/release.py): the gradients stay right where adjoints alias each other, the seed
+or the user's values, and the generated code holds few arrays at once."""
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad import runtime
+from tests.checks import assert_gradient_matches_finite_differences, peak_memory
+
+R = np.random.default_rng(11)
+
+
+# ---- programs where adjoints alias one another ------------------------------------------------
+def shared_by_plus(x, w):
+    y = x + w                   # the VJP of + hands b_y itself to both b_x and b_w
+    z = y * 3.0 + np.sin(x)     # b_x then receives more: it must not write into b_w
+    return np.sum(z * z) + np.sum(w[1:] * x[:-1])
+
+
+def alias_first(x, w):
+    z = np.sin(x) * 2.0         # reached last going backward: added to b_x, which is b_w
+    y = x + w                   # reached first: b_x and b_w both start as b_y itself
+    return np.sum(y * y) + np.sum(z * w)
+
+
+def reshaped_then_more(x):
+    m = np.reshape(x, (2, 3))   # b_x is a view of b_m
+    n = np.reshape(x[::-1], (2, 3))
+    return np.sum(m * n) + np.sum(m) + np.sum(x[1:] ** 2) + np.sum(x[:2])
+
+
+def slices_and_repeats(x):
+    picked = x[np.array([0, 0, 3, 1])]  # repeated indices add up
+    return np.sum(x[1:] * x[:-1]) + np.sum(picked ** 2) + np.sum(x[x > 0.0]) + x[2] * x[4]
+
+
+def softmax_rows(S):
+    E = np.exp(S - np.max(S, axis=1, keepdims=True))
+    A = E / np.sum(E, axis=1, keepdims=True)
+    return np.sum(A * S) + np.sum(np.mean(S, axis=0) ** 2)
+
+
+def loop_over_rows(X, w):
+    total = 0.0
+    for row in X:               # each row's adjoint is added into b_X's row
+        total = total + np.sum(np.tanh(row * w)) + np.sum(row[1:] * row[:-1])
+    return total
+
+
+def branch_then_more(x, flag):
+    if flag:
+        y = x * 2.0
+    else:
+        y = x
+    return np.sum(y * x) + np.sum(x[1:] * y[:-1])
+
+
+def returns_its_input(x):
+    return x
+
+
+CASES = [
+    (shared_by_plus, (R.standard_normal(5), R.standard_normal(5)), (0, 1)),
+    (alias_first, (R.standard_normal(5), R.standard_normal(5)), (0, 1)),
+    (reshaped_then_more, (R.standard_normal(6),), 0),
+    (slices_and_repeats, (R.standard_normal(6),), 0),
+    (softmax_rows, (R.standard_normal((4, 5)),), 0),
+    (loop_over_rows, (R.standard_normal((3, 4)), R.standard_normal(4)), (0, 1)),
+    (branch_then_more, (R.standard_normal(4), True), 0),
+    (branch_then_more, (R.standard_normal(4), False), 0),
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", CASES, ids=[f"{c[0].__name__}-{i}"
+                                                      for i, c in enumerate(CASES)])
+def test_gradients_with_aliased_adjoints_match_finite_differences(fn, args, wrt):
+    assert_gradient_matches_finite_differences(fn, args, wrt)
+
+
+def test_the_seed_and_the_arguments_are_never_written_into():
+    x = R.standard_normal(6)
+    x_before = x.copy()
+    value, pullback = srcad.vjp(lambda_free_reshape, x)
+    seed = R.standard_normal((2, 3))
+    seed_before = seed.copy()
+    first = pullback(seed)
+    second = pullback(seed)  # a pullback may be called again: nothing it needs was released
+    np.testing.assert_array_equal(seed, seed_before)
+    np.testing.assert_array_equal(x, x_before)
+    np.testing.assert_allclose(first, second)
+    np.testing.assert_allclose(first, np.ravel(seed) + np.ravel(seed)[::-1] * 2.0)
+
+
+def lambda_free_reshape(x):
+    return np.reshape(x, (2, 3)) + np.reshape(x[::-1] * 2.0, (2, 3))
+
+
+def test_an_identity_gradient_is_a_new_array_or_the_seed_itself_never_changed():
+    x = R.standard_normal(3)
+    _, pullback = srcad.vjp(returns_its_input, x)
+    seed = np.ones(3)
+    gradient = pullback(seed)
+    np.testing.assert_array_equal(gradient, np.ones(3))
+    np.testing.assert_array_equal(seed, np.ones(3))
+
+
+def test_float32_gradients_stay_float32():
+    x = R.standard_normal(6).astype(np.float32)
+    gradient = srcad.grad(slices_and_repeats)(x)
+    assert gradient.dtype == np.float32
+
+
+# ---- the runtime's in-place additions ---------------------------------------------------------
+def test_in_place_additions_write_into_the_owned_total_when_that_gives_the_same_array():
+    total = np.zeros(5)
+    assert runtime.add_into(total, np.ones(5)) is total
+    assert runtime.add_at(total, np.ones(2), np.empty(5), slice(1, 3)) is total
+    assert runtime.add_at(total, np.ones(3), np.empty(5), np.array([0, 0, 4])) is total
+    assert runtime.add_spread(total, 2.0, np.empty(5)) is total
+    np.testing.assert_array_equal(total, [5.0, 4.0, 4.0, 3.0, 4.0])
+    rows = np.zeros((2, 3))
+    assert runtime.add_spread(rows, np.array([1.0, 2.0]), rows, 1, False) is rows
+    np.testing.assert_array_equal(rows, [[1.0] * 3, [2.0] * 3])
+
+
+def test_in_place_additions_fall_back_where_the_sum_would_differ():
+    small = np.zeros(3, np.float32)
+    widened = runtime.add_into(small, np.ones(3))  # float64 + float32 is float64
+    assert widened is not small and widened.dtype == np.float64 and not small.any()
+    grown = runtime.add_into(np.zeros(3), np.ones((2, 3)))  # broadcasting grows the total
+    assert grown.shape == (2, 3)
+    listed = runtime.add_into(np.zeros(2), [1.0, 2.0])  # not a NumPy value: no writing
+    np.testing.assert_array_equal(listed, [1.0, 2.0])
+    scattered = runtime.add_at(small, np.array(1.0), np.empty(3), 0)
+    assert scattered is not small and scattered.dtype == np.float64
+
+
+# ---- releasing what a sweep no longer needs ---------------------------------------------------
+def long_chain(x):
+    a = np.sin(x)
+    b = a * 2.0
+    c = b + 1.0
+    d = c * c
+    e = d - a
+    f = np.cos(e)
+    return np.sum(f * 3.0)
+
+
+def test_a_chain_of_elementwise_steps_holds_a_few_arrays_not_one_per_step():
+    x = R.standard_normal(100_000)
+    assert peak_memory(srcad.grad(long_chain), x) < 7 * x.nbytes  # every value and adjoint kept would be about 14 arrays
+    assert_gradient_matches_finite_differences(long_chain, (R.standard_normal(5),), 0)
+
+
+def test_the_forward_sweep_keeps_only_the_shape_of_what_the_backward_sweep_unbroadcasts():
+    source = srcad.grad(long_chain).source
+    assert "shape_of(" in source and "del " in source
