@@ -71,6 +71,14 @@ def _children(container):
     return list(container.values()) if isinstance(container, dict) else list(container)
 
 
+def copied(value):
+    """`value` with its arrays copied, and the dicts, lists and tuples holding them: what a
+    function that writes into its arguments may be given without changing the caller's."""
+    if is_container(value):
+        return _rebuild(value, [copied(v) for v in _children(value)])
+    return value.copy() if isinstance(value, np.ndarray) else value
+
+
 def leaves(value) -> list:
     """The arrays and numbers of a value kept in dicts, lists and tuples, in order."""
     if is_container(value):

@@ -35,6 +35,7 @@ class CompiledAdjoint:
     cells: dict                # bound name → object
     guards: tuple[Guard, ...]  # bindings of the user's names the transformation relied on
     replayable: bool = False   # the backward sweep may run again after a snapshot (replay)
+    writes: bool = True        # it may write into its arguments (run it on copies to repeat)
     _bound: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary,
                                               compare=False, repr=False)
 
@@ -74,7 +75,8 @@ class CompiledAdjoint:
 
 
 def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards,
-                    label: str, replayable: bool = False) -> CompiledAdjoint:
+                    label: str, replayable: bool = False,
+                    writes: bool = True) -> CompiledAdjoint:
     tree = ast.fix_missing_locations(gast.gast_to_ast(module))
     source = ast.unparse(tree) + "\n"
     filename = f"<srcad-{next(_SERIAL)} {label}>"
@@ -82,7 +84,7 @@ def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards
     module_code = compile(source, filename, "exec")
     scope = _nested_code(module_code, SCOPE)
     return CompiledAdjoint(source, filename, _nested_code(scope, function_name), dict(cells),
-                           tuple(guards), replayable)
+                           tuple(guards), replayable, writes)
 
 
 def _nested_code(code: types.CodeType, name: str) -> types.CodeType:

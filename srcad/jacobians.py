@@ -18,12 +18,13 @@ from __future__ import annotations
 import numpy as np
 
 from srcad import api, cache
-from srcad.arguments import (is_container, leaves, like_argument, promote, rebuilt, seed_for,
-                             wrt_parameters)
+from srcad.arguments import (copied, is_container, leaves, like_argument, promote, rebuilt,
+                             seed_for, wrt_parameters)
 from srcad.errors import UsageError
 from srcad.forward_api import check_tangent, jvp, like_output
 from srcad.frontend.parse import code_of
 from srcad.derivative_calls import transformable
+from srcad.jacobian_batches import batched_blocks
 from srcad.runtime import replaying
 
 _MODES = ("auto", "fwd", "rev")
@@ -71,8 +72,9 @@ class _Jacobian:
 
 class _Columns:
     """The Jacobian column by column: one run of the tangent program per input element,
-    the program compiled once per `wrt` argument and called directly. The first run also
-    gives the output, which `auto` needs to choose a mode."""
+    the program compiled once per `wrt` argument and called directly; or all columns from
+    one run of the batched tangent program where there is one (jacobian_batches). The first
+    run also gives the output, which `auto` needs to choose a mode."""
 
     def __init__(self, fn, args, positions):
         self.fn, self.positions = fn, positions
@@ -81,10 +83,16 @@ class _Columns:
         for position, name in zip(positions, names):
             self.args[position] = promote(args[position], name)
         function = transformable(fn)
-        self.programs = [cache.compiled_adjoint(
+        self.batched = batched_blocks(function, self.args, positions, names)
+        if self.batched is not None:
+            self.output = self.batched[0]
+            return
+        compiled = [cache.compiled_adjoint(
             function, (name,), containers=frozenset({name}) if is_container(
-                self.args[position]) else frozenset(), mode="fwd").bound(function)
+                self.args[position]) else frozenset(), mode="fwd")
             for position, name in zip(positions, names)]
+        self.programs = [c.bound(function) for c in compiled]
+        self.writes = any(c.writes for c in compiled)  # each run then gets its own copies
         self.units = iter(_units(self.args, positions))
         self.runs = []
         first = next(self.units, None)
@@ -94,12 +102,15 @@ class _Columns:
             self.output = self._run(*first)
 
     def _run(self, which: int, tangent):
-        output, raw = self.programs[which]((tangent,), *self.args)
+        output, raw = self.programs[which]((tangent,), *(copied(self.args) if self.writes
+                                                          else self.args))
         self.runs.append(like_output(raw, output))
         return output
 
     def all(self):
         """Blocks `[output leaf][wrt argument][input leaf]`, each `out.shape + in.shape`."""
+        if self.batched is not None:
+            return self.batched[1]
         for which, tangent in self.units:
             self._run(which, tangent)
         outputs = leaves(self.output)
@@ -113,14 +124,15 @@ def _by_rows(fn, args, wrt):
     """The output, and blocks as in `_Columns.all` from one backward sweep per output
     element."""
     derivative = api.Derivative(fn, wrt)
-    output, backward, originals = derivative.forward(args, {})
+    output, backward, originals = derivative.forward(copied(list(args)), {})
     _refuse_complex([output], "output")
     replay = replaying(backward) if derivative.replayable else None
 
     def pullback(cotangent):
         if replay is not None:  # the forward sweep ran once
             return derivative.gradients(replay, cotangent, originals)
-        _, sweep, again = derivative.forward(args, {})  # each sweep pops what it saved
+        # each sweep pops what it saved, and may write into (copies of) the arguments
+        _, sweep, again = derivative.forward(copied(list(args)), {})
         return derivative.gradients(sweep, cotangent, again)
     inputs = [args[p] for p in _positional(fn, wrt, "jacobian")[1]]
     outputs = leaves(output)
@@ -172,7 +184,7 @@ def _unit_arrays(value):
     """The unit values of `value`'s shape (floats for a Python number), one per element."""
     dtype = np.result_type(getattr(value, "dtype", np.float64), np.float16)
     if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
-        yield from ([1.0] if isinstance(value, float) else [dtype.type(1)])
+        yield from ([1.0] if type(value) is float else [dtype.type(1)])  # np.float64 too is a float
         return
     for k in range(np.size(value)):
         unit = np.zeros(np.size(value), dtype)

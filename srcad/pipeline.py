@@ -21,6 +21,7 @@ from srcad.frontend.fence import fence
 from srcad.frontend.normalize import normalize
 from srcad.frontend.parse import param_names, parse_function
 from srcad.frontend.resolve import Operation, Resolver, operations, resolve
+from srcad.transform.batched import BatchedTangents
 from srcad.transform.bindings import Bindings
 from srcad.transform.forward import forward
 from srcad.transform.naming import Namer
@@ -37,6 +38,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     `backward(cotangent_of_output)` returns the gradient of each `wrt` parameter.
     "fwd": calling it with a tuple of the `wrt` parameters' tangents, then `fn`'s arguments,
     returns `(output, tangent_of_output)`; a tangent is None where it is zero.
+    "batch": the same with batched tangents (transform/batched.py, for forward Jacobians);
+    raises `NotBatchable` for a function with an operation that has no batched form.
     With `has_aux`, `fn` returns `(output, aux)` and only `output` is differentiated.
     `containers` names the `wrt` parameters that hold dicts, lists or tuples of values;
     `scalars` those that hold Python numbers (the code is specialised on it).
@@ -55,16 +58,20 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
                                      simple.versions, parsed, simple.return_variable)
     bindings = Bindings(namer, resolver)
-    if mode == "fwd":
+    if mode in ("fwd", "batch"):
+        if mode == "batch":  # tangents of whole arrays: no float specialisation
+            activity = replace(activity, scalars=frozenset())
         module, name = forward(simple, block, activity, wrt, output, parsed, namer,  # forward
-                               bindings, fn.__code__.co_freevars, containers)
+                               bindings, fn.__code__.co_freevars, containers,
+                               BatchedTangents if mode == "batch" else None)
     else:
         module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
                                bindings, fn.__code__.co_freevars, containers)  # reverse
-    kind = "jvp" if mode == "fwd" else "vjp"
+    kind = {"fwd": "jvp", "batch": "batched jvp"}.get(mode, "vjp")
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label,
-                           replayable=mode == "rev" and _replayable(block))
+                           replayable=mode == "rev" and _replayable(block),
+                           writes=not _replayable(block))
 
 
 def _replayable(block) -> bool:

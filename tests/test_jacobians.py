@@ -272,3 +272,23 @@ def test_reverse_jacobian_needs_no_forward_mode_rule():
     x = np.array([0.3, -0.2])
     np.testing.assert_allclose(srcad.jacobian(calls_vjp_only, mode="rev")(x),
                                np.diag(2.0 * np.cos(x) + 1.0), rtol=1e-12)
+
+
+def test_jacobians_of_a_function_that_writes_into_its_arguments():
+    """Each column and each row runs on copies: the caller's array is unchanged and every
+    run sees the same inputs (they compounded: x[0] *= 3 ran once per column)."""
+    from tests.in_place_programs import augmented_on_parameter
+    x = np.array([1.0, 2.0, 3.0])
+    expected = numerical_gradient(lambda x: augmented_on_parameter(x.copy()), (x,), 0)
+    for mode in ("fwd", "rev"):
+        np.testing.assert_allclose(srcad.jacobian(augmented_on_parameter, mode=mode)(x),
+                                   expected, rtol=1e-7)
+        np.testing.assert_array_equal(x, [1.0, 2.0, 3.0])
+
+
+def test_scalar_outputs_of_numpy_scalar_type():
+    """`a @ b` of two vectors is an np.float64 (a subclass of float): its unit cotangent
+    stays an np.float64 for the rules that index it."""
+    a, b = np.array([0.1, 0.2]), np.array([0.3, 0.4])
+    for mode in ("fwd", "rev"):
+        np.testing.assert_allclose(srcad.jacobian(lambda a, b: a @ b, mode=mode)(a, b), b)

@@ -50,13 +50,14 @@ _NONE = gast.Constant(None, None)
 def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: tuple[str, ...],
             output: str, parsed: ParsedFunction, namer: Namer, bindings: Bindings,
             user_freevars: tuple[str, ...],
-            containers: frozenset = frozenset()) -> tuple[gast.Module, str]:
-    """The tangent module and the name of the JVP function inside it."""
+            containers: frozenset = frozenset(), sweep_class=None) -> tuple[gast.Module, str]:
+    """The tangent module and the name of the JVP function inside it (`sweep_class`, a
+    subclass of `Tangents`, builds another kind of tangent program: batched.py)."""
     tangents = Adjoints(namer, bindings, sequence_names(block, containers), prefix="t")
     jvp_name = namer.claim(f"{parsed.name}_jvp")
     seeds = namer.claim("tangents")
     mutated = {op.mutates for op in operations(block) if op.mutates}
-    sweep = _Tangents(activity, parsed, bindings, tangents, mutated)
+    sweep = (sweep_class or Tangents)(activity, parsed, bindings, tangents, mutated)
     preamble = [gast.Assign([gast.Tuple([store(tangents.seed(w)) for w in wrt], gast.Store())],
                             load(seeds), None)]
     preamble += sweep.take_ownership([w for w in wrt if w in mutated])
@@ -74,7 +75,7 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
     return gast.Module([scope], []), jvp_name
 
 
-class _Tangents:
+class Tangents:
     """Builds the tangent program statement by statement, in program order."""
 
     def __init__(self, activity: Activity, parsed, bindings: Bindings, tangents: Adjoints,
@@ -85,6 +86,19 @@ class _Tangents:
         self.bindings = bindings
         self.tangents = tangents
         self.mutated = mutated  # names written in place: their tangents must be their own
+
+    # Hooks of a rule's application, which batched tangent programs change (batched.py).
+    def rule_tangent(self, g, target: str):
+        """The tangent a rule receives for an argument of the call that defines `target`."""
+        return g
+
+    def contribution(self, expression, target: str):
+        """A rule's contribution to `target`'s tangent, as the sum of them takes it."""
+        return expression
+
+    def bind(self, name: str, obj) -> str:
+        """The name under which the generated code reads `obj`, a rule's free name."""
+        return self.bindings.name_for(name, obj)
 
     def helper(self, name: str):
         return load(self.bindings.name_for(name, getattr(runtime, name)))
@@ -292,8 +306,9 @@ class _Tangents:
                 continue
             shaped = {target} if isinstance(argument, gast.Name) \
                 and argument.id in same_shape else frozenset()
-            contribution = instantiate(template, bound, g, load(target),
-                                       self.bindings.name_for, shaped)
+            contribution = self.contribution(instantiate(
+                template, bound, self.rule_tangent(g, target), load(target), self.bind, shaped),
+                target)
             guard = argument.id if isinstance(argument, gast.Name) \
                 and self.tangents.state(argument.id) != SET else None
             parts.append((guard, contribution))

@@ -1,0 +1,180 @@
+"""batching: the run-time side of batched tangent programs (transform/batched.py).
+
+A forward Jacobian takes one tangent per input element. A batched tangent program carries
+all of them at once: the batched tangent of a value `v` is an array of shape `(n,) + v.shape`
+whose row k is v's tangent along the k-th basis direction (JAX gets the same from `vmap` of
+a JVP). One run, with NumPy working on whole `(n, ...)` arrays, gives every column.
+
+Elementwise rules work on batched tangents unchanged once each tangent is `aligned` to the
+output's rank (`(n, 1, .., 1) + v.shape`: NumPy's broadcasting aligns trailing axes, so
+logical axes then meet logical axes) and each contribution is made `full` again. Operations
+that move axes have the rules below, `rule(ans, tangents, *args, **kwargs)` with one tangent
+per positional argument (None where it has none), each naming the batch axis explicitly.
+A form a rule does not cover raises `NotImplementedError` when it runs, and the Jacobian is
+then computed column by column: a batched result is exact or not used.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from srcad.runtime import dtype_of
+
+
+def aligned(tangent, ans):
+    """A batched tangent of an elementwise operation's argument, with axes of length 1
+    after the batch axis up to the rank of the operation's output `ans`."""
+    shape = np.shape(tangent)
+    missing = np.ndim(ans) + 1 - len(shape)
+    if missing <= 0:
+        return tangent
+    return np.reshape(tangent, shape[:1] + (1,) * missing + shape[1:])
+
+
+def full(tangent, ans):
+    """The batched tangent of `ans` in its full shape `(n,) + ans.shape`."""
+    tangent = aligned(tangent, ans)
+    target = np.shape(tangent)[:1] + np.shape(ans)
+    return tangent if np.shape(tangent) == target else np.broadcast_to(tangent, target)
+
+
+def broadcast_like(g, ans):
+    """`runtime.broadcast_like` for batched tangents (the output's precision kept)."""
+    spread = full(g, ans)
+    dtype = np.result_type(dtype_of(ans), np.float16)
+    return spread if spread.dtype == dtype or not np.can_cast(spread.dtype, dtype, "safe") \
+        else spread.astype(dtype)
+
+
+def apply(rule, tangents, ans, *args, **kwargs):
+    """`rule(ans, tangents, *args, **kwargs)`, or None when no argument has a tangent."""
+    if all(t is None or (isinstance(t, (list, tuple)) and all(p is None for p in t))
+           for t in tangents):
+        return None
+    return rule(ans, tangents, *args, **kwargs)
+
+
+def _refused(what: str):
+    raise NotImplementedError(f"no batched form for {what}")
+
+
+def _sum_of(parts, ans):
+    total = parts[0]
+    for part in parts[1:]:
+        total = total + part
+    return full(total, ans)
+
+
+def _logical_axis(axis, ndim: int):
+    """A logical axis (a tuple of them, or None for all) as an axis of the batched array."""
+    if axis is None:
+        return tuple(range(1, ndim + 1))
+    if isinstance(axis, tuple):
+        return tuple(_logical_axis(a, ndim) for a in axis)
+    return operator.index(axis) % ndim + 1 if ndim else _refused("an axis of a scalar")
+
+
+# ---- rules -------------------------------------------------------------------------------------
+def matmul(ans, tangents, a, b):
+    """`a @ b`: vectors become a row (`a`) and a column (`b`) as in NumPy, batched tangents
+    are aligned to the stacked product's rank (the batch axis leads, which matmul
+    broadcasts), and the added axes are taken out again."""
+    t_a, t_b = tangents
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        _refused("matmul of a scalar")
+    if t_a is None and np.ndim(a) <= 2 and np.ndim(b) == 1:  # one product: (n, k) @ (k, m)
+        return full(np.matmul(t_b, np.swapaxes(a, -1, -2) if np.ndim(a) == 2 else a), ans)
+    rows, columns = np.ndim(a) == 1, np.ndim(b) == 1
+    a_matrix = np.reshape(a, (1, -1)) if rows else a
+    b_matrix = np.reshape(b, (-1, 1)) if columns else b
+    product = np.empty(np.broadcast_shapes(np.shape(a_matrix)[:-2], np.shape(b_matrix)[:-2])
+                       + np.shape(a_matrix)[-2:-1] + np.shape(b_matrix)[-1:], dtype=bool)
+    parts = []
+    if t_a is not None:
+        t_matrix = t_a[:, None, :] if rows else t_a
+        parts.append(np.matmul(aligned(t_matrix, product), b_matrix))
+    if t_b is not None:
+        t_matrix = t_b[..., None] if columns else t_b
+        parts.append(np.matmul(a_matrix, aligned(t_matrix, product)))
+    total = _sum_of(parts, product)
+    if columns:
+        total = total[..., 0]
+    if rows:
+        total = total[..., 0, :] if not columns else total[..., 0]
+    return full(total, ans)
+
+
+def dot(ans, tangents, a, b):
+    """`np.dot`: matmul for arrays of up to two dimensions."""
+    if not (1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2):
+        _refused("np.dot of scalars or of arrays above two dimensions")
+    return matmul(ans, tangents, a, b)
+
+
+def summed(ans, tangents, a, axis=None, dtype=None, out=None, keepdims=False, **options):
+    if out is not None or options:
+        _refused("np.sum with out=, initial= or where=")
+    return full(np.sum(tangents[0], axis=_logical_axis(axis, np.ndim(a)), dtype=dtype,
+                       keepdims=keepdims), ans)
+
+
+def averaged(ans, tangents, a, axis=None, dtype=None, out=None, keepdims=False, **options):
+    if out is not None or options:
+        _refused("np.mean with out= or where=")
+    return full(np.mean(tangents[0], axis=_logical_axis(axis, np.ndim(a)), dtype=dtype,
+                        keepdims=keepdims), ans)
+
+
+def getitem(ans, tangents, a, index):
+    """`a[index]`: the same index after the batch axis (advanced indices stay together)."""
+    t_a = tangents[0]
+    if tangents[1] is not None:
+        _refused("an index with a tangent")
+    if isinstance(t_a, (list, tuple, dict)):  # an element of a sequence: its own tangent
+        return t_a[index]
+    return full(t_a[(slice(None),) + (index if isinstance(index, tuple) else (index,))], ans)
+
+
+def reshape(ans, tangents, a, *shape, **options):
+    if len(shape) > 1 or any(t is not None for t in tangents[1:]) \
+            or options.get("order", "C") != "C":
+        _refused("np.reshape with an order other than 'C'")
+    t = tangents[0]
+    return np.reshape(t, np.shape(t)[:1] + np.shape(ans))
+
+
+def transpose(ans, tangents, a, axes=None):
+    ndim = np.ndim(a)
+    order = tuple(reversed(range(ndim))) if axes is None else tuple(
+        operator.index(k) % ndim for k in axes)
+    return np.transpose(full(tangents[0], a), (0,) + tuple(k + 1 for k in order))
+
+
+def stack(ans, tangents, arrays, axis=0, **options):
+    """`np.stack(list)`: elements without a tangent are zero."""
+    parts = tangents[0]
+    if not isinstance(parts, (list, tuple)) or options.get("out") is not None \
+            or not all(t is None or isinstance(t, np.ndarray) for t in parts):
+        _refused("np.stack of anything but a list of arrays and numbers")
+    n = next(np.shape(t)[0] for t in parts if t is not None)
+    rows = [np.zeros((n,) + np.shape(x)) if t is None else full(t, x)
+            for t, x in zip(parts, arrays)]
+    return full(np.stack(rows, axis=operator.index(axis) % np.ndim(ans) + 1), ans)
+
+
+def array(ans, tangents, value, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,
+          like=None):
+    """`np.array(list)` stacks its elements; `np.array(x)` of an array copies it."""
+    if ndmin or order not in ("K", "C", "A") or subok or like is not None \
+            or (dtype is not None and not np.issubdtype(np.dtype(dtype), np.inexact)):
+        _refused("np.array with these options")
+    if isinstance(tangents[0], np.ndarray):
+        return np.array(full(tangents[0], ans))
+    return stack(ans, tangents[:1], value)
+
+
+RULES = {np.matmul: matmul, operator.matmul: matmul, np.dot: dot, np.sum: summed,
+         np.mean: averaged, operator.getitem: getitem, np.reshape: reshape,
+         np.transpose: transpose, getattr(np.ndarray, "T"): transpose, np.stack: stack,
+         np.array: array}

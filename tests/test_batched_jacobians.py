@@ -1,0 +1,93 @@
+"""Forward Jacobians from one run of the batched tangent program (srcad/batching.py,
+transform/batched.py), checked against reverse-mode Jacobians, which share no code with them:
+every row of the rule table, the program corpora, and the shapes each batched rule handles.
+"""
+import numpy as np
+import pytest
+
+import srcad
+from srcad import jacobian_batches
+from srcad.transform.batched import is_elementwise
+from tests import call_programs, control_programs, in_place_programs
+from tests.test_rules import CASES, _case_id, make_args
+
+def _real(case) -> bool:
+    args = make_args(case.args, np.float64)
+    with np.errstate(all="ignore"):
+        values = [*args, case.fn(*args)]
+    return not any(np.iscomplexobj(v) for v in values if not isinstance(v, (list, tuple)))
+
+
+REAL_CASES = [c for c in CASES if not c.bug and _real(c)]
+
+
+def batched(fn, wrt=0) -> bool:
+    """Whether srcad computes `fn`'s forward Jacobian by the batched program."""
+    names = srcad.arguments.wrt_parameters(fn.__code__, wrt)[0]
+    return all(jacobian_batches._program(fn, name) is not None for name in names)
+
+
+def assert_forward_matches_reverse(fn, args, wrt=0):
+    forward = srcad.jacobian(fn, wrt=wrt, mode="fwd")(*args)
+    reverse = srcad.jacobian(fn, wrt=wrt, mode="rev")(*args)
+    for got, expected in zip(*(j if isinstance(wrt, tuple) else (j,)
+                               for j in (forward, reverse))):
+        assert np.shape(got) == np.shape(expected)
+        np.testing.assert_allclose(got, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", REAL_CASES, ids=[_case_id(c) for c in REAL_CASES])
+def test_every_rule_table_row(case):
+    with np.errstate(all="ignore"):
+        assert_forward_matches_reverse(case.fn, make_args(case.args, np.float64), case.wrt)
+
+
+def test_the_rule_table_is_mostly_batched():
+    """Every elementwise rule and most others have a batched program, so the rows above
+    test the batched rules rather than the column-by-column fallback."""
+    elementwise = [c for c in REAL_CASES if is_elementwise(c.primal)]
+    assert len(elementwise) > 300 and all(batched(c.fn, c.wrt) for c in elementwise)
+    assert sum(batched(c.fn, c.wrt) for c in REAL_CASES) > 1000
+
+
+CORPUS = ([(fn, args, wrt) for fn, arg_sets, wrt in control_programs.CORPUS for args in arg_sets]
+          + list(in_place_programs.CORPUS) + list(call_programs.CORPUS))
+
+
+@pytest.mark.parametrize("fn, args, wrt", CORPUS,
+                         ids=[f"{fn.__name__}-{i}" for i, (fn, _, _) in enumerate(CORPUS)])
+def test_corpus_programs(fn, args, wrt):
+    """Loops, branches, lists and calls: batched where every operation has a batched form,
+    column by column otherwise; the same Jacobian either way."""
+    assert_forward_matches_reverse(fn, tuple(np.copy(a) for a in args), wrt)
+
+
+def contractions(a, b, v):
+    return np.sum(a @ b, axis=0) + a @ v + v @ b + np.dot(v, v) * np.dot(a, v)
+
+
+def reductions_and_views(x):
+    y = x.T[1:, None, :] * 2.0
+    return np.mean(y, axis=(0, -1), keepdims=True) + np.sum(x[[0, 2], ::2] ** 2) \
+        + np.reshape(x, (-1,))[x.ravel() > 0][:1].sum()
+
+
+def stacked(x, s):
+    parts = [np.sin(x[0]) * s, x[1] * 2.0, 3.0]
+    return np.stack([np.array(parts), np.array([s, s ** 2, x[2]])], axis=-1)
+
+
+@pytest.mark.parametrize("fn, args, wrt", [
+    (contractions, (np.arange(12.0).reshape(3, 4) / 7, np.ones((4, 3)) / 3,
+                    np.linspace(-1, 1, 4)), (0, 1, 2)),
+    (reductions_and_views, (np.linspace(-1, 1, 12).reshape(4, 3),), 0),
+    (stacked, (np.array([0.3, -0.7, 1.1]), 0.4), (0, 1)),
+], ids=lambda v: getattr(v, "__name__", ""))
+def test_batched_rules_for_operations_that_move_axes(fn, args, wrt):
+    assert_forward_matches_reverse(fn, args, wrt)
+
+
+def test_the_dense_layer_is_batched_and_helpers_fall_back():
+    from srcad.bench.workloads import dense_layer
+    assert batched(dense_layer)
+    assert not batched(call_programs.calls_helpers)  # a call of the user's helper
