@@ -22,11 +22,40 @@ import numpy as np
 from srcad.runtime import dtype_of
 
 
+_BASES: dict = {}  # (size, dtype) -> the read-only identity that seeds a batched program
+
+
+def basis(size: int, dtype):
+    """The seed of a batched program for an input of `size` elements: the identity, one
+    direction per row (read-only and shared, so `is_basis` can recognise it)."""
+    key = (size, np.dtype(dtype))
+    identity = _BASES.get(key)
+    if identity is None:
+        identity = np.eye(size, dtype=dtype)
+        identity.flags.writeable = False
+        identity = _BASES[key] = identity
+    return identity
+
+
+def is_basis(tangent) -> bool:
+    """Whether `tangent` is a seed from `basis` itself: the identity or a view of all of it
+    with its layout (a view of the same shape and strides of an n × n array starts at it)."""
+    if type(tangent) is not np.ndarray or tangent.ndim != 2:
+        return False
+    identity = _BASES.get((tangent.shape[0], tangent.dtype))
+    return identity is not None and (tangent is identity or tangent.base is identity) \
+        and tangent.shape == identity.shape and tangent.strides == identity.strides
+
+
+def _shape(value) -> tuple:
+    return value.shape if type(value) is np.ndarray else np.shape(value)
+
+
 def aligned(tangent, ans):
     """A batched tangent of an elementwise operation's argument, with axes of length 1
     after the batch axis up to the rank of the operation's output `ans`."""
-    shape = np.shape(tangent)
-    missing = np.ndim(ans) + 1 - len(shape)
+    shape = _shape(tangent)
+    missing = len(_shape(ans)) + 1 - len(shape)
     if missing <= 0:
         return tangent
     return np.reshape(tangent, shape[:1] + (1,) * missing + shape[1:])
@@ -35,8 +64,9 @@ def aligned(tangent, ans):
 def full(tangent, ans):
     """The batched tangent of `ans` in its full shape `(n,) + ans.shape`."""
     tangent = aligned(tangent, ans)
-    target = np.shape(tangent)[:1] + np.shape(ans)
-    return tangent if np.shape(tangent) == target else np.broadcast_to(tangent, target)
+    shape = _shape(tangent)
+    target = shape[:1] + _shape(ans)
+    return tangent if shape == target else np.broadcast_to(tangent, target)
 
 
 def broadcast_like(g, ans):
@@ -84,7 +114,8 @@ def matmul(ans, tangents, a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         _refused("matmul of a scalar")
     if t_a is None and np.ndim(a) <= 2 and np.ndim(b) == 1:  # one product: (n, k) @ (k, m)
-        return full(np.matmul(t_b, np.swapaxes(a, -1, -2) if np.ndim(a) == 2 else a), ans)
+        transposed = np.swapaxes(a, -1, -2) if np.ndim(a) == 2 else a
+        return full(transposed if is_basis(t_b) else np.matmul(t_b, transposed), ans)
     rows, columns = np.ndim(a) == 1, np.ndim(b) == 1
     a_matrix = np.reshape(a, (1, -1)) if rows else a
     b_matrix = np.reshape(b, (-1, 1)) if columns else b

@@ -1,10 +1,12 @@
 """jacobian_batches: a forward Jacobian from one run of the batched tangent program.
 
-`jacobians._Columns` asks here first; None means "not batched" and it runs the ordinary
+`jacobians._Jacobian` asks here first; None means "not batched" and it runs the ordinary
 tangent program once per input element instead (the result is the same, only slower).
-Batched: every `wrt` argument is an array or a number (not a dict, list or tuple), the
-output is one array or number, and the function has a batched tangent program
-(transform/batched.py), whose rules cover every form met when it runs (srcad/batching.py).
+Batched: every `wrt` argument is a float array or number (not a dict, list or tuple), the
+output is one real array or number, and the function has a batched tangent program
+(transform/batched.py) whose rules cover every form met when it runs (srcad/batching.py).
+The programs are looked up once per Jacobian object and kept while their guards hold, so a
+repeated Jacobian costs one program run and a transpose.
 """
 from __future__ import annotations
 
@@ -13,51 +15,70 @@ import threading
 import numpy as np
 
 from srcad import cache
-from srcad.arguments import copied, is_container
+from srcad.arguments import copied
+from srcad.batching import basis
 from srcad.transform.batched import NotBatchable
 
 _UNBATCHABLE = set()  # (code, parameter name) of functions without a batched program
 _lock = threading.Lock()
+_ARGUMENT_TYPES = (np.ndarray, float, np.floating)
 
 
-def batched_blocks(function, args: list, positions, names):
-    """`(output, blocks)` as `_Columns` gives them (`blocks[0][which] == [J]`), or None."""
-    if any(is_container(args[p]) for p in positions):
-        return None
-    programs = [_program(function, name) for name in names]
-    if None in programs:
-        return None
-    output, per_argument = None, []
-    for program, position in zip(programs, positions):
-        x = args[position]
-        size = int(np.size(x))
-        seed = np.eye(size, dtype=np.result_type(getattr(x, "dtype", np.float64), np.float16))
-        compiled, run = program
-        try:
-            output, tangent = run((seed.reshape((size,) + np.shape(x)),),
-                                  *(copied(args) if compiled.writes else args))
-        except NotImplementedError:  # a form the batched rules do not cover
+class BatchedColumns:
+    """The batched programs of `function` for the parameters `names` (at `positions`)."""
+
+    def __init__(self, function, names, positions):
+        self.function, self.names, self.positions = function, names, positions
+        self.programs = None  # [(compiled, bound)] once found; False: not batchable
+
+    def __call__(self, args):
+        """`(output, blocks)` as `_Columns` gives them (`blocks[0][which] == [J]`), or
+        None."""
+        inputs = [args[p] for p in self.positions]
+        if not all(isinstance(x, _ARGUMENT_TYPES) and np.result_type(x).kind == "f"
+                   for x in inputs):
             return None
-        if is_container(output):
+        programs = self._programs()
+        if not programs:
             return None
-        if tangent is None:
-            block = np.zeros(np.shape(output) + np.shape(x))
-        else:
-            block = np.moveaxis(np.asarray(tangent), 0, -1).reshape(np.shape(output) +
-                                                                    np.shape(x))
-        per_argument.append([block])
-    return output, [per_argument]
+        output, per_argument = None, []
+        for (compiled, run), x in zip(programs, inputs):
+            size = int(np.size(x))
+            seed = basis(size, np.result_type(np.result_type(x), np.float16))
+            try:
+                output, tangent = run((seed.reshape((size,) + np.shape(x)),),
+                                      *(copied(args) if compiled.writes else args))
+            except NotImplementedError:  # a form the batched rules do not cover
+                return None
+            if not isinstance(output, _ARGUMENT_TYPES):
+                return None  # a dict, list or tuple, or a complex value: columns decide
+            per_argument.append([_block(tangent, output, x)])
+        return output, [per_argument]
+
+    def _programs(self):
+        if self.programs and all(c.guards_hold(self.function) for c, _ in self.programs):
+            return self.programs
+        found = [_program(self.function, name) for name in self.names]
+        self.programs = False if None in found else found
+        return self.programs
+
+
+def _block(tangent, output, x):
+    """`out.shape + x.shape` from a batched tangent of the output (None: zeros)."""
+    if tangent is None:
+        return np.zeros(np.shape(output) + np.shape(x))
+    return np.moveaxis(np.asarray(tangent), 0, -1).reshape(np.shape(output) + np.shape(x))
 
 
 def _program(function, name):
-    """`(compiled, bound)` batched tangent program for the parameter `name`, or None."""
+    """`(compiled, bound)`: the batched tangent program for the parameter `name`, or None."""
     key = (function.__code__, name)
     if key in _UNBATCHABLE:
         return None
     try:
         compiled = cache.compiled_adjoint(function, (name,), mode="batch")
-        return compiled, compiled.bound(function)
     except NotBatchable:
         with _lock:
             _UNBATCHABLE.add(key)
         return None
+    return compiled, compiled.bound(function)

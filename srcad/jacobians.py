@@ -24,7 +24,7 @@ from srcad.errors import UsageError
 from srcad.forward_api import check_tangent, jvp, like_output
 from srcad.frontend.parse import code_of
 from srcad.derivative_calls import transformable
-from srcad.jacobian_batches import batched_blocks
+from srcad.jacobian_batches import BatchedColumns
 from srcad.runtime import replaying
 
 _MODES = ("auto", "fwd", "rev")
@@ -39,6 +39,7 @@ class _Jacobian:
             raise UsageError(f"mode={mode!r}: jacobian takes \"auto\", \"fwd\" or \"rev\".")
         self.fn, self.wrt, self.mode = transformable(fn), wrt, mode
         self.names, self.positions = _positional(self.fn, wrt, "jacobian")
+        self.batched = BatchedColumns(self.fn, self.names, self.positions)
 
     @property
     def source(self) -> str:
@@ -52,7 +53,11 @@ class _Jacobian:
     def __call__(self, *args):
         inputs = [args[p] for p in self.positions]
         _refuse_complex(inputs, "argument")
-        if self.mode == "rev":  # no tangent program: f may have VJP rules only
+        batched = self.batched(args) if self.mode != "rev" else None
+        if batched is not None and (self.mode == "fwd" or _size(batched[0]) >= _size(inputs)):
+            output, blocks = batched
+            _refuse_complex([output], "output")
+        elif self.mode == "rev":  # no tangent program: f may have VJP rules only
             output, blocks = _by_rows(self.fn, args, self.wrt)
         else:
             columns = _Columns(self.fn, args, self.positions)
@@ -71,10 +76,10 @@ class _Jacobian:
 
 
 class _Columns:
-    """The Jacobian column by column: one run of the tangent program per input element,
-    the program compiled once per `wrt` argument and called directly; or all columns from
-    one run of the batched tangent program where there is one (jacobian_batches). The first
-    run also gives the output, which `auto` needs to choose a mode."""
+    """The Jacobian column by column (where `jacobian_batches` has no batched program): one
+    run of the tangent program per input element, the program compiled once per `wrt`
+    argument and called directly. The first run also gives the output, which `auto` needs
+    to choose a mode."""
 
     def __init__(self, fn, args, positions):
         self.fn, self.positions = fn, positions
@@ -83,10 +88,6 @@ class _Columns:
         for position, name in zip(positions, names):
             self.args[position] = promote(args[position], name)
         function = transformable(fn)
-        self.batched = batched_blocks(function, self.args, positions, names)
-        if self.batched is not None:
-            self.output = self.batched[0]
-            return
         compiled = [cache.compiled_adjoint(
             function, (name,), containers=frozenset({name}) if is_container(
                 self.args[position]) else frozenset(), mode="fwd")
@@ -109,8 +110,6 @@ class _Columns:
 
     def all(self):
         """Blocks `[output leaf][wrt argument][input leaf]`, each `out.shape + in.shape`."""
-        if self.batched is not None:
-            return self.batched[1]
         for which, tangent in self.units:
             self._run(which, tangent)
         outputs = leaves(self.output)
