@@ -264,10 +264,10 @@ class _HVP:
             derivative = self._derivatives[containers] = api.Derivative(
                 self.program(containers), wrt=self.position + 1)
         (value, slope), backward, originals = derivative.forward(((vector,), *args), {})
-        one = seed_for(value)  # the function must be scalar: a clear error otherwise
+        seed_for(value)  # the function must be scalar: a clear error otherwise
         if slope is None:  # on this path the output does not depend on the argument
             return like_argument(None, x)
-        return derivative.gradients(backward, (one * 0, seed_for(slope)), originals)
+        return derivative.gradients(backward, (None, seed_for(slope)), originals)
 
 
 def hvp(fn, wrt=0):
