@@ -10,8 +10,8 @@ output's rank (`(n, 1, .., 1) + v.shape`: NumPy's broadcasting aligns trailing a
 logical axes then meet logical axes) and each contribution is made `full` again. Operations
 that move axes have the rules below, `rule(ans, tangents, *args, **kwargs)` with one tangent
 per positional argument (None where it has none), each naming the batch axis explicitly.
-A form a rule does not cover raises `NotImplementedError` when it runs, and the Jacobian is
-then computed column by column: a batched result is exact or not used.
+A form a rule does not cover raises `NotBatchable` when it runs, and the Jacobian is then
+computed column by column: a batched result is exact or not used.
 """
 from __future__ import annotations
 
@@ -20,6 +20,11 @@ import operator
 import numpy as np
 
 from srcad.runtime import dtype_of
+
+
+class NotBatchable(Exception):
+    """A function, or a form of a call met when it runs, has no batched form: the Jacobian
+    is computed column by column instead."""
 
 
 _BASES: dict = {}  # (size, dtype) -> the read-only identity that seeds a batched program
@@ -86,7 +91,7 @@ def apply(rule, tangents, ans, *args, **kwargs):
 
 
 def _refused(what: str):
-    raise NotImplementedError(f"no batched form for {what}")
+    raise NotBatchable(f"no batched form for {what}")
 
 
 def _sum_of(parts, ans):

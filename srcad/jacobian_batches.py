@@ -16,8 +16,7 @@ import numpy as np
 
 from srcad import cache
 from srcad.arguments import copied
-from srcad.batching import basis
-from srcad.transform.batched import NotBatchable
+from srcad.batching import NotBatchable, basis
 
 _UNBATCHABLE = set()  # (code, parameter name) of functions without a batched program
 _lock = threading.Lock()
@@ -48,7 +47,7 @@ class BatchedColumns:
             try:
                 output, tangent = run((seed.reshape((size,) + np.shape(x)),),
                                       *(copied(args) if compiled.writes else args))
-            except NotImplementedError:  # a form the batched rules do not cover
+            except NotBatchable:  # a form the batched rules do not cover
                 return None
             if not isinstance(output, _ARGUMENT_TYPES):
                 return None  # a dict, list or tuple, or a complex value: columns decide

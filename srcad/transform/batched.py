@@ -21,6 +21,7 @@ import gast
 import numpy as np
 
 from srcad import batching, runtime
+from srcad.batching import NotBatchable
 from srcad.frontend.resolve import Operation
 from srcad.transform.adjoints import SET, load
 from srcad.transform.forward import MAYBE, Tangents
@@ -28,10 +29,6 @@ from srcad.transform.forward import MAYBE, Tangents
 ELEMENTWISE_OPERATORS = {operator.add, operator.sub, operator.mul, operator.truediv,
                          operator.pow, operator.neg, operator.pos, np.where}
 _SUBSTITUTES = {runtime.broadcast_like: batching.broadcast_like}
-
-
-class NotBatchable(Exception):
-    """The function has an operation without a batched form (see the module docstring)."""
 
 
 def is_elementwise(callee) -> bool:
