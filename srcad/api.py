@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import types
 
 import numpy as np
@@ -43,9 +44,11 @@ class Derivative:
                                                     len(self.receiver))
         self._last_position = max((p for p in self.positions if p is not None), default=-1)
         self._positional = None not in self.positions
+        self._single, self._tuple = len(self.names) == 1, isinstance(wrt, tuple)
         self._compiled = {}  # the wrt arguments that are containers → (adjoint, VJP maker)
         self.replayable = False  # whether the last forward sweep's backward may be replayed
         self._latest = {}  # the types of the wrt arguments → (adjoint, VJP maker)
+        self._fused = None  # (gradient program, bound) for Python-float wrt arguments
 
     @property
     def source(self) -> str:
@@ -92,6 +95,52 @@ class Derivative:
         self.replayable = compiled.replayable
         return output, backward, originals
 
+    def value_and_gradients(self, args, kwargs):
+        """`(output, gradients)` for `grad` and `value_and_grad`: by the fused program when
+        every `wrt` argument is a Python float passed by position (the common scalar case),
+        else by the forward sweep and its backward closure."""
+        if not kwargs and self._positional and self._last_position < len(args):
+            for position in self.positions:
+                if type(args[position]) is not float:
+                    break
+            else:
+                result = self._fused_call(args)
+                if result is not None:
+                    return result
+        output, backward, originals = self.forward(args, kwargs)
+        seed = seed_for(output[0] if self.has_aux else output)
+        return output, self.gradients(backward, seed, originals)
+
+    def _fused_call(self, args):
+        """`(output, gradients)` by one program without a backward closure (pipeline.transform,
+        mode "grad"), or None when that program is optimistic (`math` in place of NumPy) and
+        raised or made something not finite: the general program then runs the call again,
+        so NumPy's values, warnings and errors prevail."""
+        entry = self._fused
+        if entry is None or not entry[0].guards_hold(self.function):
+            compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux,
+                                              mode="grad", scalars=frozenset(self.names))
+            entry = self._fused = (compiled, compiled.bind(self.function))
+        compiled, run = entry
+        try:
+            output, raw = run(*self.receiver, *args) if self.receiver else run(*args)
+            if self._single:
+                total = raw = raw if type(raw) is float else like_argument(raw, 0.0)
+            else:
+                for gradient in raw:  # None (no derivative reached it) or np.float64 → float
+                    if type(gradient) is not float:
+                        raw = tuple(like_argument(g, 0.0) for g in raw)
+                        break
+                total = sum(raw)
+            # a sum is finite only if every term is (an overflowing sum only reruns the call)
+            if compiled.optimistic and not math.isfinite(output + total):
+                return None
+        except Exception:
+            if compiled.optimistic:
+                return None
+            raise
+        return output, (raw,) if self._tuple and self._single else raw
+
     def gradients(self, backward, cotangent, originals):
         raw = backward(cotangent)
         if len(self.names) == 1:
@@ -118,17 +167,12 @@ class _DerivativeFunction:
 
 class _Grad(_DerivativeFunction):
     def __call__(self, *args, **kwargs):
-        d = self.derivative
-        output, backward, originals = d.forward(args, kwargs)
-        return d.gradients(backward, seed_for(output), originals)
+        return self.derivative.value_and_gradients(args, kwargs)[1]
 
 
 class _ValueAndGrad(_DerivativeFunction):
     def __call__(self, *args, **kwargs):
-        d = self.derivative
-        output, backward, originals = d.forward(args, kwargs)
-        value = output[0] if d.has_aux else output
-        return output, d.gradients(backward, seed_for(value), originals)
+        return self.derivative.value_and_gradients(args, kwargs)
 
 
 class _VJP(_DerivativeFunction):

@@ -36,6 +36,8 @@ class CompiledAdjoint:
     guards: tuple[Guard, ...]  # bindings of the user's names the transformation relied on
     replayable: bool = False   # the backward sweep may run again after a snapshot (replay)
     writes: bool = True        # it may write into its arguments (run it on copies to repeat)
+    optimistic: bool = False   # a failure or a result that is not finite means: run the
+    #                            general program instead (pipeline.transform, mode "grad")
     _bound: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary,
                                               compare=False, repr=False)
 
@@ -49,7 +51,10 @@ class CompiledAdjoint:
                 bound = getattr(builtins, name, _ABSENT)
             if bound is not value:
                 return False
-        return all(guard.holds(fn) for guard in self._cells)
+        for guard in self._cells:
+            if not guard.holds(fn):
+                return False
+        return True
 
     def __post_init__(self):
         object.__setattr__(self, "_names", tuple(
@@ -76,7 +81,7 @@ class CompiledAdjoint:
 
 def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards,
                     label: str, replayable: bool = False,
-                    writes: bool = True) -> CompiledAdjoint:
+                    optimistic: bool = False, writes: bool = True) -> CompiledAdjoint:
     tree = ast.fix_missing_locations(gast.gast_to_ast(module))
     source = ast.unparse(tree) + "\n"
     filename = f"<srcad-{next(_SERIAL)} {label}>"
@@ -84,7 +89,7 @@ def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards
     module_code = compile(source, filename, "exec")
     scope = _nested_code(module_code, SCOPE)
     return CompiledAdjoint(source, filename, _nested_code(scope, function_name), dict(cells),
-                           tuple(guards), replayable, writes)
+                           tuple(guards), replayable, writes, optimistic)
 
 
 def _nested_code(code: types.CodeType, name: str) -> types.CodeType:

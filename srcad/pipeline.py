@@ -1,7 +1,7 @@
 """pipeline: the stages that turn a Python function into its compiled adjoint, in order.
 
     parse ─▶ fence ─▶ normalize (exits) ─▶ resolve ─▶ activity ─▶ aliasing
-          ─▶ reverse (tbr, recording) or forward ─▶ compile
+          ─▶ reverse (tbr, recording) [─▶ math calls ─▶ fuse] or forward ─▶ compile
 
 Start reading here. Each stage's module docstring states what it takes, what it returns
 and the invariant it guarantees to the next one. The cache (srcad.cache) calls
@@ -9,13 +9,14 @@ and the invariant it guarantees to the next one. The cache (srcad.cache) calls
 """
 from __future__ import annotations
 
-import gast
-
+import functools
 from dataclasses import replace
+
+import gast
 
 from srcad.analysis.activity import analyze_activity
 from srcad.analysis.aliasing import check_in_place_updates
-from srcad.analysis.scalars import scalar_names
+from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
 from srcad.frontend.normalize import normalize
@@ -24,6 +25,8 @@ from srcad.frontend.resolve import Operation, Resolver, operations, resolve
 from srcad.transform.batched import BatchedTangents
 from srcad.transform.bindings import Bindings
 from srcad.transform.forward import forward
+from srcad.transform.fuse import fuse, rescope
+from srcad.transform.math_calls import callee_of, use_math
 from srcad.transform.naming import Namer
 from srcad.transform.reverse import reverse
 
@@ -36,6 +39,10 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
 
     "rev": calling the result with `fn`'s arguments returns `(output, backward)`, and
     `backward(cotangent_of_output)` returns the gradient of each `wrt` parameter.
+    "grad" (for Python-float `wrt` arguments): calling the result with `fn`'s arguments
+    returns `(output, gradients)` at once (transform/fuse.py); it is *optimistic* when NumPy
+    calls were rewritten to `math` (transform/math_calls.py): its caller must then run the
+    "rev" program instead when it raises or returns something not finite.
     "fwd": calling it with a tuple of the `wrt` parameters' tangents, then `fn`'s arguments,
     returns `(output, tangent_of_output)`; a tangent is None where it is zero.
     "batch": the same with batched tangents (transform/batched.py, for forward Jacobians);
@@ -67,11 +74,20 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     else:
         module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
                                bindings, fn.__code__.co_freevars, containers)  # reverse
-    kind = {"fwd": "jvp", "batch": "batched jvp"}.get(mode, "vjp")
+    optimistic = False
+    if mode == "grad":                              # math calls, fuse (scalar fast path)
+        callee = functools.partial(callee_of, bindings=bindings)
+        optimistic = not has_aux and output in activity.scalars \
+            and only_numbers(block, activity.scalars, callee) \
+            and use_math(module, activity.scalars, callee, bindings.name_for)
+        module, name = fuse(module, name, namer, bindings, has_aux, optimistic)
+        rescope(module, bindings, fn.__code__.co_freevars)
+    kind = {"fwd": "jvp", "batch": "batched jvp", "rev": "vjp", "grad": "grad"}[mode]
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label,
                            replayable=mode == "rev" and _replayable(block),
-                           writes=not _replayable(block))
+                           writes=not _replayable(block),
+                           optimistic=optimistic)
 
 
 def _replayable(block) -> bool:

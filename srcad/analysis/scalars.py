@@ -7,6 +7,10 @@ name is a number if every definition of it is: a float parameter, a numeric cons
 copy of a number, or arithmetic, a one-output ufunc, a `math` function or `abs`/`float`
 applied to numbers only. Computed as a greatest fixpoint, so loops and branches are covered;
 anything else (an array, a call result, a loop element, a value written in place) is not.
+
+`only_numbers` tells whether a whole function is such arithmetic (plus comparisons and
+`range` loops): then `grad` may run an optimistic variant of it with `math` in place of
+NumPy (transform/math_calls.py), because running it a second time changes nothing.
 """
 from __future__ import annotations
 
@@ -15,7 +19,7 @@ import builtins
 import gast
 import numpy as np
 
-from srcad.frontend.resolve import Loop, Operation, walk
+from srcad.frontend.resolve import Loop, Operation, operations, walk
 
 _ARITHMETIC = {"+", "-", "*", "/", "**", "%", "//", "unary -", "unary +"}
 _NUMBER_BUILTINS = {builtins.abs, builtins.float, builtins.pow}
@@ -78,3 +82,46 @@ def _is_number_atom(node, numbers: set) -> bool:
 
 def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def only_numbers(block: list, numbers: frozenset, callee_of) -> bool:
+    """Whether `block` computes nothing but numbers: every statement makes a number from
+    numbers (see `scalar_names`), compares numbers, or makes a `range`. Such a program has no
+    effect besides its result, so running it again is harmless: a faster variant specialised
+    on floats may run first and hand a call over to the general program when it fails
+    (transform/math_calls.py). `callee_of(func_node)` is the object a called name denotes."""
+    for op in operations(block):
+        if op.kind == "opaque":
+            if not _compares_numbers(op.statement.value, numbers, callee_of):
+                return False
+        elif not (op.targets and set(op.targets) <= numbers
+                  or op.kind == "call" and op.callee is range):
+            return False
+    return True
+
+
+def _compares_numbers(expression, numbers: frozenset, callee_of) -> bool:
+    """A comparison (`abs(x * x - a) > 1e-12 * a`) of numbers, calling only number functions."""
+    if not isinstance(expression, gast.Compare):
+        return False
+    for node in gast.walk(expression):
+        if isinstance(node, gast.Call):
+            callee = callee_of(node.func)
+            if node.keywords or not (any(callee is b for b in _NUMBER_BUILTINS)
+                                     or isinstance(callee, np.ufunc)
+                                     or getattr(callee, "__module__", None) == "math"):
+                return False
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) \
+                and node.id not in numbers and not _is_callee(node, expression):
+            return False
+    return True
+
+
+def _is_callee(name: gast.Name, expression) -> bool:
+    return any(isinstance(n, gast.Call) and _root(n.func) is name for n in gast.walk(expression))
+
+
+def _root(node):
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return node

@@ -1,0 +1,163 @@
+"""The fast path of grad and value_and_grad on Python floats (transform/fuse.py and
+transform/math_calls.py): the same gradients as the general NumPy program, and the same
+values, warnings and errors at the edges of math's domains, where the optimistic `math`
+program hands the call over to it."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad import cache
+from srcad.transform.math_calls import real_power
+
+
+def elementary(x, y):
+    a = np.sin(x) * np.cos(y) + np.tan(0.3 * x) + np.arctan(y) + np.sinh(0.5 * x)
+    b = np.exp(-a * a) + np.log1p(x * x) + np.sqrt(1.0 + y * y) + np.tanh(x * y)
+    c = np.arctan2(y, x) + np.hypot(x, y) + np.expm1(0.1 * y) + np.log(2.0 + np.cos(x))
+    return a * b + c / (1.0 + b) + np.cbrt(y) + np.arcsinh(x) + np.exp2(0.5 * y)
+
+
+def newton(a):
+    x = a
+    while abs(x * x - a) > 1e-12 * a:
+        x = 0.5 * (x + a / x)
+    return np.sqrt(x)
+
+
+def looped(k, c):
+    x, v = 1.0, 0.0
+    for _ in range(50):
+        x, v = x + 0.01 * v, v + 0.01 * (-k * np.sin(x) - c * v)
+    return x * x + v * v
+
+
+def both_kinds(fn, *args, wrt=0):
+    """The gradient on Python floats (fast path) and on np.float64 (general program)."""
+    fast = srcad.grad(fn, wrt=wrt)(*args)
+    general = srcad.grad(fn, wrt=wrt)(*map(np.float64, args))
+    return fast, general
+
+
+def grad_program(fn, wrt):
+    return cache.compiled_adjoint(fn, wrt, mode="grad", scalars=frozenset(wrt))
+
+
+@pytest.mark.parametrize("fn, args, wrt", [
+    (elementary, (0.7, 1.3), (0, 1)), (newton, (2.0,), 0), (looped, (2.0, 0.3), (0, 1))])
+def test_float_numpy_scalar_and_0d_array_agree(fn, args, wrt):
+    fast, general = both_kinds(fn, *args, wrt=wrt)
+    zero_d = srcad.grad(fn, wrt=wrt)(*map(np.asarray, args))
+    np.testing.assert_allclose(fast, general, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(fast, zero_d, rtol=1e-14, atol=0)
+    for f, g, z in zip(*(t if isinstance(wrt, tuple) else (t,) for t in (fast, general, zero_d))):
+        assert type(f) is float and type(g) is np.float64
+        assert isinstance(z, np.ndarray) and z.shape == ()
+    srcad.check_grads(fn, args, order=1)
+
+
+def test_value_and_grad_agrees():
+    value, gradient = srcad.value_and_grad(elementary, wrt=(0, 1))(0.7, 1.3)
+    assert value == pytest.approx(elementary(0.7, 1.3), rel=1e-14)
+    assert gradient == pytest.approx(srcad.grad(elementary, wrt=(0, 1))(0.7, 1.3), rel=0)
+
+
+def test_numpy_calls_on_numbers_become_math_calls():
+    program = grad_program(elementary, ("x", "y"))
+    assert program.optimistic
+    assert "math_sin(x)" in program.source and "np.sin" not in program.source
+    assert program.cells["math_sin"] is math.sin
+    assert "def elementary_grad(x, y)" in program.source
+
+
+def test_loops_of_numbers_are_rewritten_and_array_work_is_not():
+    assert grad_program(newton, ("a",)).optimistic  # a while loop, abs() in its condition
+    assert grad_program(looped, ("k", "c")).optimistic  # a range loop, tuple assignment
+
+    def mixed(x, v):
+        return np.sin(x) * np.sum(v)
+
+    assert not grad_program(mixed, ("x",)).optimistic
+    assert srcad.grad(mixed)(0.5, np.ones(3)) == pytest.approx(3.0 * math.cos(0.5))
+
+
+def test_programs_with_effects_are_not_rewritten():
+    calls = []
+
+    def logged(x):
+        calls.append("called")
+        return np.sin(x) / x
+
+    program = grad_program(logged, ("x",))
+    assert not program.optimistic and "np.sin" in program.source
+    with np.errstate(divide="ignore", invalid="ignore"):
+        assert math.isnan(srcad.grad(logged)(0.0))
+    assert calls == ["called"]  # the call that met a domain edge did not run twice
+
+
+@pytest.mark.parametrize("fn, x", [
+    (lambda x: np.log(x), 0.0), (lambda x: np.log(x), -1.0), (lambda x: np.sqrt(x), -1.0),
+    (lambda x: np.exp(x), 1000.0), (lambda x: np.sin(x), np.inf),
+    (lambda x: np.arctanh(x), 1.0), (lambda x: 1.0 / np.sin(x), 0.0),
+    (lambda x: np.sin(x) ** 0.5, -1.0), (lambda x: np.cos(x) ** 1.5, 3.0),
+    (lambda x: np.exp(x) * 1e300, 10.0), (lambda x: np.log(x), np.nan)])
+def test_domain_edges_give_numpys_values_and_warnings(fn, x):
+    with warnings.catch_warnings(record=True) as fast_warnings:
+        warnings.simplefilter("always")
+        fast = srcad.value_and_grad(fn)(x)
+    with warnings.catch_warnings(record=True) as general_warnings:
+        warnings.simplefilter("always")
+        general = srcad.value_and_grad(fn)(np.float64(x))
+    np.testing.assert_array_equal(np.array(fast, dtype=float), np.array(general, dtype=float))
+    assert all(type(v) is not complex for v in fast)
+    assert {str(w.message) for w in fast_warnings} == {str(w.message) for w in general_warnings}
+
+
+def test_numpy_error_state_is_honoured():
+    with np.errstate(divide="raise"), pytest.raises(FloatingPointError):
+        srcad.grad(lambda x: np.log(x))(0.0)
+
+
+def test_python_errors_stay_python_errors():
+    with pytest.raises(ZeroDivisionError):  # no NumPy in it: plain float division raises
+        srcad.grad(lambda x: 1.0 / x)(0.0)
+
+
+def test_real_power_refuses_complex_results():
+    assert real_power(2.0, 0.5) == 2.0 ** 0.5 and real_power(3, 2) == 9
+    with pytest.raises(ValueError):
+        real_power(-8.0, 1.0 / 3.0)
+
+
+def test_fast_path_keeps_the_api_conventions():
+    def unused(x, y):
+        return np.sin(x)
+
+    assert srcad.grad(unused, wrt=1)(0.5, 2.0) == 0.0
+    assert type(srcad.grad(unused, wrt=1)(0.5, 2.0)) is float
+    (value, aux), gradient = srcad.value_and_grad(
+        lambda x: (np.sin(x), "aux"), has_aux=True)(0.5)
+    assert aux == "aux" and gradient == pytest.approx(math.cos(0.5))
+    assert srcad.grad(unused)(x=0.5, y=1.0) == pytest.approx(math.cos(0.5))  # by keyword
+    with pytest.raises(TypeError):
+        srcad.grad(lambda x: np.array([x, x]))(1.0)
+
+
+def test_a_rebound_global_is_seen(monkeypatch):
+    monkeypatch.setitem(globals(), "activation", np.sin)
+    gradient = srcad.grad(lambda x: activation(x))  # noqa: F821
+    assert gradient(0.5) == pytest.approx(math.cos(0.5))
+    monkeypatch.setitem(globals(), "activation", np.cos)
+    assert gradient(0.5) == pytest.approx(-math.sin(0.5))
+
+
+def test_methods_use_the_fast_path():
+    class Model:
+        scale = 3.0
+
+        def energy(self, x):
+            return self.scale * np.sin(x)
+
+    assert srcad.grad(Model().energy)(0.5) == pytest.approx(3.0 * math.cos(0.5))
