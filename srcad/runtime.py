@@ -166,8 +166,8 @@ def accumulate(total, extra):
 def log_or_zero(x):
     """`log(x)`, and 0 where `x` is 0 (where `0 ** y` has no `y`-derivative worth keeping),
     in `x`'s own precision: a Python float stays a Python float."""
-    if isinstance(x, (int, float)) and not isinstance(x, bool):
-        return math.log(x) if x else 0.0
+    if type(x) is float or type(x) is int:  # (an np.float64 goes to NumPy: nan, not raise)
+        return math.log(x) if x > 0 else 0.0 if x == 0 else float(np.log(x))
     return np.log(np.where(x == 0, 1, x))
 
 

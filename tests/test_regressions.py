@@ -141,3 +141,15 @@ def test_a_method_of_a_constant_needs_no_rule():
     x = np.array([0.5, 1.5, -1.0])
     np.testing.assert_allclose(srcad.grad(writes_into_a_copy_of_a_constant)(x),
                                [1.0, 1.5 ** 2 + 2 * 1.5 * 1.5, 3.0])
+
+
+def power_of_a_cosine(x):
+    return np.cos(x) ** x
+
+
+def test_a_negative_numpy_scalar_base_gives_nan_not_a_math_domain_error():
+    """`np.cos(2.5) ** 2.5` is nan in NumPy; its derivative in the exponent took the log of
+    the base with `math.log` (an np.float64 is a float) and raised ValueError."""
+    with pytest.warns(RuntimeWarning):
+        assert np.isnan(srcad.grad(power_of_a_cosine)(np.float64(2.5)))
+        assert np.isnan(srcad.grad(power_of_a_cosine)(np.array(2.5)))
