@@ -39,6 +39,7 @@ from srcad.arguments import like_argument
 from srcad.control import CustomGradient, positional_only
 from srcad.errors import UnsupportedDerivativeError
 from srcad.frontend.parse import parse_function
+from srcad.frontend.trees import clone
 from srcad.rules.registry import nondifferentiable
 
 _SERIAL = itertools.count(1)
@@ -112,7 +113,7 @@ def pullback_function(fn: CustomGradient) -> types.FunctionType:
     """The decorated function with `return y, grad_fn` made `return grad_fn(cotangent)`,
     running in the function's own globals and closure cells."""
     function = fn.function
-    node = copy.deepcopy(parse_function(function).node)
+    node = clone(parse_function(function).node)
     node.name = f"srcad_pullback_of_{node.name}"
     node.args.kwonlyargs.append(gast.Name(COTANGENT, gast.Param(), None, None))
     node.args.kw_defaults.append(None)

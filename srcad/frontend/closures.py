@@ -22,13 +22,13 @@ closure reading a differentiated variable is refused later (`transform/refusals`
 """
 from __future__ import annotations
 
-import copy
 
 import gast
 
 from srcad.frontend.exits import walk_local
 from srcad.frontend.parse import param_names
 from srcad.frontend.scopes import captured_names, store_counts
+from srcad.frontend.trees import clone
 
 _COMPOUND_BLOCKS = ("body", "orelse", "finalbody", "handlers")
 
@@ -99,7 +99,7 @@ def _pass_enclosing(call: gast.Call, arguments: gast.arguments, captured, defaul
     read local variables) of the parameters the call leaves to them."""
     positional = [p.id for p in (*arguments.posonlyargs, *arguments.args)]
     supplied = set(positional[:len(call.args)]) | {k.arg for k in call.keywords}
-    call.keywords += [gast.keyword(p, copy.deepcopy(d)) for p, d in defaults
+    call.keywords += [gast.keyword(p, clone(d)) for p, d in defaults
                       if p not in supplied]
     call.keywords += [gast.keyword(c, gast.Name(c, gast.Load(), None, None)) for c in captured]
 

@@ -6,9 +6,9 @@ takes the user's construct and returns the name or loop that replaces it.
 """
 from __future__ import annotations
 
-import copy
-
 import gast
+
+from srcad.frontend.trees import clone
 
 
 class Desugaring:
@@ -102,7 +102,7 @@ class Desugaring:
 
 def _renamed_names(node, renames: dict):
     """A copy of `node` with the names in `renames` replaced."""
-    node = copy.deepcopy(node)
+    node = clone(node)
     for child in gast.walk(node):
         if isinstance(child, gast.Name) and child.id in renames:
             child.id = renames[child.id]

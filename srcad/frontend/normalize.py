@@ -46,6 +46,7 @@ from srcad.control import stop_recording
 from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.scopes import captured_names, local_names, store_counts, stores
+from srcad.frontend.trees import clone
 from srcad.transform.naming import Namer
 
 OPERATOR_NAMES = {
@@ -67,7 +68,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
 
     def is_derivative_call(call):
         return resolver.chain_value(call.func) in (call_jvp, call_vjp)
-    fn = lower_exits(convert_closures(copy.deepcopy(parsed.node), is_derivative_call), namer)
+    fn = lower_exits(convert_closures(clone(parsed.node), is_derivative_call), namer)
     return _Normalizer(fn, namer, resolver, parsed).run()
 
 
@@ -112,7 +113,7 @@ class _Normalizer(Desugaring):
             index = self._index(node.target.slice)
             old = self._name_for(gast.Subscript(container, index, gast.Load()), node)
             new = self._name_for(gast.BinOp(old, node.op, self._atom(node.value)), node)
-            self._emit(gast.Assign([gast.Subscript(container, copy.deepcopy(index), gast.Store())],
+            self._emit(gast.Assign([gast.Subscript(container, clone(index), gast.Store())],
                                    new, None), node)
         elif isinstance(node, gast.AugAssign):
             updated = self._load(node.target.id).id
@@ -149,7 +150,7 @@ class _Normalizer(Desugaring):
             self._unrecorded_block(node)
         elif isinstance(node, gast.FunctionDef):
             self._check_captures(node)
-            nested = copy.deepcopy(node)
+            nested = clone(node)
             nested.args = self._renamed_defaults(node.args)
             nested.name = self._define(node.name).id
             self._emit(nested, node)
@@ -313,7 +314,7 @@ class _Normalizer(Desugaring):
             return self._comprehension(node)
         if isinstance(node, gast.Lambda):
             self._check_captures(node)
-            function = copy.deepcopy(node)
+            function = clone(node)
             function.args = self._renamed_defaults(node.args)
             return function
         if isinstance(node, gast.BoolOp):
@@ -364,7 +365,7 @@ class _Normalizer(Desugaring):
     def _renamed_defaults(self, arguments: gast.arguments) -> gast.arguments:
         """A nested function's parameters, with its default values (evaluated here, at the
         definition) reading the current versions of local variables."""
-        renamed = copy.deepcopy(arguments)
+        renamed = clone(arguments)
         renamed.defaults = [self._renamed(d) for d in arguments.defaults]
         renamed.kw_defaults = [None if d is None else self._renamed(d)
                                for d in arguments.kw_defaults]
@@ -372,7 +373,7 @@ class _Normalizer(Desugaring):
 
     def _renamed(self, node):
         """A copy of an opaque expression with every local name at its current version."""
-        node = copy.deepcopy(node)
+        node = clone(node)
         for child in gast.walk(node):
             if isinstance(child, gast.Name) and child.id in self.current:
                 child.id = self.current[child.id]

@@ -9,7 +9,6 @@ A longer rule is called by name with the call's own arguments.
 from __future__ import annotations
 
 import builtins
-import copy
 import dis
 import functools
 import inspect
@@ -21,6 +20,7 @@ import numpy as np
 
 from srcad.errors import SrcadError
 from srcad.frontend.parse import parse_function
+from srcad.frontend.trees import clone
 from srcad import runtime
 from srcad.runtime import unbroadcast
 from srcad.transform.optimize import constant_node, simplify
@@ -82,7 +82,7 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
         else:
             substitutes[parameter.name] = constant_node(parameter.default) or gast.Name(
                 bind(parameter.name, parameter.default), gast.Load(), None, None)
-    expression = _substitute(copy.deepcopy(template.body), substitutes)
+    expression = _substitute(clone(template.body), substitutes)
     unbroadcast_names = {n for n, obj in template.free.items() if obj is unbroadcast}
     expression = simplify(expression, unbroadcast_names, same_shape,
                           lambda func: _names_object(func, template.free) is np.where)
@@ -167,7 +167,7 @@ def _substitute(expression, substitutes: dict):
     class Substituter(gast.NodeTransformer):
         def visit_Name(self, node):
             if node.id in substitutes and not getattr(node, "free_in_rule", False):
-                return copy.deepcopy(substitutes[node.id])
+                return clone(substitutes[node.id])
             return node
 
     return Substituter().visit(expression)
