@@ -7,6 +7,7 @@ derivative call.
 from __future__ import annotations
 
 import math
+import operator
 
 import numpy as np
 
@@ -109,19 +110,55 @@ def _is_boolean_mask(index) -> bool:
     return isinstance(index, np.ndarray) and index.dtype == np.bool_
 
 
-# ---- adding into an adjoint the backward sweep owns ------------------------------------------
+# ---- writing into an adjoint the backward sweep owns -----------------------------------------
 # Generated code calls these only on an adjoint whose array it made itself and handed to no
-# one (OWNED in transform/adjoints.py), so writing into it changes no other value. Each
-# falls back to a new array where writing in place would give another shape or dtype than
-# `total + ...`, or where a value is a tape-mode tensor (which must record the sum).
+# one (OWNED in transform/adjoints.py), either to add into it or, at its last read, to
+# compute the next cotangent in its memory (transform/reuse.py), so writing into it changes
+# no other value. Each falls back to a new array where writing in place would give another
+# shape or dtype than the plain operator, or where a value is a tape-mode tensor (which must
+# record the operation): a fresh array costs page faults on every call, where the reused one
+# is already mapped.
+
+def _in_place(ufunc, plain, total, other):
+    """`plain(total, other)`, written into `total` where that gives the same array."""
+    if type(total) is np.ndarray and _is_plain(other) and total.dtype.kind in "fc" \
+            and _broadcasts_into(np.shape(other), total.shape) \
+            and np.result_type(total, other) == total.dtype:
+        return ufunc(total, other, out=total)
+    return plain(total, other)
+
+
+def _broadcasts_into(shape: tuple, target: tuple) -> bool:
+    """Whether an operand of `shape` broadcasts against `target` without enlarging it."""
+    return shape == target or len(shape) <= len(target) and all(
+        n in (1, m) for n, m in zip(shape[::-1], target[::-1]))
+
 
 def add_into(total, extra):
     """`total + extra`, in place."""
-    if type(total) is np.ndarray and _is_plain(extra) and np.shape(extra) in ((), total.shape) \
-            and np.result_type(total, extra) == total.dtype:
-        total += extra
-        return total
-    return total + extra
+    return _in_place(np.add, operator.add, total, extra)
+
+
+def subtract_into(total, other):
+    """`total - other`, in place."""
+    return _in_place(np.subtract, operator.sub, total, other)
+
+
+def multiply_into(total, factor):
+    """`total * factor`, in place."""
+    return _in_place(np.multiply, operator.mul, total, factor)
+
+
+def divide_into(total, divisor):
+    """`total / divisor`, in place."""
+    return _in_place(np.true_divide, operator.truediv, total, divisor)
+
+
+def negative_into(total):
+    """`-total`, in place."""
+    if type(total) is np.ndarray and total.dtype.kind in "fc":
+        return np.negative(total, out=total)
+    return -total
 
 
 def add_at(total, g, x, index):

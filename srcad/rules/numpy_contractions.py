@@ -10,7 +10,7 @@ import string
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.rules.registry import defjvp, defvjp
+from srcad.rules.registry import defjvp, defvjp, returns_new_array
 from srcad.runtime import dtype_of, inverse_permutation, unbroadcast
 
 
@@ -32,6 +32,7 @@ def _as_matrices(g, a, b):
     return g, a, b
 
 
+@returns_new_array
 def matmul_vjp_a(g, ans, a, b):
     if np.ndim(a) == 2 and np.ndim(b) == 2:  # the common case first: no batch, no vectors
         return g @ np.transpose(b)
@@ -44,6 +45,7 @@ def matmul_vjp_a(g, ans, a, b):
     return unbroadcast(grad, a)
 
 
+@returns_new_array
 def matmul_vjp_b(g, ans, a, b):
     if np.ndim(a) == 2 and np.ndim(b) in (1, 2):
         return np.transpose(a) @ g
@@ -56,6 +58,7 @@ def matmul_vjp_b(g, ans, a, b):
     return unbroadcast(grad, b)
 
 
+@returns_new_array
 def dot_vjp_a(g, ans, a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(g * b, a)
@@ -66,6 +69,7 @@ def dot_vjp_a(g, ans, a, b):
     return np.tensordot(g, b, axes=(g_axes, b_axes))
 
 
+@returns_new_array
 def dot_vjp_b(g, ans, a, b):
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return unbroadcast(g * a, b)

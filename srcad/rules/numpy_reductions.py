@@ -10,7 +10,7 @@ between tied elements in both modes.
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.rules.registry import defjvp, defvjp
+from srcad.rules.registry import defjvp, defvjp, returns_new_array
 from srcad.runtime import (dtype_of, expand_reduced, inverse_permutation, kept_axes,
                            reduced_axes, reduced_size)
 
@@ -25,6 +25,7 @@ defjvp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=Fals
        np.mean(g, axis, dtype=dtype, keepdims=keepdims))
 
 
+@returns_new_array
 def extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
     """`np.max`/`np.min`: the cotangent is shared equally by the elements that tie for the
     extremum, as autograd does; elements `where` leaves out take no part, and `initial`

@@ -57,6 +57,14 @@ def defvjp(fn: Callable, *rules) -> None:
     _NONDIFFERENTIABLE.discard(fn)
 
 
+def returns_new_array(rule: Callable) -> Callable:
+    """Mark a VJP rule whose cotangent is always an array of its own, never `g`, an argument
+    or a view of one: the backward sweep then owns it and may write into it in place
+    (transform/adjoints.py). A rule that may return what it was given must not be marked."""
+    rule.returns_new_array = True
+    return rule
+
+
 def defjvp(fn: Callable, *rules) -> None:
     """Register the JVP rules of `fn`, one per positional parameter (`None`: no tangent).
 

@@ -23,6 +23,7 @@ import gast
 
 from srcad import runtime
 from srcad.transform.naming import Namer, adjoint_name
+from srcad.transform.reuse import HELPERS
 
 UNSET, NONE, SET, MAYBE = "unset", "none", "set", "maybe"
 OWNED, MAYBE_OWNED = "owned", "maybe owned"
@@ -137,19 +138,23 @@ class Adjoints:
 
     def _fresh(self, expression) -> bool:
         """Whether `expression` surely makes a new value no other name refers to: arithmetic,
-        the runtime's scatter and spread of a cotangent, and unbroadcasting a fresh value
-        (which returns it or a new sum)."""
+        the runtime's scatter and spread of a cotangent, a rule marked `returns_new_array`,
+        unbroadcasting a fresh value (which returns it or a new sum), and the last read of
+        an owned adjoint or arithmetic written into its array (`consumed`, see reuse.py)."""
         if isinstance(expression, gast.BinOp):
             return True
         if isinstance(expression, gast.UnaryOp):
             return isinstance(expression.op, (gast.USub, gast.UAdd))
-        helper = self._helper(expression)
-        if helper in (runtime.index_adjoint, runtime.expand_reduced):
+        if isinstance(expression, gast.Name):
+            return getattr(expression, "consumed", False)
+        helper = self.helper_of(expression)
+        if helper in (runtime.index_adjoint, runtime.expand_reduced) or helper in HELPERS \
+                or getattr(helper, "returns_new_array", False):
             return True
         return helper is runtime.unbroadcast and bool(expression.args) \
             and self._fresh(expression.args[0])
 
-    def _helper(self, expression):
+    def helper_of(self, expression):
         """The runtime helper `expression` calls, if it calls one by name."""
         if isinstance(expression, gast.Call) and isinstance(expression.func, gast.Name):
             return self.bindings.named(expression.func.id)
@@ -158,7 +163,7 @@ class Adjoints:
     def _added_in_place(self, name: str, contribution):
         """`total + contribution` for an owned total, written into it: a scatter or spread
         adds its cotangent into the region it covers, without an array of its own."""
-        helper = self._helper(contribution)
+        helper = self.helper_of(contribution)
         if helper is runtime.index_adjoint:
             add, args, keywords = ("add_at", runtime.add_at), contribution.args, \
                 contribution.keywords

@@ -20,7 +20,6 @@ primal values by name. Adjoints follow srcad/transform/adjoints.py.
 from __future__ import annotations
 
 import builtins
-import copy
 import operator
 
 import gast
@@ -32,14 +31,16 @@ from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
+from srcad.frontend.trees import clone
 from srcad.rules import vjp_rules
-from srcad.transform.adjoints import (NONE, OWNED, SET, UNSET, Adjoints, assign, is_none,
-                                      join, load, store)
+from srcad.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNSET, Adjoints, assign,
+                                      is_none, join, load, store)
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.optimize import drop_dead_zero_stores, loaded_names, names_read
 from srcad.transform.recording import REGION, record
 from srcad.transform.release import release
+from srcad.transform.reuse import consume
 from srcad.transform.refusals import check_operation, qualified_name
 from srcad.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
 from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
@@ -250,14 +251,16 @@ class _Backward:
             return derivative()
         statements = self.adjoints.make_variables(set(reads) & self.active)
         before = self.adjoints.snapshot()
-        self.adjoints.states[target] = SET
+        self.adjoints.states[target] = OWNED if state == MAYBE_OWNED else SET
         body = derivative()
         self.adjoints.merge(before, self.adjoints.snapshot())
         guard = is_none(self.adjoints.name(target), negate=True)
         return statements + [gast.If(guard, body, [])]
 
     def _copy(self, op):
-        return self._contribute(op.args[0], load(self.adjoints.name(op.targets[0])))
+        g = self.adjoints.name(op.targets[0])
+        _, (cotangent,) = self._consumed(op, g, [load(g)])
+        return self._contribute(op.args[0], cotangent)
 
     def _pack(self, op):
         statements = []
@@ -271,7 +274,7 @@ class _Backward:
     def _setitem(self, op):
         """`y[index] = value`: the written region's adjoint goes to `value`, then is zero."""
         container, index, value = op.args
-        value = copy.deepcopy(value)
+        value = clone(value)
         value.shape_only = True  # region_adjoint reads `value` only for unbroadcasting
         adjoint = self.adjoints.name(op.mutates)
         region = self.bindings.name_for("region_adjoint", runtime.region_adjoint)
@@ -313,12 +316,25 @@ class _Backward:
                                     self.bindings, "defvjp")
                       for name, argument in unruled_arguments(entry, op)
                       if self._carries(argument)]
+        arguments, cotangents = [], []
         for template, bound, argument in rule_applications(entry, op, self.parsed, "defvjp"):
             if self._carries(argument):
-                cotangent = instantiate(template, bound, g, ans, self.bindings.name_for,
-                                        same_shape)
-                statements += self._contribute(argument, cotangent)
+                arguments.append(argument)
+                cotangents.append(instantiate(template, bound, g, ans, self.bindings.name_for,
+                                              same_shape))
+        order, cotangents = self._consumed(op, g.id, cotangents)
+        for position in order:
+            statements += self._contribute(arguments[position], cotangents[position])
         return statements
+
+    def _consumed(self, op, g: str, cotangents: list) -> tuple[list, list]:
+        """An order to add `cotangents` in, and the cotangents, computed in the memory of
+        the output's adjoint `g` where the backward sweep owns it (reuse.py): no other name
+        holds it, and after this operation, its primal's definition, nothing reads it
+        (unless the operation reads its own target)."""
+        if self.adjoints.state(op.targets[0]) != OWNED or op.targets[0] in op.read_names():
+            return range(len(cotangents)), cotangents
+        return consume(cotangents, g, self.adjoints.helper_of, self.bindings.name_for)
 
     def _dynamic_call(self, op):
         """A call whose derivative is found when it runs: the forward sweep calls it through

@@ -1,4 +1,4 @@
-def srcad_scope(add_at, expand_reduced, index_adjoint, shape_of, unbroadcast):
+def srcad_scope(add_at, expand_reduced, index_adjoint, multiply_into, shape_of, unbroadcast):
 
     def indexing_vjp(x):
         first = x[0]
@@ -26,18 +26,18 @@ def srcad_scope(add_at, expand_reduced, index_adjoint, shape_of, unbroadcast):
             b_sum_6 = unbroadcast(b_add_7, sum_6)
             b_sin_5 = expand_reduced(b_sum_6, sin_5, None, False)
             del b_sum_6
-            b_picked = b_sin_5 * np.cos(picked)
+            b_picked = multiply_into(b_sin_5, np.cos(picked))
             del b_sin_5
             b_sum_1 = unbroadcast(b_add_4, sum_1)
             b_sum_3 = unbroadcast(b_add_4, sum_3)
             del b_add_4
             b_mul_2 = expand_reduced(b_sum_3, mul_2, None, False)
             del b_sum_3
-            b_tail = b_mul_2 * 3.0
+            b_tail = multiply_into(b_mul_2, 3.0)
             del b_mul_2
             b_pow_0 = expand_reduced(b_sum_1, pow_0, None, False)
             del b_sum_1
-            b_first = b_pow_0 * 2 * first
+            b_first = multiply_into(multiply_into(b_pow_0, 2), first)
             del b_pow_0
             b_x = index_adjoint(b_picked, x, (slice(None, None), None, 1))
             del b_picked

@@ -1,4 +1,4 @@
-def srcad_scope(add_into, expand_reduced, matmul_vjp_b, reduced_size, shape_of, unbroadcast):
+def srcad_scope(add_into, divide_into, expand_reduced, matmul_vjp_b, multiply_into, negative_into, reduced_size, shape_of, unbroadcast):
 
     def logistic_loss_vjp(w, b, x, y):
         matmul_0 = x @ w
@@ -27,28 +27,28 @@ def srcad_scope(add_into, expand_reduced, matmul_vjp_b, reduced_size, shape_of, 
 
         def logistic_loss_backward(b_neg_12):
             b_mean_11 = -b_neg_12
-            b_add_10 = expand_reduced(b_mean_11 / reduced_size(add_10, None), add_10, None, False)
+            b_add_10 = expand_reduced(divide_into(b_mean_11, reduced_size(add_10, None)), add_10, None, False)
             del b_mean_11
             b_mul_5 = unbroadcast(b_add_10, mul_5)
             b_mul_9 = unbroadcast(b_add_10, mul_9)
             del b_add_10
             b_log_8 = unbroadcast(b_mul_9 * sub_6, log_8)
             del b_mul_9
-            b_sub_7 = b_log_8 / sub_7
+            b_sub_7 = divide_into(b_log_8, sub_7)
             del b_log_8
-            b_p = -b_sub_7
+            b_p = negative_into(b_sub_7)
             del b_sub_7
             b_log_4 = unbroadcast(b_mul_5 * y, log_4)
             del b_mul_5
-            b_p = add_into(b_p, b_log_4 / p)
+            b_p = add_into(b_p, divide_into(b_log_4, p))
             del b_log_4
-            b_add_3 = -b_p * p / add_3
+            b_add_3 = divide_into(multiply_into(negative_into(b_p), p), add_3)
             del b_p
             b_exp_2 = b_add_3
             del b_add_3
-            b_neg_1 = b_exp_2 * exp_2
+            b_neg_1 = multiply_into(b_exp_2, exp_2)
             del b_exp_2
-            b_z = -b_neg_1
+            b_z = negative_into(b_neg_1)
             del b_neg_1
             b_matmul_0 = unbroadcast(b_z, matmul_0)
             b_b = unbroadcast(b_z, b)

@@ -1,4 +1,4 @@
-def srcad_scope(expand_reduced, matmul_vjp_a, matmul_vjp_b, reduced_size, shape_of, unbroadcast):
+def srcad_scope(expand_reduced, matmul_vjp_a, matmul_vjp_b, multiply_into, reduced_size, shape_of, unbroadcast):
 
     def mlp_vjp(w1, b1, w2, x):
         matmul_0 = x @ w1
@@ -13,12 +13,12 @@ def srcad_scope(expand_reduced, matmul_vjp_a, matmul_vjp_b, reduced_size, shape_
 
         def mlp_backward(b_mean_4):
             b_pow_3 = expand_reduced(b_mean_4 / reduced_size(pow_3, None), pow_3, None, False)
-            b_matmul_2 = b_pow_3 * 2 * matmul_2
+            b_matmul_2 = multiply_into(multiply_into(b_pow_3, 2), matmul_2)
             del b_pow_3
             b_hidden = matmul_vjp_a(b_matmul_2, None, hidden, w2)
             b_w2 = matmul_vjp_b(b_matmul_2, None, hidden, w2)
             del b_matmul_2
-            b_add_1 = b_hidden * (1.0 - hidden ** 2)
+            b_add_1 = multiply_into(b_hidden, 1.0 - hidden ** 2)
             del b_hidden
             b_matmul_0 = unbroadcast(b_add_1, matmul_0)
             b_b1 = unbroadcast(b_add_1, b1)

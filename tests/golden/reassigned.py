@@ -1,4 +1,4 @@
-def srcad_scope(add_into, expand_reduced, shape_of, unbroadcast):
+def srcad_scope(add_into, expand_reduced, multiply_into, shape_of, unbroadcast):
 
     def reassigned_vjp(x, w):
         x_1 = x * w
@@ -14,7 +14,7 @@ def srcad_scope(add_into, expand_reduced, shape_of, unbroadcast):
         def reassigned_backward(b_sum_1):
             b_x_4 = expand_reduced(b_sum_1, x_4, None, False)
             b_x_3 = unbroadcast(b_x_4 * w, x_3)
-            b_w = unbroadcast(b_x_4 * x_3, w)
+            b_w = unbroadcast(multiply_into(b_x_4, x_3), w)
             del b_x_4
             b_x_2 = b_x_3
             del b_x_3
@@ -24,7 +24,7 @@ def srcad_scope(add_into, expand_reduced, shape_of, unbroadcast):
             b_x_1 = b_x_1 + b_sin_0 * np.cos(x_1)
             del b_sin_0
             b_x = unbroadcast(b_x_1 * w, x)
-            b_w = add_into(b_w, unbroadcast(b_x_1 * x, w))
+            b_w = add_into(b_w, unbroadcast(multiply_into(b_x_1, x), w))
             return (b_x, b_w)
         return (sum_1, reassigned_backward)
     return reassigned_vjp

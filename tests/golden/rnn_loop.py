@@ -1,4 +1,4 @@
-def srcad_scope(expand_reduced, matmul_vjp_a, matmul_vjp_b):
+def srcad_scope(add_into, expand_reduced, matmul_vjp_a, matmul_vjp_b, multiply_into):
 
     def rnn_loop_vjp(x, W):
         stack = []
@@ -19,9 +19,9 @@ def srcad_scope(expand_reduced, matmul_vjp_a, matmul_vjp_b):
             b_W = None
             trips = stack.pop()
             for _ in range(trips):
-                b_matmul_1 = b_h * (1.0 - h ** 2)
+                b_matmul_1 = multiply_into(b_h, 1.0 - h ** 2)
                 h = stack.pop()
-                b_W = matmul_vjp_a(b_matmul_1, None, W, h) if b_W is None else b_W + matmul_vjp_a(b_matmul_1, None, W, h)
+                b_W = matmul_vjp_a(b_matmul_1, None, W, h) if b_W is None else add_into(b_W, matmul_vjp_a(b_matmul_1, None, W, h))
                 b_h = matmul_vjp_b(b_matmul_1, None, W, h)
             del trips
             b_x = b_h

@@ -1,0 +1,177 @@
+"""Cotangents computed in the memory of the adjoint they come from (transform/reuse.py, the
+runtime's `multiply_into` and friends) and rules marked `returns_new_array`: gradients stay
+right where the output's adjoint is handed on as well as consumed, and the generated code
+writes in place only into arrays nobody else holds."""
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad import runtime
+from tests.checks import assert_gradient_matches_finite_differences, peak_memory
+
+R = np.random.default_rng(23)
+
+
+# ---- programs where a consumed adjoint could be seen by another name ---------------------------
+def handed_on_then_negated(a, b):
+    d = a - b                   # b_a is b_d itself, b_b is -b_d: computed first, not in b_d
+    return np.sum(np.sin(d) * 2.0) + np.sum(a * np.cos(b))
+
+
+def same_argument_twice(x):
+    y = x * x                   # g is read by both cotangents: neither may consume it
+    z = np.sin(y) * 3.0
+    return np.sum(z * y) + np.sum(x + x)
+
+
+def copied_then_added(x):
+    y = x                       # b_x takes b_y's array and owns it; later terms add into it
+    z = y * 2.0 * np.exp(x)
+    return np.sum(z * z) + np.sum(np.tanh(x) * y)
+
+
+def broadcast_operands(x, w):
+    y = x * w                   # x (3, 1) and w (1, 4): cotangents sum over broadcast axes
+    z = y / (1.0 + w * w)
+    return np.sum(z ** 2) + np.sum(x * 2.0)
+
+
+def through_matmul(W, U):
+    X = np.tanh(U)
+    H = X @ W                   # matmul_vjp_a's array is new: tanh's rule may write into it
+    return np.sum(H * H)
+
+
+def softmax_and_max(S):
+    S2 = S - np.max(S, axis=1, keepdims=True)
+    E = np.exp(S2)
+    A = E / np.sum(E, axis=1, keepdims=True)
+    return np.sum(A ** 2 * S)
+
+
+def loop_carried(h, w):
+    for _ in range(3):
+        h = np.tanh(h * w) * 0.5 - h
+    return np.sum(h * h)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+CASES = [
+    (handed_on_then_negated, (R.standard_normal(5), R.standard_normal(5)), (0, 1)),
+    (same_argument_twice, (R.standard_normal(4),), 0),
+    (copied_then_added, (R.standard_normal(4),), 0),
+    (broadcast_operands, (R.standard_normal((3, 1)), R.standard_normal((1, 4))), (0, 1)),
+    (through_matmul, (R.standard_normal((3, 2)), R.standard_normal((4, 3))), (0, 1)),
+    (softmax_and_max, (R.standard_normal((3, 4)),), 0),
+    (loop_carried, (R.standard_normal(3), R.standard_normal(3)), (0, 1)),
+    (rosenbrock, (R.standard_normal(6),), 0),
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", CASES, ids=[c[0].__name__ for c in CASES])
+def test_gradients_with_consumed_adjoints_match_finite_differences(fn, args, wrt):
+    assert_gradient_matches_finite_differences(fn, args, wrt)
+
+
+@pytest.mark.parametrize("fn, args, wrt", CASES, ids=[c[0].__name__ for c in CASES])
+def test_gradients_with_consumed_adjoints_match_tape_mode(fn, args, wrt):
+    wrt_tuple = wrt if isinstance(wrt, tuple) else (wrt,)
+    variables = [srcad.Variable(args[i]) for i in wrt_tuple]
+    with srcad.GradientTape() as tape:
+        call = list(args)
+        for i, v in zip(wrt_tuple, variables):
+            call[i] = v
+        value = fn(*call)
+    expected = tape.gradient(value, variables)
+    got = srcad.grad(fn, wrt=wrt)(*args)
+    got = got if isinstance(wrt, tuple) else (got,)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, np.asarray(e), rtol=1e-10, atol=1e-12)
+
+
+def test_the_seed_the_arguments_and_the_values_are_never_written_into():
+    x, w = R.standard_normal((3, 1)), R.standard_normal((1, 4))
+    x_before, w_before = x.copy(), w.copy()
+    value, pullback = srcad.vjp(lambda a, b: np.sin(a * b) * 3.0 - a, x, w, wrt=(0, 1))
+    value_before = value.copy()
+    seed = R.standard_normal((3, 4))
+    seed_before = seed.copy()
+    first = pullback(seed)
+    second = pullback(seed)  # nothing the pullback reads was consumed by the first call
+    for array, before in ((x, x_before), (w, w_before), (value, value_before), (seed, seed_before)):
+        np.testing.assert_array_equal(array, before)
+    for a, b in zip(first, second):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_float32_gradients_stay_float32():
+    x = R.standard_normal(8).astype(np.float32)
+    assert srcad.grad(rosenbrock)(x).dtype == np.float32
+    assert srcad.grad(copied_then_added)(x).dtype == np.float32
+
+
+# ---- the generated code -----------------------------------------------------------------------
+def test_the_last_reader_of_an_owned_adjoint_writes_into_it():
+    source = srcad.grad(lambda x: np.sum(np.sin(x * 3.0) * 2.0 * x)).source
+    assert "multiply_into(" in source
+
+
+def test_an_adjoint_handed_on_as_itself_is_read_last_and_not_written_into_before():
+    source = srcad.grad(handed_on_then_negated, wrt=(0, 1)).source
+    negated = source.index("unbroadcast(-b_d, b)")  # a new array, while b_d is intact
+    handed = source.index("unbroadcast(b_d, a)")  # read last: b_a takes b_d's array over
+    assert negated < handed and "negative_into(b_d)" not in source
+
+
+def test_a_rule_marked_as_returning_a_new_array_makes_an_owned_adjoint():
+    source = srcad.grad(through_matmul, wrt=(0, 1)).source
+    assert "multiply_into(b_X, " in source
+
+
+def test_rosenbrock_holds_about_as_many_arrays_as_the_hand_written_gradient():
+    x = np.linspace(-1.5, 1.5, 100_000)
+    assert peak_memory(srcad.grad(rosenbrock), x) < 6 * x.nbytes  # was 7 before reuse
+
+
+# ---- the runtime's in-place operations --------------------------------------------------------
+@pytest.mark.parametrize("helper, plain", [
+    (runtime.add_into, np.add), (runtime.subtract_into, np.subtract),
+    (runtime.multiply_into, np.multiply), (runtime.divide_into, np.true_divide)])
+def test_in_place_operations_write_into_the_total_when_that_gives_the_same_array(helper, plain):
+    for other in (2.0, np.float64(3.0), R.standard_normal((2, 3)), R.standard_normal((1, 3)),
+                  R.standard_normal(3)):
+        total = R.standard_normal((2, 3))
+        expected = plain(total, other)
+        assert helper(total, other) is total
+        np.testing.assert_array_equal(total, expected)
+
+
+@pytest.mark.parametrize("helper, plain", [
+    (runtime.add_into, np.add), (runtime.subtract_into, np.subtract),
+    (runtime.multiply_into, np.multiply), (runtime.divide_into, np.true_divide)])
+def test_in_place_operations_fall_back_where_the_result_would_differ(helper, plain):
+    cases = [
+        (np.ones(3, np.float32), np.full(3, 2.0)),   # float32 with float64 is float64
+        (np.ones(3), np.ones((2, 3))),                # broadcasting grows the total
+        (np.arange(3), 2),                            # integers: `/` changes the dtype
+        (np.ones(2), [1.0, 2.0]),                     # not a NumPy value
+        (np.float64(2.0), np.ones(2)),                # not an array
+    ]
+    for total, other in cases:
+        before = np.copy(total)
+        result = helper(total, other)
+        np.testing.assert_array_equal(result, plain(before, other))
+        assert result is not total
+        np.testing.assert_array_equal(total, before)
+
+
+def test_negation_in_place_only_for_float_arrays():
+    total = np.array([1.0, -2.0])
+    assert runtime.negative_into(total) is total
+    np.testing.assert_array_equal(total, [-1.0, 2.0])
+    integers = np.array([1, 2])
+    assert runtime.negative_into(integers) is not integers
