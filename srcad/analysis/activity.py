@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import gast
 
 from srcad.frontend.resolve import Branch, Loop, Operation
+from srcad.frontend.trees import walk
 from srcad.rules import is_nondifferentiable
 
 DIFFERENTIABLE_KINDS = {"call", "copy", "pack", "unpack", "setitem", "append"}
@@ -112,4 +113,4 @@ def _key(node):
 
 
 def _names(node):
-    return [n.id for n in gast.walk(node) if isinstance(n, gast.Name)]
+    return [n.id for n in walk(node) if isinstance(n, gast.Name)]

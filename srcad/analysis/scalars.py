@@ -20,6 +20,7 @@ import gast
 import numpy as np
 
 from srcad.frontend.resolve import Loop, Operation, operations, walk
+from srcad.frontend import trees
 
 _ARITHMETIC = {"+", "-", "*", "/", "**", "%", "//", "unary -", "unary +"}
 _NUMBER_BUILTINS = {builtins.abs, builtins.float, builtins.pow}
@@ -104,7 +105,7 @@ def _compares_numbers(expression, numbers: frozenset, callee_of) -> bool:
     """A comparison (`abs(x * x - a) > 1e-12 * a`) of numbers, calling only number functions."""
     if not isinstance(expression, gast.Compare):
         return False
-    for node in gast.walk(expression):
+    for node in trees.walk(expression):
         if isinstance(node, gast.Call):
             callee = callee_of(node.func)
             if node.keywords or not (any(callee is b for b in _NUMBER_BUILTINS)
@@ -118,7 +119,7 @@ def _compares_numbers(expression, numbers: frozenset, callee_of) -> bool:
 
 
 def _is_callee(name: gast.Name, expression) -> bool:
-    return any(isinstance(n, gast.Call) and _root(n.func) is name for n in gast.walk(expression))
+    return any(isinstance(n, gast.Call) and _root(n.func) is name for n in trees.walk(expression))
 
 
 def _root(node):

@@ -28,7 +28,7 @@ import gast
 from srcad.frontend.exits import walk_local
 from srcad.frontend.parse import param_names
 from srcad.frontend.scopes import captured_names, store_counts
-from srcad.frontend.trees import clone
+from srcad.frontend.trees import clone, walk
 
 _COMPOUND_BLOCKS = ("body", "orelse", "finalbody", "handlers")
 
@@ -41,7 +41,7 @@ def convert_closures(fn: gast.FunctionDef, is_derivative_call) -> gast.FunctionD
     again, a derivative program that srcad generated from converted code calls `f` that way,
     passing everything already."""
     stores = store_counts(fn)  # assignments and parameters, then `def`s too:
-    for node in gast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, gast.FunctionDef) and node is not fn:
             stores[node.name] = stores.get(node.name, 0) + 1
     local = _local_names(fn)
@@ -81,7 +81,7 @@ def _defaults_reading(arguments: gast.arguments, local: set) -> list:
 
 
 def default_reads_of(expression) -> set:
-    return {n.id for n in gast.walk(expression)
+    return {n.id for n in walk(expression)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
@@ -142,7 +142,7 @@ def _bound_by(statement) -> set:
         return {statement.name}
     if isinstance(statement, (gast.Assign, gast.AnnAssign, gast.AugAssign)):
         targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
-        return {n.id for t in targets for n in gast.walk(t)
+        return {n.id for t in targets for n in walk(t)
                 if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
     return set()
 
@@ -158,10 +158,10 @@ def _convertible(fn, scope, name, captured, read_by_defaults, bound, stores, pas
     if not read_by_defaults <= bound or any(
             isinstance(n, gast.Name) and n.id in read_by_defaults
             and isinstance(n.ctx, gast.Store) and n.lineno > scope.lineno
-            for n in gast.walk(fn)):
+            for n in walk(fn)):
         return False
     callees = {id(n.func) for n in walk_local(fn) if isinstance(n, gast.Call)} | passing
-    return all(id(n) in callees for n in gast.walk(fn)
+    return all(id(n) in callees for n in walk(fn)
                if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load))
 
 

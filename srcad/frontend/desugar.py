@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad.frontend.trees import clone
+from srcad.frontend.trees import clone, walk
 
 
 class Desugaring:
@@ -69,7 +69,7 @@ class Desugaring:
         loops = []
         for generator in node.generators:
             iterable = _renamed_names(generator.iter, renames)
-            for target in gast.walk(generator.target):
+            for target in walk(generator.target):
                 if isinstance(target, gast.Name):
                     renames[target.id] = self.namer.claim(target.id)
                     self.stores[renames[target.id]] = 1
@@ -103,7 +103,7 @@ class Desugaring:
 def _renamed_names(node, renames: dict):
     """A copy of `node` with the names in `renames` replaced."""
     node = clone(node)
-    for child in gast.walk(node):
+    for child in walk(node):
         if isinstance(child, gast.Name) and child.id in renames:
             child.id = renames[child.id]
     return node

@@ -10,6 +10,7 @@ import gast
 
 from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction
+from srcad.frontend.trees import walk
 
 ALLOWED_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
                       gast.Pass, gast.If, gast.For, gast.While, gast.Break, gast.Continue,
@@ -99,7 +100,7 @@ def _check_targets(statement, parsed):
     else:
         targets = []
     for target in targets:
-        for node in gast.walk(target):
+        for node in walk(target):
             if isinstance(node, gast.Attribute):
                 _refuse(node, parsed, what="assignment to an attribute",
                         fix="keep the value in a local variable and return it")
@@ -109,7 +110,7 @@ def _check_targets(statement, parsed):
 
 
 def _check_expression_tree(root, parsed):
-    for node in gast.walk(root):
+    for node in walk(root):
         if isinstance(node, (ALLOWED_EXPRESSIONS, STRUCTURAL)):
             if isinstance(node, gast.Call) and any(k.arg is None for k in node.keywords):
                 _refuse(node, parsed, what="`**kwargs` in calls", fix="pass keywords explicitly")

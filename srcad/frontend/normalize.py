@@ -46,7 +46,7 @@ from srcad.control import stop_recording
 from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.scopes import captured_names, local_names, store_counts, stores
-from srcad.frontend.trees import clone
+from srcad.frontend.trees import clone, walk
 from srcad.transform.naming import Namer
 
 OPERATOR_NAMES = {
@@ -171,7 +171,7 @@ class _Normalizer(Desugaring):
             self._statement(statement)
         self.unrecorded -= 1
         for statement in self.body[start:]:
-            for part in gast.walk(statement):
+            for part in walk(statement):
                 if isinstance(part, gast.stmt):
                     part.unrecorded = True
 
@@ -279,10 +279,10 @@ class _Normalizer(Desugaring):
         """Whether `value` (nested code only) reads a variable that `targets` rebind."""
         if not self.depth:
             return False
-        bound = {self.current.get(n.id) for t in targets for n in gast.walk(t)
+        bound = {self.current.get(n.id) for t in targets for n in walk(t)
                  if isinstance(n, gast.Name)}
         return not isinstance(value, gast.Name) and any(
-            isinstance(n, gast.Name) and n.id in bound for n in gast.walk(value))
+            isinstance(n, gast.Name) and n.id in bound for n in walk(value))
 
     def _emit(self, statement, origin):
         self.body.append(gast.copy_location(statement, origin))
@@ -374,7 +374,7 @@ class _Normalizer(Desugaring):
     def _renamed(self, node):
         """A copy of an opaque expression with every local name at its current version."""
         node = clone(node)
-        for child in gast.walk(node):
+        for child in walk(node):
             if isinstance(child, gast.Name) and child.id in self.current:
                 child.id = self.current[child.id]
         return node

@@ -22,6 +22,7 @@ from srcad.control import CustomGradient
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.frontend.scopes import enclosing_reads, local_names
 from srcad.frontend.parse import ParsedFunction, param_names
+from srcad.frontend import trees
 from srcad.rules import is_nondifferentiable, vjp_rules
 
 OPERATORS = {
@@ -93,7 +94,7 @@ class Operation:
 
     def read_names(self) -> list[str]:
         nodes = [*self.args, *(value for _, value in self.keywords)]
-        return [n.id for node in nodes for n in gast.walk(node) if isinstance(n, gast.Name)
+        return [n.id for node in nodes for n in trees.walk(node) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Load)]
 
 

@@ -7,30 +7,31 @@ from __future__ import annotations
 import gast
 
 from srcad.frontend.parse import param_names
+from srcad.frontend.trees import walk
 
 
 def local_names(fn: gast.FunctionDef) -> set:
     """The names a function binds: parameters, assignment targets, nested functions."""
     return set(param_names(fn)) | {
-        n.id for n in gast.walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    } | {n.name for n in gast.walk(fn) if isinstance(n, gast.FunctionDef) and n is not fn}
+        n.id for n in walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    } | {n.name for n in walk(fn) if isinstance(n, gast.FunctionDef) and n is not fn}
 
 
 def captured_names(scope) -> set:
     """Names a nested function or lambda reads that it does not bind itself."""
-    own = {n.id for n in gast.walk(scope.args)
+    own = {n.id for n in walk(scope.args)
            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Param)} | {
-        n.id for n in gast.walk(scope) if isinstance(n, gast.Name)
+        n.id for n in walk(scope) if isinstance(n, gast.Name)
         and isinstance(n.ctx, gast.Store)} | {
-        n.name for n in gast.walk(scope) if isinstance(n, gast.FunctionDef) and n is not scope}
-    return {n.id for n in gast.walk(scope) if isinstance(n, gast.Name)
+        n.name for n in walk(scope) if isinstance(n, gast.FunctionDef) and n is not scope}
+    return {n.id for n in walk(scope) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)} - own
 
 
 def default_reads(arguments: gast.arguments) -> set:
     """Names the default values of a function's parameters read (at definition time)."""
     return {n.id for default in (*arguments.defaults, *arguments.kw_defaults)
-            if default is not None for n in gast.walk(default)
+            if default is not None for n in walk(default)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
@@ -45,12 +46,12 @@ def enclosing_reads(scope) -> frozenset:
 
 def stores(statements, name: str) -> bool:
     return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
-               for s in statements for n in gast.walk(s))
+               for s in statements for n in walk(s))
 
 
 def store_counts(fn) -> dict:
     counts = {}
-    for node in gast.walk(fn):
+    for node in walk(fn):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             counts[node.id] = counts.get(node.id, 0) + 1
     return counts

@@ -1,11 +1,14 @@
-"""trees: copying gast trees.
+"""trees: copying and walking gast trees, on the path of every first call.
 
-Every rule inlined into an adjoint starts from a fresh copy of its template, so copying is
-on the path of every first call. `copy.deepcopy` is general (a memo of every object, the
-pickle protocol) and made up a quarter of a transformation; a gast tree needs none of it:
-nodes, lists of nodes, and immutable leaves (strings, numbers, None).
+Every rule inlined into an adjoint starts from a fresh copy of its template, and every pass
+walks the trees. `copy.deepcopy` is general (a memo of every object, the pickle protocol)
+and made up a quarter of a transformation, and `ast.walk` goes through a generator per node;
+a gast tree needs neither: nodes, lists of nodes, and immutable leaves (strings, numbers,
+None), visited through each node's `_fields`.
 """
 from __future__ import annotations
+
+from collections import deque
 
 import gast
 
@@ -21,3 +24,17 @@ def clone(node):
                             or isinstance(value, gast.AST) else value
                             for key, value in node.__dict__.items()})
     return copied
+
+
+def walk(node):
+    """Every node of the tree under `node`, in `ast.walk`'s order (breadth first)."""
+    todo = deque([node])
+    while todo:
+        node = todo.popleft()
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                todo.extend(item for item in value if isinstance(item, gast.AST))
+            elif isinstance(value, gast.AST):
+                todo.append(value)
+        yield node

@@ -30,6 +30,7 @@ import math
 import gast
 import numpy as np
 
+from srcad.frontend.trees import walk
 from srcad.transform.adjoints import load
 from srcad.transform.bindings import Bindings
 
@@ -59,7 +60,7 @@ def use_math(module: gast.Module, numbers: frozenset, callee_of, name_for) -> bo
     whether any was (then `**` goes through `real_power` too, and the program is
     optimistic). `callee_of(func_node)` is the object a called name denotes, `name_for(name,
     obj)` the name generated code reads `obj` under (see bindings)."""
-    calls = [node for node in gast.walk(module) if isinstance(node, gast.Call)
+    calls = [node for node in walk(module) if isinstance(node, gast.Call)
              and not node.keywords and all(_is_number(a, numbers) for a in node.args)]
     twins = [(node, MATH_TWINS[callee]) for node in calls
              if isinstance(callee := callee_of(node.func), np.ufunc) and callee in MATH_TWINS]

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gast
 
+from srcad.frontend.trees import walk
+
 
 class Namer:
     """Hands out names that collide neither with the user's names nor with each other."""
@@ -19,7 +21,7 @@ class Namer:
 
     @classmethod
     def for_function(cls, fn_node: gast.FunctionDef) -> "Namer":
-        return cls(n.id for n in gast.walk(fn_node) if isinstance(n, gast.Name))
+        return cls(n.id for n in walk(fn_node) if isinstance(n, gast.Name))
 
     def claim(self, name: str) -> str:
         """`name` itself if free, otherwise `name_1`, `name_2`, ..."""

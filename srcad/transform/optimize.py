@@ -12,6 +12,8 @@ import operator
 
 import gast
 
+from srcad.frontend.trees import walk
+
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
 
 
@@ -119,7 +121,7 @@ def _live_statement(statement, live):
         header = set(live) | loaded_names(statement.iter)
         while True:
             body, inside = _live(statement.body, header)
-            inside = inside - {n.id for n in gast.walk(statement.target) if isinstance(n, gast.Name)}
+            inside = inside - {n.id for n in walk(statement.target) if isinstance(n, gast.Name)}
             if inside <= header:
                 break
             header |= inside
@@ -129,7 +131,7 @@ def _live_statement(statement, live):
 
 def loaded_names(node) -> set:
     """The names `node` reads."""
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
             and isinstance(n.ctx, gast.Load)}
 
 
@@ -138,13 +140,21 @@ def names_read(statements, skip=frozenset()) -> tuple[set, set]:
     value is read, and those read only for their shape somewhere."""
     values, shapes = set(), set()
 
-    def visit(node):
+    def visit(node):  # by fields, not `gast.iter_child_nodes`: this runs on every first call
         if id(node) in skip:
             return
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            (shapes if getattr(node, "shape_only", False) else values).add(node.id)
-        for child in gast.iter_child_nodes(node):
-            visit(child)
+        if type(node) is gast.Name:
+            if type(node.ctx) is gast.Load:
+                (shapes if getattr(node, "shape_only", False) else values).add(node.id)
+            return
+        for field in node._fields:
+            child = getattr(node, field, None)
+            if type(child) is list:
+                for item in child:
+                    if isinstance(item, gast.AST):
+                        visit(item)
+            elif isinstance(child, gast.AST):
+                visit(child)
 
     for statement in statements:
         visit(statement)

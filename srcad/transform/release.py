@@ -27,6 +27,7 @@ from __future__ import annotations
 import gast
 
 from srcad import runtime
+from srcad.frontend.trees import walk
 from srcad.transform.adjoints import assign, load
 
 
@@ -38,7 +39,7 @@ def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=N
     bound = set()
     for position, statement in enumerate(statements):
         assigned = _assigned_names(statement) if _may_hold_an_array(statement) else set()
-        for node in gast.walk(statement):
+        for node in walk(statement):
             if isinstance(node, gast.Name):
                 if node.id not in first:
                     first[node.id] = position
@@ -71,7 +72,7 @@ def _assigned_names(statement) -> set:
     """Names a plain top-level assignment binds (whole names, not elements)."""
     if not isinstance(statement, gast.Assign):
         return set()
-    return {n.id for target in statement.targets for n in gast.walk(target)
+    return {n.id for target in statement.targets for n in walk(target)
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import gast
 
 from srcad import runtime
-from srcad.frontend.trees import clone
+from srcad.frontend.trees import clone, walk
 
 _IN_PLACE = {gast.Add: ("add_into", runtime.add_into),
              gast.Sub: ("subtract_into", runtime.subtract_into),
@@ -45,7 +45,7 @@ def consume(expressions: list, g: str, helper_of, bind) -> tuple[list, list]:
     if not readers:
         return order, expressions
     last = readers[-1]
-    if sum(_reads(n, g) for n in gast.walk(expressions[last]) if isinstance(n, gast.Name)) != 1 \
+    if sum(_reads(n, g) for n in walk(expressions[last]) if isinstance(n, gast.Name)) != 1 \
             or not all(_new_array(expressions[i], helper_of) for i in readers[:-1]):
         return order, expressions
     rewritten = list(expressions)
@@ -54,7 +54,7 @@ def consume(expressions: list, g: str, helper_of, bind) -> tuple[list, list]:
 
 
 def _reads(node, g: str) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == g for n in gast.walk(node))
+    return any(isinstance(n, gast.Name) and n.id == g for n in walk(node))
 
 
 def _new_array(expression, helper_of) -> bool:

@@ -31,6 +31,7 @@ from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
+from srcad.frontend import trees
 from srcad.frontend.trees import clone
 from srcad.rules import vjp_rules
 from srcad.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNSET, Adjoints, assign,
@@ -370,7 +371,7 @@ class _Backward:
 
     def _carries(self, argument) -> bool:
         return argument is not None and any(
-            isinstance(n, gast.Name) and n.id in self.active for n in gast.walk(argument))
+            isinstance(n, gast.Name) and n.id in self.active for n in trees.walk(argument))
 
     def _contribute(self, argument, contribution, may_be_none=False) -> list:
         """Add `contribution` to the adjoint of `argument` (a name or a tuple of atoms)."""

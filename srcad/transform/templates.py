@@ -20,7 +20,7 @@ import numpy as np
 
 from srcad.errors import SrcadError
 from srcad.frontend.parse import parse_function
-from srcad.frontend.trees import clone
+from srcad.frontend.trees import clone, walk
 from srcad import runtime
 from srcad.runtime import unbroadcast
 from srcad.transform.optimize import constant_node, simplify
@@ -50,7 +50,7 @@ def template_of(rule: Callable) -> Template:
     body = _inlinable_body(rule)
     packed = {p.name for p in own if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
     if body is not None and any(isinstance(n, gast.Name) and n.id in packed
-                                for n in gast.walk(body)):
+                                for n in walk(body)):
         body = None  # `*args`/`**kwargs` have no single node to substitute: call the rule
     free = {} if body is None else _free_names(rule, body, {p.name for p in parameters})
     if free is None:
@@ -87,7 +87,7 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
     expression = simplify(expression, unbroadcast_names, same_shape,
                           lambda func: _names_object(func, template.free) is np.where)
     _mark_shape_reads(expression, template.free)
-    for node in gast.walk(expression):
+    for node in walk(expression):
         if isinstance(node, gast.Name) and getattr(node, "free_in_rule", False):
             node.id = bind(node.id, template.free[node.id])
     return expression
@@ -114,7 +114,7 @@ def _names_object(node, free: dict):
 def _mark_shape_reads(expression, free: dict) -> None:
     """Tag names read only for their shape (`x` in `unbroadcast(g, x)`): the forward sweep
     may then record just the shape of an overwritten `x` (see reverse._settle)."""
-    for node in gast.walk(expression):
+    for node in walk(expression):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
                 and getattr(node.func, "free_in_rule", False):
             position = SHAPE_ARGUMENTS.get(free.get(node.func.id))
@@ -143,7 +143,7 @@ def _inlinable_body(rule):
     body = statements[0].value
     scoped = (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp,
               gast.NamedExpr)
-    return None if any(isinstance(n, scoped) for n in gast.walk(body)) else body
+    return None if any(isinstance(n, scoped) for n in walk(body)) else body
 
 
 def _free_names(rule, body, parameters) -> dict | None:
@@ -151,7 +151,7 @@ def _free_names(rule, body, parameters) -> dict | None:
     closure = dict(zip(rule.__code__.co_freevars,
                        (c.cell_contents for c in rule.__closure__ or ())))
     free = {}
-    for node in gast.walk(body):
+    for node in walk(body):
         if isinstance(node, gast.Name) and node.id not in parameters:
             for namespace in (closure, rule.__globals__, vars(builtins)):
                 if node.id in namespace:
