@@ -41,10 +41,17 @@ class BatchedTangents(Tangents):
     """Tangents with a leading batch axis (a `sweep_class` of `forward.forward`)."""
 
     # ---- elementwise rules: aligned tangents in, full contributions out ----------------------
+    # (A one-argument ufunc's output has its argument's shape: its tangent is already both.)
+    unary = False
+
     def rule_tangent(self, g, target: str):
+        if self.unary:
+            return g
         return gast.Call(self._batching("aligned"), [g, load(target)], [])
 
     def contribution(self, expression, target: str):
+        if self.unary:
+            return expression
         return gast.Call(self._batching("full"), [expression, load(target)], [])
 
     def bind(self, name: str, obj) -> str:
@@ -57,7 +64,12 @@ class BatchedTangents(Tangents):
     # ---- calls ------------------------------------------------------------------------------
     def _call(self, op: Operation):
         if is_elementwise(op.callee):
-            return super()._call(op)
+            self.unary = isinstance(op.callee, np.ufunc) and op.callee.nin == 1 \
+                and not op.keywords and len(op.args) == 1
+            try:
+                return super()._call(op)
+            finally:
+                self.unary = False
         rule = batching.RULES.get(_key(op.callee))
         if rule is None:
             raise NotBatchable(f"`{op.label}` has no batched form")
