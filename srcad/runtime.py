@@ -121,8 +121,13 @@ def _is_boolean_mask(index) -> bool:
 
 def _in_place(ufunc, plain, total, other):
     """`plain(total, other)`, written into `total` where that gives the same array."""
-    if type(total) is np.ndarray and _is_plain(other) and total.dtype.kind in "fc" \
-            and _broadcasts_into(np.shape(other), total.shape) \
+    if type(total) is not np.ndarray or total.dtype.kind not in "fc":
+        return plain(total, other)
+    kind = type(other)
+    if kind is float or kind is int or (  # the common cases first: no promotion to work out
+            kind is np.ndarray and other.dtype == total.dtype and other.shape == total.shape):
+        return ufunc(total, other, out=total)
+    if _is_plain(other) and _broadcasts_into(np.shape(other), total.shape) \
             and np.result_type(total, other) == total.dtype:
         return ufunc(total, other, out=total)
     return plain(total, other)
