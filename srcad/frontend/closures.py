@@ -19,18 +19,47 @@ escape: a caller elsewhere would not pass the keywords); it has no decorators an
 read itself; and every variable it reads is bound once, before the definition, by a
 parameter or a plain statement of an enclosing block. Anything else stays a closure, and a
 closure reading a differentiated variable is refused later (`transform/refusals`).
+
+`NestedFunctions` is the normalizer's side: the definition is kept whole, its default values
+read at the enclosing variables' current versions.
 """
 from __future__ import annotations
 
 
 import gast
 
+from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.exits import walk_local
 from srcad.frontend.parse import param_names
 from srcad.frontend.scopes import captured_names, store_counts
 from srcad.frontend.trees import clone, walk
 
 _COMPOUND_BLOCKS = ("body", "orelse", "finalbody", "handlers")
+
+
+class NestedFunctions:
+    """The normalizer's handling of a nested `def` or lambda (a mixin of it): kept whole,
+    with its default values reading the current versions of the enclosing variables."""
+
+    def _nested_function(self, node):
+        self._check_captures(node)
+        nested = clone(node)
+        arguments = nested.args
+        arguments.defaults = [self._renamed(d) for d in node.args.defaults]
+        arguments.kw_defaults = [None if d is None else self._renamed(d)
+                                 for d in node.args.kw_defaults]
+        return nested
+
+    def _check_captures(self, scope):
+        """A nested function or lambda may read the enclosing function's variables only if
+        they are assigned once: the simple form renames reassigned variables, and a closure
+        would see the wrong version."""
+        for name in sorted(captured_names(scope) & self.locals):
+            if self.stores.get(name, 0) > 1:
+                raise UnsupportedSyntaxError(
+                    f"srcad cannot differentiate a nested function that reads `{name}`, which "
+                    f"{self.parsed.name} assigns more than once.", self.parsed.location(scope),
+                    f"pass `{name}` to the nested function as an argument.")
 
 
 def convert_closures(fn: gast.FunctionDef, is_derivative_call) -> gast.FunctionDef:

@@ -39,13 +39,13 @@ import copy
 
 import gast
 
-from srcad.frontend.closures import convert_closures
+from srcad.frontend.closures import NestedFunctions, convert_closures
 from srcad.frontend.desugar import Desugaring
 from srcad.frontend.exits import lower_exits
 from srcad.control import stop_recording
 from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction, param_names
-from srcad.frontend.scopes import captured_names, local_names, store_counts, stores
+from srcad.frontend.scopes import local_names, store_counts, stores
 from srcad.frontend.trees import clone, walk
 from srcad.transform.naming import Namer
 
@@ -72,7 +72,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
     return _Normalizer(fn, namer, resolver, parsed).run()
 
 
-class _Normalizer(Desugaring):
+class _Normalizer(Desugaring, NestedFunctions):
     def __init__(self, fn: gast.FunctionDef, namer: Namer, resolver, parsed: ParsedFunction):
         self.fn = fn
         self.namer = namer
@@ -149,9 +149,7 @@ class _Normalizer(Desugaring):
         elif isinstance(node, gast.With):
             self._unrecorded_block(node)
         elif isinstance(node, gast.FunctionDef):
-            self._check_captures(node)
-            nested = clone(node)
-            nested.args = self._renamed_defaults(node.args)
+            nested = self._nested_function(node)
             nested.name = self._define(node.name).id
             self._emit(nested, node)
 
@@ -174,17 +172,6 @@ class _Normalizer(Desugaring):
             for part in walk(statement):
                 if isinstance(part, gast.stmt):
                     part.unrecorded = True
-
-    def _check_captures(self, scope):
-        """A nested function or lambda may read the enclosing function's variables only if
-        they are assigned once: the simple form renames reassigned variables, and a closure
-        would see the wrong version."""
-        for name in sorted(captured_names(scope) & self.locals):
-            if self.stores.get(name, 0) > 1:
-                raise UnsupportedSyntaxError(
-                    f"srcad cannot differentiate a nested function that reads `{name}`, which "
-                    f"{self.parsed.name} assigns more than once.", self.parsed.location(scope),
-                    f"pass `{name}` to the nested function as an argument.")
 
     def _for(self, node):
         indexed = self._indexed_iteration(node)
@@ -313,10 +300,7 @@ class _Normalizer(Desugaring):
         if isinstance(node, (gast.ListComp, gast.GeneratorExp)):
             return self._comprehension(node)
         if isinstance(node, gast.Lambda):
-            self._check_captures(node)
-            function = clone(node)
-            function.args = self._renamed_defaults(node.args)
-            return function
+            return self._nested_function(node)
         if isinstance(node, gast.BoolOp):
             return self._short_circuit(node)
         if isinstance(node, gast.Call):
@@ -361,15 +345,6 @@ class _Normalizer(Desugaring):
 
     def _load(self, name: str) -> gast.Name:
         return gast.Name(self.current.get(name, name), gast.Load(), None, None)
-
-    def _renamed_defaults(self, arguments: gast.arguments) -> gast.arguments:
-        """A nested function's parameters, with its default values (evaluated here, at the
-        definition) reading the current versions of local variables."""
-        renamed = clone(arguments)
-        renamed.defaults = [self._renamed(d) for d in arguments.defaults]
-        renamed.kw_defaults = [None if d is None else self._renamed(d)
-                               for d in arguments.kw_defaults]
-        return renamed
 
     def _renamed(self, node):
         """A copy of an opaque expression with every local name at its current version."""
