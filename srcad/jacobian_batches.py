@@ -30,7 +30,7 @@ class BatchedColumns:
         self.function, self.names, self.positions = function, names, positions
         self.programs = None  # [(compiled, bound)] once found; False: not batchable
 
-    def __call__(self, args):
+    def __call__(self, args, kwargs):
         """`(output, blocks)` as `_Columns` gives them (`blocks[0][which] == [J]`), or
         None."""
         inputs = [args[p] for p in self.positions]
@@ -46,7 +46,8 @@ class BatchedColumns:
             seed = basis(size, np.result_type(np.result_type(x), np.float16))
             try:
                 output, tangent = run((seed.reshape((size,) + np.shape(x)),),
-                                      *(copied(args) if compiled.writes else args))
+                                      *(copied(args) if compiled.writes else args),
+                                      **(copied(kwargs) if compiled.writes else kwargs))
             except NotBatchable:  # a form the batched rules do not cover
                 return None
             if not isinstance(output, _ARGUMENT_TYPES):

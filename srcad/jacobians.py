@@ -50,21 +50,22 @@ class _Jacobian:
             programs.append(api.Derivative(self.fn, self.wrt).source)
         return "\n".join(programs)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        """The Jacobian at `args`; keyword arguments are passed on, not differentiated."""
         inputs = [args[p] for p in self.positions]
         _refuse_complex(inputs, "argument")
-        batched = self.batched(args) if self.mode != "rev" else None
+        batched = self.batched(args, kwargs) if self.mode != "rev" else None
         if batched is not None and (self.mode == "fwd" or _size(batched[0]) >= _size(inputs)):
             output, blocks = batched
             _refuse_complex([output], "output")
         elif self.mode == "rev":  # no tangent program: f may have VJP rules only
-            output, blocks = _by_rows(self.fn, args, self.wrt)
+            output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
         else:
-            columns = _Columns(self.fn, args, self.positions)
+            columns = _Columns(self.fn, args, kwargs, self.positions)
             output = columns.output
             _refuse_complex([output], "output")
             if self.mode == "auto" and _size(output) < _size(inputs):
-                output, blocks = _by_rows(self.fn, args, self.wrt)
+                output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
             else:
                 blocks = columns.all()
         several = isinstance(self.wrt, tuple)
@@ -81,8 +82,8 @@ class _Columns:
     argument and called directly. The first run also gives the output, which `auto` needs
     to choose a mode."""
 
-    def __init__(self, fn, args, positions):
-        self.fn, self.positions = fn, positions
+    def __init__(self, fn, args, kwargs, positions):
+        self.fn, self.positions, self.kwargs = fn, positions, kwargs
         self.args = list(args)
         names, _ = wrt_parameters(code_of(fn), tuple(positions))
         for position, name in zip(positions, names):
@@ -98,13 +99,14 @@ class _Columns:
         self.runs = []
         first = next(self.units, None)
         if first is None:
-            self.output = fn(*args)
+            self.output = fn(*args, **kwargs)
         else:
             self.output = self._run(*first)
 
     def _run(self, which: int, tangent):
-        output, raw = self.programs[which]((tangent,), *(copied(self.args) if self.writes
-                                                          else self.args))
+        args, kwargs = (copied(self.args), copied(self.kwargs)) if self.writes \
+            else (self.args, self.kwargs)
+        output, raw = self.programs[which]((tangent,), *args, **kwargs)
         self.runs.append(like_output(raw, output))
         return output
 
@@ -119,11 +121,11 @@ class _Columns:
                 for column, out in zip(flat, outputs)]
 
 
-def _by_rows(fn, args, wrt):
+def _by_rows(fn, args, kwargs, wrt):
     """The output, and blocks as in `_Columns.all` from one backward sweep per output
     element."""
     derivative = api.Derivative(fn, wrt)
-    output, backward, originals = derivative.forward(copied(list(args)), {})
+    output, backward, originals = derivative.forward(copied(list(args)), copied(kwargs))
     _refuse_complex([output], "output")
     replay = replaying(backward) if derivative.replayable else None
 
@@ -131,7 +133,7 @@ def _by_rows(fn, args, wrt):
         if replay is not None:  # the forward sweep ran once
             return derivative.gradients(replay, cotangent, originals)
         # each sweep pops what it saved, and may write into (copies of) the arguments
-        _, sweep, again = derivative.forward(copied(list(args)), {})
+        _, sweep, again = derivative.forward(copied(list(args)), copied(kwargs))
         return derivative.gradients(sweep, cotangent, again)
     inputs = [args[p] for p in _positional(fn, wrt, "jacobian")[1]]
     outputs = leaves(output)
@@ -253,7 +255,8 @@ class _HVP:
     def source(self) -> str:
         return api.Derivative(self.program(), wrt=self.position + 1).source
 
-    def __call__(self, *args_and_vector):
+    def __call__(self, *args_and_vector, **kwargs):
+        """H v at `args`; keyword arguments are passed on, not differentiated."""
         *args, vector = args_and_vector
         _refuse_complex([args[self.position], vector], "argument")
         check_tangent(vector, args[self.position], "v")
@@ -263,7 +266,7 @@ class _HVP:
         if derivative is None or derivative.fn is not self.program(containers):
             derivative = self._derivatives[containers] = api.Derivative(
                 self.program(containers), wrt=self.position + 1)
-        (value, slope), backward, originals = derivative.forward(((vector,), *args), {})
+        (value, slope), backward, originals = derivative.forward(((vector,), *args), kwargs)
         seed_for(value)  # the function must be scalar: a clear error otherwise
         if slope is None:  # on this path the output does not depend on the argument
             return like_argument(None, x)

@@ -292,3 +292,27 @@ def test_scalar_outputs_of_numpy_scalar_type():
     a, b = np.array([0.1, 0.2]), np.array([0.3, 0.4])
     for mode in ("fwd", "rev"):
         np.testing.assert_allclose(srcad.jacobian(lambda a, b: a @ b, mode=mode)(a, b), b)
+
+
+def scaled_energy(x, w, *, scale=1.0, offset=0.0):
+    return np.sum(np.tanh(w @ x + offset) ** 2) * scale
+
+
+def scaled_map(x, w, *, scale=1.0):
+    return np.tanh(w @ x) * scale
+
+
+def test_keyword_arguments_are_passed_on_not_differentiated():
+    """As in JAX: `jacobian(f)(x, w, scale=2.0)` differentiates in `x` at that `scale`."""
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal(3), rng.standard_normal((3, 3))
+    expected = srcad.jacobian(lambda x: scaled_map(x, w, scale=2.5))(x)
+    for mode in ("fwd", "rev", "auto"):
+        got = srcad.jacobian(scaled_map, mode=mode)(x, w, scale=2.5)
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    hessian = srcad.hessian(scaled_energy)(x, w, scale=3.0, offset=0.1)
+    reference = srcad.hessian(lambda x: scaled_energy(x, w, scale=3.0, offset=0.1))(x)
+    np.testing.assert_allclose(hessian, reference, rtol=1e-12)
+    v = rng.standard_normal(3)
+    np.testing.assert_allclose(srcad.hvp(scaled_energy)(x, w, v, scale=3.0, offset=0.1),
+                               reference @ v, rtol=1e-10)
