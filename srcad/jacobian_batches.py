@@ -37,23 +37,33 @@ class BatchedColumns:
         if not all(isinstance(x, _ARGUMENT_TYPES) and np.result_type(x).kind == "f"
                    for x in inputs):
             return None
+        output, per_argument = None, []
+        for which, x in enumerate(inputs):
+            size = int(np.size(x))
+            seed = basis(size, np.result_type(np.result_type(x), np.float16))
+            ran = self.run(which, seed.reshape((size,) + np.shape(x)), args, kwargs)
+            if ran is None:
+                return None
+            output, tangent = ran
+            per_argument.append([_block(tangent, output, x)])
+        return output, [per_argument]
+
+    def run(self, which: int, seed, args, kwargs):
+        """`(output, batched tangent)` of one run seeded with `seed` along the `which`-th
+        parameter (float arguments only), or None: not batchable, or an output that is not
+        one array or number."""
         programs = self._programs()
         if not programs:
             return None
-        output, per_argument = None, []
-        for (compiled, run), x in zip(programs, inputs):
-            size = int(np.size(x))
-            seed = basis(size, np.result_type(np.result_type(x), np.float16))
-            try:
-                output, tangent = run((seed.reshape((size,) + np.shape(x)),),
-                                      *(copied(args) if compiled.writes else args),
-                                      **(copied(kwargs) if compiled.writes else kwargs))
-            except NotBatchable:  # a form the batched rules do not cover
-                return None
-            if not isinstance(output, _ARGUMENT_TYPES):
-                return None  # a dict, list or tuple, or a complex value: columns decide
-            per_argument.append([_block(tangent, output, x)])
-        return output, [per_argument]
+        compiled, run = programs[which]
+        try:
+            output, tangent = run((seed,), *(copied(args) if compiled.writes else args),
+                                  **(copied(kwargs) if compiled.writes else kwargs))
+        except NotBatchable:  # a form the batched rules do not cover
+            return None
+        if not isinstance(output, _ARGUMENT_TYPES):
+            return None  # a dict, list or tuple, or a complex value: columns decide
+        return output, tangent
 
     def _programs(self):
         if self.programs and all(c.guards_hold(self.function) for c, _ in self.programs):

@@ -24,6 +24,7 @@ from srcad.errors import UsageError
 from srcad.forward_api import check_tangent, jvp, like_output
 from srcad.frontend.parse import code_of
 from srcad.derivative_calls import transformable
+from srcad.batching import basis
 from srcad.jacobian_batches import BatchedColumns
 from srcad.runtime import replaying
 
@@ -303,10 +304,11 @@ class _BatchJacobian:
 
     def __init__(self, fn, wrt):
         self.fn = transformable(fn)
-        _, (self.position,) = _positional(self.fn, wrt, "batch_jacobian") if not isinstance(
-            wrt, tuple) else (None, (None,))
+        names, (self.position,) = _positional(self.fn, wrt, "batch_jacobian") \
+            if not isinstance(wrt, tuple) else (None, (None,))
         if self.position is None:
             raise UsageError("batch_jacobian takes one array argument in wrt.")
+        self.batched = BatchedColumns(self.fn, names, (self.position,))
 
     @property
     def source(self) -> str:
@@ -318,18 +320,34 @@ class _BatchJacobian:
         if x.ndim == 0:
             raise UsageError("batch_jacobian needs an argument with a batch axis first.")
         example = x[0]
-        columns = []
-        for unit in _unit_arrays(example.astype(np.result_type(x.dtype, np.float16))):
-            tangents = [None] * len(args)
-            tangents[self.position] = np.broadcast_to(unit, x.shape).copy()
-            output, tangent = jvp(self.fn, tuple(args), tuple(tangents))
-            columns.append(tangent)
+        stacked = self._all_at_once(args, x)
+        if stacked is None:  # one run of the tangent program per element of an example
+            columns = []
+            for unit in _unit_arrays(example.astype(np.result_type(x.dtype, np.float16))):
+                tangents = [None] * len(args)
+                tangents[self.position] = np.broadcast_to(unit, x.shape).copy()
+                output, tangent = jvp(self.fn, tuple(args), tuple(tangents))
+                columns.append(tangent)
+            stacked = output, np.stack(columns, axis=-1)  # batch + out + (in elements)
+        output, columns = stacked
         if np.ndim(output) == 0 or np.shape(output)[0] != x.shape[0]:
             raise UsageError(f"batch_jacobian needs an output with the batch axis first "
                              f"({x.shape[0]} rows); got shape {np.shape(output)}.")
         self._check_independent(args, output)
-        stacked = np.stack(columns, axis=-1)  # batch + out + (in elements)
-        return stacked.reshape(np.shape(output) + example.shape)
+        return columns.reshape(np.shape(output) + example.shape)
+
+    def _all_at_once(self, args, x):
+        """`(output, columns)` from one run of the batched tangent program, seeded with
+        each unit direction of an example repeated over the batch, or None."""
+        size = int(np.prod(x.shape[1:], dtype=int))
+        unit = basis(size, np.result_type(x.dtype, np.float16)).reshape((size, 1) + x.shape[1:])
+        ran = self.batched.run(0, np.broadcast_to(unit, (size,) + x.shape), args, {})
+        if ran is None:
+            return None
+        output, tangent = ran
+        if tangent is None:
+            return output, np.zeros(np.shape(output) + (size,))
+        return output, np.moveaxis(np.asarray(tangent), 0, -1)
 
     def _check_independent(self, args, output):
         """Refuse a function that mixes rows (a mean over the batch): its per-example

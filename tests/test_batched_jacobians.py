@@ -91,3 +91,18 @@ def test_the_dense_layer_is_batched_and_helpers_fall_back():
     from srcad.bench.workloads import dense_layer
     assert batched(dense_layer)
     assert not batched(call_programs.calls_helpers)  # a call of the user's helper
+
+
+def rowwise(xs, W):
+    return np.tanh(xs @ W) * np.sum(xs ** 2, axis=1, keepdims=True)
+
+
+def test_batch_jacobian_in_one_batched_run():
+    """Each unit direction of an example, repeated over the batch, seeds one run."""
+    rng = np.random.default_rng(5)
+    xs, W = rng.standard_normal((4, 3)), rng.standard_normal((3, 2))
+    assert batched(rowwise)
+    got = srcad.batch_jacobian(rowwise)(xs, W)
+    for i in range(4):
+        expected = srcad.jacobian(lambda x: rowwise(x[None, :], W)[0], mode="rev")(xs[i])
+        np.testing.assert_allclose(got[i], expected, rtol=1e-12)
