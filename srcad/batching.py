@@ -68,10 +68,11 @@ def aligned(tangent, ans):
 
 def full(tangent, ans):
     """The batched tangent of `ans` in its full shape `(n,) + ans.shape`."""
+    logical = _shape(ans)
+    if _shape(tangent)[1:] == logical:  # the common case: already full
+        return tangent
     tangent = aligned(tangent, ans)
-    shape = _shape(tangent)
-    target = shape[:1] + _shape(ans)
-    return tangent if shape == target else np.broadcast_to(tangent, target)
+    return np.broadcast_to(tangent, _shape(tangent)[:1] + logical)
 
 
 def broadcast_like(g, ans):

@@ -3,7 +3,7 @@
 `jacobians._Jacobian` asks here first; None means "not batched" and it runs the ordinary
 tangent program once per input element instead (the result is the same, only slower).
 Batched: every `wrt` argument is a float array or number (not a dict, list or tuple), the
-output is one real array or number, and the function has a batched tangent program
+output is one real float array or number (a complex one goes to the columns, which refuse it), and the function has a batched tangent program
 (transform/batched.py) whose rules cover every form met when it runs (srcad/batching.py).
 The programs are looked up once per Jacobian object and kept while their guards hold, so a
 repeated Jacobian costs one program run and a transpose.
@@ -34,13 +34,13 @@ class BatchedColumns:
         """`(output, blocks)` as `_Columns` gives them (`blocks[0][which] == [J]`), or
         None."""
         inputs = [args[p] for p in self.positions]
-        if not all(isinstance(x, _ARGUMENT_TYPES) and np.result_type(x).kind == "f"
+        if not all(type(x) is float or isinstance(x, _ARGUMENT_TYPES) and x.dtype.kind == "f"
                    for x in inputs):
             return None
         output, per_argument = None, []
         for which, x in enumerate(inputs):
             size = int(np.size(x))
-            seed = basis(size, np.result_type(np.result_type(x), np.float16))
+            seed = basis(size, np.result_type(getattr(x, "dtype", np.float64), np.float16))
             ran = self.run(which, seed.reshape((size,) + np.shape(x)), args, kwargs)
             if ran is None:
                 return None
@@ -61,7 +61,8 @@ class BatchedColumns:
                                   **(copied(kwargs) if compiled.writes else kwargs))
         except NotBatchable:  # a form the batched rules do not cover
             return None
-        if not isinstance(output, _ARGUMENT_TYPES):
+        if not (type(output) is float or isinstance(output, _ARGUMENT_TYPES)
+                and output.dtype.kind == "f"):
             return None  # a dict, list or tuple, or a complex value: columns decide
         return output, tangent
 
@@ -77,7 +78,9 @@ def _block(tangent, output, x):
     """`out.shape + x.shape` from a batched tangent of the output (None: zeros)."""
     if tangent is None:
         return np.zeros(np.shape(output) + np.shape(x))
-    return np.moveaxis(np.asarray(tangent), 0, -1).reshape(np.shape(output) + np.shape(x))
+    rank = np.ndim(tangent)  # (n, *out) → (*out, n), then n as x's shape
+    moved = np.transpose(tangent, tuple(range(1, rank)) + (0,))
+    return moved.reshape(np.shape(output) + np.shape(x))
 
 
 def _program(function, name):

@@ -55,10 +55,12 @@ class _Jacobian:
         """The Jacobian at `args`; keyword arguments are passed on, not differentiated."""
         inputs = [args[p] for p in self.positions]
         _refuse_complex(inputs, "argument")
+        several = isinstance(self.wrt, tuple)
         batched = self.batched(args, kwargs) if self.mode != "rev" else None
         if batched is not None and (self.mode == "fwd" or _size(batched[0]) >= _size(inputs)):
-            output, blocks = batched
-            _refuse_complex([output], "output")
+            output, blocks = batched  # one real array or number (jacobian_batches)
+            if not several:  # the common case: no structure to rebuild
+                return blocks[0][0][0]
         elif self.mode == "rev":  # no tangent program: f may have VJP rules only
             output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
         else:
@@ -69,7 +71,6 @@ class _Jacobian:
                 output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
             else:
                 blocks = columns.all()
-        several = isinstance(self.wrt, tuple)
         per_output_leaf = []
         for per_input in blocks:
             arguments = [rebuilt(x, iter(parts)) for x, parts in zip(inputs, per_input)]
@@ -212,6 +213,8 @@ def _zero_like(value):
 
 
 def _size(value) -> int:
+    if type(value) is np.ndarray:
+        return value.size
     return sum(int(np.size(leaf)) for leaf in leaves(value))
 
 
