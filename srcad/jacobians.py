@@ -251,13 +251,15 @@ class _HVP:
         self._derivatives = {}  # argument containers → the reverse-mode derivative of P
 
     def program(self, containers=frozenset()):
+        """The tangent program returning `(tangent, value)`: reverse mode over it with
+        `has_aux` differentiates the tangent alone (the value's path is left out)."""
         function = transformable(self.fn)
         return cache.compiled_adjoint(function, (self.name,), containers=containers,
-                                      mode="fwd").bound(function)
+                                      mode="slope").bound(function)
 
     @property
     def source(self) -> str:
-        return api.Derivative(self.program(), wrt=self.position + 1).source
+        return api.Derivative(self.program(), wrt=self.position + 1, has_aux=True).source
 
     def __call__(self, *args_and_vector, **kwargs):
         """H v at `args`; keyword arguments are passed on, not differentiated."""
@@ -269,12 +271,12 @@ class _HVP:
         derivative = self._derivatives.get(containers)
         if derivative is None or derivative.fn is not self.program(containers):
             derivative = self._derivatives[containers] = api.Derivative(
-                self.program(containers), wrt=self.position + 1)
-        (value, slope), backward, originals = derivative.forward(((vector,), *args), kwargs)
+                self.program(containers), wrt=self.position + 1, has_aux=True)
+        (slope, value), backward, originals = derivative.forward(((vector,), *args), kwargs)
         seed_for(value)  # the function must be scalar: a clear error otherwise
         if slope is None:  # on this path the output does not depend on the argument
             return like_argument(None, x)
-        return derivative.gradients(backward, (None, seed_for(slope)), originals)
+        return derivative.gradients(backward, seed_for(slope), originals)
 
 
 def hvp(fn, wrt=0):

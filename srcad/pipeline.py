@@ -47,6 +47,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     returns `(output, tangent_of_output)`; a tangent is None where it is zero.
     "batch": the same with batched tangents (transform/batched.py, for forward Jacobians);
     raises `NotBatchable` for a function with an operation that has no batched form.
+    "slope": "fwd" returning `(tangent_of_output, output)`, so that reverse mode over it with
+    `has_aux` differentiates the tangent alone (Hessian-vector products).
     With `has_aux`, `fn` returns `(output, aux)` and only `output` is differentiated.
     `containers` names the `wrt` parameters that hold dicts, lists or tuples of values;
     `scalars` those that hold Python numbers (the code is specialised on it).
@@ -65,12 +67,13 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
                                      simple.versions, parsed, simple.return_variable)
     bindings = Bindings(namer, resolver)
-    if mode in ("fwd", "batch"):
+    if mode in ("fwd", "batch", "slope"):
         if mode == "batch":  # tangents of whole arrays: no float specialisation
             activity = replace(activity, scalars=frozenset())
         module, name = forward(simple, block, activity, wrt, output, parsed, namer,  # forward
                                bindings, fn.__code__.co_freevars, containers,
-                               BatchedTangents if mode == "batch" else None)
+                               BatchedTangents if mode == "batch" else None,
+                               slope_first=mode == "slope")
     else:
         module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
                                bindings, fn.__code__.co_freevars, containers)  # reverse
@@ -82,7 +85,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
             and use_math(module, activity.scalars, callee, bindings.name_for)
         module, name = fuse(module, name, namer, bindings, has_aux, optimistic)
         rescope(module, bindings, fn.__code__.co_freevars)
-    kind = {"fwd": "jvp", "batch": "batched jvp", "rev": "vjp", "grad": "grad"}[mode]
+    kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",
+            "grad": "grad"}[mode]
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label,
                            replayable=mode == "rev" and _replayable(block),

@@ -50,9 +50,11 @@ _NONE = gast.Constant(None, None)
 def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: tuple[str, ...],
             output: str, parsed: ParsedFunction, namer: Namer, bindings: Bindings,
             user_freevars: tuple[str, ...],
-            containers: frozenset = frozenset(), sweep_class=None) -> tuple[gast.Module, str]:
+            containers: frozenset = frozenset(), sweep_class=None,
+            slope_first: bool = False) -> tuple[gast.Module, str]:
     """The tangent module and the name of the JVP function inside it (`sweep_class`, a
-    subclass of `Tangents`, builds another kind of tangent program: batched.py)."""
+    subclass of `Tangents`, builds another kind of tangent program: batched.py; with
+    `slope_first` it returns `(tangent, output)`)."""
     tangents = Adjoints(namer, bindings, sequence_names(block, containers), prefix="t")
     jvp_name = namer.claim(f"{parsed.name}_jvp")
     seeds = namer.claim("tangents")
@@ -65,7 +67,8 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
         tangents.states[w] = SET
     body = sweep.block(block)
     returned = simple_fn.body[-1].value
-    result = gast.Tuple([returned, sweep.tangent_of(output)], gast.Load())
+    results = [returned, sweep.tangent_of(output)]
+    result = gast.Tuple(results[::-1] if slope_first else results, gast.Load())
     args = simple_fn.args
     args.args.insert(0, gast.Name(seeds, gast.Param(), None, None))
     jvp = gast.FunctionDef(jvp_name, args, preamble + body + [gast.Return(result)], [], None,
