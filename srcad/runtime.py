@@ -11,7 +11,7 @@ import operator
 
 import numpy as np
 
-from srcad.errors import SrcadError
+from srcad.errors import MissingRuleError, SrcadError
 
 _BASIC_INDEX_TYPES = (int, np.integer, slice, type(None), type(Ellipsis))
 
@@ -274,6 +274,31 @@ class Shape(tuple):
     @property
     def shape(self):
         return tuple(self)
+
+
+def field(value, name: str):
+    """`value.name`, an attribute of a local value that is not an array's (a named tuple's
+    field: `np.linalg.eigh(a).eigenvalues`); its rules see the field by name."""
+    return getattr(value, name)
+
+
+def field_index(value, name: str) -> int:
+    """Where the field `name` sits in the named tuple `value` (its adjoint is a tuple)."""
+    fields = getattr(type(value), "_fields", None)
+    if fields is None or name not in fields:
+        raise MissingRuleError(
+            f"srcad cannot differentiate through the attribute `.{name}` of a "
+            f"{type(value).__name__}: only named tuples' fields carry derivatives.",
+            fix="pass the value itself, or index a tuple, or register a rule for a function "
+            "that reads the attribute with `srcad.defvjp`.")
+    return fields.index(name)
+
+
+def field_adjoint(g, value, name: str) -> tuple:
+    """The adjoint of a named tuple whose field `name` has the adjoint `g`."""
+    parts = [None] * len(value)
+    parts[field_index(value, name)] = g
+    return tuple(parts)
 
 
 def shape_of(x):

@@ -9,6 +9,7 @@ a non-symmetric one, whose other triangle has a zero derivative.
 """
 import numpy as np
 
+from srcad.runtime import field
 from tests.rule_table import DOMAINS, Case, binary
 
 
@@ -52,6 +53,8 @@ SQUARE = [
     (np.linalg.slogdet, lambda a: np.linalg.slogdet(a)[1]),
     (np.linalg.slogdet, sign_times_logdet),
     (np.linalg.slogdet, slogdet_read_twice),
+    (field, lambda a: np.linalg.slogdet(a).logabsdet),  # named tuples' fields, read by name
+    (field, lambda a: np.linalg.eigh(symmetric(a)).eigenvalues ** 2),
     (np.linalg.matrix_power, lambda a: np.linalg.matrix_power(a, 3)),
     (np.linalg.matrix_power, lambda a: np.linalg.matrix_power(a, 1)),
     (np.linalg.matrix_power, lambda a: np.linalg.matrix_power(a, -2)),

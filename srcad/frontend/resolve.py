@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
+from srcad import runtime
 from srcad.control import CustomGradient
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.frontend.scopes import enclosing_reads, local_names
@@ -281,6 +282,10 @@ def _node(statement, resolver: Resolver):
     if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name) \
             and value.value.id in resolver.local_names:
         descriptor = getattr(np.ndarray, value.attr, None)
+        if descriptor is None:  # a named tuple's field, say: read by name (runtime.field)
+            return Operation(statement, "call", targets, runtime.field,
+                             (value.value, gast.Constant(value.attr, None)),
+                             label=f".{value.attr}")
         return Operation(statement, "call", targets, descriptor, (value.value,),
                          label=f".{value.attr}")
     if isinstance(value, gast.Call):

@@ -1,5 +1,5 @@
-"""Rules for Python builtins and the `math` module, for code written on Python floats: VJPs
-and JVPs. A function of Python numbers has a diagonal Jacobian, so one rule per argument
+"""Rules for Python builtins and the `math` module, for code written on Python floats, and
+for reading a named tuple's field (`np.linalg.eigh(a).eigenvalues`): VJPs and JVPs. A function of Python numbers has a diagonal Jacobian, so one rule per argument
 (`g` times the partial derivative) serves as its VJP and its JVP: `define_pointwise`."""
 import builtins
 import math
@@ -9,7 +9,8 @@ import numpy as np
 
 from srcad.rules.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
-from srcad.runtime import broadcast_like, dense, index_adjoint, unbroadcast
+from srcad.runtime import (broadcast_like, dense, field, field_adjoint, field_index,
+                           index_adjoint, unbroadcast)
 
 
 def sum_vjp_iterable(g, ans, iterable, start=0):
@@ -107,3 +108,9 @@ define_pointwise(math.atan2, lambda g, ans, y, x: g * x / (x * x + y * y),
 
 nondifferentiable(int, bool, len, range, isinstance, enumerate, zip, reversed, round,
                   math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)
+
+
+# `result.field` of a named tuple: the tuple's adjoint holds `g` at the field's place; its
+# tangent (a tuple of the fields' tangents) gives the field's.
+defvjp(field, lambda g, ans, value, name: field_adjoint(g, value, name), None)
+defjvp(field, lambda g, ans, value, name: g[field_index(value, name)], None)
