@@ -33,15 +33,17 @@ class BatchedColumns:
     def __call__(self, args, kwargs):
         """`(output, blocks)` as `_Columns` gives them (`blocks[0][which] == [J]`), or
         None."""
-        inputs = [args[p] for p in self.positions]
-        if not all(type(x) is float or isinstance(x, _ARGUMENT_TYPES) and x.dtype.kind == "f"
-                   for x in inputs):
-            return None
         output, per_argument = None, []
-        for which, x in enumerate(inputs):
-            size = int(np.size(x))
-            seed = basis(size, np.result_type(getattr(x, "dtype", np.float64), np.float16))
-            ran = self.run(which, seed.reshape((size,) + np.shape(x)), args, kwargs)
+        for which, position in enumerate(self.positions):
+            x = args[position]
+            if type(x) is np.ndarray and x.dtype.kind == "f":
+                seed = basis(x.size, x.dtype).reshape((x.size,) + x.shape)
+            elif type(x) is float or isinstance(x, np.floating):
+                seed = basis(1, np.result_type(getattr(x, "dtype", np.float64),
+                                               np.float16)).reshape(1)
+            else:
+                return None
+            ran = self.run(which, seed, args, kwargs)
             if ran is None:
                 return None
             output, tangent = ran
