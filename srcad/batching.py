@@ -59,8 +59,12 @@ def _shape(value) -> tuple:
 def aligned(tangent, ans):
     """A batched tangent of an elementwise operation's argument, with axes of length 1
     after the batch axis up to the rank of the operation's output `ans`."""
+    return _aligned_to(tangent, len(_shape(ans)))
+
+
+def _aligned_to(tangent, rank: int):
     shape = _shape(tangent)
-    missing = len(_shape(ans)) + 1 - len(shape)
+    missing = rank + 1 - len(shape)
     if missing <= 0:
         return tangent
     return np.reshape(tangent, shape[:1] + (1,) * missing + shape[1:])
@@ -97,13 +101,6 @@ def _refused(what: str):
     raise NotBatchable(f"no batched form for {what}")
 
 
-def _sum_of(parts, ans):
-    total = parts[0]
-    for part in parts[1:]:
-        total = total + part
-    return full(total, ans)
-
-
 def _logical_axis(axis, ndim: int):
     """A logical axis (a tuple of them, or None for all) as an axis of the batched array."""
     if axis is None:
@@ -127,16 +124,15 @@ def matmul(ans, tangents, a, b):
     rows, columns = np.ndim(a) == 1, np.ndim(b) == 1
     a_matrix = np.reshape(a, (1, -1)) if rows else a
     b_matrix = np.reshape(b, (-1, 1)) if columns else b
-    product = np.empty(np.broadcast_shapes(np.shape(a_matrix)[:-2], np.shape(b_matrix)[:-2])
-                       + np.shape(a_matrix)[-2:-1] + np.shape(b_matrix)[-1:], dtype=bool)
+    rank = max(np.ndim(a_matrix), np.ndim(b_matrix))  # of the stacked product
     parts = []
     if t_a is not None:
         t_matrix = t_a[:, None, :] if rows else t_a
-        parts.append(np.matmul(aligned(t_matrix, product), b_matrix))
+        parts.append(np.matmul(_aligned_to(t_matrix, rank), b_matrix))
     if t_b is not None:
         t_matrix = t_b[..., None] if columns else t_b
-        parts.append(np.matmul(a_matrix, aligned(t_matrix, product)))
-    total = _sum_of(parts, product)
+        parts.append(np.matmul(a_matrix, _aligned_to(t_matrix, rank)))
+    total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
     if columns:
         total = total[..., 0]
     if rows:
@@ -151,18 +147,18 @@ def dot(ans, tangents, a, b):
     return matmul(ans, tangents, a, b)
 
 
-def summed(ans, tangents, a, axis=None, dtype=None, out=None, keepdims=False, **options):
-    if out is not None or options:
-        _refused("np.sum with out=, initial= or where=")
-    return full(np.sum(tangents[0], axis=_logical_axis(axis, np.ndim(a)), dtype=dtype,
+def _reduction(fn, name: str):
+    """The batched rule of `np.sum` or `np.mean` over logical axes (both are linear)."""
+    def rule(ans, tangents, a, axis=None, dtype=None, out=None, keepdims=False, **options):
+        if out is not None or options:
+            _refused(f"np.{fn.__name__} with out=, initial= or where=")
+        return full(fn(tangents[0], axis=_logical_axis(axis, np.ndim(a)), dtype=dtype,
                        keepdims=keepdims), ans)
+    rule.__name__ = name
+    return rule
 
 
-def averaged(ans, tangents, a, axis=None, dtype=None, out=None, keepdims=False, **options):
-    if out is not None or options:
-        _refused("np.mean with out= or where=")
-    return full(np.mean(tangents[0], axis=_logical_axis(axis, np.ndim(a)), dtype=dtype,
-                        keepdims=keepdims), ans)
+summed, averaged = _reduction(np.sum, "summed"), _reduction(np.mean, "averaged")
 
 
 def getitem(ans, tangents, a, index):
