@@ -38,8 +38,8 @@ class Derivative:
         self.function = getattr(unwrapped, "__func__", unwrapped if isinstance(
             unwrapped, types.FunctionType) else fn)
         self.receiver = (unwrapped.__self__,) if hasattr(unwrapped, "__func__") else ()
-        if is_derivative(fn) or isinstance(fn, CustomGradient):  # transform a call of it
-            self.function, self.receiver = adapter(fn), ()  # (not its body: its own rule)
+        if is_derivative(fn) or isinstance(fn, (CustomGradient, functools.partial)):
+            self.function, self.receiver = adapter(fn), ()  # transform a call of it
         self.names, self.positions = wrt_parameters(code_of(self.function), wrt,
                                                     len(self.receiver))
         self._last_position = max((p for p in self.positions if p is not None), default=-1)
@@ -162,7 +162,8 @@ class _DerivativeFunction:
         return self.derivative.source
 
     def __repr__(self):
-        return f"<srcad.{type(self).__name__.lstrip('_').lower()} of {self.__name__}>"
+        name = getattr(self, "__name__", None) or repr(self.derivative.fn)  # (a partial has none)
+        return f"<srcad.{type(self).__name__.lstrip('_').lower()} of {name}>"
 
 
 class _Grad(_DerivativeFunction):

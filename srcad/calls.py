@@ -9,6 +9,7 @@ at the call site, in that order (None for zero). The same rule registry serves e
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 
@@ -45,6 +46,9 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
         return vjp_of_jvp(active, args, kwargs)
     if isinstance(fn, CustomGradient):
         return _by_custom_gradient(fn, active, args, kwargs)
+    if isinstance(fn, functools.partial):
+        return call_vjp(fn.func, _shifted(active, len(fn.args)), *fn.args, *args,
+                        **{**fn.keywords, **kwargs})
     if is_nondifferentiable(fn):
         return fn(*args, **kwargs), _no_cotangents(active)
     function = inspect.unwrap(fn)
@@ -290,6 +294,9 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
     if fn is call_jvp or fn is call_method_jvp:  # a tangent program differentiated again
         from srcad.higher_order import jvp_of_tangent_call
         return jvp_of_tangent_call(fn, active, tangents, args, kwargs)
+    if isinstance(fn, functools.partial):
+        return jvp_call(fn.func, _shifted(active, len(fn.args)), tangents,
+                        (*fn.args, *args), {**fn.keywords, **kwargs}, reached)
     if is_derivative(fn):
         from srcad.derivative_calls import jvp_of_derivative
         return jvp_of_derivative(fn, active, tangents, args, kwargs)

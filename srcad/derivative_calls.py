@@ -11,6 +11,7 @@ Python source, so every order is transformed the same way.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import types
 import weakref
@@ -116,9 +117,10 @@ def _after_seeds(active) -> tuple:
 
 def transformable(fn):
     """`fn`, or a plain function with its parameters that calls it when `fn` is a derivative
-    object, a bound method or a custom gradient (Jacobians and Hessians index its parameters
-    as the user does; a custom gradient's body is not what is differentiated)."""
-    if calls.is_derivative(fn) or isinstance(fn, CustomGradient) \
+    object, a bound method, a `functools.partial` or a custom gradient (Jacobians and
+    Hessians index its parameters as the user does; a custom gradient's body is not what is
+    differentiated)."""
+    if calls.is_derivative(fn) or isinstance(fn, (CustomGradient, functools.partial)) \
             or isinstance(inspect.unwrap(fn), types.MethodType):
         return adapter(fn)
     return fn

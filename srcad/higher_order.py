@@ -12,6 +12,7 @@ resolves `srcad_callee` and applies its JVP rules.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 import itertools
 import linecache
@@ -201,7 +202,8 @@ def _direct_call(caller, args: tuple, kwargs: dict) -> types.FunctionType:
 def _wrapper(callee, count: int, keywords: tuple) -> types.FunctionType:
     """`def call(a0, .., *, k, ..): return callee(a0, .., k=k, ..)`, with source in
     linecache, so that srcad transforms a call of `callee` (a NumPy function, a builtin)
-    with the rules it has."""
+    with the rules it has; a `functools.partial` calls its function with the values it
+    binds (constants here: a partial of differentiated values is refused where it is made)."""
     try:
         key = (callee, count, keywords)
         made = _WRAPPERS.get(key)
@@ -211,10 +213,17 @@ def _wrapper(callee, count: int, keywords: tuple) -> types.FunctionType:
         return made
     positional = [f"a{i}" for i in range(count)]
     parameters = ", ".join(positional + (["*"] + list(keywords) if keywords else []))
-    arguments = ", ".join(positional + [f"{k}={k}" for k in keywords])
+    namespace, bound = {"srcad_callee": callee}, []
+    if isinstance(callee, functools.partial):  # call its function, with what it binds fixed
+        namespace = {"srcad_callee": callee.func,
+                     **{f"srcad_bound_{i}": v for i, v in enumerate(callee.args)},
+                     **{f"srcad_bound_{k}": v for k, v in callee.keywords.items()}}
+        bound = [f"srcad_bound_{i}" for i in range(len(callee.args))] + [
+            f"{k}=srcad_bound_{k}" for k in callee.keywords if k not in keywords]
+    arguments = ", ".join(bound + positional + [f"{k}={k}" for k in keywords])
     source = f"def call({parameters}):\n    return srcad_callee({arguments})\n"
-    made = compiled_source(source, "call", {"srcad_callee": callee},
-                            f"<srcad-call of {getattr(callee, '__name__', 'a callable')}>")
+    label = getattr(namespace["srcad_callee"], "__name__", "a callable")
+    made = compiled_source(source, "call", namespace, f"<srcad-call of {label}>")
     if key is not None:
         _WRAPPERS[key] = made
     return made

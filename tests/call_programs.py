@@ -1,6 +1,8 @@
 """Programs that call functions: the user's helpers, library code, methods, closures."""
 import math
 
+import functools
+
 import numpy as np
 
 import srcad
@@ -138,6 +140,14 @@ def passes_a_closure_on(x, w):
     def uses_w(y):
         return np.sum(y * w)
     return apply(uses_w, x)
+
+
+def partial_of_a_differentiated_value(x, w):
+    return functools.partial(scaled_sine, w=w)(x)
+
+
+def scaled_sine(x, w=1.0):
+    return np.sum(np.sin(x) * w)
 
 
 def returns_a_closure(x):

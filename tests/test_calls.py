@@ -1,5 +1,7 @@
 """Calls: the user's helpers (recursion included), keyword arguments, library code written
 in Python, array methods, and callees chosen at run time."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -56,6 +58,20 @@ def test_a_closure_that_escapes_with_a_differentiated_value_is_refused():
     assert srcad.grad(p.passes_a_closure_on)(np.ones(2), np.full(2, 3.0)).tolist() == [3, 3]
     with pytest.raises(UnsupportedSyntaxError, match="call of `derivative`.*closure"):
         srcad.grad(p.returns_a_closure)(0.5)
+    with pytest.raises(UnsupportedSyntaxError, match="functools.partial"):
+        srcad.grad(p.partial_of_a_differentiated_value, wrt=1)(np.ones(2), 2.0)
+
+
+def test_functools_partial_in_every_transformation():
+    """`grad(partial(f, w=2.0))`, as JAX users write it: the bound values are constants."""
+    x = np.array([0.1, 0.2])
+    bound = functools.partial(p.scaled_sine, w=2.0)
+    np.testing.assert_allclose(srcad.grad(bound)(x), 2 * np.cos(x), rtol=1e-12)
+    np.testing.assert_allclose(srcad.jacobian(bound)(x), 2 * np.cos(x), rtol=1e-12)
+    np.testing.assert_allclose(srcad.hessian(bound)(x), np.diag(-2 * np.sin(x)), rtol=1e-12)
+    assert srcad.jvp(bound, (x,), (np.ones(2),))[1] == pytest.approx(2 * np.sum(np.cos(x)))
+    np.testing.assert_allclose(srcad.grad(p.partial_of_a_differentiated_value)(x, 2.0),
+                               2 * np.cos(x), rtol=1e-12)
 
 
 def test_a_closure_over_a_reassigned_variable_is_refused():

@@ -304,7 +304,9 @@ class _Normalizer(Desugaring, NestedFunctions):
         if isinstance(node, gast.BoolOp):
             return self._short_circuit(node)
         if isinstance(node, gast.Call):
-            func = node.func if self._is_global_chain(node.func) else self._simple(node.func)
+            func = node.func if self._is_global_chain(node.func) else self._simple(
+                node.func) if isinstance(node.func, (gast.Name, gast.Attribute)) \
+                else self._atom(node.func)  # `make(w)(x)`: the callee is a value of its own
             return gast.Call(func, [self._atom(a) for a in node.args],
                              [gast.keyword(k.arg, self._atom(k.value)) for k in node.keywords])
         if isinstance(node, gast.Subscript):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import operator
 import types
@@ -19,6 +20,7 @@ import gast
 import numpy as np
 
 from srcad import runtime
+from srcad.calls import is_derivative
 from srcad.control import CustomGradient
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.frontend.scopes import enclosing_reads, local_names
@@ -311,7 +313,7 @@ def _has_source(callee) -> bool:
     """A Python function (or bound method) without a rule: its adjoint is generated too."""
     if vjp_rules(callee) is not None or is_nondifferentiable(callee):
         return False
-    if isinstance(callee, CustomGradient):
+    if isinstance(callee, (CustomGradient, functools.partial)) or is_derivative(callee):
         return True
     return isinstance(inspect.unwrap(callee), (types.FunctionType, types.MethodType))
 

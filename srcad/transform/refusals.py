@@ -28,7 +28,8 @@ def check_callee(op: Operation, varied, parsed) -> None:
         raise UnsupportedSyntaxError(
             f"srcad cannot differentiate the call of `{func.id}` in {parsed.name}: that "
             "function value depends on differentiated values it holds (a closure made by "
-            "another function), a path the derivative cannot follow.",
+            "another function, a functools.partial of them), a path the derivative cannot "
+            "follow.",
             parsed.location(op.statement),
             f"pass those values to `{func.id}` as arguments, or define it with `def` in "
             f"{parsed.name} itself (srcad passes what a nested function reads).")
