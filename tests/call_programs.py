@@ -1,7 +1,6 @@
 """Programs that call functions: the user's helpers, library code, methods, closures."""
-import math
-
 import functools
+import math
 
 import numpy as np
 
