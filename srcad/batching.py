@@ -15,7 +15,9 @@ computed column by column: a batched result is exact or not used.
 """
 from __future__ import annotations
 
+import inspect
 import operator
+import types
 
 import numpy as np
 
@@ -207,6 +209,39 @@ def array(ans, tangents, value, dtype=None, *, copy=True, order="K", subok=False
     if isinstance(tangents[0], np.ndarray):
         return np.array(full(tangents[0], ans))
     return stack(ans, tangents[:1], value)
+
+
+# ---- calls of the user's helpers ----------------------------------------------------------------
+def call(fn, active: tuple, tangents: tuple, *args, **kwargs):
+    """`(fn(*args, **kwargs), its batched tangent)` for a Python function without rules:
+    its own batched tangent program, seeded with the batched tangents of the arguments at
+    `active` (positions or names). Anything else is not batched here."""
+    from srcad import cache, calls  # the transformation needs this module: import late
+    from srcad.control import CustomGradient
+    function = inspect.unwrap(fn)
+    if not isinstance(function, types.FunctionType) or isinstance(fn, CustomGradient) \
+            or calls.vjp_rules(fn) is not None or calls.jvp_rules(fn) is not None \
+            or calls.is_derivative(fn) or calls.is_nondifferentiable(fn):
+        _refused(f"the call of {fn!r}")
+    places = [calls.parameter_of(function, spec) for spec in active]
+    if any(part is not None for _, part in places) \
+            or any(isinstance(t, (list, tuple, dict)) for t in tangents):
+        _refused("a call passing `*args`, `**kwargs` or containers with tangents")
+    names = tuple(name for name, _ in places)
+    if len(set(names)) != len(names):
+        _refused("a call passing one parameter twice")
+    key = (function.__code__, names)
+    if key in _UNBATCHABLE:  # known from an earlier call: do not transform again
+        _refused(f"the call of {fn!r}")
+    try:
+        program = cache.compiled_adjoint(function, names, mode="batch").bound(function)
+    except NotBatchable:
+        _UNBATCHABLE.add(key)
+        raise
+    return program(tuple(tangents), *args, **kwargs)
+
+
+_UNBATCHABLE = set()  # (code, parameter names) of helpers without a batched program
 
 
 RULES = {np.matmul: matmul, operator.matmul: matmul, np.dot: dot, np.sum: summed,

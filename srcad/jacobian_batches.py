@@ -61,7 +61,8 @@ class BatchedColumns:
         try:
             output, tangent = run((seed,), *(copied(args) if compiled.writes else args),
                                   **(copied(kwargs) if compiled.writes else kwargs))
-        except NotBatchable:  # a form the batched rules do not cover
+        except NotBatchable:  # a form the batched rules do not cover: columns from now on
+            self.programs = False
             return None
         if not (type(output) is float or isinstance(output, _ARGUMENT_TYPES)
                 and output.dtype.kind == "f"):
@@ -69,6 +70,8 @@ class BatchedColumns:
         return output, tangent
 
     def _programs(self):
+        if self.programs is False:  # not batchable, or a run found a form without one
+            return False
         if self.programs and all(c.guards_hold(self.function) for c, _ in self.programs):
             return self.programs
         found = [_program(self.function, name) for name in self.names]

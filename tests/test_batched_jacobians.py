@@ -90,10 +90,11 @@ def test_batched_rules_for_operations_that_move_axes(fn, args, wrt):
     assert_forward_matches_reverse(fn, args, wrt)
 
 
-def test_the_dense_layer_is_batched_and_helpers_fall_back():
+def test_the_dense_layer_and_helper_calls_are_batched_and_methods_fall_back():
     from srcad.bench.workloads import dense_layer
     assert batched(dense_layer)
-    assert not batched(call_programs.calls_helpers)  # a call of the user's helper
+    assert batched(call_programs.calls_helpers)  # the helpers' own batched programs
+    assert not batched(call_programs.array_methods)  # `x.sum(axis=0)`: columns
 
 
 def rowwise(xs, W):
@@ -125,3 +126,23 @@ def test_broadcasting_operators_under_random_shapes(row, shapes, wrt, python_sca
     args = make_args(((dx, sx), (dy, sy)), np.float64, seed)
     with np.errstate(all="ignore"):
         assert_forward_matches_reverse(fn, args, wrt)
+
+
+def writes_rows(v):
+    out = np.zeros((2,) + v.shape)
+    out[0] = v
+    out[1] = v ** 2
+    return out
+
+
+def calls_a_helper_without_a_batched_form(x):
+    return np.tanh(writes_rows(x)) * 2.0
+
+
+def test_a_helper_without_a_batched_form_falls_back_to_columns_when_it_runs():
+    x = np.array([0.3, -0.6, 0.9])
+    jacobian = srcad.jacobian(calls_a_helper_without_a_batched_form, mode="fwd")
+    expected = srcad.jacobian(calls_a_helper_without_a_batched_form, mode="rev")(x)
+    np.testing.assert_allclose(jacobian(x), expected, rtol=1e-12)
+    assert jacobian.batched.programs is False  # found out once: columns from then on
+    np.testing.assert_allclose(jacobian(x), expected, rtol=1e-12)

@@ -7,11 +7,12 @@ arrays instead of one Python-level run per column.
 
 Only operations whose batched form is known are batched: elementwise ufuncs and arithmetic
 (their rules applied to tangents aligned to the output's rank), `np.where`, matmul and
-`np.dot`, `np.sum`/`np.mean`, indexing, reshapes, transposes and stacking, and lists of
-tangents. Anything else (a call of the user's helpers, a method call, a write into an array,
-a loop over an array, any other NumPy function) raises `NotBatchable` when the program is
-built, and the Jacobian runs the ordinary tangent program per column instead: the batched
-program is never an approximation.
+`np.dot`, `np.sum`/`np.mean`, indexing, reshapes, transposes and stacking, lists of
+tangents, and calls of the user's helpers (their own batched programs, `batching.call`).
+Anything else (a method call, a write into an array, a loop over an array, any other NumPy
+function) raises `NotBatchable` when the program is built (or, for a helper, when it runs),
+and the Jacobian runs the ordinary tangent program per column instead: the batched program
+is never an approximation.
 """
 from __future__ import annotations
 
@@ -86,8 +87,10 @@ class BatchedTangents(Tangents):
         return [gast.Assign([gast.Name(self.tangents.name(target), gast.Store(), None, None)],
                             call, None)]
 
-    def _dynamic_call(self, op):
-        raise NotBatchable(f"the call `{op.label}` is differentiated when it runs")
+    callee_caller = ("batched_call", batching.call)
+
+    def method_caller(self, op):
+        raise NotBatchable(f"the method call `{op.label}` is differentiated when it runs")
 
     # ---- sequences only: arrays would need their batch axis kept apart ---------------------
     def _iterated(self, node):

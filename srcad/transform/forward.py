@@ -103,6 +103,12 @@ class Tangents:
         """The name under which the generated code reads `obj`, a rule's free name."""
         return self.bindings.name_for(name, obj)
 
+    # How a call whose callee is known when it runs gets its tangent (batched.py: batched).
+    callee_caller = ("call_jvp", calls.call_jvp)
+
+    def method_caller(self, op) -> str:
+        return self.bindings.name_for("call_method_jvp", calls.call_method_jvp)
+
     def helper(self, name: str):
         return load(self.bindings.name_for(name, getattr(runtime, name)))
 
@@ -355,10 +361,10 @@ class Tangents:
                               + [self.tangent_of_atom(v) for k, v in op.keywords if k in named],
                               gast.Load())
         if op.method:
-            caller = self.bindings.name_for("call_method_jvp", calls.call_method_jvp)
+            caller = self.method_caller(op)
             head, rest = [op.args[0], gast.Constant(op.method, None)], op.args[1:]
         else:
-            caller = self.bindings.name_for("call_jvp", calls.call_jvp)
+            caller = self.bindings.name_for(*self.callee_caller)
             head, rest = [op.statement.value.func], op.args
         call = gast.Call(load(caller), [*head, spec, tangents, *rest],
                          [gast.keyword(k, v) for k, v in op.keywords])
