@@ -5,14 +5,12 @@ every row of the rule table, the program corpora, and the shapes each batched ru
 import numpy as np
 import pytest
 from hypothesis import given, settings
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
 
 import srcad
 from srcad import jacobian_batches
 from srcad.transform.batched import is_elementwise
 from tests import call_programs, control_programs, in_place_programs
-from tests.test_rules import ARITHMETIC, CASES, _case_id, make_args
+from tests.test_rules import BROADCASTING, CASES, _case_id, broadcasting_case, make_args
 
 def _real(case) -> bool:
     args = make_args(case.args, np.float64)
@@ -113,17 +111,11 @@ def test_batch_jacobian_in_one_batched_run():
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(row=st.sampled_from(ARITHMETIC),
-       shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
-       wrt=st.sampled_from([0, 1, (0, 1)]),
-       python_scalars=st.booleans(),
-       seed=st.integers(0, 2 ** 16))
+@given(**BROADCASTING)
 def test_broadcasting_operators_under_random_shapes(row, shapes, wrt, python_scalars, seed):
     """Batched tangents are aligned to each output's rank: random broadcasting of both
     operands, Python numbers among them, gives the reverse-mode Jacobian."""
-    _, fn, dx, dy = row
-    sx, sy = (None if python_scalars and s == () else s for s in shapes.input_shapes)
-    args = make_args(((dx, sx), (dy, sy)), np.float64, seed)
+    fn, args = broadcasting_case(row, shapes, python_scalars, seed)
     with np.errstate(all="ignore"):
         assert_forward_matches_reverse(fn, args, wrt)
 

@@ -689,16 +689,25 @@ def test_kinks_follow_autograd(primal, fn, expected, x):
 ARITHMETIC = [row for row in BINARY if row[0].__module__ == "_operator"]
 
 
-@settings(max_examples=60, deadline=None, derandomize=True)
-@given(row=st.sampled_from(ARITHMETIC),
-       shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
-       wrt=st.sampled_from([0, 1, (0, 1)]),
-       python_scalars=st.booleans(),
-       seed=st.integers(0, 2 ** 16))
-def test_arithmetic_operators_under_random_broadcasting(row, shapes, wrt, python_scalars, seed):
+BROADCASTING = dict(  # hypothesis strategies: an operator, shapes, `wrt`, Python numbers or not
+    row=st.sampled_from(ARITHMETIC),
+    shapes=hnp.mutually_broadcastable_shapes(num_shapes=2, max_dims=3, max_side=3),
+    wrt=st.sampled_from([0, 1, (0, 1)]),
+    python_scalars=st.booleans(),
+    seed=st.integers(0, 2 ** 16))
+
+
+def broadcasting_case(row, shapes, python_scalars, seed):
+    """`(fn, args)` for one draw of `BROADCASTING` (a () shape may be a Python float)."""
     _, fn, dx, dy = row
     sx, sy = (None if python_scalars and s == () else s for s in shapes.input_shapes)
-    args = make_args(((dx, sx), (dy, sy)), np.float64, seed)
+    return fn, make_args(((dx, sx), (dy, sy)), np.float64, seed)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(**BROADCASTING)
+def test_arithmetic_operators_under_random_broadcasting(row, shapes, wrt, python_scalars, seed):
+    fn, args = broadcasting_case(row, shapes, python_scalars, seed)
     assert_vjp_matches_finite_differences(fn, args, wrt, seed=seed, **TOLERANCES[np.float64])
 
 
