@@ -16,10 +16,8 @@ import numpy as np
 from srcad import cache
 from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_parameters
 from srcad.errors import CotangentError, UsageError
-from srcad.calls import is_derivative
-from srcad.control import CustomGradient
 from srcad.frontend.parse import code_of
-from srcad.derivative_calls import adapter, transformable
+from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformable
 
 
 _FLOATS = {(float,) * n for n in range(1, 9)}
@@ -38,7 +36,7 @@ class Derivative:
         self.function = getattr(unwrapped, "__func__", unwrapped if isinstance(
             unwrapped, types.FunctionType) else fn)
         self.receiver = (unwrapped.__self__,) if hasattr(unwrapped, "__func__") else ()
-        if is_derivative(fn) or isinstance(fn, (CustomGradient, functools.partial)):
+        if has_no_body_of_its_own(fn):
             self.function, self.receiver = adapter(fn), ()  # transform a call of it
         self.names, self.positions = wrt_parameters(code_of(self.function), wrt,
                                                     len(self.receiver))

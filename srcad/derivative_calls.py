@@ -120,10 +120,15 @@ def transformable(fn):
     object, a bound method, a `functools.partial` or a custom gradient (Jacobians and
     Hessians index its parameters as the user does; a custom gradient's body is not what is
     differentiated)."""
-    if calls.is_derivative(fn) or isinstance(fn, (CustomGradient, functools.partial)) \
-            or isinstance(inspect.unwrap(fn), types.MethodType):
+    if has_no_body_of_its_own(fn) or isinstance(inspect.unwrap(fn), types.MethodType):
         return adapter(fn)
     return fn
+
+
+def has_no_body_of_its_own(fn) -> bool:
+    """A callable srcad differentiates through a call of it, not by transforming the body
+    `inspect.unwrap` would find: a derivative object, a custom gradient, a partial."""
+    return calls.is_derivative(fn) or isinstance(fn, (CustomGradient, functools.partial))
 
 
 def adapter(fn) -> types.FunctionType:
