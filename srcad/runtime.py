@@ -33,6 +33,31 @@ def unbroadcast(g, x):
     return g
 
 
+def uniform_unbroadcast(g, out, x):
+    """`unbroadcast` of a *uniform* cotangent: `g`, a number, stands for itself at every
+    element of `out`, into which the operand `x` was broadcast. Each element of `x` appears
+    size(out) / size(x) times in `out`, so its cotangent is that many `g`s, the same at
+    every element of `x`: a uniform cotangent again (transform/adjoints.py, UNIFORM)."""
+    out_shape, x_shape = np.shape(out), np.shape(x)
+    if out_shape == x_shape:
+        return g
+    size, own = math.prod(out_shape), math.prod(x_shape)
+    return g if size == own else g * (size // own)
+
+
+def unbroadcast_from(g, out, x):
+    """`unbroadcast(g, x)` of a cotangent `g` of `out` computed from a uniform one: `g`
+    stands for its broadcast to `out`'s shape, which it has unless the rule multiplied the
+    number by an operand smaller than `out` (then its broadcast is summed, not copied)."""
+    shape = np.shape(out)
+    if np.shape(g) != shape:
+        if np.shape(x) == shape or not _is_plain(g):  # its own array (a tensor stays one)
+            g = np.zeros(shape, np.result_type(dtype_of(g), np.float16)) + g
+        else:
+            g = np.broadcast_to(g, shape)  # a view: unbroadcast sums it into a new array
+    return unbroadcast(g, x)
+
+
 def dtype_of(x):
     """`x`'s dtype without converting it (a tape-mode tensor has one; a list does not)."""
     dtype = getattr(x, "dtype", None)

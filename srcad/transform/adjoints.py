@@ -16,6 +16,11 @@ cotangent may be its input `g` itself (the VJP of `+` or `reshape`), the user's 
 another adjoint, and writing into one of those would change another value. An adjoint is
 read only once it is complete, when the backward sweep reaches its primal's definition, and
 then reset, so ownership never outlives the adjoint's last write.
+
+UNIFORM is SET with a number that stands for itself at every element of the primal: the
+cotangent of a full reduction, kept a number while elementwise rules allow (uniform.py), and
+made an array (`materialise`) before anything else reads it. It arises outside loops and
+branches only, so control flow never meets it.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from srcad.transform.reuse import HELPERS
 
 UNSET, NONE, SET, MAYBE = "unset", "none", "set", "maybe"
 OWNED, MAYBE_OWNED = "owned", "maybe owned"
+UNIFORM = "uniform"
 _UNOWNED = {OWNED: SET, MAYBE_OWNED: MAYBE}
 
 
@@ -79,6 +85,7 @@ class Adjoints:
         self.numbers = numbers
         self.names: dict[str, str] = {}
         self.states: dict[str, str] = {}
+        self._single: dict[str, gast.Assign] = {}  # UNIFORM adjoints set once: the assignment
 
     def name(self, primal: str) -> str:
         if primal not in self.names:
@@ -113,6 +120,10 @@ class Adjoints:
     # ---- accumulation ------------------------------------------------------------------------
     def accumulate(self, primal: str, contribution, may_be_none=False) -> list:
         """Statements adding `contribution` to the adjoint of `primal`."""
+        spread = self.materialise([primal])  # an array joins a UNIFORM number: spread it
+        return spread + self._accumulate(primal, contribution, may_be_none)
+
+    def _accumulate(self, primal: str, contribution, may_be_none) -> list:
         name, state = self.name(primal), self.state(primal)
         if may_be_none or primal in self.sequences:
             self.states[primal] = MAYBE if may_be_none and _UNOWNED.get(state, state) != SET \
@@ -136,6 +147,41 @@ class Adjoints:
         self.states[primal] = OWNED if fresh else SET  # it may be `contribution` itself
         return [assign(name, gast.IfExp(is_none(name), contribution, total))]
 
+    def uniform(self, primal: str, number) -> list:
+        """Statements adding `number`, standing for itself at every element of `primal`, to
+        the adjoint of `primal` (an array, not a sequence)."""
+        name, state = self.name(primal), self.state(primal)
+        if state == UNSET:
+            self.states[primal] = UNIFORM
+            self._single[primal] = assign(name, number)
+            return [self._single[primal]]
+        if state == UNIFORM:
+            self._single.pop(primal, None)
+            return [assign(name, gast.BinOp(load(name), gast.Add(), number))]
+        if state in (SET, OWNED):  # an array of the primal's shape: the number broadcasts
+            return self.accumulate(primal, number)
+        return self.accumulate(primal, self._spread(number, primal))
+
+    def materialise(self, primals) -> list:
+        """`b_x = expand_reduced(b_x, x)` for each UNIFORM adjoint among `primals`: a rule, a
+        branch, a loop or the caller is about to read it as an array."""
+        statements = []
+        for primal in sorted(p for p in primals if self.state(p) == UNIFORM):
+            self.states[primal] = OWNED
+            single = self._single.pop(primal, None)
+            if single is not None:  # spread where it was set: `b_x = expand_reduced(b_s, x)`
+                single.value = self._spread(single.value, primal)
+                continue
+            name = self.name(primal)
+            statements.append(assign(name, self._spread(load(name), primal)))
+        return statements
+
+    def _spread(self, number, primal: str):
+        like = load(primal)
+        like.shape_only = True  # expand_reduced reads only its shape
+        spread = self.bindings.name_for("expand_reduced", runtime.expand_reduced)
+        return gast.Call(load(spread), [number, like], [])
+
     def _fresh(self, expression) -> bool:
         """Whether `expression` surely makes a new value no other name refers to: arithmetic,
         the runtime's scatter and spread of a cotangent, a rule marked `returns_new_array`,
@@ -151,8 +197,8 @@ class Adjoints:
         if helper in (runtime.index_adjoint, runtime.expand_reduced) or helper in HELPERS \
                 or getattr(helper, "returns_new_array", False):
             return True
-        return helper is runtime.unbroadcast and bool(expression.args) \
-            and self._fresh(expression.args[0])
+        return helper in (runtime.unbroadcast, runtime.unbroadcast_from) \
+            and bool(expression.args) and self._fresh(expression.args[0])
 
     def helper_of(self, expression):
         """The runtime helper `expression` calls, if it calls one by name."""

@@ -38,7 +38,8 @@ from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_non
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.refusals import check_operation, qualified_name
-from srcad.transform.reverse import SCOPE, function_def, sequence_names
+from srcad.transform.reverse import SCOPE, function_def
+from srcad.transform.sequences import sequence_names
 from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
                                         unruled_arguments, unruled_check)
 from srcad.transform.templates import instantiate

@@ -20,22 +20,20 @@ primal values by name. Adjoints follow srcad/transform/adjoints.py.
 from __future__ import annotations
 
 import builtins
-import operator
 
 import gast
-import numpy as np
 
 from srcad import calls, runtime
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError
 from srcad.frontend.parse import ParsedFunction, param_names
-from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
+from srcad.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.frontend import trees
 from srcad.frontend.trees import clone
 from srcad.rules import vjp_rules
-from srcad.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNSET, Adjoints, assign,
-                                      is_none, join, load, store)
+from srcad.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNIFORM, UNSET, Adjoints,
+                                      assign, is_none, join, load, store)
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.optimize import drop_dead_zero_stores, loaded_names, names_read
@@ -43,10 +41,12 @@ from srcad.transform.recording import REGION, record
 from srcad.transform.release import release
 from srcad.transform.reuse import consume
 from srcad.transform.refusals import check_operation, qualified_name
+from srcad.transform.sequences import sequence_names
 from srcad.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
 from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
                                         unruled_arguments, unruled_check)
 from srcad.transform.templates import instantiate
+from srcad.transform import uniform
 
 SCOPE = "srcad_scope"
 
@@ -63,6 +63,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     vjp_name = namer.claim(f"{parsed.name}_vjp")
     seed = adjoints.seed(output)
     raw = _Backward(activity, parsed, namer, bindings, adjoints).block(block)
+    raw += adjoints.materialise(wrt)
     gradients = [adjoints.returned(w) for w in wrt]
     sites = assignment_sites(block, param_names(simple_fn))
     backward_body, recorded, trips, shapes = settle(
@@ -98,51 +99,6 @@ def function_def(name, params, body):
     return gast.FunctionDef(name, args, body, [], None, None, [])
 
 
-def sequence_names(block, containers) -> set:
-    """Names that may hold tuples, lists or dicts, whose adjoints add element by element:
-    packed values, unpacked values, container parameters and what is read out of them."""
-    names = set(containers)
-    for node in operations(block):
-        if node.kind == "pack" or (node.kind == "call" and _may_return_a_sequence(node)):
-            names.update(node.targets)
-        elif node.kind == "unpack":
-            names.add(node.args[0].id)
-        elif node.kind == "append":
-            names.add(node.mutates)
-    packed = {node.targets[0]: node.args for node in operations(block) if node.kind == "pack"}
-    while True:
-        size = len(names)
-        for node in walk(block):
-            if isinstance(node, Loop) and node.iterable in names:
-                names.add(node.element)
-            elif isinstance(node, Operation) and node.kind == "unpack" and (
-                    node.args[0].id not in packed  # elements of a value made elsewhere
-                    or any(getattr(a, "id", None) in names for a in packed[node.args[0].id])):
-                names.update(node.targets)
-            elif isinstance(node, Operation) and node.targets and node.args \
-                    and isinstance(node.args[0], gast.Name) and node.args[0].id in names \
-                    and (node.kind == "copy" or node.callee is operator.getitem):
-                names.update(node.targets)
-        if len(names) == size:
-            return names
-
-
-_ARRAY_LIBRARIES = ("numpy", "math", "builtins", "operator", "_operator", "scipy")
-# NumPy functions with rules that return a tuple or list of arrays: the adjoints their
-# elements' readers give (`p[0]`, `p[1]`) add element by element, never by tuple `+`
-_SEQUENCE_RESULTS = (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.gradient,
-                     np.linalg.slogdet, np.linalg.eigh, np.linalg.eig, np.linalg.svd)
-
-
-def _may_return_a_sequence(op: Operation) -> bool:
-    """A call to the user's code (a helper, a method, a custom gradient, a function with
-    a rule the user registered) may return a tuple, list or dict; NumPy's functions do not,
-    but for those that split an array or return several results (`_SEQUENCE_RESULTS`)."""
-    module = getattr(op.callee, "__module__", None) or ""
-    return op.dynamic or module.split(".")[0] not in _ARRAY_LIBRARIES \
-        or any(op.callee is fn for fn in _SEQUENCE_RESULTS)
-
-
 # ---- the backward sweep ----------------------------------------------------------------------
 class _Backward:
     def __init__(self, activity: Activity, parsed, namer: Namer, bindings: Bindings,
@@ -158,6 +114,8 @@ class _Backward:
     def block(self, nodes) -> list:
         statements = []
         for node in reversed(nodes):
+            if isinstance(node, (Branch, Loop)):  # control flow never meets a UNIFORM adjoint
+                statements.extend(self.adjoints.materialise(list(self.adjoints.states)))
             if isinstance(node, Branch):
                 statements.extend(self.branch(node))
             elif isinstance(node, Loop):
@@ -225,6 +183,12 @@ class _Backward:
     # ---- operations ----------------------------------------------------------------------------
     def operation(self, op: Operation) -> list:
         check_operation(op, self.activity.varied, self.parsed)
+        prelude = []
+        if op.kind not in ("call", "copy") or op.dynamic:  # those two may read a number
+            prelude = self.adjoints.materialise([t for t in (*op.targets, op.mutates) if t])
+        return prelude + self._operation(op)
+
+    def _operation(self, op: Operation) -> list:
         if op.kind in ("setitem", "append"):
             statements = []
             if op.mutates in self.active:
@@ -248,7 +212,7 @@ class _Backward:
         state = self.adjoints.state(target)
         if state in (UNSET, NONE):
             return []
-        if state in (SET, OWNED):
+        if state in (SET, OWNED, UNIFORM):
             return derivative()
         statements = self.adjoints.make_variables(set(reads) & self.active)
         before = self.adjoints.snapshot()
@@ -260,6 +224,11 @@ class _Backward:
 
     def _copy(self, op):
         g = self.adjoints.name(op.targets[0])
+        if self.adjoints.state(op.targets[0]) == UNIFORM:
+            if self._may_be_uniform(op.args[0]):
+                return self.adjoints.uniform(op.args[0].id, load(g))
+            statements = self.adjoints.materialise([op.targets[0]])
+            return statements + self._contribute(op.args[0], load(g))
         _, (cotangent,) = self._consumed(op, g, [load(g)])
         return self._contribute(op.args[0], cotangent)
 
@@ -323,6 +292,16 @@ class _Backward:
                 arguments.append(argument)
                 cotangents.append(instantiate(template, bound, g, ans, self.bindings.name_for,
                                               same_shape))
+        if self.adjoints.state(op.targets[0]) == UNIFORM:
+            shares = uniform.shares(op, arguments, cotangents, g.id, same_shape,
+                                    self.adjoints.helper_of, self.bindings.named,
+                                    self.bindings.name_for)
+            if shares is not None and all(self._may_be_uniform(a) for a in arguments):
+                for (name, share, is_number), argument in zip(shares, arguments):
+                    statements += self.adjoints.uniform(name, share) if is_number \
+                        else self._contribute(argument, share)
+                return statements
+            statements += self.adjoints.materialise([op.targets[0]])
         order, cotangents = self._consumed(op, g.id, cotangents)
         for position in order:
             statements += self._contribute(arguments[position], cotangents[position])
@@ -386,4 +365,16 @@ class _Backward:
             return statements
         if not isinstance(argument, gast.Name) or argument.id not in self.active:
             return []
+        number = None if may_be_none or not self._may_be_uniform(argument) else \
+            uniform.spread_number(contribution, argument.id, self.adjoints.helper_of)
+        if number is not None:  # a full reduction's cotangent: kept a number (uniform.py)
+            return self.adjoints.uniform(argument.id, number)
         return self.adjoints.accumulate(argument.id, contribution, may_be_none)
+
+    def _may_be_uniform(self, argument) -> bool:
+        """Whether `argument`'s adjoint may hold a number standing for every element: an
+        array's (not a number's, not a sequence's), outside loops and branches."""
+        numbers = self.adjoints.numbers
+        return self.depth == 0 and isinstance(argument, gast.Name) \
+            and argument.id in self.active and numbers is not None \
+            and argument.id not in numbers and argument.id not in self.adjoints.sequences

@@ -82,7 +82,7 @@ def same_shape_arguments(op: Operation, scalars: frozenset = frozenset()) -> fro
     arguments are all scalar constants, or numbers when the output is a number."""
     if op.targets and op.targets[0] in scalars:
         return frozenset(a.id for a in op.args if isinstance(a, gast.Name) and a.id in scalars)
-    if not (isinstance(op.callee, np.ufunc) or op.label in _ELEMENTWISE_SYMBOLS):
+    if not (isinstance(op.callee, np.ufunc) or op.label in ELEMENTWISE_SYMBOLS):
         return frozenset()
     names = [a for a in op.args if isinstance(a, gast.Name)]
     scalars = [a for a in op.args if isinstance(a, gast.Constant)
@@ -92,4 +92,4 @@ def same_shape_arguments(op: Operation, scalars: frozenset = frozenset()) -> fro
     return frozenset()
 
 
-_ELEMENTWISE_SYMBOLS = {"+", "-", "*", "/", "**", "%", "unary -", "unary +"}
+ELEMENTWISE_SYMBOLS = {"+", "-", "*", "/", "**", "%", "unary -", "unary +"}

@@ -1,4 +1,4 @@
-def srcad_scope(add_at, expand_reduced, index_adjoint, multiply_into, shape_of, unbroadcast):
+def srcad_scope(add_at, expand_reduced, index_adjoint, shape_of, unbroadcast):
 
     def indexing_vjp(x):
         first = x[0]
@@ -6,17 +6,17 @@ def srcad_scope(add_at, expand_reduced, index_adjoint, multiply_into, shape_of, 
         picked = x[:, None, 1]
         pow_0 = first ** 2
         sum_1 = np.sum(pow_0)
-        pow_0 = shape_of(pow_0)
+        del pow_0
         mul_2 = tail * 3.0
-        del tail
+        tail = shape_of(tail)
         sum_3 = np.sum(mul_2)
-        mul_2 = shape_of(mul_2)
+        del mul_2
         add_4 = sum_1 + sum_3
         sum_1 = shape_of(sum_1)
         sum_3 = shape_of(sum_3)
         sin_5 = np.sin(picked)
         sum_6 = np.sum(sin_5)
-        sin_5 = shape_of(sin_5)
+        del sin_5
         add_7 = add_4 + sum_6
         add_4 = shape_of(add_4)
         sum_6 = shape_of(sum_6)
@@ -24,20 +24,20 @@ def srcad_scope(add_at, expand_reduced, index_adjoint, multiply_into, shape_of, 
         def indexing_backward(b_add_7):
             b_add_4 = unbroadcast(b_add_7, add_4)
             b_sum_6 = unbroadcast(b_add_7, sum_6)
-            b_sin_5 = expand_reduced(b_sum_6, sin_5, None, False)
+            b_sin_5 = b_sum_6
             del b_sum_6
-            b_picked = multiply_into(b_sin_5, np.cos(picked))
+            b_picked = b_sin_5 * np.cos(picked)
             del b_sin_5
             b_sum_1 = unbroadcast(b_add_4, sum_1)
             b_sum_3 = unbroadcast(b_add_4, sum_3)
             del b_add_4
-            b_mul_2 = expand_reduced(b_sum_3, mul_2, None, False)
+            b_mul_2 = b_sum_3
             del b_sum_3
-            b_tail = multiply_into(b_mul_2, 3.0)
+            b_tail = expand_reduced(b_mul_2 * 3.0, tail)
             del b_mul_2
-            b_pow_0 = expand_reduced(b_sum_1, pow_0, None, False)
+            b_pow_0 = b_sum_1
             del b_sum_1
-            b_first = multiply_into(multiply_into(b_pow_0, 2), first)
+            b_first = b_pow_0 * 2 * first
             del b_pow_0
             b_x = index_adjoint(b_picked, x, (slice(None, None), None, 1))
             del b_picked

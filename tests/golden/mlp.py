@@ -12,8 +12,8 @@ def srcad_scope(expand_reduced, matmul_vjp_a, matmul_vjp_b, multiply_into, reduc
         pow_3 = shape_of(pow_3)
 
         def mlp_backward(b_mean_4):
-            b_pow_3 = expand_reduced(b_mean_4 / reduced_size(pow_3, None), pow_3, None, False)
-            b_matmul_2 = multiply_into(multiply_into(b_pow_3, 2), matmul_2)
+            b_pow_3 = b_mean_4 / reduced_size(pow_3, None)
+            b_matmul_2 = b_pow_3 * 2 * matmul_2
             del b_pow_3
             b_hidden = matmul_vjp_a(b_matmul_2, None, hidden, w2)
             b_w2 = matmul_vjp_b(b_matmul_2, None, hidden, w2)

@@ -1,4 +1,4 @@
-def srcad_scope(add_into, expand_reduced, multiply_into, shape_of, unbroadcast):
+def srcad_scope(add_into, expand_reduced, multiply_into, shape_of, unbroadcast, unbroadcast_from):
 
     def reassigned_vjp(x, w):
         x_1 = x * w
@@ -12,9 +12,9 @@ def srcad_scope(add_into, expand_reduced, multiply_into, shape_of, unbroadcast):
         x_4 = shape_of(x_4)
 
         def reassigned_backward(b_sum_1):
-            b_x_4 = expand_reduced(b_sum_1, x_4, None, False)
-            b_x_3 = unbroadcast(b_x_4 * w, x_3)
-            b_w = unbroadcast(multiply_into(b_x_4, x_3), w)
+            b_x_4 = b_sum_1
+            b_x_3 = unbroadcast_from(b_x_4 * w, x_4, x_3)
+            b_w = unbroadcast_from(b_x_4 * x_3, x_4, w)
             del b_x_4
             b_x_2 = b_x_3
             del b_x_3

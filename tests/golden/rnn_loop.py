@@ -15,7 +15,7 @@ def srcad_scope(add_into, expand_reduced, matmul_vjp_a, matmul_vjp_b, multiply_i
 
         def rnn_loop_backward(b_sum_2):
             nonlocal h
-            b_h = expand_reduced(b_sum_2, h, None, False)
+            b_h = expand_reduced(b_sum_2, h)
             b_W = None
             trips = stack.pop()
             for _ in range(trips):
