@@ -248,30 +248,37 @@ class _HVP:
                              "of arrays is one argument).")
         self.fn = transformable(fn)
         (self.name,), (self.position,) = _positional(self.fn, wrt, "hvp")
-        self._derivatives = {}  # argument containers → the reverse-mode derivative of P
+        self._derivatives = {}  # argument containers → (P compiled, for function, reverse
+        #                         mode over P)
 
-    def program(self, containers=frozenset()):
-        """The tangent program returning `(tangent, value)`: reverse mode over it with
-        `has_aux` differentiates the tangent alone (the value's path is left out)."""
-        function = transformable(self.fn)
-        return cache.compiled_adjoint(function, (self.name,), containers=containers,
-                                      mode="slope").bound(function)
+    def _derivative(self, containers: frozenset) -> api.Derivative:
+        """Reverse mode with `has_aux` over the tangent program P returning `(tangent,
+        value)`, so that the tangent alone is differentiated (the value's path is left out);
+        made again when the names P's transformation relied on were rebound."""
+        entry = self._derivatives.get(containers)
+        if entry is None or not entry[0].guards_hold(entry[1]):
+            function = transformable(self.fn)
+            compiled = cache.compiled_adjoint(function, (self.name,), containers=containers,
+                                              mode="slope")
+            entry = self._derivatives[containers] = (compiled, function, api.Derivative(
+                compiled.bound(function), wrt=self.position + 1, has_aux=True))
+        return entry[2]
 
     @property
     def source(self) -> str:
-        return api.Derivative(self.program(), wrt=self.position + 1, has_aux=True).source
+        return self._derivative(frozenset()).source
 
     def __call__(self, *args_and_vector, **kwargs):
         """H v at `args`; keyword arguments are passed on, not differentiated."""
         *args, vector = args_and_vector
-        _refuse_complex([args[self.position], vector], "argument")
-        check_tangent(vector, args[self.position], "v")
-        x = args[self.position] = promote(args[self.position], self.name)
+        x = args[self.position]
+        if not (type(x) is np.ndarray and type(vector) is np.ndarray  # the common case
+                and x.dtype.kind == "f" and vector.dtype.kind == "f" and x.shape == vector.shape):
+            _refuse_complex([x, vector], "argument")
+            check_tangent(vector, x, "v")
+            x = args[self.position] = promote(x, self.name)
         containers = frozenset({self.name}) if is_container(x) else frozenset()
-        derivative = self._derivatives.get(containers)
-        if derivative is None or derivative.fn is not self.program(containers):
-            derivative = self._derivatives[containers] = api.Derivative(
-                self.program(containers), wrt=self.position + 1, has_aux=True)
+        derivative = self._derivative(containers)
         (slope, value), backward, originals = derivative.forward(((vector,), *args), kwargs)
         seed_for(value)  # the function must be scalar: a clear error otherwise
         if slope is None:  # on this path the output does not depend on the argument
