@@ -9,6 +9,9 @@ imported by `import srcad`; peers are imported only when run.
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
+
 from srcad.bench.contenders import CONTENDERS
 from srcad.bench.measure import measure
 from srcad.bench.report import plot, tables, write_json
@@ -23,6 +26,7 @@ def run(only=None, contenders=None, quick=False, json_path=None, plot_path=None,
     if "hand" not in names:
         names.insert(0, "hand")
     rounds, sample = (3, 0.002) if quick else (15, 0.02)
+    steady_heap()
     results = []
     for workload in chosen:
         results += measure(workload, names, rounds, sample)
@@ -32,6 +36,24 @@ def run(only=None, contenders=None, quick=False, json_path=None, plot_path=None,
     if plot_path:
         plot(results, names, plot_path)
     return results
+
+
+def steady_heap() -> bool:
+    """Keep freed memory in the process (glibc), so no contender pays page faults by chance.
+
+    glibc hands the top of the heap back to the system once 128 KiB are free there, and
+    serves blocks above an adaptive threshold by mmap: whether a workload's ~100 KB arrays
+    come back as fresh pages on every call then depends on what ran before (the hand-written
+    Rosenbrock gradient measured 27 us or 165 us by that alone). A long-running program's
+    heap settles; fixing both thresholds high makes every run measure that steady state.
+    False where the C library is not glibc (nothing is changed)."""
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        set_option = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    trim_threshold, mmap_threshold = -1, -3  # M_TRIM_THRESHOLD, M_MMAP_THRESHOLD
+    return bool(set_option(trim_threshold, 1 << 30) and set_option(mmap_threshold, 1 << 25))
 
 
 def _select(items, names, name_of, what):
