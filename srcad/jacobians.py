@@ -252,16 +252,16 @@ class _HVP:
         #                         mode over P)
 
     def _derivative(self, containers: frozenset) -> api.Derivative:
-        """Reverse mode with `has_aux` over the tangent program P returning `(tangent,
-        value)`, so that the tangent alone is differentiated (the value's path is left out);
-        made again when the names P's transformation relied on were rebound."""
+        """Reverse mode over the tangent program P, which returns the output's tangent
+        alone (pipeline.transform, mode "slope"); made again when the names P's
+        transformation relied on were rebound."""
         entry = self._derivatives.get(containers)
         if entry is None or not entry[0].guards_hold(entry[1]):
             function = transformable(self.fn)
             compiled = cache.compiled_adjoint(function, (self.name,), containers=containers,
                                               mode="slope")
             entry = self._derivatives[containers] = (compiled, function, api.Derivative(
-                compiled.bound(function), wrt=self.position + 1, has_aux=True))
+                compiled.bound(function), wrt=self.position + 1))
         return entry[2]
 
     @property
@@ -279,10 +279,11 @@ class _HVP:
             x = args[self.position] = promote(x, self.name)
         containers = frozenset({self.name}) if is_container(x) else frozenset()
         derivative = self._derivative(containers)
-        (slope, value), backward, originals = derivative.forward(((vector,), *args), kwargs)
-        seed_for(value)  # the function must be scalar: a clear error otherwise
+        slope, backward, originals = derivative.forward(((vector,), *args), kwargs)
         if slope is None:  # on this path the output does not depend on the argument
+            seed_for(self.fn(*args, **kwargs))  # but it must be a scalar: a clear error if not
             return like_argument(None, x)
+        # the tangent has the output's shape and kind: a clear error unless it is a scalar
         return derivative.gradients(backward, seed_for(slope), originals)
 
 

@@ -47,8 +47,9 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     returns `(output, tangent_of_output)`; a tangent is None where it is zero.
     "batch": the same with batched tangents (transform/batched.py, for forward Jacobians);
     raises `NotBatchable` for a function with an operation that has no batched form.
-    "slope": "fwd" returning `(tangent_of_output, output)`, so that reverse mode over it with
-    `has_aux` differentiates the tangent alone (Hessian-vector products).
+    "slope": "fwd" taking the same arguments and returning `tangent_of_output` alone, computed
+    without the operations that only lead to the output (transform/dead_code.py): reverse
+    mode over it gives Hessian-vector products.
     With `has_aux`, `fn` returns `(output, aux)` and only `output` is differentiated.
     `containers` names the `wrt` parameters that hold dicts, lists or tuples of values;
     `scalars` those that hold Python numbers (the code is specialised on it).
@@ -73,7 +74,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
         module, name = forward(simple, block, activity, wrt, output, parsed, namer,  # forward
                                bindings, fn.__code__.co_freevars, containers,
                                BatchedTangents if mode == "batch" else None,
-                               slope_first=mode == "slope")
+                               tangent_only=mode == "slope")
     else:
         module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
                                bindings, fn.__code__.co_freevars, containers)  # reverse

@@ -44,6 +44,7 @@ class BatchedTangents(Tangents):
     # ---- elementwise rules: aligned tangents in, full contributions out ----------------------
     # (A one-argument ufunc's output has its argument's shape: its tangent is already both.)
     unary = False
+    sums_broadcast = False  # the batch axis aligns only where `full` puts it
 
     def rule_tangent(self, g, target: str):
         if self.unary:

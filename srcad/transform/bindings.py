@@ -8,6 +8,8 @@ generated code as a closure cell under a name that collides with nothing of the 
 """
 from __future__ import annotations
 
+import gast
+
 from srcad.frontend.resolve import Resolver
 from srcad.transform.naming import Namer
 
@@ -36,3 +38,13 @@ class Bindings:
     def named(self, name: str):
         """The object `name_for` handed out `name` for (None if it did not)."""
         return self._objects.get(name)
+
+    def callee(self, expression):
+        """The object a callee expression of generated code names (None if unknown): a name
+        handed out here, the user's global (guarded) or an attribute of either (`np.cos`)."""
+        if isinstance(expression, gast.Name) and expression.id in self._objects:
+            return self._objects[expression.id]
+        if isinstance(expression, gast.Attribute) and isinstance(expression.value, gast.Name) \
+                and expression.value.id in self._objects:
+            return getattr(self._objects[expression.value.id], expression.attr, None)
+        return self.resolver.chain_value(expression)

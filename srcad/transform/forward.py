@@ -36,12 +36,15 @@ from srcad.rules import jvp_rules
 from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_none, join, load,
                                      store)
 from srcad.transform.bindings import Bindings
+from srcad.transform.dead_code import drop_dead
 from srcad.transform.naming import Namer
+from srcad.transform.optimize import loaded_names
 from srcad.transform.refusals import check_operation, qualified_name
 from srcad.transform.reverse import SCOPE, function_def
 from srcad.transform.sequences import sequence_names
 from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
                                         unruled_arguments, unruled_check)
+from srcad.transform.tangent_writes import TangentWrites, is_none_constant
 from srcad.transform.templates import instantiate
 
 MAYBE = "maybe"
@@ -52,10 +55,11 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
             output: str, parsed: ParsedFunction, namer: Namer, bindings: Bindings,
             user_freevars: tuple[str, ...],
             containers: frozenset = frozenset(), sweep_class=None,
-            slope_first: bool = False) -> tuple[gast.Module, str]:
+            tangent_only: bool = False) -> tuple[gast.Module, str]:
     """The tangent module and the name of the JVP function inside it (`sweep_class`, a
     subclass of `Tangents`, builds another kind of tangent program: batched.py; with
-    `slope_first` it returns `(tangent, output)`)."""
+    `tangent_only` it returns the output's tangent alone, and computes only what that
+    needs)."""
     tangents = Adjoints(namer, bindings, sequence_names(block, containers), prefix="t")
     jvp_name = namer.claim(f"{parsed.name}_jvp")
     seeds = namer.claim("tangents")
@@ -67,9 +71,11 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
     for w in containers:
         tangents.states[w] = SET
     body = sweep.block(block)
-    returned = simple_fn.body[-1].value
-    results = [returned, sweep.tangent_of(output)]
-    result = gast.Tuple(results[::-1] if slope_first else results, gast.Load())
+    if tangent_only:
+        result = sweep.tangent_of(output)
+        body = drop_dead(body, loaded_names(result), bindings.callee)
+    else:
+        result = gast.Tuple([simple_fn.body[-1].value, sweep.tangent_of(output)], gast.Load())
     args = simple_fn.args
     args.args.insert(0, gast.Name(seeds, gast.Param(), None, None))
     jvp = gast.FunctionDef(jvp_name, args, preamble + body + [gast.Return(result)], [], None,
@@ -79,7 +85,7 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
     return gast.Module([scope], []), jvp_name
 
 
-class Tangents:
+class Tangents(TangentWrites):
     """Builds the tangent program statement by statement, in program order."""
 
     def __init__(self, activity: Activity, parsed, bindings: Bindings, tangents: Adjoints,
@@ -128,7 +134,7 @@ class Tangents:
             return self.tangent_of(node.id)
         if isinstance(node, (gast.Tuple, gast.List)):
             parts = [self.tangent_of_atom(e) for e in node.elts]
-            if all(_is_none(p) for p in parts):
+            if all(is_none_constant(p) for p in parts):
                 return gast.Constant(None, None)
             return type(node)(parts, gast.Load())
         return gast.Constant(None, None)
@@ -180,7 +186,7 @@ class Tangents:
         if node.element not in self.active:
             return element, iterable, []
         tangent = self.tangent_of(node.iterable)
-        if _is_none(tangent):
+        if is_none_constant(tangent):
             return element, iterable, self._clear(node.element)
         if self.tangents.state(node.iterable) != SET:
             tangent = gast.Call(self.helper("tangent_elements"), [tangent, gast.Call(
@@ -217,19 +223,9 @@ class Tangents:
             self.tangents.states[op.targets[0]] = MAYBE  # an element may have no tangent
         return statements + self.take_ownership(live)
 
-    def take_ownership(self, names) -> list:
-        """`t_y = owned(t_y)` for names whose tangent is about to be written in place."""
-        statements = []
-        for name in names:
-            if name in self.mutated and self.tangents.state(name) not in (UNSET, NONE):
-                tangent = self.tangents.name(name)
-                statements.append(assign(tangent, gast.Call(self.helper("owned"), [
-                    load(tangent)], [])))
-        return statements
-
     def _carries_any(self, op: Operation) -> bool:
         nodes = [*op.args, *(value for _, value in op.keywords)]
-        return any(not _is_none(self.tangent_of_atom(n)) for n in nodes)
+        return any(not is_none_constant(self.tangent_of_atom(n)) for n in nodes)
 
     def _copy(self, op):
         source, target = op.args[0].id, op.targets[0]
@@ -254,45 +250,6 @@ class Tangents:
         names = gast.Tuple([store(self.tangents.name(t)) for t in op.targets], gast.Store())
         return [gast.Assign([names], elements, None)]
 
-    def _setitem(self, op):
-        container, index, value = op.args
-        return self._update(op, lambda tangent, element: [gast.Assign(
-            [gast.Subscript(load(tangent), index, gast.Store())], element, None)])
-
-    def _append(self, op):
-        return self._update(op, lambda tangent, element: [gast.Expr(gast.Call(
-            gast.Attribute(load(tangent), "append", gast.Load()), [element], []))])
-
-    def _update(self, op: Operation, write) -> list:
-        """The tangent of `y` after `y[i] = v` or `y.append(v)`, written the same way,
-        `write(t_y, element)`: ordinary in-place statements, so that reverse mode over the
-        tangent program undoes them like the user's. `y` gets a zero tangent when `v` brings
-        the first nonzero one; a zero `v` writes a zero element."""
-        name, value = op.mutates, op.args[-1]
-        tangent, state = self.tangents.name(name), self.tangents.state(name)
-        value_tangent = self.tangent_of_atom(value)
-        zero = gast.Call(self.helper("zero_element"), [load(tangent)], [])
-        if state in (UNSET, NONE):
-            unset = []
-        elif state == SET:
-            unset = write(tangent, zero)
-        else:
-            unset = [gast.If(is_none(tangent, negate=True), write(tangent, zero), [])]
-        if _is_none(value_tangent):
-            return unset
-        start = [assign(tangent, gast.Call(self.helper("zero_tangent"), [
-            load(name), gast.Constant(int(op.kind == "append"), None)], []))]
-        if state == MAYBE:
-            start = [gast.If(is_none(tangent), start, [])]
-        written = (start if state != SET else []) + write(tangent, value_tangent)
-        if not isinstance(value_tangent, gast.Name) \
-                or self.tangents.state(value_tangent.id) == SET:
-            self.tangents.states[name] = SET
-            return written
-        self.tangents.states[name] = SET if state == SET else MAYBE
-        declared = [assign(tangent, _NONE)] if state == UNSET else []
-        return declared + [gast.If(is_none(value_tangent.id, negate=True), written, unset)]
-
     def _call(self, op):
         entry = jvp_rules(op.callee)
         if entry is None:
@@ -306,13 +263,13 @@ class Tangents:
         checks = [unruled_check(op, name, argument, tangent, self.parsed, self.bindings,
                                 "defjvp")
                   for name, argument in unruled_arguments(entry, op)
-                  for tangent in [self.tangent_of_atom(argument)] if not _is_none(tangent)]
+                  for tangent in [self.tangent_of_atom(argument)] if not is_none_constant(tangent)]
         target = op.targets[0]
         same_shape = same_shape_arguments(op, self.activity.scalars)
         parts = []
         for template, bound, argument in rule_applications(entry, op, self.parsed, "defjvp"):
             g = self.tangent_of_atom(argument) if argument is not None else _NONE
-            if _is_none(g):
+            if is_none_constant(g):
                 continue
             shaped = {target} if isinstance(argument, gast.Name) \
                 and argument.id in same_shape else frozenset()
@@ -322,7 +279,25 @@ class Tangents:
             guard = argument.id if isinstance(argument, gast.Name) \
                 and self.tangents.state(argument.id) != SET else None
             parts.append((guard, contribution))
+        if self.sums_broadcast and len(parts) > 1 and all(guard is None for guard, _ in parts) \
+                and len(parts) == sum(isinstance(a, gast.Name) for a in op.args) == len(op.args):
+            parts = [(None, self._unspread(c, target)) for _, c in parts]
         return checks + self._sum(target, parts)
+
+    # Tangents have their own primal's shape: a sum of one per argument of an elementwise
+    # operation has the output's shape by broadcasting (batched tangents: not by itself).
+    sums_broadcast = True
+
+    def _unspread(self, contribution, target: str):
+        """`e` for a contribution `broadcast_like(e, target)`: every argument of the call
+        has a tangent, and their sum broadcasts to the output's shape by itself (as
+        `t_x + t_y` of `x + y`); without the spread, the output's value is not read."""
+        if isinstance(contribution, gast.Call) and isinstance(contribution.func, gast.Name) \
+                and self.bindings.named(contribution.func.id) is runtime.broadcast_like \
+                and isinstance(contribution.args[1], gast.Name) \
+                and contribution.args[1].id == target:
+            return contribution.args[0]
+        return contribution
 
     def _sum(self, target: str, parts) -> list:
         """`t_target = part + part + ...`, testing the parts whose argument may have none
@@ -355,8 +330,8 @@ class Tangents:
 
     def _dynamic_call(self, op):
         """A call whose derivative is found when it runs: `y, t_y = call_jvp(f, ...)`."""
-        positional = [i for i, a in enumerate(op.args) if not _is_none(self.tangent_of_atom(a))]
-        named = [k for k, v in op.keywords if not _is_none(self.tangent_of_atom(v))]
+        positional = [i for i, a in enumerate(op.args) if not is_none_constant(self.tangent_of_atom(a))]
+        named = [k for k, v in op.keywords if not is_none_constant(self.tangent_of_atom(v))]
         spec = gast.Constant(tuple(positional + named), None)
         tangents = gast.Tuple([self.tangent_of_atom(op.args[i]) for i in positional]
                               + [self.tangent_of_atom(v) for k, v in op.keywords if k in named],
@@ -380,10 +355,6 @@ def _added(expressions):
     for expression in expressions[1:]:
         total = gast.BinOp(total, gast.Add(), expression)
     return total
-
-
-def _is_none(node) -> bool:
-    return isinstance(node, gast.Constant) and node.value is None
 
 
 def _assigned(nodes) -> set:

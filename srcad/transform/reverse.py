@@ -294,8 +294,7 @@ class _Backward:
                                               same_shape))
         if self.adjoints.state(op.targets[0]) == UNIFORM:
             shares = uniform.shares(op, arguments, cotangents, g.id, same_shape,
-                                    self.adjoints.helper_of, self.bindings.named,
-                                    self.bindings.name_for)
+                                    self.adjoints.helper_of, self.bindings)
             if shares is not None and all(self._may_be_uniform(a) for a in arguments):
                 for (name, share, is_number), argument in zip(shares, arguments):
                     statements += self.adjoints.uniform(name, share) if is_number \

@@ -49,31 +49,30 @@ def spread_number(contribution, argument: str, helper_of):
 
 
 def shares(op: Operation, arguments, cotangents, g: str, same_shape: frozenset,
-           helper_of, named, bind):
+           helper_of, bindings):
     """How the uniform adjoint `g` of `op`'s output reaches each argument: a list of
     `(argument, expression, uniform)`, `uniform` telling whether the expression is a number
     standing for every element of the argument (else it is an array of the argument's
-    shape); None where some argument needs `g` as an array. `named(id)` is the object a
-    name bound for generated code stands for, `bind(name, obj)` binds one."""
+    shape); None where some argument needs `g` as an array."""
     if op.keywords or not (isinstance(op.callee, np.ufunc) or op.label in ELEMENTWISE_SYMBOLS):
         return None
     result = []
     for argument, cotangent in zip(arguments, cotangents):
         if not isinstance(argument, gast.Name):
             return None
-        if argument.id in same_shape and _elementwise(cotangent, named):
-            result.append((argument.id, cotangent, _reads_only(cotangent, g, named)))
+        if argument.id in same_shape and _elementwise(cotangent, bindings.callee):
+            result.append((argument.id, cotangent, _reads_only(cotangent, g, bindings.named)))
             continue
         if helper_of(cotangent) is not runtime.unbroadcast or cotangent.keywords:
             return None
         term, operand = cotangent.args
-        if not (_elementwise(term, named) and isinstance(operand, gast.Name)
+        if not (_elementwise(term, bindings.callee) and isinstance(operand, gast.Name)
                 and operand.id == argument.id):
             return None
-        number = _reads_only(term, g, named)
+        number = _reads_only(term, g, bindings.named)
         helper = ("uniform_unbroadcast", runtime.uniform_unbroadcast) if number \
             else ("unbroadcast_from", runtime.unbroadcast_from)
-        share = gast.Call(load(bind(*helper)), [term, _shape_read(op.targets[0]),
+        share = gast.Call(load(bindings.name_for(*helper)), [term, _shape_read(op.targets[0]),
                                                 _shape_read(argument.id)], [])
         result.append((argument.id, share, number))
     return result
@@ -91,7 +90,7 @@ def _reads_only(expression, g: str, named) -> bool:
                if isinstance(n, gast.Name))
 
 
-def _elementwise(expression, named) -> bool:
+def _elementwise(expression, callee) -> bool:
     """Whether `expression` is built of names, number constants, operators and NumPy
     ufunc calls only: given a number for an array, it computes the same at every element."""
     if isinstance(expression, gast.Name):
@@ -100,21 +99,11 @@ def _elementwise(expression, named) -> bool:
         return isinstance(expression.value, (int, float)) and not isinstance(
             expression.value, bool)
     if isinstance(expression, gast.BinOp):
-        return _elementwise(expression.left, named) and _elementwise(expression.right, named)
+        return _elementwise(expression.left, callee) and _elementwise(expression.right, callee)
     if isinstance(expression, gast.UnaryOp):
         return isinstance(expression.op, (gast.USub, gast.UAdd)) \
-            and _elementwise(expression.operand, named)
+            and _elementwise(expression.operand, callee)
     if isinstance(expression, gast.Call) and not expression.keywords:
-        return isinstance(_callee(expression.func, named), np.ufunc) \
-            and all(_elementwise(a, named) for a in expression.args)
+        return isinstance(callee(expression.func), np.ufunc) \
+            and all(_elementwise(a, callee) for a in expression.args)
     return False
-
-
-def _callee(func, named):
-    """The object a callee expression of generated code names (`np.cos`, a bound helper)."""
-    if isinstance(func, gast.Name):
-        return named(func.id)
-    if isinstance(func, gast.Attribute):
-        owner = _callee(func.value, named)
-        return getattr(owner, func.attr, None) if owner is not None else None
-    return None

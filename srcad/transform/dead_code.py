@@ -1,0 +1,58 @@
+"""dead_code: leave out assignments nobody reads, in a program that returns only a part
+of what the user's function computes.
+
+A Hessian-vector product differentiates the tangent program, which needs the tangent of
+the output and not the output itself: the operations that only lead to the value (the
+`np.log1p` and the `np.mean` of a loss whose tangent needs neither) would otherwise run,
+and be recorded, on every call. Input: a function body's statements and the names read
+after it. Output: the statements without the assignments that are read by nothing after
+them and that surely do nothing else: arithmetic, NumPy ufuncs and the reductions below,
+and the runtime's tangent helpers. A call of anything else (the user's helpers, which may
+print or append to a list) stays, as do statements other than plain assignments.
+"""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from srcad import runtime
+from srcad.transform.optimize import loaded_names
+
+_PURE_FUNCTIONS = frozenset(map(id, (
+    np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.dot, np.matmul,
+    np.transpose, np.reshape, runtime.broadcast_like, runtime.shape_of)))
+
+
+def drop_dead(statements: list, live_after: set, resolve) -> list:
+    """`statements` without the dead pure assignments; `resolve(expression)` is the object a
+    callee expression names (None if unknown)."""
+    live = set(live_after)
+    kept = []
+    for statement in reversed(statements):
+        if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], gast.Name):
+            target = statement.targets[0].id
+            if target not in live and _pure(statement.value, resolve):
+                continue
+            live.discard(target)
+        live |= loaded_names(statement)
+        kept.append(statement)
+    return kept[::-1]
+
+
+def _pure(expression, resolve) -> bool:
+    """Whether evaluating `expression` has no effect but its value (and NumPy's warnings)."""
+    if isinstance(expression, (gast.Name, gast.Constant)):
+        return True
+    if isinstance(expression, gast.BinOp):
+        return _pure(expression.left, resolve) and _pure(expression.right, resolve)
+    if isinstance(expression, gast.UnaryOp):
+        return _pure(expression.operand, resolve)
+    if isinstance(expression, (gast.Tuple, gast.List)):
+        return all(_pure(e, resolve) for e in expression.elts)
+    if isinstance(expression, gast.Call):
+        callee = resolve(expression.func)
+        return (isinstance(callee, np.ufunc) or id(callee) in _PURE_FUNCTIONS) \
+            and all(_pure(a, resolve) for a in expression.args) \
+            and all(k.arg != "out" and _pure(k.value, resolve) for k in expression.keywords)
+    return False
