@@ -113,31 +113,37 @@ class Derivative:
         """`(output, gradients)` by one program without a backward closure (pipeline.transform,
         mode "grad"), or None when that program is optimistic (`math` in place of NumPy) and
         raised or made something not finite: the general program then runs the call again,
-        so NumPy's values, warnings and errors prevail."""
+        so NumPy's values, warnings and errors prevail. (This runs on every scalar call: the
+        common case is written out for speed.)"""
         entry = self._fused
         if entry is None or not entry[0].guards_hold(self.function):
             compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux,
                                               mode="grad", scalars=frozenset(self.names))
-            entry = self._fused = (compiled, compiled.bind(self.function))
-        compiled, run = entry
+            entry = self._fused = (compiled, compiled.bind(self.function), compiled.optimistic)
+        _, run, optimistic = entry
         try:
             output, raw = run(*self.receiver, *args) if self.receiver else run(*args)
-            if self._single:
-                total = raw = raw if type(raw) is float else like_argument(raw, 0.0)
-            else:
-                for gradient in raw:  # None (no derivative reached it) or np.float64 → float
-                    if type(gradient) is not float:
-                        raw = tuple(like_argument(g, 0.0) for g in raw)
-                        break
-                total = sum(raw)
-            # a sum is finite only if every term is (an overflowing sum only reruns the call)
-            if compiled.optimistic and not math.isfinite(output + total):
-                return None
         except Exception:
-            if compiled.optimistic:
+            if optimistic:
                 return None
             raise
-        return output, (raw,) if self._tuple and self._single else raw
+        if self._single:
+            if type(raw) is not float:  # None (no derivative reached it) or np.float64
+                raw = like_argument(raw, 0.0)
+            if optimistic and not math.isfinite(output + raw):  # (a sum is finite only
+                return None                                       # if every term is)
+            return output, (raw,) if self._tuple else raw
+        for gradient in raw:
+            if type(gradient) is not float:
+                raw = tuple(like_argument(g, 0.0) for g in raw)
+                break
+        if optimistic:
+            try:
+                if not math.isfinite(output + sum(raw)):
+                    return None
+            except Exception:  # an overflowing sum only reruns the call
+                return None
+        return output, raw
 
     def gradients(self, backward, cotangent, originals):
         raw = backward(cotangent)

@@ -23,6 +23,7 @@ from srcad.transform.reverse import SCOPE
 
 _SERIAL = itertools.count(1)
 _ABSENT = object()
+_BUILTINS = vars(builtins)
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class CompiledAdjoint:
         for name, value in self._names:
             bound = namespace.get(name, _ABSENT)
             if bound is _ABSENT:
-                bound = getattr(builtins, name, _ABSENT)
+                bound = _BUILTINS.get(name, _ABSENT)
             if bound is not value:
                 return False
         for guard in self._cells:
