@@ -11,6 +11,7 @@ from __future__ import annotations
 import gast
 
 from srcad.frontend.resolve import Resolver
+from srcad.frontend.trees import walk
 from srcad.transform.naming import Namer
 
 
@@ -48,3 +49,10 @@ class Bindings:
                 and expression.value.id in self._objects:
             return getattr(self._objects[expression.value.id], expression.attr, None)
         return self.resolver.chain_value(expression)
+
+    def scope_parameters(self, function, user_freevars) -> list:
+        """The generated scope function's parameters: the cells `function` reads (a rule
+        inlined and then simplified away may have bound a helper it no longer calls), then
+        the user's free variables."""
+        read = {n.id for n in walk(function) if isinstance(n, gast.Name)}
+        return sorted(n for n in self.cells if n in read) + list(user_freevars)

@@ -53,7 +53,9 @@ def fuse(module: gast.Module, vjp_name: str, namer: Namer, bindings: Bindings,
 
 
 def rescope(module: gast.Module, bindings: Bindings, user_freevars) -> None:
-    """Give the scope function a parameter for every cell bound after `reverse` made it."""
+    """Give the scope function a parameter for every cell its body reads, those bound after
+    `reverse` made it included."""
     scope = module.body[0]
+    scope.args.args = []  # (the parameters it had would count as read)
     scope.args.args = [gast.Name(p, gast.Param(), None, None)
-                       for p in sorted(bindings.cells) + list(user_freevars)]
+                       for p in bindings.scope_parameters(scope, user_freevars)]

@@ -1,4 +1,4 @@
-def srcad_scope(add_into, divide_into, expand_reduced, matmul_vjp_b, multiply_into, negative_into, reduced_size, shape_of, unbroadcast, unbroadcast_from, uniform_unbroadcast):
+def srcad_scope(add_into, divide_into, matmul_vjp_b, multiply_into, negative_into, reduced_size, shape_of, unbroadcast, unbroadcast_from, uniform_unbroadcast):
 
     def logistic_loss_vjp(w, b, x, y):
         matmul_0 = x @ w

@@ -1,4 +1,4 @@
-def srcad_scope(expand_reduced, matmul_vjp_a, matmul_vjp_b, multiply_into, reduced_size, shape_of, unbroadcast):
+def srcad_scope(matmul_vjp_a, matmul_vjp_b, multiply_into, reduced_size, shape_of, unbroadcast):
 
     def mlp_vjp(w1, b1, w2, x):
         matmul_0 = x @ w1

@@ -1,4 +1,4 @@
-def srcad_scope(add_into, expand_reduced, multiply_into, shape_of, unbroadcast, unbroadcast_from):
+def srcad_scope(add_into, multiply_into, shape_of, unbroadcast, unbroadcast_from):
 
     def reassigned_vjp(x, w):
         x_1 = x * w
