@@ -33,6 +33,22 @@ def unbroadcast(g, x):
     return g
 
 
+def cotangent_number(g):
+    """A full reduction's cotangent `g` as the number that stands for it at every element
+    (transform/uniform.py): a NumPy scalar of the precision `expand_reduced` gives the
+    array, so that it meets arrays as that array would (a Python float or int would take
+    a float16 operand's precision, and times a list would repeat it)."""
+    if not _is_plain(g):  # a tape-mode tensor must stay one
+        return g
+    return np.result_type(dtype_of(g), np.float16).type(g)
+
+
+def array_of(number):
+    """A uniform cotangent as a 0-d array, for arithmetic with an operand that may be a list
+    (`number * [1.0, 2.0]` would fail or repeat the list; an array's converts it)."""
+    return np.asarray(number) if _is_plain(number) else number
+
+
 def uniform_unbroadcast(g, out, x):
     """`unbroadcast` of a *uniform* cotangent: `g`, a number, stands for itself at every
     element of `out`, into which the operand `x` was broadcast. Each element of `x` appears

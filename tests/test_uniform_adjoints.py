@@ -61,6 +61,35 @@ def float32_sum(x):
     return np.sum(x * 0.5 + 1.0)
 
 
+C = np.ones((2, 3))
+
+
+def read_in_a_guarded_rule(w, flag):
+    x = w + C                                    # b_x is a number, then read where the
+    t = np.sin(x)                                # rule of t runs only if t has a cotangent
+    u = np.sum(x) + np.sum(x)
+    if flag:
+        u = u + np.sum(t)
+    return u + np.sum(w * w)
+
+
+def read_in_a_loop(x, n):
+    t = np.sin(x)
+    s = np.sum(x) + np.sum(x)
+    for _ in range(n):
+        s = s + np.sum(t)
+    return s
+
+
+def times_a_list(x):
+    c = [1.0, 2.0, 3.0]                          # a number times a list would repeat it
+    return np.sum(x * c) + np.mean(x * (2.0,))
+
+
+def mixed_precision(a, b):
+    return np.sum(a * b)
+
+
 CASES = [
     (column_plus_row, (R.standard_normal((3, 1)), R.standard_normal((1, 4))), (0, 1)),
     (scaled_broadcast, (R.standard_normal((2, 1, 3)), R.standard_normal((4, 1))), (0, 1)),
@@ -72,6 +101,11 @@ CASES = [
     (in_a_branch, (R.standard_normal(3), True), 0),
     (in_a_branch, (R.standard_normal(3), False), 0),
     (after_a_loop, (R.standard_normal(4),), 0),
+    (read_in_a_guarded_rule, (R.standard_normal(3), True), 0),
+    (read_in_a_guarded_rule, (R.standard_normal(3), False), 0),
+    (read_in_a_loop, (R.standard_normal(3), 0), 0),
+    (read_in_a_loop, (R.standard_normal(3), 2), 0),
+    (times_a_list, (R.standard_normal(3),), 0),
 ]
 
 
@@ -98,6 +132,14 @@ def test_a_float32_argument_keeps_its_dtype():
     x = R.standard_normal(6).astype(np.float32)
     gradient = srcad.grad(float32_sum)(x)
     assert gradient.dtype == np.float32 and np.allclose(gradient, 0.5)
+
+
+def test_a_python_number_cotangent_keeps_the_precision_of_an_array_of_it():
+    a, b = np.arange(1.0, 5.0).astype(np.float16), np.ones(4, np.float32)
+    _, pullback = srcad.vjp(mixed_precision, a, b, wrt=(0, 1))
+    np.testing.assert_allclose(pullback(1e5)[1], 1e5 * np.arange(1.0, 5.0), rtol=1e-6)
+    _, pullback = srcad.vjp(times_a_list, np.ones(3))
+    np.testing.assert_allclose(pullback(3), 3 * np.array([1.0, 2.0, 3.0]) + 2.0)
 
 
 def test_the_number_is_spread_only_into_the_returned_gradients():

@@ -170,7 +170,10 @@ class Adjoints:
             self.states[primal] = OWNED
             single = self._single.pop(primal, None)
             if single is not None:  # spread where it was set: `b_x = expand_reduced(b_s, x)`
-                single.value = self._spread(single.value, primal)
+                number = single.value
+                if self.helper_of(number) is runtime.cotangent_number:
+                    number = number.args[0]  # expand_reduced gives the array that precision
+                single.value = self._spread(number, primal)
                 continue
             name = self.name(primal)
             statements.append(assign(name, self._spread(load(name), primal)))

@@ -214,10 +214,13 @@ class _Backward:
             return []
         if state in (SET, OWNED, UNIFORM):
             return derivative()
-        statements = self.adjoints.make_variables(set(reads) & self.active)
+        statements = self.adjoints.materialise(set(reads) & self.active)  # (control flow)
+        statements += self.adjoints.make_variables(set(reads) & self.active)
         before = self.adjoints.snapshot()
         self.adjoints.states[target] = OWNED if state == MAYBE_OWNED else SET
+        self.depth += 1
         body = derivative()
+        self.depth -= 1
         self.adjoints.merge(before, self.adjoints.snapshot())
         guard = is_none(self.adjoints.name(target), negate=True)
         return statements + [gast.If(guard, body, [])]
@@ -294,7 +297,9 @@ class _Backward:
                                               same_shape))
         if self.adjoints.state(op.targets[0]) == UNIFORM:
             shares = uniform.shares(op, arguments, cotangents, g.id, same_shape,
-                                    self.adjoints.helper_of, self.bindings)
+                                    self.adjoints.helper_of, self.bindings, lambda name: (
+                                        name in self.active
+                                        and name not in self.adjoints.sequences))
             if shares is not None and all(self._may_be_uniform(a) for a in arguments):
                 for (name, share, is_number), argument in zip(shares, arguments):
                     statements += self.adjoints.uniform(name, share) if is_number \
@@ -367,7 +372,8 @@ class _Backward:
         number = None if may_be_none or not self._may_be_uniform(argument) else \
             uniform.spread_number(contribution, argument.id, self.adjoints.helper_of)
         if number is not None:  # a full reduction's cotangent: kept a number (uniform.py)
-            return self.adjoints.uniform(argument.id, number)
+            typed = self.bindings.name_for("cotangent_number", runtime.cotangent_number)
+            return self.adjoints.uniform(argument.id, gast.Call(load(typed), [number], []))
         return self.adjoints.accumulate(argument.id, contribution, may_be_none)
 
     def _may_be_uniform(self, argument) -> bool:

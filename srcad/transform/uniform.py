@@ -26,7 +26,7 @@ import numpy as np
 
 from srcad import runtime
 from srcad.frontend.resolve import Operation
-from srcad.frontend.trees import walk
+from srcad.frontend.trees import clone, walk
 from srcad.transform.adjoints import load
 from srcad.transform.rule_calls import ELEMENTWISE_SYMBOLS
 
@@ -49,11 +49,12 @@ def spread_number(contribution, argument: str, helper_of):
 
 
 def shares(op: Operation, arguments, cotangents, g: str, same_shape: frozenset,
-           helper_of, bindings):
+           helper_of, bindings, numeric):
     """How the uniform adjoint `g` of `op`'s output reaches each argument: a list of
     `(argument, expression, uniform)`, `uniform` telling whether the expression is a number
     standing for every element of the argument (else it is an array of the argument's
-    shape); None where some argument needs `g` as an array."""
+    shape); None where some argument needs `g` as an array. `numeric(name)` tells whether
+    a name surely holds an array or a number (a differentiated value that is no sequence)."""
     if op.keywords or not (isinstance(op.callee, np.ufunc) or op.label in ELEMENTWISE_SYMBOLS):
         return None
     result = []
@@ -70,12 +71,27 @@ def shares(op: Operation, arguments, cotangents, g: str, same_shape: frozenset,
                 and operand.id == argument.id):
             return None
         number = _reads_only(term, g, bindings.named)
+        if not number and not all(numeric(n.id) or n.id == g or bindings.named(n.id)
+                                  for n in walk(term) if isinstance(n, gast.Name)):
+            term = _as_array(term, g, bindings)  # another operand may be a list
         helper = ("uniform_unbroadcast", runtime.uniform_unbroadcast) if number \
             else ("unbroadcast_from", runtime.unbroadcast_from)
         share = gast.Call(load(bindings.name_for(*helper)), [term, _shape_read(op.targets[0]),
                                                 _shape_read(argument.id)], [])
         result.append((argument.id, share, number))
     return result
+
+
+def _as_array(term, g: str, bindings):
+    """`term` with `g` read as a 0-d array (`runtime.array_of`)."""
+    wrap = bindings.name_for("array_of", runtime.array_of)
+
+    class Wrap(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id != g:
+                return node
+            return gast.Call(load(wrap), [node], [])
+    return Wrap().visit(clone(term))
 
 
 def _shape_read(name: str) -> gast.Name:

@@ -1,4 +1,4 @@
-def srcad_scope(add_at, expand_reduced, index_adjoint, shape_of, unbroadcast):
+def srcad_scope(add_at, cotangent_number, expand_reduced, index_adjoint, shape_of, unbroadcast):
 
     def indexing_vjp(x):
         first = x[0]
@@ -24,18 +24,18 @@ def srcad_scope(add_at, expand_reduced, index_adjoint, shape_of, unbroadcast):
         def indexing_backward(b_add_7):
             b_add_4 = unbroadcast(b_add_7, add_4)
             b_sum_6 = unbroadcast(b_add_7, sum_6)
-            b_sin_5 = b_sum_6
+            b_sin_5 = cotangent_number(b_sum_6)
             del b_sum_6
             b_picked = b_sin_5 * np.cos(picked)
             del b_sin_5
             b_sum_1 = unbroadcast(b_add_4, sum_1)
             b_sum_3 = unbroadcast(b_add_4, sum_3)
             del b_add_4
-            b_mul_2 = b_sum_3
+            b_mul_2 = cotangent_number(b_sum_3)
             del b_sum_3
             b_tail = expand_reduced(b_mul_2 * 3.0, tail)
             del b_mul_2
-            b_pow_0 = b_sum_1
+            b_pow_0 = cotangent_number(b_sum_1)
             del b_sum_1
             b_first = b_pow_0 * 2 * first
             del b_pow_0

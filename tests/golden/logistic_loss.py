@@ -1,4 +1,4 @@
-def srcad_scope(add_into, divide_into, matmul_vjp_b, multiply_into, negative_into, reduced_size, shape_of, unbroadcast, unbroadcast_from, uniform_unbroadcast):
+def srcad_scope(add_into, array_of, cotangent_number, divide_into, matmul_vjp_b, multiply_into, negative_into, reduced_size, shape_of, unbroadcast, unbroadcast_from, uniform_unbroadcast):
 
     def logistic_loss_vjp(w, b, x, y):
         matmul_0 = x @ w
@@ -27,18 +27,18 @@ def srcad_scope(add_into, divide_into, matmul_vjp_b, multiply_into, negative_int
 
         def logistic_loss_backward(b_neg_12):
             b_mean_11 = -b_neg_12
-            b_add_10 = divide_into(b_mean_11, reduced_size(add_10, None))
+            b_add_10 = cotangent_number(divide_into(b_mean_11, reduced_size(add_10, None)))
             del b_mean_11
             b_mul_5 = uniform_unbroadcast(b_add_10, add_10, mul_5)
             b_mul_9 = uniform_unbroadcast(b_add_10, add_10, mul_9)
             del b_add_10
-            b_log_8 = unbroadcast_from(b_mul_9 * sub_6, mul_9, log_8)
+            b_log_8 = unbroadcast_from(array_of(b_mul_9) * sub_6, mul_9, log_8)
             del b_mul_9
             b_sub_7 = divide_into(b_log_8, sub_7)
             del b_log_8
             b_p = negative_into(b_sub_7)
             del b_sub_7
-            b_log_4 = unbroadcast_from(b_mul_5 * y, mul_5, log_4)
+            b_log_4 = unbroadcast_from(array_of(b_mul_5) * y, mul_5, log_4)
             del b_mul_5
             b_p = add_into(b_p, divide_into(b_log_4, p))
             del b_log_4

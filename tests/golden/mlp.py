@@ -1,4 +1,4 @@
-def srcad_scope(matmul_vjp_a, matmul_vjp_b, multiply_into, reduced_size, shape_of, unbroadcast):
+def srcad_scope(cotangent_number, matmul_vjp_a, matmul_vjp_b, multiply_into, reduced_size, shape_of, unbroadcast):
 
     def mlp_vjp(w1, b1, w2, x):
         matmul_0 = x @ w1
@@ -12,7 +12,7 @@ def srcad_scope(matmul_vjp_a, matmul_vjp_b, multiply_into, reduced_size, shape_o
         pow_3 = shape_of(pow_3)
 
         def mlp_backward(b_mean_4):
-            b_pow_3 = b_mean_4 / reduced_size(pow_3, None)
+            b_pow_3 = cotangent_number(b_mean_4 / reduced_size(pow_3, None))
             b_matmul_2 = b_pow_3 * 2 * matmul_2
             del b_pow_3
             b_hidden = matmul_vjp_a(b_matmul_2, None, hidden, w2)

@@ -1,4 +1,4 @@
-def srcad_scope(add_into, multiply_into, shape_of, unbroadcast, unbroadcast_from):
+def srcad_scope(add_into, cotangent_number, multiply_into, shape_of, unbroadcast, unbroadcast_from):
 
     def reassigned_vjp(x, w):
         x_1 = x * w
@@ -12,7 +12,7 @@ def srcad_scope(add_into, multiply_into, shape_of, unbroadcast, unbroadcast_from
         x_4 = shape_of(x_4)
 
         def reassigned_backward(b_sum_1):
-            b_x_4 = b_sum_1
+            b_x_4 = cotangent_number(b_sum_1)
             b_x_3 = unbroadcast_from(b_x_4 * w, x_4, x_3)
             b_w = unbroadcast_from(b_x_4 * x_3, x_4, w)
             del b_x_4
