@@ -108,6 +108,14 @@ def promote(value, name: str):
         what = f"an array of dtype {value.dtype}"
     elif isinstance(value, numbers.Integral) and not isinstance(value, (bool, np.bool_)):
         return np.float64(value) if isinstance(value, np.integer) else float(value)
+    elif type(value).__module__ == "srcad.tape.tensor":
+        raise NonDifferentiableInputError(
+            f"argument {name!r} in wrt is a tape-mode tensor: a derivative srcad's source "
+            "mode made (`srcad.grad(f)`) was called while a GradientTape records, and tape "
+            "mode cannot record through it.",
+            fix="use `srcad.tape.grad(f)` inside (tape mode differentiates its own "
+            "derivatives), or differentiate the outer function with `srcad.grad` (source mode "
+            "differentiates both kinds).")
     else:
         what = f"a value of type {type(value).__name__}"
     hint = ("convert it with `x.astype(float)`" if isinstance(value, np.ndarray)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import types
+import weakref
 
 import numpy as np
 
@@ -266,9 +267,29 @@ def parameter_of(function, spec):
 
 
 def is_derivative(fn) -> bool:
-    """A function `srcad.grad` (or `value_and_grad`, `vjp`) made."""
+    """A function `srcad.grad` (or `value_and_grad`, `vjp`) made, or `srcad.tape.grad`."""
     return getattr(fn, "derivative", None) is not None and hasattr(fn, "__wrapped__") \
-        and type(fn).__module__ == "srcad.api"
+        and type(fn).__module__ == "srcad.api" or _is_tape_gradient(fn)
+
+
+def _is_tape_gradient(fn) -> bool:
+    return type(fn).__name__ == "TapeGradient" and type(fn).__module__ == "srcad.tape.functional"
+
+
+_TWINS = weakref.WeakKeyDictionary()
+
+
+def source_derivative(fn):
+    """`fn`, a derivative object, as source mode differentiates it: `srcad.tape.grad(h, wrt)`
+    computes the function `srcad.grad(h, wrt)` does, so that one's derivatives are its own
+    (its `__wrapped__`, h, would give h's derivatives instead)."""
+    if not _is_tape_gradient(fn):
+        return fn
+    twin = _TWINS.get(fn)
+    if twin is None:
+        from srcad.api import grad
+        twin = _TWINS[fn] = grad(fn.fn, wrt=fn.wrt)
+    return twin
 
 
 def _is_jvp(fn) -> bool:

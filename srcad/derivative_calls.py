@@ -31,6 +31,7 @@ _ADAPTERS = weakref.WeakKeyDictionary()
 
 def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
     """`(fn(*args, **kwargs), pullback)` for `fn` made by `srcad.grad`/`value_and_grad`."""
+    fn = calls.source_derivative(fn)
     plan = _Plan(fn, args, kwargs)
     program, order = tangent_program(fn.derivative.fn, plan.wrt_spec, plan.args, kwargs)
     result = fn(*args, **kwargs)
@@ -48,6 +49,7 @@ def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
 
 def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: dict):
     """`(fn(*args, **kwargs), its tangent)` for `fn` made by `srcad.grad`/`value_and_grad`."""
+    fn = calls.source_derivative(fn)
     plan = _Plan(fn, args, kwargs)
     live = [(spec, t) for spec, t in zip(active, tangents) if t is not None]
     program, order = tangent_program(fn.derivative.fn, tuple(s for s, _ in live), args, kwargs)
@@ -156,6 +158,7 @@ def derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     """`(P, seed_order)` for a derivative object `G = grad(h)`: `P(seeds, *params)` returns
     `G(*params)` and its tangent, the gradient of h's directional derivative, written as
     Python source that srcad can differentiate once more (third order and beyond)."""
+    fn = calls.source_derivative(fn)
     d = _derivative(fn)
     program, order = tangent_program(d.fn, spec, args, kwargs)
     parameters, passed, defaults = _parameters(fn)
