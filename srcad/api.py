@@ -43,30 +43,32 @@ class Derivative:
         self._last_position = max((p for p in self.positions if p is not None), default=-1)
         self._positional = None not in self.positions
         self._single, self._tuple = len(self.names) == 1, isinstance(wrt, tuple)
-        self._compiled = {}  # the wrt arguments that are containers → (adjoint, VJP maker)
+        self._compiled = {}  # (containers, numbers, mode) → (compiled program, bound)
         self.replayable = False  # whether the last forward sweep's backward may be replayed
-        self._latest = {}  # the types of the wrt arguments → (adjoint, VJP maker)
+        self._latest = {}  # (the types of the wrt arguments, mode) → (compiled, bound)
         self._fused = None  # (gradient program, bound) for Python-float wrt arguments
 
     @property
     def source(self) -> str:
         """The generated adjoint program (for array or float arguments), as Python source."""
-        return self._vjp_maker(frozenset())[0].source
+        return self._program(frozenset())[0].source
 
-    def _vjp_maker(self, containers: frozenset, numbers: tuple = ()):
-        """The compiled adjoint and its bound VJP maker, for arguments of this kind:
-        `numbers[i]` tells whether the i-th `wrt` argument is a Python number."""
-        entry = self._compiled.get((containers, numbers))
+    def _program(self, containers: frozenset, numbers: tuple = (), mode: str = "rev"):
+        """The compiled program of `mode` (pipeline.transform) and its bound function, for
+        arguments of this kind: `numbers[i]` tells whether the i-th `wrt` argument is a
+        Python number."""
+        entry = self._compiled.get((containers, numbers, mode))
         if entry is None or not entry[0].guards_hold(self.function):
             scalars = frozenset(n for n, number in zip(self.names, numbers) if number)
             compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux, containers,
-                                              scalars=scalars)
-            entry = self._compiled[containers, numbers] = (compiled,
-                                                           compiled.bind(self.function))
+                                              mode=mode, scalars=scalars)
+            entry = self._compiled[containers, numbers, mode] = (compiled,
+                                                                 compiled.bind(self.function))
         return entry
 
-    def forward(self, args, kwargs):
-        """Run the forward sweep: (output, backward, the unpromoted wrt arguments)."""
+    def _run(self, args, kwargs, mode: str):
+        """`(compiled program, its result, the unpromoted wrt arguments)`: the program of
+        `mode` for arguments of these kinds, run on them."""
         if self._positional and self._last_position < len(args):  # the common, fast case
             originals = [args[p] for p in self.positions]
             kinds = tuple(map(type, originals))
@@ -82,16 +84,29 @@ class Derivative:
                 bound.arguments[name] = promote(value, name)
             args, kwargs = bound.args, bound.kwargs
             kinds = tuple(map(type, originals))
-        entry = self._latest.get(kinds)  # arguments of the kinds seen before: no analysis
+        entry = self._latest.get((kinds, mode))  # arguments of kinds seen before: no analysis
         if entry is None or not entry[0].guards_hold(self.function):
             containers = frozenset(n for n, v in zip(self.names, originals)
                                    if is_container(v))
-            entry = self._latest[kinds] = self._vjp_maker(
-                containers, tuple(k is float or k is int for k in kinds))
-        compiled, maker = entry
-        output, backward = maker(*self.receiver, *args, **kwargs)
+            entry = self._latest[kinds, mode] = self._program(
+                containers, tuple(k is float or k is int for k in kinds), mode)
+        compiled, program = entry
+        return compiled, program(*self.receiver, *args, **kwargs), originals
+
+    def forward(self, args, kwargs):
+        """Run the forward sweep: (output, backward, the unpromoted wrt arguments)."""
+        compiled, (output, backward), originals = self._run(args, kwargs, "rev")
         self.replayable = compiled.replayable
         return output, backward, originals
+
+    def gradients_only(self, args, kwargs):
+        """`grad`'s gradients: for Python floats by the fused program, otherwise by one that
+        computes no more of the output than the seed needs (pipeline.transform, "gradient")."""
+        if not kwargs and self._positional and self._last_position < len(args) and all(
+                type(args[p]) is float for p in self.positions):
+            return self.value_and_gradients(args, kwargs)[1]
+        _, raw, originals = self._run(args, kwargs, "gradient")
+        return self._shaped(raw, originals)
 
     def value_and_gradients(self, args, kwargs):
         """`(output, gradients)` for `grad` and `value_and_grad`: by the fused program when
@@ -146,7 +161,10 @@ class Derivative:
         return output, raw
 
     def gradients(self, backward, cotangent, originals):
-        raw = backward(cotangent)
+        return self._shaped(backward(cotangent), originals)
+
+    def _shaped(self, raw, originals):
+        """The gradients a program returned, with the types, shapes and dtypes of `wrt`."""
         if len(self.names) == 1:
             raw = (raw,)
         shaped = tuple(float(g) if type(x) is float and isinstance(g, float)  # the common case
@@ -172,7 +190,7 @@ class _DerivativeFunction:
 
 class _Grad(_DerivativeFunction):
     def __call__(self, *args, **kwargs):
-        return self.derivative.value_and_gradients(args, kwargs)[1]
+        return self.derivative.gradients_only(args, kwargs)
 
 
 class _ValueAndGrad(_DerivativeFunction):

@@ -43,6 +43,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     returns `(output, gradients)` at once (transform/fuse.py); it is *optimistic* when NumPy
     calls were rewritten to `math` (transform/math_calls.py): its caller must then run the
     "rev" program instead when it raises or returns something not finite.
+    "gradient": calling the result with `fn`'s arguments returns the gradients alone, and it
+    computes no more of the output than their seed needs (transform/outline.py).
     "fwd": calling it with a tuple of the `wrt` parameters' tangents, then `fn`'s arguments,
     returns `(output, tangent_of_output)`; a tangent is None where it is zero.
     "batch": the same with batched tangents (transform/batched.py, for forward Jacobians);
@@ -84,10 +86,12 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
         optimistic = not has_aux and output in activity.scalars \
             and only_numbers(block, activity.scalars, callee) \
             and use_math(module, activity.scalars, callee, bindings.name_for)
-        module, name = fuse(module, name, namer, bindings, has_aux, optimistic)
+    if mode in ("grad", "gradient"):
+        module, name = fuse(module, name, namer, bindings, has_aux, optimistic,
+                            gradient_only=mode == "gradient")
         rescope(module, bindings, fn.__code__.co_freevars)
     kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",
-            "grad": "grad"}[mode]
+            "grad": "grad", "gradient": "gradient"}[mode]
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label,
                            replayable=mode == "rev" and _replayable(block),

@@ -33,47 +33,6 @@ def unbroadcast(g, x):
     return g
 
 
-def cotangent_number(g):
-    """A full reduction's cotangent `g` as the number that stands for it at every element
-    (transform/uniform.py): a NumPy scalar of the precision `expand_reduced` gives the
-    array, so that it meets arrays as that array would (a Python float or int would take
-    a float16 operand's precision, and times a list would repeat it)."""
-    if not _is_plain(g):  # a tape-mode tensor must stay one
-        return g
-    return np.result_type(dtype_of(g), np.float16).type(g)
-
-
-def array_of(number):
-    """A uniform cotangent as a 0-d array, for arithmetic with an operand that may be a list
-    (`number * [1.0, 2.0]` would fail or repeat the list; an array's converts it)."""
-    return np.asarray(number) if _is_plain(number) else number
-
-
-def uniform_unbroadcast(g, out, x):
-    """`unbroadcast` of a *uniform* cotangent: `g`, a number, stands for itself at every
-    element of `out`, into which the operand `x` was broadcast. Each element of `x` appears
-    size(out) / size(x) times in `out`, so its cotangent is that many `g`s, the same at
-    every element of `x`: a uniform cotangent again (transform/adjoints.py, UNIFORM)."""
-    out_shape, x_shape = np.shape(out), np.shape(x)
-    if out_shape == x_shape:
-        return g
-    size, own = math.prod(out_shape), math.prod(x_shape)
-    return g if size == own else g * (size // own)
-
-
-def unbroadcast_from(g, out, x):
-    """`unbroadcast(g, x)` of a cotangent `g` of `out` computed from a uniform one: `g`
-    stands for its broadcast to `out`'s shape, which it has unless the rule multiplied the
-    number by an operand smaller than `out` (then its broadcast is summed, not copied)."""
-    shape = np.shape(out)
-    if np.shape(g) != shape:
-        if np.shape(x) == shape or not _is_plain(g):  # its own array (a tensor stays one)
-            g = np.zeros(shape, np.result_type(dtype_of(g), np.float16)) + g
-        else:
-            g = np.broadcast_to(g, shape)  # a view: unbroadcast sums it into a new array
-    return unbroadcast(g, x)
-
-
 def dtype_of(x):
     """`x`'s dtype without converting it (a tape-mode tensor has one; a list does not)."""
     dtype = getattr(x, "dtype", None)

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad import runtime
+from srcad import outlines, runtime
 from tests.checks import assert_gradient_matches_finite_differences
 
 R = np.random.default_rng(41)
@@ -150,14 +150,14 @@ def test_the_number_is_spread_only_into_the_returned_gradients():
 
 def test_uniform_unbroadcast_counts_the_copies():
     out = np.empty((2, 3, 4))
-    assert runtime.uniform_unbroadcast(1.5, out, np.empty((3, 1))) == 1.5 * 8
-    assert runtime.uniform_unbroadcast(1.5, out, 2.0) == 1.5 * 24
-    assert runtime.uniform_unbroadcast(1.5, runtime.shape_of(out), out) == 1.5
+    assert outlines.uniform_unbroadcast(1.5, out, np.empty((3, 1))) == 1.5 * 8
+    assert outlines.uniform_unbroadcast(1.5, out, 2.0) == 1.5 * 24
+    assert outlines.uniform_unbroadcast(1.5, runtime.shape_of(out), out) == 1.5
 
 
 def test_unbroadcast_from_sums_the_broadcast_of_a_smaller_term():
     term, out = np.arange(4.0), np.empty((3, 4))
-    np.testing.assert_array_equal(runtime.unbroadcast_from(term, out, np.empty((3, 1))),
+    np.testing.assert_array_equal(outlines.unbroadcast_from(term, out, np.empty((3, 1))),
                                   np.full((3, 1), 6.0))
-    spread = runtime.unbroadcast_from(term, out, out)
+    spread = outlines.unbroadcast_from(term, out, out)
     assert spread.shape == (3, 4) and spread.flags.writeable

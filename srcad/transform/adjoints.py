@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad import runtime
+from srcad import outlines, runtime
 from srcad.transform.naming import Namer, adjoint_name
 from srcad.transform.reuse import HELPERS
 
@@ -171,7 +171,7 @@ class Adjoints:
             single = self._single.pop(primal, None)
             if single is not None:  # spread where it was set: `b_x = expand_reduced(b_s, x)`
                 number = single.value
-                if self.helper_of(number) is runtime.cotangent_number:
+                if self.helper_of(number) is outlines.cotangent_number:
                     number = number.args[0]  # expand_reduced gives the array that precision
                 single.value = self._spread(number, primal)
                 continue
@@ -200,7 +200,7 @@ class Adjoints:
         if helper in (runtime.index_adjoint, runtime.expand_reduced) or helper in HELPERS \
                 or getattr(helper, "returns_new_array", False):
             return True
-        return helper in (runtime.unbroadcast, runtime.unbroadcast_from) \
+        return helper in (runtime.unbroadcast, outlines.unbroadcast_from) \
             and bool(expression.args) and self._fresh(expression.args[0])
 
     def helper_of(self, expression):

@@ -32,7 +32,7 @@ def drop_dead(statements: list, live_after: set, resolve) -> list:
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], gast.Name):
             target = statement.targets[0].id
-            if target not in live and _pure(statement.value, resolve):
+            if target not in live and pure(statement.value, resolve):
                 continue
             live.discard(target)
         live |= loaded_names(statement)
@@ -40,19 +40,19 @@ def drop_dead(statements: list, live_after: set, resolve) -> list:
     return kept[::-1]
 
 
-def _pure(expression, resolve) -> bool:
+def pure(expression, resolve) -> bool:
     """Whether evaluating `expression` has no effect but its value (and NumPy's warnings)."""
     if isinstance(expression, (gast.Name, gast.Constant)):
         return True
     if isinstance(expression, gast.BinOp):
-        return _pure(expression.left, resolve) and _pure(expression.right, resolve)
+        return pure(expression.left, resolve) and pure(expression.right, resolve)
     if isinstance(expression, gast.UnaryOp):
-        return _pure(expression.operand, resolve)
+        return pure(expression.operand, resolve)
     if isinstance(expression, (gast.Tuple, gast.List)):
-        return all(_pure(e, resolve) for e in expression.elts)
+        return all(pure(e, resolve) for e in expression.elts)
     if isinstance(expression, gast.Call):
         callee = resolve(expression.func)
         return (isinstance(callee, np.ufunc) or id(callee) in _PURE_FUNCTIONS) \
-            and all(_pure(a, resolve) for a in expression.args) \
-            and all(k.arg != "out" and _pure(k.value, resolve) for k in expression.keywords)
+            and all(pure(a, resolve) for a in expression.args) \
+            and all(k.arg != "out" and pure(k.value, resolve) for k in expression.keywords)
     return False

@@ -25,28 +25,40 @@ from srcad.arguments import seed_for
 from srcad.transform.adjoints import assign, load
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
+from srcad.transform.optimize import loaded_names
+from srcad.transform.outline import outline_unread
 
 
 def fuse(module: gast.Module, vjp_name: str, namer: Namer, bindings: Bindings,
-         has_aux: bool, optimistic: bool) -> tuple[gast.Module, str]:
+         has_aux: bool, optimistic: bool, gradient_only: bool = False
+         ) -> tuple[gast.Module, str]:
     """The module with its VJP maker replaced by the gradient function, and that function's
     name (it is called like the user's function). With `has_aux` the output is
     `(value, aux)` and only `value` seeds the backward sweep. An optimistic program (see
     math_calls; its output is a number) is seeded with 1.0 where `seed_for` may give
     np.float64(1.0): the gradients are equal, and where float arithmetic would raise and
-    np.float64's give inf, the general program takes the call over anyway."""
+    np.float64's give inf, the general program takes the call over anyway. A
+    `gradient_only` program returns the gradients alone, and computes of the output and
+    what leads only to it no more than the seed needs (outline.py)."""
     scope = module.body[0]
     vjp = next(s for s in scope.body if isinstance(s, gast.FunctionDef) and s.name == vjp_name)
     *forward, backward, returned = vjp.body
     *sweep, result = [s for s in backward.body if not isinstance(s, gast.Nonlocal)]
-    value = namer.claim("value")
-    seeded = gast.Subscript(load(value), gast.Constant(0, None), gast.Load()) if has_aux \
-        else load(value)
-    seed = gast.Constant(1.0, None) if optimistic else gast.Call(
-        load(bindings.name_for("seed_for", seed_for)), [seeded], [])
-    vjp.body = [*forward, assign(value, returned.value.elts[0]),
-                assign(backward.args.args[0].id, seed), *sweep,
-                gast.Return(gast.Tuple([load(value), result.value], gast.Load()))]
+    output = returned.value.elts[0]
+    if gradient_only:
+        output.shape_only = True  # (a Name: an array's; `seed_for` reads its shape and dtype)
+        seed = gast.Call(load(bindings.name_for("seed_for", seed_for)), [output], [])
+        body = [*forward, assign(backward.args.args[0].id, seed), *sweep]
+        vjp.body = outline_unread(body, loaded_names(result.value), bindings) + [
+            gast.Return(result.value)]
+    else:
+        value = namer.claim("value")
+        seeded = gast.Subscript(load(value), gast.Constant(0, None), gast.Load()) \
+            if has_aux else load(value)
+        seed = gast.Constant(1.0, None) if optimistic else gast.Call(
+            load(bindings.name_for("seed_for", seed_for)), [seeded], [])
+        vjp.body = [*forward, assign(value, output), assign(backward.args.args[0].id, seed),
+                    *sweep, gast.Return(gast.Tuple([load(value), result.value], gast.Load()))]
     vjp.name = namer.claim(vjp_name.removesuffix("_vjp") + "_grad")
     scope.body[-1] = gast.Return(load(vjp.name))
     return module, vjp.name

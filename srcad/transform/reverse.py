@@ -23,7 +23,7 @@ import builtins
 
 import gast
 
-from srcad import calls, runtime
+from srcad import calls, outlines, runtime
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError
@@ -372,7 +372,7 @@ class _Backward:
         number = None if may_be_none or not self._may_be_uniform(argument) else \
             uniform.spread_number(contribution, argument.id, self.adjoints.helper_of)
         if number is not None:  # a full reduction's cotangent: kept a number (uniform.py)
-            typed = self.bindings.name_for("cotangent_number", runtime.cotangent_number)
+            typed = self.bindings.name_for("cotangent_number", outlines.cotangent_number)
             return self.adjoints.uniform(argument.id, gast.Call(load(typed), [number], []))
         return self.adjoints.accumulate(argument.id, contribution, may_be_none)
 

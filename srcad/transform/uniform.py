@@ -24,7 +24,7 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from srcad import runtime
+from srcad import outlines, runtime
 from srcad.frontend.resolve import Operation
 from srcad.frontend.trees import clone, walk
 from srcad.transform.adjoints import load
@@ -74,8 +74,8 @@ def shares(op: Operation, arguments, cotangents, g: str, same_shape: frozenset,
         if not number and not all(numeric(n.id) or n.id == g or bindings.named(n.id)
                                   for n in walk(term) if isinstance(n, gast.Name)):
             term = _as_array(term, g, bindings)  # another operand may be a list
-        helper = ("uniform_unbroadcast", runtime.uniform_unbroadcast) if number \
-            else ("unbroadcast_from", runtime.unbroadcast_from)
+        helper = ("uniform_unbroadcast", outlines.uniform_unbroadcast) if number \
+            else ("unbroadcast_from", outlines.unbroadcast_from)
         share = gast.Call(load(bindings.name_for(*helper)), [term, _shape_read(op.targets[0]),
                                                 _shape_read(argument.id)], [])
         result.append((argument.id, share, number))
@@ -83,8 +83,8 @@ def shares(op: Operation, arguments, cotangents, g: str, same_shape: frozenset,
 
 
 def _as_array(term, g: str, bindings):
-    """`term` with `g` read as a 0-d array (`runtime.array_of`)."""
-    wrap = bindings.name_for("array_of", runtime.array_of)
+    """`term` with `g` read as a 0-d array (`outlines.array_of`)."""
+    wrap = bindings.name_for("array_of", outlines.array_of)
 
     class Wrap(gast.NodeTransformer):
         def visit_Name(self, node):

@@ -1,0 +1,147 @@
+"""outlines: values generated code keeps without their elements.
+
+A *uniform* cotangent is one number standing for itself at every element of its primal (the
+cotangent of a full `np.sum`, transform/uniform.py); an *outline* is the shape and dtype of
+a value a gradient-only program never computes, because it reads nothing else of it
+(transform/outline.py: the operations that lead only to the loss value). The helpers here
+compute with them as NumPy would with the arrays they stand for.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+import numpy as np
+
+from srcad.errors import SrcadError
+from srcad.runtime import _is_plain, dtype_of, unbroadcast
+
+
+# ---- uniform cotangents ------------------------------------------------------------------------
+def cotangent_number(g):
+    """A full reduction's cotangent `g` as the number that stands for it at every element
+    (transform/uniform.py): a NumPy scalar of the precision `expand_reduced` gives the
+    array, so that it meets arrays as that array would (a Python float or int would take
+    a float16 operand's precision, and times a list would repeat it)."""
+    if not _is_plain(g):  # a tape-mode tensor must stay one
+        return g
+    return np.result_type(dtype_of(g), np.float16).type(g)
+
+
+def array_of(number):
+    """A uniform cotangent as a 0-d array, for arithmetic with an operand that may be a list
+    (`number * [1.0, 2.0]` would fail or repeat the list; an array's converts it)."""
+    return np.asarray(number) if _is_plain(number) else number
+
+
+def uniform_unbroadcast(g, out, x):
+    """`unbroadcast` of a *uniform* cotangent: `g`, a number, stands for itself at every
+    element of `out`, into which the operand `x` was broadcast. Each element of `x` appears
+    size(out) / size(x) times in `out`, so its cotangent is that many `g`s, the same at
+    every element of `x`: a uniform cotangent again (transform/adjoints.py, UNIFORM)."""
+    out_shape, x_shape = np.shape(out), np.shape(x)
+    if out_shape == x_shape:
+        return g
+    size, own = math.prod(out_shape), math.prod(x_shape)
+    return g if size == own else g * (size // own)
+
+
+def unbroadcast_from(g, out, x):
+    """`unbroadcast(g, x)` of a cotangent `g` of `out` computed from a uniform one: `g`
+    stands for its broadcast to `out`'s shape, which it has unless the rule multiplied the
+    number by an operand smaller than `out` (then its broadcast is summed, not copied)."""
+    shape = np.shape(out)
+    if np.shape(g) != shape:
+        if np.shape(x) == shape or not _is_plain(g):  # its own array (a tensor stays one)
+            g = np.zeros(shape, np.result_type(dtype_of(g), np.float16)) + g
+        else:
+            g = np.broadcast_to(g, shape)  # a view: unbroadcast sums it into a new array
+    return unbroadcast(g, x)
+
+
+# ---- outlines ----------------------------------------------------------------------------------
+class Outline:
+    """The shape and dtype of a value that was not computed: `np.shape`, `np.size` and
+    `seed_for` read it as they read the array."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape: tuple, dtype: np.dtype):
+        self.shape, self.dtype = shape, dtype
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.shape)
+
+    def __repr__(self):
+        return f"Outline(shape={self.shape}, dtype={self.dtype})"
+
+
+def outline(fn, *operands):
+    """The outline of `fn(*operands)`, an elementwise operation whose result has the
+    operands' broadcast shape and their promoted dtype when that is inexact; computed where
+    it is not (integer division gives floats, not integers) or an operand is no array."""
+    shapes, types = [], []
+    for operand in operands:
+        kind = type(operand)
+        if kind is Outline or kind is np.ndarray:
+            shapes.append(operand.shape)
+            types.append(operand.dtype)
+        elif isinstance(operand, np.generic):
+            types.append(operand.dtype)
+        elif kind is float or kind is int or kind is complex:
+            types.append(kind)  # a Python number takes the arrays' precision
+        else:
+            return _computed(fn, operands)  # a list, a tensor: NumPy decides
+    key = tuple(types)
+    dtype = _PROMOTED.get(key)
+    if dtype is None:
+        dtype = _PROMOTED[key] = np.result_type(*(t if isinstance(t, np.dtype) else t(0)
+                                                  for t in types))
+    if dtype.kind not in "fc":
+        return _computed(fn, operands)
+    return Outline(_broadcast(shapes), dtype)
+
+
+_PROMOTED = {}  # the operands' dtypes and Python number types → the result's dtype
+
+
+def _computed(fn, operands):
+    if any(type(o) is Outline for o in operands):
+        raise SrcadError(f"internal error: cannot outline {fn!r} of {operands!r}.",
+                         fix="please report this with the function that triggered it.")
+    return fn(*operands)
+
+
+def reduction_outline(fn, a):
+    """The outline of `np.sum(a)` or `np.mean(a)` over all axes: a number of `a`'s inexact
+    dtype (an integer array's sum is computed: its dtype is the platform's integer)."""
+    if type(a) is Outline or getattr(getattr(a, "dtype", None), "kind", "") in ("f", "c"):
+        return Outline((), a.dtype)
+    return fn(a)
+
+
+def _broadcast(shapes: list) -> tuple:
+    """np.broadcast_shapes, fast where the arrays' shapes are equal (a number has none)."""
+    if len(shapes) == 1:
+        return shapes[0]
+    for shape in shapes:
+        if shape != shapes[0]:
+            return np.broadcast_shapes(*shapes)
+    return shapes[0] if shapes else ()
+
+
+OUTLINED_OPERATORS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul,
+                      "Div": operator.truediv, "Pow": operator.pow, "USub": operator.neg,
+                      "UAdd": operator.pos}
+# ufuncs whose result has their operands' promoted dtype when one of them is inexact
+OUTLINED_UFUNCS = frozenset(map(id, (
+    np.add, np.subtract, np.multiply, np.divide, np.power, np.negative, np.positive,
+    np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh,
+    np.arcsinh, np.arccosh, np.arctanh, np.exp, np.exp2, np.expm1, np.log, np.log2,
+    np.log10, np.log1p, np.sqrt, np.square, np.reciprocal, np.maximum, np.minimum,
+    np.fmax, np.fmin, np.logaddexp, np.conjugate)))

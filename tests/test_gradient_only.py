@@ -1,0 +1,89 @@
+"""`srcad.grad` runs a program that returns the gradient alone and computes of the loss value
+only its shape and dtype where nothing else is read of it (transform/outline.py): gradients
+equal value_and_grad's on every corpus program, the output is still checked, and what the
+outline cannot stand for (integers, lists, effects) is still computed."""
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad import cache
+from srcad.errors import NonScalarOutputError
+from tests.checks import assert_gradient_matches_finite_differences, corpus_cases
+
+R = np.random.default_rng(61)
+CALLS = []
+
+
+@pytest.mark.parametrize("fn, args, wrt", list(corpus_cases()))
+def test_gradients_equal_value_and_grads_on_the_corpus(fn, args, wrt):
+    import copy
+    expected = srcad.value_and_grad(fn, wrt=wrt)(*copy.deepcopy(args))[1]
+    got = srcad.grad(fn, wrt=wrt)(*copy.deepcopy(args))
+    for g, e in zip(*(v if isinstance(wrt, tuple) else (v,) for v in (got, expected))):
+        np.testing.assert_allclose(np.asarray(g, float), np.asarray(e, float),
+                                   rtol=1e-12, atol=1e-12)
+
+
+def rosenbrock(x):
+    return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def counted(x):
+    y = np.sin(x) * 2.0
+    CALLS.append(1)                       # an effect: it runs in the gradient-only program
+    return np.sum(y)
+
+
+def with_integers(x):
+    count = np.sum(x > 0) + len(x) // 2   # integer values: computed, never outlined
+    return np.sum(x * x) + count
+
+
+def with_builtin_pow(x):
+    return np.sum(pow(x, 3) + x ** 2)     # the user's `pow` next to the outline's operator
+
+
+def times_a_list(x):
+    return np.sum(x * [1.0, 2.0, 3.0] + 1.0)
+
+
+def vector(x):
+    return np.sin(x) * 2.0
+
+
+def complex_valued(x):
+    return np.sum(x * 1j + x)
+
+
+def test_the_loss_value_is_outlined():
+    source = cache.compiled_adjoint(rosenbrock, ("x",), mode="gradient").source
+    assert "sum_10 = reduction_outline(np.sum, add_9)" in source
+    assert "pow_4 = outline(pow, sub_3, 2)" in source
+    x = np.linspace(-1.5, 1.5, 11)
+    assert_gradient_matches_finite_differences(rosenbrock, (x,), 0)
+
+
+@pytest.mark.parametrize("fn", [with_integers, with_builtin_pow, times_a_list])
+def test_what_an_outline_cannot_stand_for_is_computed(fn):
+    assert_gradient_matches_finite_differences(fn, (R.standard_normal(3),), 0)
+
+
+def test_effects_on_the_value_path_still_run():
+    CALLS.clear()
+    srcad.grad(counted)(np.ones(3))
+    assert CALLS == [1]
+
+
+def test_float32_gradients_stay_float32():
+    x = R.standard_normal(5).astype(np.float32)
+    gradient = srcad.grad(rosenbrock)(x)
+    assert gradient.dtype == np.float32
+    np.testing.assert_allclose(gradient, srcad.value_and_grad(rosenbrock)(x)[1], rtol=1e-6)
+
+
+@pytest.mark.parametrize("fn, error", [(vector, NonScalarOutputError),
+                                       (complex_valued, NonScalarOutputError)])
+def test_the_output_is_still_checked(fn, error):
+    with pytest.raises(error):
+        srcad.grad(fn)(np.ones(3))
