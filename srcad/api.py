@@ -102,24 +102,30 @@ class Derivative:
     def gradients_only(self, args, kwargs):
         """`grad`'s gradients: for Python floats by the fused program, otherwise by one that
         computes no more of the output than the seed needs (pipeline.transform, "gradient")."""
-        if not kwargs and self._positional and self._last_position < len(args) and all(
-                type(args[p]) is float for p in self.positions):
-            return self.value_and_gradients(args, kwargs)[1]
+        if not kwargs and self._floats(args):
+            result = self._fused_call(args)
+            if result is not None:
+                return result[1]
         _, raw, originals = self._run(args, kwargs, "gradient")
         return self._shaped(raw, originals)
+
+    def _floats(self, args) -> bool:
+        """Whether every `wrt` argument is a Python float passed by position."""
+        if not self._positional or self._last_position >= len(args):
+            return False
+        for position in self.positions:
+            if type(args[position]) is not float:
+                return False
+        return True
 
     def value_and_gradients(self, args, kwargs):
         """`(output, gradients)` for `grad` and `value_and_grad`: by the fused program when
         every `wrt` argument is a Python float passed by position (the common scalar case),
         else by the forward sweep and its backward closure."""
-        if not kwargs and self._positional and self._last_position < len(args):
-            for position in self.positions:
-                if type(args[position]) is not float:
-                    break
-            else:
-                result = self._fused_call(args)
-                if result is not None:
-                    return result
+        if not kwargs and self._floats(args):
+            result = self._fused_call(args)
+            if result is not None:
+                return result
         output, backward, originals = self.forward(args, kwargs)
         seed = seed_for(output[0] if self.has_aux else output)
         return output, self.gradients(backward, seed, originals)

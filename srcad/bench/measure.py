@@ -3,7 +3,8 @@ on one workload.
 
 Timing is interleaved: each round times every contender once (a batch of calls sized so a
 sample lasts a few milliseconds), in an order that rotates between rounds, so drift of a
-shared machine reaches all contenders alike; the reported figure is the median sample.
+shared machine reaches all contenders alike; the first rounds warm up and are not kept; the
+reported figure is the median sample.
 """
 from __future__ import annotations
 
@@ -100,16 +101,20 @@ def _batch_size(call, sample_seconds: float) -> int:
         number *= 4
 
 
-def _interleaved(calls: dict, rounds: int, sample_seconds: float) -> dict:
+def _interleaved(calls: dict, rounds: int, sample_seconds: float, warm_up: int = 3) -> dict:
+    """Samples of each call's time, `rounds` of them, after `warm_up` rounds not kept: a
+    process's first second or so (its heap growing to its working size, the caches of the
+    CPU and of the interpreter filling) runs every contender slower, and not alike."""
     numbers = {name: _batch_size(call, sample_seconds) for name, call in calls.items()}
     samples = {name: [] for name in calls}
     names = list(calls)
-    for round_index in range(rounds):
+    for round_index in range(-warm_up, rounds):
         shift = round_index % max(len(names), 1)
         for name in names[shift:] + names[:shift]:
             call, number = calls[name], numbers[name]
             start = time.perf_counter()
             for _ in range(number):
                 call()
-            samples[name].append((time.perf_counter() - start) / number)
+            if round_index >= 0:
+                samples[name].append((time.perf_counter() - start) / number)
     return samples
