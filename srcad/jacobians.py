@@ -19,7 +19,7 @@ import numpy as np
 
 from srcad import api, cache
 from srcad.arguments import (copied, is_container, leaves, like_argument, promote, rebuilt,
-                             seed_for, wrt_parameters)
+                             wrt_parameters)
 from srcad.errors import UsageError
 from srcad.forward_api import check_tangent, jvp, like_output
 from srcad.frontend.parse import code_of
@@ -278,13 +278,9 @@ class _HVP:
             check_tangent(vector, x, "v")
             x = args[self.position] = promote(x, self.name)
         containers = frozenset({self.name}) if is_container(x) else frozenset()
-        derivative = self._derivative(containers)
-        slope, backward, originals = derivative.forward(((vector,), *args), kwargs)
-        if slope is None:  # on this path the output does not depend on the argument
-            seed_for(self.fn(*args, **kwargs))  # but it must be a scalar: a clear error if not
-            return like_argument(None, x)
-        # the tangent has the output's shape and kind: a clear error unless it is a scalar
-        return derivative.gradients(backward, seed_for(slope), originals)
+        # the gradient of the tangent, which has the output's shape and kind: `grad` refuses
+        # it with a clear error unless it is one real number
+        return self._derivative(containers).gradients_only(((vector,), *args), kwargs)
 
 
 def hvp(fn, wrt=0):

@@ -72,7 +72,7 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
         tangents.states[w] = SET
     body = sweep.block(block)
     if tangent_only:
-        result = sweep.tangent_of(output)
+        result = _surely_a_tangent(sweep, output, simple_fn.body[-1].value)
         body = drop_dead(body, loaded_names(result), bindings.callee)
     else:
         result = gast.Tuple([simple_fn.body[-1].value, sweep.tangent_of(output)], gast.Load())
@@ -83,6 +83,18 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
     scope = function_def(SCOPE, bindings.scope_parameters(jvp, user_freevars),
                          [jvp, gast.Return(load(jvp_name))])
     return gast.Module([scope], []), jvp_name
+
+
+def _surely_a_tangent(sweep, output: str, returned):
+    """The output's tangent, zeros of its shape where it has none (None would not say
+    whether the output is a number); the output is computed only for those."""
+    if sweep.tangents.state(output) == SET:
+        return load(sweep.tangents.name(output))
+    zeros = gast.Call(sweep.helper("zero_tangent"), [returned], [])
+    tangent = sweep.tangent_of(output)
+    if is_none_constant(tangent):
+        return zeros
+    return gast.IfExp(is_none(tangent.id, negate=True), tangent, zeros)
 
 
 class Tangents(TangentWrites):
