@@ -1,5 +1,5 @@
-"""Command line: `python -m srcad demo`, `python -m srcad show FILE.py:FUNC [--wrt 0,1]` and
-`python -m srcad rules [--all]`."""
+"""Command line: `python -m srcad demo`, `python -m srcad show FILE.py:FUNC [--wrt 0,1]
+[--mode rev|grad|fwd]` and `python -m srcad rules [--all]`."""
 from __future__ import annotations
 
 import argparse
@@ -39,6 +39,9 @@ def main(argv=None) -> int:
     show = commands.add_parser("show", help="print the adjoint of FILE.py:FUNCTION")
     show.add_argument("target", help="path/to/file.py:function")
     show.add_argument("--wrt", default="0", help="parameter indices or names, e.g. 0,1 or w")
+    show.add_argument("--mode", default="rev", choices=("rev", "grad", "fwd"),
+                      help="the adjoint (rev, the default), the gradient-only program grad "
+                      "runs (grad) or the tangent program (fwd)")
     rules = commands.add_parser("rules", help="list the functions srcad has derivative rules "
                                 "for, and those it knows have no derivative")
     rules.add_argument("--all", action="store_true", help="include srcad's internal helpers")
@@ -53,7 +56,8 @@ def main(argv=None) -> int:
         return 0
     from srcad.api import show as show_source
     try:
-        show_source(_load_function(arguments.target), wrt=_parse_wrt(arguments.wrt))
+        show_source(_load_function(arguments.target), wrt=_parse_wrt(arguments.wrt),
+                    mode=arguments.mode)
     except SrcadError as error:
         print(f"srcad: {error}", file=sys.stderr)
         return 1

@@ -270,13 +270,16 @@ def _check_cotangent(cotangent, output):
 
 
 def show(fn, wrt=0, mode="rev") -> None:
-    """Print the program srcad generates for `fn`: the adjoint (mode "rev") or the tangent
-    program of forward mode (mode "fwd")."""
-    if mode not in ("rev", "fwd"):
-        raise UsageError(f"mode={mode!r}: srcad generates reverse-mode (\"rev\") and "
-                         "forward-mode (\"fwd\") programs.")
+    """Print the program srcad generates for `fn`: the adjoint `vjp` and `value_and_grad`
+    run (mode "rev"), the gradient-only program `grad` runs on arrays (mode "grad"), or the
+    tangent program of forward mode (mode "fwd")."""
+    if mode not in ("rev", "grad", "fwd"):
+        raise UsageError(f"mode={mode!r}: srcad shows the adjoint (\"rev\"), the gradient-only "
+                         "program of `grad` (\"grad\") and the tangent program (\"fwd\").")
     if mode == "rev":
         print(Derivative(fn, wrt).source, end="")
         return
-    names, _ = wrt_parameters(code_of(fn), wrt)
-    print(cache.compiled_adjoint(transformable(fn), names, mode="fwd").source, end="")
+    function = transformable(fn)
+    names, _ = wrt_parameters(code_of(function), wrt)
+    program = cache.compiled_adjoint(function, names, mode="gradient" if mode == "grad" else mode)
+    print(program.source, end="")

@@ -141,6 +141,9 @@ def test_bad_wrt_is_a_value_error(wrt):
 def test_show_prints_the_adjoint(capsys):
     srcad.show(p.scalar_math, wrt=(0, 1))
     assert "def scalar_math_backward" in capsys.readouterr().out
+    srcad.show(p.scalar_math, wrt=(0, 1), mode="grad")
+    shown = capsys.readouterr().out
+    assert "def scalar_math_grad" in shown and "_backward" not in shown
     with pytest.raises(UsageError):
         srcad.show(p.scalar_math, mode="sideways")
 

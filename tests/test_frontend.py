@@ -26,6 +26,7 @@ def test_nested_lambda_picks_the_inner_one():
 
 def test_show_command_prints_the_adjoint(capsys):
     assert main(["show", f"{p.__file__}:scalar_math", "--wrt", "0,1"]) == 0
+    assert main(["show", f"{p.__file__}:scalar_math", "--wrt", "0,1", "--mode", "grad"]) == 0
     out = capsys.readouterr().out
     assert "def scalar_math_backward(b_add_6):" in out and "return (b_x, b_y)" in out
 
