@@ -25,7 +25,7 @@ from srcad.frontend.resolve import Operation, Resolver, operations, resolve
 from srcad.transform.batched import BatchedTangents
 from srcad.transform.bindings import Bindings
 from srcad.transform.forward import forward
-from srcad.transform.fuse import fuse, rescope
+from srcad.transform.fuse import fuse
 from srcad.transform.math_calls import callee_of, use_math
 from srcad.transform.naming import Namer
 from srcad.transform.reverse import reverse
@@ -89,7 +89,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     if mode in ("grad", "gradient"):
         module, name = fuse(module, name, namer, bindings, has_aux, optimistic,
                             gradient_only=mode == "gradient")
-        rescope(module, bindings, fn.__code__.co_freevars)
+    bindings.rescope(module, fn.__code__.co_freevars)
     kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",
             "grad": "grad", "gradient": "gradient"}[mode]
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"

@@ -11,8 +11,8 @@ from __future__ import annotations
 import gast
 
 from srcad.frontend.resolve import Resolver
-from srcad.frontend.trees import walk
 from srcad.transform.naming import Namer
+from srcad.transform.optimize import names_read
 
 
 class Bindings:
@@ -50,9 +50,12 @@ class Bindings:
             return getattr(self._objects[expression.value.id], expression.attr, None)
         return self.resolver.chain_value(expression)
 
-    def scope_parameters(self, function, user_freevars) -> list:
-        """The generated scope function's parameters: the cells `function` reads (a rule
-        inlined and then simplified away may have bound a helper it no longer calls), then
-        the user's free variables."""
-        read = {n.id for n in walk(function) if isinstance(n, gast.Name)}
-        return sorted(n for n in self.cells if n in read) + list(user_freevars)
+    def rescope(self, module: gast.Module, user_freevars) -> None:
+        """Give the generated scope function a parameter for each cell its body reads (a
+        rule inlined and then simplified away may have bound a helper it no longer calls;
+        fusing binds more), then the user's free variables."""
+        scope = module.body[0]
+        read = set().union(*names_read(scope.body))
+        scope.args.args = [gast.Name(p, gast.Param(), None, None) for p in sorted(
+            n for n in self.cells if n in read)] + [gast.Name(p, gast.Param(), None, None)
+                                                   for p in user_freevars]

@@ -62,12 +62,3 @@ def fuse(module: gast.Module, vjp_name: str, namer: Namer, bindings: Bindings,
     vjp.name = namer.claim(vjp_name.removesuffix("_vjp") + "_grad")
     scope.body[-1] = gast.Return(load(vjp.name))
     return module, vjp.name
-
-
-def rescope(module: gast.Module, bindings: Bindings, user_freevars) -> None:
-    """Give the scope function a parameter for every cell its body reads, those bound after
-    `reverse` made it included."""
-    scope = module.body[0]
-    scope.args.args = []  # (the parameters it had would count as read)
-    scope.args.args = [gast.Name(p, gast.Param(), None, None)
-                       for p in bindings.scope_parameters(scope, user_freevars)]

@@ -14,8 +14,8 @@ dtype without its elements:
     b_sum_10 = seed_for(sum_10)             b_sum_10 = seed_for(sum_10)
 
 Input: the fused body's statements and the names the program returns. An assignment whose
-target the rest reads only for its shape (names marked `shape_only`, arguments of
-`shape_of` and `seed_for`) becomes its outline if it is an elementwise operator or ufunc
+target the rest reads only for its shape (names marked `shape_only`: by `unbroadcast` and
+its kin, by `shape_of`, by `seed_for`) becomes its outline if it is an elementwise operator or ufunc
 that keeps its operands' inexact dtype, or a sum or mean over all axes: its operands are
 then read for their outline only, in turn. A pure assignment nothing reads is dropped
 (dead_code.py). Everything else stays, and what it reads is read in full.
@@ -26,12 +26,11 @@ import gast
 import numpy as np
 
 from srcad import outlines, runtime
-from srcad.arguments import seed_for
+from srcad.frontend.trees import walk
 from srcad.transform.adjoints import assign, load
 from srcad.transform.dead_code import pure
-from srcad.frontend.trees import walk
+from srcad.transform.optimize import names_read
 
-_SHAPE_READERS = (runtime.shape_of, seed_for)
 _REDUCTIONS = (np.sum, np.mean)
 
 
@@ -59,7 +58,7 @@ def outline_unread(statements: list, returned: set, bindings) -> list:
         elif target is not None:
             values.discard(target)
             shapes.discard(target)
-        read_values, read_shapes = _reads(statement, bindings)
+        read_values, read_shapes = names_read([statement])
         values |= read_values
         shapes |= read_shapes
         kept.append(statement)
@@ -85,21 +84,6 @@ def _assigned_name(statement):
             and isinstance(statement.targets[0], gast.Name):
         return statement.targets[0].id
     return None
-
-
-def _reads(statement, bindings) -> tuple[set, set]:
-    """The names `statement` reads in full, and those it reads only for their shape."""
-    values, shapes = set(), set()
-    shape_only = set()
-    for node in walk(statement):
-        if isinstance(node, gast.Call) and bindings.callee(node.func) in _SHAPE_READERS \
-                and len(node.args) == 1 and isinstance(node.args[0], gast.Name):
-            shape_only.add(id(node.args[0]))
-    for node in walk(statement):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            marked = getattr(node, "shape_only", False) or id(node) in shape_only
-            (shapes if marked else values).add(node.id)
-    return values, shapes
 
 
 def _outline(expression, bindings):

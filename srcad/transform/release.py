@@ -77,4 +77,6 @@ def _assigned_names(statement) -> set:
 
 
 def _shape_of(name: str, bind):
-    return gast.Call(load(bind("shape_of", runtime.shape_of)), [load(name)], [])
+    value = load(name)
+    value.shape_only = True  # (what outline.py looks for)
+    return gast.Call(load(bind("shape_of", runtime.shape_of)), [value], [])

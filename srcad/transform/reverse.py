@@ -88,7 +88,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     vjp_body = forward + [backward, gast.Return(
         gast.Tuple([returned, load(backward_name)], gast.Load()))]
     vjp = gast.FunctionDef(vjp_name, simple_fn.args, vjp_body, [], None, None, [])
-    scope_params = bindings.scope_parameters(vjp, user_freevars)
+    scope_params = sorted(bindings.cells) + list(user_freevars)  # (pruned: pipeline)
     scope = function_def(SCOPE, scope_params, [vjp, gast.Return(load(vjp_name))])
     return gast.Module([scope], []), vjp_name
 
