@@ -132,14 +132,14 @@ class Derivative:
 
     def _fused_call(self, args):
         """`(output, gradients)` by one program without a backward closure (pipeline.transform,
-        mode "grad"), or None when that program is optimistic (`math` in place of NumPy) and
+        mode "fused"), or None when that program is optimistic (`math` in place of NumPy) and
         raised or made something not finite: the general program then runs the call again,
         so NumPy's values, warnings and errors prevail. (This runs on every scalar call: the
         common case is written out for speed.)"""
         entry = self._fused
         if entry is None or not entry[0].guards_hold(self.function):
             compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux,
-                                              mode="grad", scalars=frozenset(self.names))
+                                              mode="fused", scalars=frozenset(self.names))
             entry = self._fused = (compiled, compiled.bind(self.function), compiled.optimistic)
         _, run, optimistic = entry
         try:

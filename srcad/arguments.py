@@ -17,6 +17,7 @@ import numpy as np
 
 from srcad.errors import (NonDifferentiableInputError, NonScalarOutputError, SrcadError,
                           WrtError)
+from srcad.outlines import Outline
 
 
 def wrt_parameters(code, wrt, bound=0) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
@@ -127,6 +128,9 @@ def promote(value, name: str):
 
 def seed_for(output):
     """The cotangent 1 that starts `grad`'s backward sweep, or a clear error."""
+    if type(output) is Outline:  # an output not computed (transform/outline.py): an array
+        output = output.dtype.type(0) if output.shape == () \
+            else np.empty(output.shape, output.dtype)  # of its kind stands for it
     if type(output) is float:
         return 1.0
     if isinstance(output, np.floating):

@@ -273,7 +273,10 @@ def is_derivative(fn) -> bool:
 
 
 def _is_tape_gradient(fn) -> bool:
-    return type(fn).__name__ == "TapeGradient" and type(fn).__module__ == "srcad.tape.functional"
+    if type(fn).__name__ != "TapeGradient":  # (the common case, on every call: no import)
+        return False
+    from srcad.tape.functional import TapeGradient  # (tape mode imports this module)
+    return isinstance(fn, TapeGradient)
 
 
 _TWINS = weakref.WeakKeyDictionary()

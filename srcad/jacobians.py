@@ -266,7 +266,8 @@ class _HVP:
 
     @property
     def source(self) -> str:
-        return self._derivative(frozenset()).source
+        """The program an hvp runs (for array arguments): `grad` over the tangent program."""
+        return self._derivative(frozenset())._program(frozenset(), mode="gradient")[0].source
 
     def __call__(self, *args_and_vector, **kwargs):
         """H v at `args`; keyword arguments are passed on, not differentiated."""

@@ -84,19 +84,30 @@ class Outline:
 def outline(fn, *operands):
     """The outline of `fn(*operands)`, an elementwise operation whose result has the
     operands' broadcast shape and their promoted dtype when that is inexact; computed where
-    it is not (integer division gives floats, not integers) or an operand is no array."""
-    shapes, types = [], []
+    it is not (integer division gives floats, not integers), where no operand is an array
+    (Python's own arithmetic: a negative float to a fractional power is complex) or where an
+    operand holds no numbers."""
+    shapes, types, arrays = [], [], False
     for operand in operands:
         kind = type(operand)
         if kind is Outline or kind is np.ndarray:
             shapes.append(operand.shape)
             types.append(operand.dtype)
+            arrays = True
         elif isinstance(operand, np.generic):
             types.append(operand.dtype)
-        elif kind is float or kind is int or kind is complex:
-            types.append(kind)  # a Python number takes the arrays' precision
-        else:
-            return _computed(fn, operands)  # a list, a tensor: NumPy decides
+        elif isinstance(operand, (int, float, complex)):  # bool and IntEnum included
+            # a Python number takes the arrays' precision
+            types.append(next(t for t in (bool, int, float, complex) if isinstance(operand, t)))
+        else:  # a list or tuple: NumPy converts it
+            converted = np.asarray(operand)
+            if converted.dtype.kind not in "biufc":
+                return _computed(fn, operands)
+            shapes.append(converted.shape)
+            types.append(converted.dtype)
+            arrays = True
+    if not arrays:
+        return _computed(fn, operands)
     key = tuple(types)
     dtype = _PROMOTED.get(key)
     if dtype is None:
@@ -111,9 +122,15 @@ _PROMOTED = {}  # the operands' dtypes and Python number types → the result's 
 
 
 def _computed(fn, operands):
-    if any(type(o) is Outline for o in operands):
-        raise SrcadError(f"internal error: cannot outline {fn!r} of {operands!r}.",
-                         fix="please report this with the function that triggered it.")
+    outlined = [o for o in operands if type(o) is Outline]
+    if outlined:
+        other = next(o for o in operands if type(o) is not Outline)
+        raise SrcadError(
+            f"`srcad.grad` runs a program that knows only the shape and dtype of a value it "
+            f"does not need ({outlined[0]!r}), and here that value meets {other!r}, which "
+            f"NumPy combines with it only by its elements ({fn!r}).",
+            fix="call `srcad.value_and_grad(f)(...)[1]`, which computes every value, or "
+            "convert that operand to a float array.")
     return fn(*operands)
 
 

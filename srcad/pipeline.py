@@ -9,7 +9,6 @@ and the invariant it guarantees to the next one. The cache (srcad.cache) calls
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import replace
 
 import gast
@@ -26,7 +25,7 @@ from srcad.transform.batched import BatchedTangents
 from srcad.transform.bindings import Bindings
 from srcad.transform.forward import forward
 from srcad.transform.fuse import fuse
-from srcad.transform.math_calls import callee_of, use_math
+from srcad.transform.math_calls import use_math
 from srcad.transform.naming import Namer
 from srcad.transform.reverse import reverse
 
@@ -39,7 +38,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
 
     "rev": calling the result with `fn`'s arguments returns `(output, backward)`, and
     `backward(cotangent_of_output)` returns the gradient of each `wrt` parameter.
-    "grad" (for Python-float `wrt` arguments): calling the result with `fn`'s arguments
+    "fused" (for Python-float `wrt` arguments): calling the result with `fn`'s arguments
     returns `(output, gradients)` at once (transform/fuse.py); it is *optimistic* when NumPy
     calls were rewritten to `math` (transform/math_calls.py): its caller must then run the
     "rev" program instead when it raises or returns something not finite.
@@ -79,19 +78,20 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
                                tangent_only=mode == "slope")
     else:
         module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
-                               bindings, fn.__code__.co_freevars, containers)  # reverse
+                               bindings, fn.__code__.co_freevars, containers,  # reverse
+                               gradient_only=mode == "gradient")
     optimistic = False
-    if mode == "grad":                              # math calls, fuse (scalar fast path)
-        callee = functools.partial(callee_of, bindings=bindings)
+    if mode == "fused":                             # math calls, fuse (scalar fast path)
+        callee = bindings.callee
         optimistic = not has_aux and output in activity.scalars \
             and only_numbers(block, activity.scalars, callee) \
             and use_math(module, activity.scalars, callee, bindings.name_for)
-    if mode in ("grad", "gradient"):
+    if mode in ("fused", "gradient"):
         module, name = fuse(module, name, namer, bindings, has_aux, optimistic,
                             gradient_only=mode == "gradient")
     bindings.rescope(module, fn.__code__.co_freevars)
     kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",
-            "grad": "grad", "gradient": "gradient"}[mode]
+            "fused": "grad", "gradient": "gradient"}[mode]
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label,
                            replayable=mode == "rev" and _replayable(block),

@@ -8,7 +8,7 @@ import pytest
 
 import srcad
 from srcad import cache
-from srcad.errors import NonScalarOutputError
+from srcad.errors import NonScalarOutputError, UnsupportedSyntaxError
 from tests.checks import assert_gradient_matches_finite_differences, corpus_cases
 
 R = np.random.default_rng(61)
@@ -52,6 +52,34 @@ def vector(x):
     return np.sin(x) * 2.0
 
 
+def with_an_unused_value(x):
+    unused = x * 2.0  # noqa: F841        (dropped, and nothing releases it afterwards)
+    return np.sum(x ** 2)
+
+
+def one_element_vector(x):
+    return x * 3.0 + x ** 3               # shape (1,): the seed has that shape too
+
+
+def python_power(x, s):
+    return np.sum(x) + (s - 10.0) ** 0.5  # complex in Python's arithmetic: refused
+
+
+def times_a_flag(x, flag):
+    y = x * 2.0
+    return np.sum(y * flag + y * (1.0, 2.0, 3.0))
+
+
+def summed_with_defaults(x):
+    return np.sum(x * x, axis=None, keepdims=False) + np.mean(x, None)
+
+
+def positional_out(x):
+    buffer = np.zeros(3)
+    np.multiply(x, 2.0, buffer)           # `out` by position: written in place, refused
+    return np.sum(buffer * x)
+
+
 def complex_valued(x):
     return np.sum(x * 1j + x)
 
@@ -64,7 +92,8 @@ def test_the_loss_value_is_outlined():
     assert_gradient_matches_finite_differences(rosenbrock, (x,), 0)
 
 
-@pytest.mark.parametrize("fn", [with_integers, with_builtin_pow, times_a_list])
+@pytest.mark.parametrize("fn", [with_integers, with_builtin_pow, times_a_list,
+                                with_an_unused_value, summed_with_defaults])
 def test_what_an_outline_cannot_stand_for_is_computed(fn):
     assert_gradient_matches_finite_differences(fn, (R.standard_normal(3),), 0)
 
@@ -83,7 +112,28 @@ def test_float32_gradients_stay_float32():
 
 
 @pytest.mark.parametrize("fn, error", [(vector, NonScalarOutputError),
-                                       (complex_valued, NonScalarOutputError)])
+                                       (complex_valued, NonScalarOutputError),
+                                       (positional_out, UnsupportedSyntaxError)])
 def test_the_output_is_still_checked(fn, error):
     with pytest.raises(error):
         srcad.grad(fn)(np.ones(3))
+    with pytest.raises(NonScalarOutputError, match="shape \\(3,\\)"):
+        srcad.grad(vector)(np.ones(3))
+
+
+def test_a_one_element_output_is_seeded_with_its_shape():
+    x = np.array([2.0])
+    np.testing.assert_allclose(srcad.grad(one_element_vector)(x), [15.0])
+    np.testing.assert_allclose(srcad.hvp(one_element_vector)(x, np.ones(1)), [12.0])
+
+
+def test_arithmetic_on_python_numbers_is_computed():
+    with pytest.raises(NonScalarOutputError, match="complex"):
+        srcad.grad(python_power)(np.ones(3), 2.0)
+
+
+@pytest.mark.parametrize("flag", [True, 2, 0.5])
+def test_numbers_and_sequences_next_to_an_outline(flag):
+    x = R.standard_normal(3)
+    np.testing.assert_allclose(srcad.grad(times_a_flag)(x, flag),
+                               srcad.value_and_grad(times_a_flag)(x, flag)[1], rtol=1e-12)

@@ -42,7 +42,7 @@ def both_kinds(fn, *args, wrt=0):
 
 
 def grad_program(fn, wrt):
-    return cache.compiled_adjoint(fn, wrt, mode="grad", scalars=frozenset(wrt))
+    return cache.compiled_adjoint(fn, wrt, mode="fused", scalars=frozenset(wrt))
 
 
 @pytest.mark.parametrize("fn, args, wrt", [

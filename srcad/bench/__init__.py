@@ -26,7 +26,6 @@ def run(only=None, contenders=None, quick=False, json_path=None, plot_path=None,
     if "hand" not in names:
         names.insert(0, "hand")
     rounds, sample = (3, 0.002) if quick else (15, 0.02)
-    steady_heap()
     results = []
     for workload in chosen:
         results += measure(workload, names, rounds, sample)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from srcad.bench import run
+from srcad.bench import run, steady_heap
 from srcad.bench.contenders import CONTENDERS
 from srcad.bench.workloads import WORKLOADS
 
@@ -22,6 +22,7 @@ def main(argv=None) -> int:
     parser.add_argument("--quick", action="store_true",
                         help="few short samples: a smoke run, not a measurement")
     options = parser.parse_args(argv)
+    steady_heap()  # (for the whole process: a measuring one)
     try:
         run(only=_names(options.only), contenders=_names(options.contenders),
             quick=options.quick, json_path=options.json, plot_path=options.plot)

@@ -40,15 +40,21 @@ class Bindings:
         """The object `name_for` handed out `name` for (None if it did not)."""
         return self._objects.get(name)
 
-    def callee(self, expression):
-        """The object a callee expression of generated code names (None if unknown): a name
-        handed out here, the user's global (guarded) or an attribute of either (`np.cos`)."""
-        if isinstance(expression, gast.Name) and expression.id in self._objects:
-            return self._objects[expression.id]
-        if isinstance(expression, gast.Attribute) and isinstance(expression.value, gast.Name) \
-                and expression.value.id in self._objects:
-            return getattr(self._objects[expression.value.id], expression.attr, None)
-        return self.resolver.chain_value(expression)
+    def callee(self, node):
+        """The object a called name or attribute chain of generated code denotes now: a name
+        handed out here, or one of the user's globals, closure values or builtins (guarded,
+        as the resolver guards what it relies on); None for a local or an unknown name."""
+        attributes = []
+        while isinstance(node, gast.Attribute):
+            attributes.append(node.attr)
+            node = node.value
+        if not isinstance(node, gast.Name) or node.id in self.resolver.local_names:
+            return None
+        value = self._objects[node.id] if node.id in self._objects \
+            else self.resolver.chain_value(node)
+        for attribute in reversed(attributes):
+            value = getattr(value, attribute, None)
+        return value
 
     def rescope(self, module: gast.Module, user_freevars) -> None:
         """Give the generated scope function a parameter for each cell its body reads (a

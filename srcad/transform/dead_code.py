@@ -52,6 +52,8 @@ def pure(expression, resolve) -> bool:
         return all(pure(e, resolve) for e in expression.elts)
     if isinstance(expression, gast.Call):
         callee = resolve(expression.func)
+        if isinstance(callee, np.ufunc) and len(expression.args) > callee.nin:
+            return False  # the further positional argument is `out`, written into
         return (isinstance(callee, np.ufunc) or id(callee) in _PURE_FUNCTIONS) \
             and all(pure(a, resolve) for a in expression.args) \
             and all(k.arg != "out" and pure(k.value, resolve) for k in expression.keywords)

@@ -25,8 +25,6 @@ from srcad.arguments import seed_for
 from srcad.transform.adjoints import assign, load
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
-from srcad.transform.optimize import loaded_names
-from srcad.transform.outline import outline_unread
 
 
 def fuse(module: gast.Module, vjp_name: str, namer: Namer, bindings: Bindings,
@@ -39,18 +37,16 @@ def fuse(module: gast.Module, vjp_name: str, namer: Namer, bindings: Bindings,
     np.float64(1.0): the gradients are equal, and where float arithmetic would raise and
     np.float64's give inf, the general program takes the call over anyway. A
     `gradient_only` program returns the gradients alone, and computes of the output and
-    what leads only to it no more than the seed needs (outline.py)."""
+    what leads only to it no more than the seed needs (reverse.py made it so)."""
     scope = module.body[0]
     vjp = next(s for s in scope.body if isinstance(s, gast.FunctionDef) and s.name == vjp_name)
     *forward, backward, returned = vjp.body
     *sweep, result = [s for s in backward.body if not isinstance(s, gast.Nonlocal)]
     output = returned.value.elts[0]
-    if gradient_only:
-        output.shape_only = True  # (a Name: an array's; `seed_for` reads its shape and dtype)
+    if gradient_only:  # (the output may be an outline: reverse.py)
         seed = gast.Call(load(bindings.name_for("seed_for", seed_for)), [output], [])
-        body = [*forward, assign(backward.args.args[0].id, seed), *sweep]
-        vjp.body = outline_unread(body, loaded_names(result.value), bindings) + [
-            gast.Return(result.value)]
+        vjp.body = [*forward, assign(backward.args.args[0].id, seed), *sweep,
+                    gast.Return(result.value)]
     else:
         value = namer.claim("value")
         seeded = gast.Subscript(load(value), gast.Constant(0, None), gast.Load()) \

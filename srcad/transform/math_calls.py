@@ -32,7 +32,6 @@ import numpy as np
 
 from srcad.frontend.trees import walk
 from srcad.transform.adjoints import load
-from srcad.transform.bindings import Bindings
 
 MATH_TWINS = {
     np.sin: "sin", np.cos: "cos", np.tan: "tan", np.arcsin: "asin", np.arccos: "acos",
@@ -106,20 +105,3 @@ def _is_number(node, numbers: frozenset) -> bool:
         return isinstance(node.op, (gast.USub, gast.UAdd)) and _is_number(node.operand, numbers)
     return isinstance(node, gast.BinOp) and _is_number(node.left, numbers) \
         and _is_number(node.right, numbers)
-
-
-def callee_of(node, bindings: Bindings):
-    """The object a called name or attribute chain of generated code denotes now: a bound
-    cell or one of the user's globals, closure values or builtins (None for a local). The
-    transformation relies on it, so the user's binding is guarded, as the resolver does."""
-    attributes = []
-    while isinstance(node, gast.Attribute):
-        attributes.append(node.attr)
-        node = node.value
-    if not isinstance(node, gast.Name) or node.id in bindings.resolver.local_names:
-        return None
-    value = bindings.cells[node.id] if node.id in bindings.cells \
-        else bindings.resolver.lookup(node.id)
-    for attribute in reversed(attributes):
-        value = getattr(value, attribute, None)
-    return value

@@ -11,72 +11,57 @@ dtype without its elements:
     pow_4 = sub_3 ** 2                      pow_4 = outline(pow, sub_3, 2)
     mul_5 = 100.0 * pow_4          ─▶       mul_5 = outline(mul, 100.0, pow_4)
     sum_10 = np.sum(add_9)                  sum_10 = reduction_outline(np.sum, add_9)
-    b_sum_10 = seed_for(sum_10)             b_sum_10 = seed_for(sum_10)
 
-Input: the fused body's statements and the names the program returns. An assignment whose
-target the rest reads only for its shape (names marked `shape_only`: by `unbroadcast` and
-its kin, by `shape_of`, by `seed_for`) becomes its outline if it is an elementwise operator or ufunc
-that keeps its operands' inexact dtype, or a sum or mean over all axes: its operands are
-then read for their outline only, in turn. A pure assignment nothing reads is dropped
-(dead_code.py). Everything else stays, and what it reads is read in full.
+Input: the forward sweep (reverse.py, before values are released), the names read after it
+in full and those read only for their shape (by `unbroadcast` and its kin, by the seed).
+An assignment whose target is read only for its shape becomes its outline if it is an
+elementwise operator or ufunc that keeps its operands' inexact dtype, or a sum or mean over
+all axes: its operands are then read for their outline only, in turn. So is an assignment
+nothing reads (left out, it would not raise where the function does). Everything else
+stays, and what it reads is read in full.
 """
 from __future__ import annotations
 
 import gast
 import numpy as np
 
-from srcad import outlines, runtime
-from srcad.frontend.trees import walk
+from srcad import outlines
 from srcad.transform.adjoints import assign, load
-from srcad.transform.dead_code import pure
 from srcad.transform.optimize import names_read
 
 _REDUCTIONS = (np.sum, np.mean)
+_REDUCTION_DEFAULTS = {"axis": None, "dtype": None, "out": None, "keepdims": False}
 
 
-def outline_unread(statements: list, returned: set, bindings) -> list:
-    """`statements` (a straight sequence; loops and branches are kept whole) with outlines
-    in place of the values only their shapes are read of."""
-    values, shapes = set(returned), set()
-    kept, made = [], set()
+def outline_unread(statements: list, values: set, shapes: set, bindings) -> tuple[list, set]:
+    """`statements` (loops and branches are kept whole) with outlines in place of the values
+    only the shapes of are read after them (`shapes`; `values` are read in full), and the
+    names that now hold outlines."""
+    values, shapes = set(values), set(shapes)
+    kept, outlined = [], set()
     for statement in reversed(statements):
         target = _assigned_name(statement)
-        if target is not None and target not in values:
-            wanted = target in shapes
-            if not wanted and pure(statement.value, bindings.callee):
-                continue  # nothing reads it
-            outline = _outline(statement.value, bindings) if wanted else None
+        if target is not None:
+            read_in_full = target in values
             values.discard(target)
             shapes.discard(target)
-            if outline is not None:
-                statement = assign(target, outline)
-                made.add(id(statement))
-                shapes.update(n.id for n in walk(outline) if isinstance(n, gast.Name)
-                              and bindings.named(n.id) is None)
-                kept.append(statement)
+            # (a value nothing reads is outlined too, not left out: its shapes are still
+            # checked, as the user's function would raise on operands that do not broadcast)
+            atoms = None if read_in_full else _atoms_of(statement.value, bindings)
+            if atoms is not None:
+                kind, fn, operands = atoms
+                helper = ("reduction_outline", outlines.reduction_outline) \
+                    if kind == "reduction" else ("outline", outlines.outline)
+                kept.append(assign(target, gast.Call(
+                    load(bindings.name_for(*helper)), [fn, *operands], [])))
+                outlined.add(target)
+                shapes.update(o.id for o in operands if isinstance(o, gast.Name))
                 continue
-        elif target is not None:
-            values.discard(target)
-            shapes.discard(target)
         read_values, read_shapes = names_read([statement])
         values |= read_values
         shapes |= read_shapes
         kept.append(statement)
-    return _without_reshaping(kept[::-1], made, bindings)
-
-
-def _without_reshaping(statements: list, made: set, bindings) -> list:
-    """Leave out `x = shape_of(x)` where `x` holds an outline (`made`): it holds no array."""
-    outlined, kept = set(), []
-    for statement in statements:
-        target = _assigned_name(statement)
-        if target in outlined and isinstance(statement.value, gast.Call) \
-                and bindings.callee(statement.value.func) is runtime.shape_of:
-            continue
-        if target is not None:
-            (outlined.add if id(statement) in made else outlined.discard)(target)
-        kept.append(statement)
-    return kept
+    return kept[::-1], outlined
 
 
 def _assigned_name(statement):
@@ -86,31 +71,22 @@ def _assigned_name(statement):
     return None
 
 
-def _outline(expression, bindings):
-    """The call computing `expression`'s outline, or None where it has none."""
-    atoms = _atoms_of(expression, bindings)
-    if atoms is None:
-        return None
-    kind, fn, operands = atoms
-    helper = ("reduction_outline", outlines.reduction_outline) if kind == "reduction" \
-        else ("outline", outlines.outline)
-    return gast.Call(load(bindings.name_for(*helper)), [fn, *operands], [])
-
-
 def _atoms_of(expression, bindings):
     """`(kind, callee expression, operands)` of an outlined operation on names and numbers."""
     if isinstance(expression, gast.BinOp):
         operands, operator_name = [expression.left, expression.right], type(expression.op)
     elif isinstance(expression, gast.UnaryOp):
         operands, operator_name = [expression.operand], type(expression.op)
-    elif isinstance(expression, gast.Call) and not expression.keywords:
+    elif isinstance(expression, gast.Call):
         callee = bindings.callee(expression.func)
-        if not all(map(_is_atom, expression.args)):
+        arguments = expression.args
+        if not arguments or not all(map(_is_atom, arguments)):
             return None
-        if id(callee) in outlines.OUTLINED_UFUNCS:
-            return "elementwise", expression.func, expression.args
-        if any(callee is r for r in _REDUCTIONS) and len(expression.args) == 1:
-            return "reduction", expression.func, expression.args
+        if id(callee) in outlines.OUTLINED_UFUNCS and not expression.keywords \
+                and len(arguments) == callee.nin:  # (a further one is `out`)
+            return "elementwise", expression.func, arguments
+        if any(callee is r for r in _REDUCTIONS) and _over_all_axes(expression):
+            return "reduction", expression.func, arguments[:1]
         return None
     else:
         return None
@@ -118,6 +94,16 @@ def _atoms_of(expression, bindings):
     if fn is None or not all(map(_is_atom, operands)):
         return None
     return "elementwise", load(bindings.name_for(fn.__name__, fn)), operands
+
+
+def _over_all_axes(call) -> bool:
+    """`np.sum(x)` or `np.mean(x)` with the defaults spelled out or not (an inlined rule
+    writes `np.mean(t, None, dtype=None, keepdims=False)`): over all axes, into a number."""
+    spelled = list(zip(_REDUCTION_DEFAULTS, call.args[1:])) + [
+        (k.arg, k.value) for k in call.keywords]
+    return len(call.args) <= len(_REDUCTION_DEFAULTS) + 1 and all(
+        name in _REDUCTION_DEFAULTS and isinstance(value, gast.Constant)
+        and value.value is _REDUCTION_DEFAULTS[name] for name, value in spelled)
 
 
 def _is_atom(node) -> bool:

@@ -4,6 +4,7 @@ they refuse the same code with the same words."""
 from __future__ import annotations
 
 import gast
+import numpy as np
 
 from srcad.errors import UnsoundAliasingError, UnsupportedSyntaxError
 from srcad.frontend.resolve import Operation
@@ -15,6 +16,22 @@ def check_operation(op: Operation, varied, parsed) -> None:
     check_effect(op, varied, parsed)
     check_captures(op, varied, parsed)
     check_callee(op, varied, parsed)
+    check_positional_out(op, parsed)
+
+
+def check_positional_out(op: Operation, parsed) -> None:
+    """A ufunc's argument after its inputs is `out`, written in place, as `out=` is (which
+    the fence refuses): neither mode follows that write."""
+    arguments = op.args[0].args if op.kind == "effect" and isinstance(
+        op.args[0], gast.Call) else op.args  # (an effect's argument is the call itself)
+    if op.kind in ("call", "effect") and isinstance(op.callee, np.ufunc) \
+            and len(arguments) > op.callee.nin:
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate `{op.label}` with an output array passed by position "
+            f"(its argument {op.callee.nin + 1}, `out`, is written in place) in {parsed.name}.",
+            parsed.location(op.statement),
+            f"assign the result instead: `y = {op.label}(...)` with {op.callee.nin} "
+            "argument(s).")
 
 
 def check_callee(op: Operation, varied, parsed) -> None:

@@ -37,6 +37,7 @@ from srcad.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNIFORM, UN
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
 from srcad.transform.optimize import drop_dead_zero_stores, loaded_names, names_read
+from srcad.transform.outline import outline_unread
 from srcad.transform.recording import REGION, record
 from srcad.transform.release import release
 from srcad.transform.reuse import consume
@@ -54,8 +55,11 @@ SCOPE = "srcad_scope"
 def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliases,
             wrt: tuple[str, ...], output: str, parsed: ParsedFunction, namer: Namer,
             bindings: Bindings, user_freevars: tuple[str, ...],
-            containers: frozenset = frozenset()) -> tuple[gast.Module, str]:
-    """The adjoint module and the name of the VJP maker inside it."""
+            containers: frozenset = frozenset(), gradient_only: bool = False
+            ) -> tuple[gast.Module, str]:
+    """The adjoint module and the name of the VJP maker inside it. `gradient_only`: the
+    output is read for its shape alone (fuse.py seeds with it and returns no value), so the
+    forward sweep computes of it and what leads only to it no more (outline.py)."""
     sequences = sequence_names(block, containers)
     adjoints = Adjoints(namer, bindings, sequences, numbers=activity.scalars)
     stack = namer.claim("stack")
@@ -78,9 +82,14 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     returned = simple_fn.body[-1].value
     values, shapes = names_read(backward_body)
     captured = set().union(*(op.captures for op in operations(block)))
-    forward = release(preamble + forward, {*values, *restored, *captured, *activity.scalars,
-                                           *loaded_names(returned)},
-                      frozenset(shapes - values), bindings.name_for)
+    kept = {*values, *restored, *captured, *activity.scalars}
+    forward = preamble + forward
+    if gradient_only:  # the output is read for its shape alone: by the seed
+        forward, outlined = outline_unread(forward, kept, shapes | loaded_names(returned),
+                                           bindings)
+        kept |= outlined  # (an outline is no array: nothing to release)
+    kept |= loaded_names(returned)
+    forward = release(forward, kept, frozenset(shapes - values), bindings.name_for)
     backward_body = release(backward_body, {*restored, *loaded_names(result)})
     declarations = [gast.Nonlocal(restored)] if restored else []
     backward = function_def(backward_name, [seed],
@@ -88,8 +97,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     vjp_body = forward + [backward, gast.Return(
         gast.Tuple([returned, load(backward_name)], gast.Load()))]
     vjp = gast.FunctionDef(vjp_name, simple_fn.args, vjp_body, [], None, None, [])
-    scope_params = sorted(bindings.cells) + list(user_freevars)  # (pruned: pipeline)
-    scope = function_def(SCOPE, scope_params, [vjp, gast.Return(load(vjp_name))])
+    scope = function_def(SCOPE, [], [vjp, gast.Return(load(vjp_name))])  # (Bindings.rescope)
     return gast.Module([scope], []), vjp_name
 
 
