@@ -7,8 +7,11 @@ the output and not the output itself: the operations that only lead to the value
 and be recorded, on every call. Input: a function body's statements and the names read
 after it. Output: the statements without the assignments that are read by nothing after
 them and that surely do nothing else: arithmetic, NumPy ufuncs and the reductions below,
-and the runtime's tangent helpers. A call of anything else (the user's helpers, which may
-print or append to a list) stays, as do statements other than plain assignments.
+and the runtime's tangent helpers, inside loops and branches too (the liveness pass of
+optimize.py). A call of anything else (the user's helpers, which may print or append to a
+list) stays, as do statements other than plain assignments. (Left out, an operation on
+operands that do not fit cannot raise: the tangent's own operations on the same operands
+do.)
 """
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ import gast
 import numpy as np
 
 from srcad import runtime
-from srcad.transform.optimize import loaded_names
+from srcad.transform.optimize import drop_dead_stores
 
 _PURE_FUNCTIONS = frozenset(map(id, (
     np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.dot, np.matmul,
@@ -26,18 +29,7 @@ _PURE_FUNCTIONS = frozenset(map(id, (
 def drop_dead(statements: list, live_after: set, resolve) -> list:
     """`statements` without the dead pure assignments; `resolve(expression)` is the object a
     callee expression names (None if unknown)."""
-    live = set(live_after)
-    kept = []
-    for statement in reversed(statements):
-        if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
-                and isinstance(statement.targets[0], gast.Name):
-            target = statement.targets[0].id
-            if target not in live and pure(statement.value, resolve):
-                continue
-            live.discard(target)
-        live |= loaded_names(statement)
-        kept.append(statement)
-    return kept[::-1]
+    return drop_dead_stores(statements, live_after, lambda value: pure(value, resolve))
 
 
 def pure(expression, resolve) -> bool:

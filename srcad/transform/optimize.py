@@ -91,36 +91,42 @@ def drop_dead_zero_stores(statements: list, live_out: set) -> list:
     iteration from zero; outside loops, or where the next use assigns first, the reset is
     dead. A structured liveness pass (loops to a fixpoint) finds those.
     """
-    kept, _ = _live(statements, set(live_out))
+    return drop_dead_stores(statements, live_out, lambda value: isinstance(
+        value, gast.Constant) and value.value is None)
+
+
+def drop_dead_stores(statements: list, live_out: set, removable) -> list:
+    """`statements` without the assignments `name = value` where nothing reads `name` before
+    it is assigned again (`live_out`: the names read after them) and `removable(value)`."""
+    kept, _ = _live(statements, set(live_out), removable)
     return kept
 
 
-def _live(statements, live):
+def _live(statements, live, removable):
     kept = []
     for statement in reversed(statements):
-        statement, live = _live_statement(statement, live)
+        statement, live = _live_statement(statement, live, removable)
         if statement is not None:
             kept.append(statement)
     return kept[::-1], live
 
 
-def _live_statement(statement, live):
+def _live_statement(statement, live, removable):
     if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
         target = statement.targets[0].id
-        if target not in live and isinstance(statement.value, gast.Constant) \
-                and statement.value.value is None:
+        if target not in live and removable(statement.value):
             return None, live
         return statement, (live - {target}) | loaded_names(statement.value)
     if isinstance(statement, gast.If):
-        body, live_body = _live(statement.body, live)
-        orelse, live_else = _live(statement.orelse, live)
+        body, live_body = _live(statement.body, live, removable)
+        orelse, live_else = _live(statement.orelse, live, removable)
         if not body:
             body = [gast.Pass()]
         return gast.If(statement.test, body, orelse), live_body | live_else | loaded_names(statement.test)
     if isinstance(statement, gast.For):
         header = set(live) | loaded_names(statement.iter)
         while True:
-            body, inside = _live(statement.body, header)
+            body, inside = _live(statement.body, header, removable)
             inside = inside - {n.id for n in walk(statement.target) if isinstance(n, gast.Name)}
             if inside <= header:
                 break
