@@ -199,6 +199,8 @@ def _refuse_complex(values, what: str) -> None:
     """Jacobians here are real: a complex input or output would need two real directions
     per element, which these loops do not take, so it is refused rather than half done."""
     for value in values:
+        if type(value) is np.ndarray and value.dtype.kind != "c":  # the common case
+            continue
         for leaf in leaves(value):
             if np.iscomplexobj(leaf):
                 raise UsageError(f"srcad's Jacobians and Hessians take real values; this "
@@ -215,6 +217,8 @@ def _zero_like(value):
 def _size(value) -> int:
     if type(value) is np.ndarray:
         return value.size
+    if type(value) is list and len(value) == 1 and type(value[0]) is np.ndarray:
+        return value[0].size  # one argument: the common case
     return sum(int(np.size(leaf)) for leaf in leaves(value))
 
 
