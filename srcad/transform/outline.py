@@ -80,12 +80,11 @@ def _atoms_of(expression, bindings):
     elif isinstance(expression, gast.Call):
         callee = bindings.callee(expression.func)
         arguments = expression.args
-        if not arguments or not all(map(_is_atom, arguments)):
-            return None
         if id(callee) in outlines.OUTLINED_UFUNCS and not expression.keywords \
-                and len(arguments) == callee.nin:  # (a further one is `out`)
-            return "elementwise", expression.func, arguments
-        if any(callee is r for r in _REDUCTIONS) and _over_all_axes(expression):
+                and len(arguments) == callee.nin and all(map(_is_atom, arguments)):
+            return "elementwise", expression.func, arguments  # (a further one is `out`)
+        if any(callee is r for r in _REDUCTIONS) and arguments and _is_atom(arguments[0]) \
+                and _over_all_axes(expression):
             return "reduction", expression.func, arguments[:1]
         return None
     else:
