@@ -100,42 +100,34 @@ class Derivative:
         return output, backward, originals
 
     def gradients_only(self, args, kwargs):
-        """`grad`'s gradients: for Python floats by the fused program, otherwise by one that
-        computes no more of the output than the seed needs (pipeline.transform, "gradient")."""
-        if not kwargs and self._floats(args):
-            result = self._fused_call(args)
-            if result is not None:
-                return result[1]
+        """`grad`'s gradients, by a program that computes no more of the output than the
+        seed needs (pipeline.transform, "gradient"); `_Grad` tries `fused_call` first."""
         _, raw, originals = self._run(args, kwargs, "gradient")
         return self._shaped(raw, originals)
 
-    def _floats(self, args) -> bool:
-        """Whether every `wrt` argument is a Python float passed by position."""
-        if not self._positional or self._last_position >= len(args):
-            return False
-        for position in self.positions:
-            if type(args[position]) is not float:
-                return False
-        return True
-
     def value_and_gradients(self, args, kwargs):
-        """`(output, gradients)` for `grad` and `value_and_grad`: by the fused program when
-        every `wrt` argument is a Python float passed by position (the common scalar case),
-        else by the forward sweep and its backward closure."""
-        if not kwargs and self._floats(args):
-            result = self._fused_call(args)
-            if result is not None:
-                return result
+        """`(output, gradients)` for `value_and_grad`: by the fused program when every `wrt`
+        argument is a Python float passed by position (the common scalar case), else by the
+        forward sweep and its backward closure."""
+        result = None if kwargs else self.fused_call(args)
+        if result is not None:
+            return result
         output, backward, originals = self.forward(args, kwargs)
         seed = seed_for(output[0] if self.has_aux else output)
         return output, self.gradients(backward, seed, originals)
 
-    def _fused_call(self, args):
+    def fused_call(self, args):
         """`(output, gradients)` by one program without a backward closure (pipeline.transform,
-        mode "fused"), or None when that program is optimistic (`math` in place of NumPy) and
+        mode "fused") when every `wrt` argument is a Python float passed by position; None
+        when one is not, or when that program is optimistic (`math` in place of NumPy) and
         raised or made something not finite: the general program then runs the call again,
         so NumPy's values, warnings and errors prevail. (This runs on every scalar call: the
         common case is written out for speed.)"""
+        if not self._positional or self._last_position >= len(args):
+            return None
+        for position in self.positions:
+            if type(args[position]) is not float:
+                return None
         entry = self._fused
         if entry is None or not entry[0].guards_hold(self.function):
             compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux,
@@ -196,7 +188,11 @@ class _DerivativeFunction:
 
 class _Grad(_DerivativeFunction):
     def __call__(self, *args, **kwargs):
-        return self.derivative.gradients_only(args, kwargs)
+        derivative = self.derivative
+        result = None if kwargs else derivative.fused_call(args)
+        if result is not None:
+            return result[1]
+        return derivative.gradients_only(args, kwargs)
 
 
 class _ValueAndGrad(_DerivativeFunction):
