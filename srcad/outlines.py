@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.runtime import _is_plain, dtype_of, unbroadcast
+from srcad.runtime import is_plain, dtype_of, unbroadcast
 
 
 # ---- uniform cotangents ------------------------------------------------------------------------
@@ -23,7 +23,7 @@ def cotangent_number(g):
     (transform/uniform.py): a NumPy scalar of the precision `expand_reduced` gives the
     array, so that it meets arrays as that array would (a Python float or int would take
     a float16 operand's precision, and times a list would repeat it)."""
-    if not _is_plain(g):  # a tape-mode tensor must stay one
+    if not is_plain(g):  # a tape-mode tensor must stay one
         return g
     return np.result_type(dtype_of(g), np.float16).type(g)
 
@@ -31,7 +31,7 @@ def cotangent_number(g):
 def array_of(number):
     """A uniform cotangent as a 0-d array, for arithmetic with an operand that may be a list
     (`number * [1.0, 2.0]` would fail or repeat the list; an array's converts it)."""
-    return np.asarray(number) if _is_plain(number) else number
+    return np.asarray(number) if is_plain(number) else number
 
 
 def uniform_unbroadcast(g, out, x):
@@ -52,7 +52,7 @@ def unbroadcast_from(g, out, x):
     number by an operand smaller than `out` (then its broadcast is summed, not copied)."""
     shape = np.shape(out)
     if np.shape(g) != shape:
-        if np.shape(x) == shape or not _is_plain(g):  # its own array (a tensor stays one)
+        if np.shape(x) == shape or not is_plain(g):  # its own array (a tensor stays one)
             g = np.zeros(shape, np.result_type(dtype_of(g), np.float16)) + g
         else:
             g = np.broadcast_to(g, shape)  # a view: unbroadcast sums it into a new array

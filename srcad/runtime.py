@@ -52,7 +52,7 @@ def expand_reduced(g, x, axis=None, keepdims=False):
     shape = np.shape(x)
     g = kept_axes(g, shape, axis, keepdims)
     dtype = np.result_type(dtype_of(g), np.float16)
-    if _is_plain(g):
+    if is_plain(g):
         return np.full(shape, g, dtype)  # one pass over memory, where `zeros + g` takes two
     # `zeros + g`, not `np.full(shape, g)` or `spread[...] = g`, which convert g to a plain
     # array: a tape-mode tensor must stay one, so that a nested tape records this
@@ -68,7 +68,7 @@ def kept_axes(g, shape, axis=None, keepdims=False):
     return np.reshape(g, tuple(1 if i in reduced else n for i, n in enumerate(shape)))
 
 
-def _is_plain(value) -> bool:
+def is_plain(value) -> bool:
     """A NumPy array or number, not a tape-mode tensor (which must stay one to be recorded)."""
     return type(value) is np.ndarray or type(value) in (float, int) \
         or isinstance(value, np.generic)
@@ -127,7 +127,7 @@ def _in_place(ufunc, plain, total, other):
     if kind is float or kind is int or (  # the common cases first: no promotion to work out
             kind is np.ndarray and other.dtype == total.dtype and other.shape == total.shape):
         return ufunc(total, other, out=total)
-    if _is_plain(other) and _broadcasts_into(np.shape(other), total.shape) \
+    if is_plain(other) and _broadcasts_into(np.shape(other), total.shape) \
             and np.result_type(total, other) == total.dtype:
         return ufunc(total, other, out=total)
     return plain(total, other)
@@ -170,7 +170,7 @@ def add_at(total, g, x, index):
     """`total + index_adjoint(g, x, index)`, in place: adds `g` into `total[index]` without
     a zero array of `x`'s shape."""
     if type(total) is np.ndarray and type(x) is np.ndarray and total.shape == x.shape \
-            and _is_plain(g) and np.result_type(total, x.dtype, dtype_of(g)) == total.dtype:
+            and is_plain(g) and np.result_type(total, x.dtype, dtype_of(g)) == total.dtype:
         parts = index if isinstance(index, tuple) else (index,)
         if all(isinstance(p, _BASIC_INDEX_TYPES) for p in parts) or _is_boolean_mask(index):
             total[index] += g  # each element once
@@ -183,7 +183,7 @@ def add_at(total, g, x, index):
 def add_spread(total, g, x, axis=None, keepdims=False):
     """`total + expand_reduced(g, x, axis, keepdims)`, in place: `g` is broadcast, not
     spread into an array of its own."""
-    if type(total) is np.ndarray and total.shape == np.shape(x) and _is_plain(g) \
+    if type(total) is np.ndarray and total.shape == np.shape(x) and is_plain(g) \
             and np.result_type(total, dtype_of(g), np.float16) == total.dtype:
         total += kept_axes(g, total.shape, axis, keepdims)
         return total
