@@ -14,7 +14,7 @@ import operator
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.runtime import is_plain, dtype_of, unbroadcast
+from srcad.runtime import dtype_of, is_plain, unbroadcast
 
 
 # ---- uniform cotangents ------------------------------------------------------------------------
