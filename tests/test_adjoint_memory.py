@@ -114,8 +114,9 @@ def test_float32_gradients_stay_float32():
 
 # ---- the runtime's in-place additions ---------------------------------------------------------
 def test_in_place_additions_write_into_the_owned_total_when_that_gives_the_same_array():
-    total = np.zeros(5)
-    assert runtime.add_into(total, np.ones(5)) is total
+    large = np.zeros(200)  # (add_into writes only above a kilobyte)
+    assert runtime.add_into(large, np.ones(200)) is large
+    total = np.ones(5)
     assert runtime.add_at(total, np.ones(2), np.empty(5), slice(1, 3)) is total
     assert runtime.add_at(total, np.ones(3), np.empty(5), np.array([0, 0, 4])) is total
     assert runtime.add_spread(total, 2.0, np.empty(5)) is total
@@ -127,12 +128,13 @@ def test_in_place_additions_write_into_the_owned_total_when_that_gives_the_same_
 
 def test_in_place_additions_fall_back_where_the_sum_would_differ():
     small = np.zeros(3, np.float32)
-    widened = runtime.add_into(small, np.ones(3))  # float64 + float32 is float64
-    assert widened is not small and widened.dtype == np.float64 and not small.any()
-    grown = runtime.add_into(np.zeros(3), np.ones((2, 3)))  # broadcasting grows the total
-    assert grown.shape == (2, 3)
-    listed = runtime.add_into(np.zeros(2), [1.0, 2.0])  # not a NumPy value: no writing
-    np.testing.assert_array_equal(listed, [1.0, 2.0])
+    narrow = np.zeros(300, np.float32)
+    widened = runtime.add_into(narrow, np.ones(300))  # float64 + float32 is float64
+    assert widened is not narrow and widened.dtype == np.float64 and not narrow.any()
+    grown = runtime.add_into(np.zeros(300), np.ones((2, 300)))  # broadcasting grows the total
+    assert grown.shape == (2, 300)
+    listed = runtime.add_into(np.zeros(200), [1.0] * 200)  # not a NumPy value: no writing
+    np.testing.assert_array_equal(listed, [1.0] * 200)
     scattered = runtime.add_at(small, np.array(1.0), np.empty(3), 0)
     assert scattered is not small and scattered.dtype == np.float64
 

@@ -142,9 +142,9 @@ def test_rosenbrock_holds_about_as_many_arrays_as_the_hand_written_gradient():
     (runtime.add_into, np.add), (runtime.subtract_into, np.subtract),
     (runtime.multiply_into, np.multiply), (runtime.divide_into, np.true_divide)])
 def test_in_place_operations_write_into_the_total_when_that_gives_the_same_array(helper, plain):
-    for other in (2.0, np.float64(3.0), R.standard_normal((2, 3)), R.standard_normal((1, 3)),
+    for other in (2.0, np.float64(3.0), R.standard_normal((64, 3)), R.standard_normal((1, 3)),
                   R.standard_normal(3)):
-        total = R.standard_normal((2, 3))
+        total = R.standard_normal((64, 3))  # (above a kilobyte: see the next test)
         expected = plain(total, other)
         assert helper(total, other) is total
         np.testing.assert_array_equal(total, expected)
@@ -152,13 +152,29 @@ def test_in_place_operations_write_into_the_total_when_that_gives_the_same_array
 
 @pytest.mark.parametrize("helper, plain", [
     (runtime.add_into, np.add), (runtime.subtract_into, np.subtract),
+    (runtime.multiply_into, np.multiply), (runtime.divide_into, np.true_divide),
+    (runtime.negative_into, np.negative)])
+def test_arrays_below_a_kilobyte_get_a_new_array_cheaper_than_the_checks(helper, plain):
+    total = R.standard_normal(4)
+    before = np.copy(total)
+    arguments = (total,) if helper is runtime.negative_into else (total, before)
+    result = helper(*arguments)
+    assert result is not total
+    np.testing.assert_array_equal(total, before)
+    np.testing.assert_array_equal(result, plain(*((before,) if len(arguments) == 1
+                                                  else (before, before))))
+
+
+@pytest.mark.parametrize("helper, plain", [
+    (runtime.add_into, np.add), (runtime.subtract_into, np.subtract),
     (runtime.multiply_into, np.multiply), (runtime.divide_into, np.true_divide)])
 def test_in_place_operations_fall_back_where_the_result_would_differ(helper, plain):
+    n = 300  # above a kilobyte, where writing in place is tried at all
     cases = [
-        (np.ones(3, np.float32), np.full(3, 2.0)),   # float32 with float64 is float64
-        (np.ones(3), np.ones((2, 3))),                # broadcasting grows the total
-        (np.arange(3), 2),                            # integers: `/` changes the dtype
-        (np.ones(2), [1.0, 2.0]),                     # not a NumPy value
+        (np.ones(n, np.float32), np.full(n, 2.0)),   # float32 with float64 is float64
+        (np.ones(n), np.ones((2, n))),                # broadcasting grows the total
+        (np.arange(n), 2),                            # integers: `/` changes the dtype
+        (np.ones(n), [1.0] * n),                      # not a NumPy value
         (np.float64(2.0), np.ones(2)),                # not an array
     ]
     for total, other in cases:
@@ -170,8 +186,8 @@ def test_in_place_operations_fall_back_where_the_result_would_differ(helper, pla
 
 
 def test_negation_in_place_only_for_float_arrays():
-    total = np.array([1.0, -2.0])
+    total = np.array([1.0, -2.0] * 64)
     assert runtime.negative_into(total) is total
-    np.testing.assert_array_equal(total, [-1.0, 2.0])
-    integers = np.array([1, 2])
+    np.testing.assert_array_equal(total, [-1.0, 2.0] * 64)
+    integers = np.array([1, 2] * 64)
     assert runtime.negative_into(integers) is not integers
