@@ -73,12 +73,12 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
         if mode == "batch":  # tangents of whole arrays: no float specialisation
             activity = replace(activity, scalars=frozenset())
         module, name = forward(simple, block, activity, wrt, output, parsed, namer,  # forward
-                               bindings, fn.__code__.co_freevars, containers,
+                               bindings, containers,
                                BatchedTangents if mode == "batch" else None,
                                tangent_only=mode == "slope")
     else:
         module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
-                               bindings, fn.__code__.co_freevars, containers,  # reverse
+                               bindings, containers,  # reverse
                                gradient_only=mode == "gradient")
     optimistic = False
     if mode == "fused":                             # math calls, fuse (scalar fast path)

@@ -53,7 +53,6 @@ _NONE = gast.Constant(None, None)
 
 def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: tuple[str, ...],
             output: str, parsed: ParsedFunction, namer: Namer, bindings: Bindings,
-            user_freevars: tuple[str, ...],
             containers: frozenset = frozenset(), sweep_class=None,
             tangent_only: bool = False) -> tuple[gast.Module, str]:
     """The tangent module and the name of the JVP function inside it (`sweep_class`, a

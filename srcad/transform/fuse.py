@@ -1,4 +1,5 @@
-"""fuse: VJP maker → gradient function, for `grad` and `value_and_grad` on Python floats.
+"""fuse: VJP maker → gradient function, for `grad` and `value_and_grad` on Python floats,
+and for `grad` on any arguments (the gradient-only program, which returns no output).
 
 The VJP maker returns `(output, backward)`, a closure the caller then seeds: for a function
 of a few floats, making that closure and its cells costs as much as the arithmetic. The

@@ -54,8 +54,8 @@ SCOPE = "srcad_scope"
 
 def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliases,
             wrt: tuple[str, ...], output: str, parsed: ParsedFunction, namer: Namer,
-            bindings: Bindings, user_freevars: tuple[str, ...],
-            containers: frozenset = frozenset(), gradient_only: bool = False
+            bindings: Bindings, containers: frozenset = frozenset(),
+            gradient_only: bool = False
             ) -> tuple[gast.Module, str]:
     """The adjoint module and the name of the VJP maker inside it. `gradient_only`: the
     output is read for its shape alone (fuse.py seeds with it and returns no value), so the
