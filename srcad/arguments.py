@@ -129,6 +129,8 @@ def promote(value, name: str):
 def seed_for(output):
     """The cotangent 1 that starts `grad`'s backward sweep, or a clear error."""
     if type(output) is Outline:  # an output not computed (transform/outline.py): an array
+        if output.shape == () and output.dtype.kind == "f":  # (the common case)
+            return output.dtype.type(1.0)
         output = output.dtype.type(0) if output.shape == () \
             else np.empty(output.shape, output.dtype)  # of its kind stands for it
     if type(output) is float:

@@ -23,9 +23,17 @@ def cotangent_number(g):
     (transform/uniform.py): a NumPy scalar of the precision `expand_reduced` gives the
     array, so that it meets arrays as that array would (a Python float or int would take
     a float16 operand's precision, and times a list would repeat it)."""
-    if not is_plain(g):  # a tape-mode tensor must stay one
+    kind = type(g)
+    if kind in _INEXACT_SCALARS:  # (the common case, and result_type costs a microsecond)
         return g
-    return np.result_type(dtype_of(g), np.float16).type(g)
+    if kind is float or kind is int:
+        return np.float64(g)
+    if kind is bool or is_plain(g):
+        return np.result_type(dtype_of(g), np.float16).type(g)
+    return g  # a tape-mode tensor must stay one
+
+
+_INEXACT_SCALARS = frozenset(t for t in np.sctypeDict.values() if issubclass(t, np.inexact))
 
 
 def array_of(number):
@@ -39,7 +47,7 @@ def uniform_unbroadcast(g, out, x):
     element of `out`, into which the operand `x` was broadcast. Each element of `x` appears
     size(out) / size(x) times in `out`, so its cotangent is that many `g`s, the same at
     every element of `x`: a uniform cotangent again (transform/adjoints.py, UNIFORM)."""
-    out_shape, x_shape = np.shape(out), np.shape(x)
+    out_shape, x_shape = _shape(out), _shape(x)
     if out_shape == x_shape:
         return g
     size, own = math.prod(out_shape), math.prod(x_shape)
@@ -87,6 +95,19 @@ def outline(fn, *operands):
     it is not (integer division gives floats, not integers), where no operand is an array
     (Python's own arithmetic: a negative float to a fractional power is complex) or where an
     operand holds no numbers."""
+    shape = dtype = None  # the common case first: inexact arrays of one shape and dtype,
+    for operand in operands:  # and Python numbers, which take their precision
+        kind = type(operand)
+        if kind is np.ndarray or kind is Outline:
+            if dtype is None:
+                shape, dtype = operand.shape, operand.dtype
+            elif operand.dtype != dtype or operand.shape != shape:
+                break
+        elif kind is not float and kind is not int:
+            break
+    else:
+        if dtype is not None and dtype.kind in "fc":
+            return Outline(shape, dtype)
     shapes, types, arrays = [], [], False
     for operand in operands:
         kind = type(operand)
@@ -96,16 +117,16 @@ def outline(fn, *operands):
             arrays = True
         elif isinstance(operand, np.generic):
             types.append(operand.dtype)
-        elif isinstance(operand, (int, float, complex)):  # bool and IntEnum included
-            # a Python number takes the arrays' precision
-            types.append(next(t for t in (bool, int, float, complex) if isinstance(operand, t)))
-        else:  # a list or tuple: NumPy converts it
-            converted = np.asarray(operand)
+        elif kind in _PYTHON_NUMBERS:  # a Python number takes the arrays' precision
+            types.append(kind)
+        elif isinstance(operand, (int, float, complex)):  # a subclass: bool, an IntEnum
+            types.append(next(t for t in _PYTHON_NUMBERS if isinstance(operand, t)))
+        else:  # a list or tuple: NumPy converts it next to an array (alone, `+` joins
+            converted = np.asarray(operand)  # lists and `*` repeats them)
             if converted.dtype.kind not in "biufc":
                 return _computed(fn, operands)
             shapes.append(converted.shape)
             types.append(converted.dtype)
-            arrays = True
     if not arrays:
         return _computed(fn, operands)
     key = tuple(types)
@@ -119,6 +140,13 @@ def outline(fn, *operands):
 
 
 _PROMOTED = {}  # the operands' dtypes and Python number types → the result's dtype
+_PYTHON_NUMBERS = (bool, int, float, complex)  # (bool first: it is an int)
+
+
+def _shape(value) -> tuple:
+    """np.shape, without its dispatch where the value is an array or an outline."""
+    kind = type(value)
+    return value.shape if kind is np.ndarray or kind is Outline else np.shape(value)
 
 
 def _computed(fn, operands):

@@ -3,12 +3,17 @@ only its shape and dtype where nothing else is read of it (transform/outline.py)
 equal value_and_grad's on every corpus program, the output is still checked, and what the
 outline cannot stand for (integers, lists, effects) is still computed."""
 
+import operator
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import srcad
 from srcad import cache
 from srcad.errors import NonScalarOutputError, UnsupportedSyntaxError
+from srcad.outlines import Outline, cotangent_number, outline
 from tests.checks import assert_gradient_matches_finite_differences, corpus_cases
 
 R = np.random.default_rng(61)
@@ -137,3 +142,41 @@ def test_numbers_and_sequences_next_to_an_outline(flag):
     x = R.standard_normal(3)
     np.testing.assert_allclose(srcad.grad(times_a_flag)(x, flag),
                                srcad.value_and_grad(times_a_flag)(x, flag)[1], rtol=1e-12)
+
+
+# ---- the runtime helpers against NumPy itself ---------------------------------------------------
+_DTYPES = [np.float16, np.float32, np.float64, np.complex64, np.complex128, np.int32, np.int64,
+           np.bool_]
+_OPERANDS = st.one_of(
+    st.tuples(st.sampled_from(_DTYPES), st.sampled_from([(), (3,), (1, 3), (2, 3), (2, 1)]))
+    .map(lambda kind: np.ones(kind[1], kind[0])),
+    st.sampled_from([2, 0.5, 1j, True, np.float32(1.5), np.float64(2.0), np.int64(3),
+                     [1.0, 2.0, 3.0]]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([operator.add, operator.mul, operator.truediv, np.subtract, np.exp]),
+       st.lists(_OPERANDS, min_size=1, max_size=3))
+def test_an_outline_has_the_shape_and_dtype_numpy_gives(fn, operands):
+    operands = operands[:1] if fn is np.exp else operands[:2]
+    try:
+        with np.errstate(all="ignore"):
+            computed = fn(*operands)
+    except (TypeError, ValueError):  # no such operation, or shapes that do not broadcast
+        return
+    outlined = outline(fn, *operands)
+    if type(outlined) is Outline:
+        assert (outlined.shape, outlined.dtype) == (np.shape(computed), np.asarray(computed).dtype)
+        as_outlines = [Outline(o.shape, o.dtype) if type(o) is np.ndarray else o for o in operands]
+        again = outline(fn, *as_outlines)
+        assert (again.shape, again.dtype) == (outlined.shape, outlined.dtype)
+    else:  # computed where an outline cannot stand for the result
+        np.testing.assert_array_equal(outlined, computed)
+
+
+@given(st.sampled_from([1.0, 2, np.float16(1), np.float32(2), np.float64(3), np.complex64(1j),
+                        np.longdouble(1), np.int32(2), True]))
+def test_a_uniform_cotangent_has_the_precision_of_the_array_it_stands_for(g):
+    number = cotangent_number(g)
+    assert np.asarray(number).dtype == srcad.runtime.expand_reduced(g, np.ones(2)).dtype
+    assert number == g
