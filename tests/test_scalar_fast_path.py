@@ -3,6 +3,7 @@ transform/math_calls.py): the same gradients as the general NumPy program, and t
 values, warnings and errors at the edges of math's domains, where the optimistic `math`
 program hands the call over to it."""
 import math
+import re
 import warnings
 
 import numpy as np
@@ -161,3 +162,65 @@ def test_methods_use_the_fast_path():
             return self.scale * np.sin(x)
 
     assert srcad.grad(Model().energy)(0.5) == pytest.approx(3.0 * math.cos(0.5))
+
+
+# ---- copies read through (transform/copies.py) ---------------------------------------------------
+def copy_reassigned_in_a_loop(x, y):
+    a = x
+    b = a
+    for _ in range(3):
+        a = a * y
+        b = b + a
+    return a * b
+
+
+def copy_of_a_rebound_original(x, y):
+    t = x
+    if y > 0.0:
+        t = t * y
+    u = t
+    x = x * 2.0
+    total = u * x + t
+    u = total
+    return u * t + x
+
+
+def copy_updated_in_place(x, y):
+    s = x + 0.0
+    s += y * s
+    r = s
+    r *= x
+    return r * np.sin(r) + y
+
+
+def copies_into_a_while_loop(x, y):
+    a = x
+    b = a
+    while b < 10.0:
+        b = b * 1.5 + a * y
+        a = b
+    return a * b
+
+
+def copy_in_a_list(x, y):
+    a = x
+    parts = [a, y]
+    a = a * y
+    return parts[0] * a + sum(parts)
+
+
+@pytest.mark.parametrize("fn", [copy_reassigned_in_a_loop, copy_of_a_rebound_original,
+                                copy_updated_in_place, copies_into_a_while_loop,
+                                copy_in_a_list])
+def test_reads_through_copies_give_the_general_programs_gradients(fn):
+    fast, general = both_kinds(fn, 0.7, 1.3, wrt=(0, 1))
+    np.testing.assert_allclose(fast, general, rtol=1e-13, atol=0)
+    srcad.check_grads(fn, (0.7, 1.3), order=1)
+
+
+def test_the_fused_program_reads_no_copies():
+    source = grad_program(elementary, ("x", "y")).source
+    copies = [line for line in source.splitlines()
+              if re.fullmatch(r"\s*\w+ = [A-Za-z_]\w*", line)]
+    assert copies == []
+    assert "value = " not in source and "return (add_" in source

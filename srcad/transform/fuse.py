@@ -25,6 +25,7 @@ import gast
 from srcad.arguments import seed_for
 from srcad.transform.adjoints import assign, load
 from srcad.transform.bindings import Bindings
+from srcad.transform.copies import propagate_copies
 from srcad.transform.naming import Namer
 
 
@@ -38,7 +39,8 @@ def fuse(module: gast.Module, vjp_name: str, namer: Namer, bindings: Bindings,
     np.float64(1.0): the gradients are equal, and where float arithmetic would raise and
     np.float64's give inf, the general program takes the call over anyway. A
     `gradient_only` program returns the gradients alone, and computes of the output and
-    what leads only to it no more than the seed needs (reverse.py made it so)."""
+    what leads only to it no more than the seed needs (reverse.py made it so); the others
+    read the original of a copy instead of the copy (copies.py)."""
     scope = module.body[0]
     vjp = next(s for s in scope.body if isinstance(s, gast.FunctionDef) and s.name == vjp_name)
     *forward, backward, returned = vjp.body
@@ -54,8 +56,9 @@ def fuse(module: gast.Module, vjp_name: str, namer: Namer, bindings: Bindings,
             if has_aux else load(value)
         seed = gast.Constant(1.0, None) if optimistic else gast.Call(
             load(bindings.name_for("seed_for", seed_for)), [seeded], [])
-        vjp.body = [*forward, assign(value, output), assign(backward.args.args[0].id, seed),
-                    *sweep, gast.Return(gast.Tuple([load(value), result.value], gast.Load()))]
+        vjp.body = propagate_copies(  # (on floats a copy costs as much as an operation)
+            [*forward, assign(value, output), assign(backward.args.args[0].id, seed), *sweep,
+             gast.Return(gast.Tuple([load(value), result.value], gast.Load()))], set())
     vjp.name = namer.claim(vjp_name.removesuffix("_vjp") + "_grad")
     scope.body[-1] = gast.Return(load(vjp.name))
     return module, vjp.name
