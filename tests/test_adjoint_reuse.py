@@ -5,9 +5,11 @@ writes in place only into arrays nobody else holds."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import srcad
-from srcad import runtime
+from srcad import cache, runtime
 from tests.checks import assert_gradient_matches_finite_differences, peak_memory
 
 R = np.random.default_rng(23)
@@ -122,7 +124,7 @@ def test_the_last_reader_of_an_owned_adjoint_writes_into_it():
 
 def test_an_adjoint_handed_on_as_itself_is_read_last_and_not_written_into_before():
     source = srcad.grad(handed_on_then_negated, wrt=(0, 1)).source
-    negated = source.index("unbroadcast(-b_d, b)")  # a new array, while b_d is intact
+    negated = source.index("-unbroadcast(b_d, b)")  # a new array, while b_d is intact
     handed = source.index("unbroadcast(b_d, a)")  # read last: b_a takes b_d's array over
     assert negated < handed and "negative_into(b_d)" not in source
 
@@ -191,3 +193,39 @@ def test_negation_in_place_only_for_float_arrays():
     np.testing.assert_array_equal(total, [-1.0, 2.0] * 64)
     integers = np.array([1, 2] * 64)
     assert runtime.negative_into(integers) is not integers
+
+
+# ---- work moved out of an unbroadcast sum (optimize.reduce_first) --------------------------------
+def softmax_energy(S, V):
+    E = np.exp(S - np.max(S, axis=1, keepdims=True))
+    A = E / np.sum(E, axis=1, keepdims=True)   # the divisor's cotangent is summed, then divided
+    return np.sum((A @ V) ** 2)
+
+
+def broadcast_arithmetic(x, y, w):
+    d = x - y                                   # y (1, 4) is broadcast: -sum, not sum of -g
+    q = d / w                                   # w (3, 1): divided after the sum
+    p = q * w - d / (1.0 + w * w)
+    return np.sum(np.sin(p) * d) + np.sum(-d * q / w)
+
+
+def test_the_divisor_of_a_softmax_gets_its_cotangent_on_its_own_shape():
+    S, V = R.standard_normal((5, 4)), R.standard_normal((4, 3))
+    source = cache.compiled_adjoint(
+        softmax_energy, ("S",), mode="gradient").source
+    assert "divide_into(negative_into(unbroadcast(multiply_into(" in source
+    assert_gradient_matches_finite_differences(softmax_energy, (S, V), (0, 1))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from([((3, 1), (1, 4), (3, 1)), ((3, 4), (4,), (3, 1)), ((2, 3, 4), (3, 1), (4,)),
+                        ((4,), (3, 4), (1,)), ((3, 4), (3, 4), (3, 4))]), st.integers(0, 2 ** 16))
+def test_broadcast_operands_of_sums_products_and_quotients(shapes, seed):
+    r = np.random.default_rng(seed)
+    x, y = r.standard_normal(shapes[0]), r.standard_normal(shapes[1])
+    w = r.uniform(0.5, 2.0, shapes[2])
+    assert_gradient_matches_finite_differences(broadcast_arithmetic, (x, y, w), (0, 1, 2))
+    value, gradients = srcad.value_and_grad(broadcast_arithmetic, wrt=(0, 1, 2))(x, y, w)
+    taped = srcad.tape.grad(broadcast_arithmetic, wrt=(0, 1, 2))(x, y, w)
+    for source_mode, tape_mode in zip(gradients, taped):
+        np.testing.assert_allclose(source_mode, tape_mode, rtol=1e-10, atol=1e-12)

@@ -4,7 +4,7 @@ Input: an expression built by substituting a call's arguments into a rule. Outpu
 value, computed with less: `None is None` and `x if True else y` fold, numeric constants
 combine (`2 - 1` → `1`), `x ** 1` → `x`, and `unbroadcast(e, x)` → `e` where `x` is known to
 have the output's shape (an elementwise operation with a scalar constant), and
-`np.where(2, a, b)` → `a`.
+`np.where(2, a, b)` → `a`; `reduce_first` moves work out of an `unbroadcast` sum.
 """
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import operator
 
 import gast
 
+from srcad import runtime
 from srcad.frontend.trees import walk
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
@@ -82,6 +83,32 @@ class _Simplifier(gast.NodeTransformer):
                 and isinstance(node.args[1], gast.Name) and node.args[1].id in self.same_shape):
             return node.args[0]
         return node
+
+
+def reduce_first(expression, helper_of):
+    """`unbroadcast(e, y)` with the work it can do on `y`'s smaller shape done there: a
+    negation after the sum (`-unbroadcast(g, y)`), and a product or quotient by `y` itself
+    (constant along the axes summed). A softmax's `E / s` gives its divisor the cotangent
+    `unbroadcast(-g * ans / s, s)`: three passes over `E`'s size, where
+    `-unbroadcast(g * ans, s) / s` takes one. `helper_of(call)`: the runtime helper it calls."""
+    if not (isinstance(expression, gast.Call) and helper_of(expression) is runtime.unbroadcast
+            and len(expression.args) == 2 and not expression.keywords
+            and isinstance(expression.args[1], gast.Name)):
+        return expression
+    term, target = expression.args
+
+    def summed(inner):
+        return reduce_first(gast.Call(expression.func, [inner, target], []), helper_of)
+
+    if isinstance(term, gast.UnaryOp) and isinstance(term.op, gast.USub):
+        return gast.UnaryOp(gast.USub(), summed(term.operand))
+    if isinstance(term, gast.BinOp) and isinstance(term.op, (gast.Mult, gast.Div)):
+        if isinstance(term.right, gast.Name) and term.right.id == target.id:
+            return gast.BinOp(summed(term.left), term.op, term.right)
+        if isinstance(term.left, gast.UnaryOp) and isinstance(term.left.op, gast.USub):
+            return gast.UnaryOp(gast.USub(), summed(gast.BinOp(term.left.operand, term.op,
+                                                                term.right)))
+    return expression
 
 
 def drop_dead_zero_stores(statements: list, live_out: set) -> list:

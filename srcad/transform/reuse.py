@@ -49,7 +49,7 @@ def consume(expressions: list, g: str, helper_of, bind) -> tuple[list, list]:
             or not all(_new_array(expressions[i], helper_of) for i in readers[:-1]):
         return order, expressions
     rewritten = list(expressions)
-    rewritten[last] = _Rewriter(g, bind).visit(clone(expressions[last]))
+    rewritten[last] = _Rewriter(g, bind, helper_of).visit(clone(expressions[last]))
     return order, rewritten
 
 
@@ -70,9 +70,17 @@ class _Rewriter(gast.NodeTransformer):
     """Arithmetic whose operand holds `g`'s array (`g`, or a rewritten operation on it)
     becomes an operation into that array; the read of `g` is marked `consumed`."""
 
-    def __init__(self, g: str, bind):
+    def __init__(self, g: str, bind, helper_of):
         self.g = g
         self.bind = bind
+        self.helper_of = helper_of
+
+    def visit_Call(self, node):  # `unbroadcast(g, y)` is g's array or a new sum of it
+        self.generic_visit(node)
+        if self.helper_of(node) is runtime.unbroadcast and node.args \
+                and self._holds_g(node.args[0]):
+            node.holds_g = True
+        return node
 
     def visit_Name(self, node):
         if node.id == self.g:

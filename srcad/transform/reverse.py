@@ -36,7 +36,8 @@ from srcad.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNIFORM, UN
                                       assign, is_none, join, load, store)
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
-from srcad.transform.optimize import drop_dead_zero_stores, loaded_names, names_read
+from srcad.transform.optimize import (drop_dead_zero_stores, loaded_names, names_read,
+                                      reduce_first)
 from srcad.transform.outline import outline_unread
 from srcad.transform.recording import REGION, record
 from srcad.transform.release import release
@@ -314,6 +315,7 @@ class _Backward:
                         else self._contribute(argument, share)
                 return statements
             statements += self.adjoints.materialise([op.targets[0]])
+        cotangents = [reduce_first(c, self.adjoints.helper_of) for c in cotangents]
         order, cotangents = self._consumed(op, g.id, cotangents)
         for position in order:
             statements += self._contribute(arguments[position], cotangents[position])

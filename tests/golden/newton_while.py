@@ -27,7 +27,7 @@ def srcad_scope(add_into, unbroadcast):
                 b_x = unbroadcast(b_add_2, x)
                 b_div_1 = unbroadcast(b_add_2, div_1)
                 b_a = unbroadcast(b_div_1 / x, a) if b_a is None else add_into(b_a, unbroadcast(b_div_1 / x, a))
-                b_x = b_x + unbroadcast(-b_div_1 * div_1 / x, x)
+                b_x = b_x + -unbroadcast(b_div_1 * div_1, x) / x
                 div_1 = stack.pop()
             del trips
             b_a = b_x if b_a is None else add_into(b_a, b_x)

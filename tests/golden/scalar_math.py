@@ -20,7 +20,7 @@ def srcad_scope(add_into, multiply_into, shape_of, unbroadcast):
             b_x = -b_neg_5
             del b_neg_5
             b_add_2 = unbroadcast(b_sub_4, add_2)
-            b_pow_3 = unbroadcast(-b_sub_4, pow_3)
+            b_pow_3 = -unbroadcast(b_sub_4, pow_3)
             del b_sub_4
             b_y = multiply_into(multiply_into(b_pow_3, 3), y ** 2)
             del b_pow_3
@@ -28,7 +28,7 @@ def srcad_scope(add_into, multiply_into, shape_of, unbroadcast):
             b_div_1 = unbroadcast(b_add_2, div_1)
             del b_add_2
             b_x = add_into(b_x, unbroadcast(b_div_1 / y, x))
-            b_y = add_into(b_y, unbroadcast(-b_div_1 * div_1 / y, y))
+            b_y = add_into(b_y, -unbroadcast(b_div_1 * div_1, y) / y)
             del b_div_1
             b_x = add_into(b_x, unbroadcast(b_mul_0 * y, x))
             b_y = add_into(b_y, unbroadcast(b_mul_0 * x, y))
