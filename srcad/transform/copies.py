@@ -10,9 +10,10 @@ instead: `b_add_9 = 1.0 / add_9` in place of `b_log_10 = b_add_11; b_add_9 = b_l
 Input: a function body and the names read after it. Output: the body where every read of a
 copy `t = s` (a name or a number) that `s` and `t` still hold is a read of `s`, without the
 copies nothing reads any more, and without the `del` of a copy or of its original while the
-copy is read (the value stays held until the end: on floats that costs nothing). Loops and branches are followed: a copy made before a loop
-reaches into it only if the loop assigns neither name. Objects are the same either way, so
-writes into arrays (`multiply_into`) see no difference.
+copy is read (the value stays held until the end: on floats that costs nothing). Loops and
+branches are followed: a copy made before a loop reaches into it only if the loop assigns
+neither name. Objects are the same either way, so writes into arrays (`multiply_into`) see
+no difference.
 """
 from __future__ import annotations
 
@@ -68,15 +69,16 @@ def _block(statements: list, copies: dict) -> list:
             if statement.value is not None:
                 statement.value = _replaced(statement.value, copies)
             names = {t: o for t, o in copies.items() if isinstance(o, gast.Name)}
-            for target in getattr(statement, "targets", [getattr(statement, "target", None)]):
-                if target is not None:  # (a number cannot stand where a value is written)
-                    _replace(target, names)
+            targets = statement.targets if isinstance(statement, gast.Assign) \
+                else [statement.target] if isinstance(statement, gast.AugAssign) else []
+            for target in targets:  # (a number cannot stand where a value is written)
+                _replace(target, names)
             _forget(copies, _stored(statement))
             copied = _copied(statement)
             if copied is not None:
                 copies[statement.targets[0].id] = copied
         else:  # try, with, a nested function: nothing is read through a copy inside
-            _forget(copies, _stored(statement) | _loaded(statement))
+            _forget(copies, _stored(statement) | _named(statement))
         kept.append(statement)
     return kept
 
@@ -126,7 +128,7 @@ def _stored(node) -> set:
             and isinstance(n.ctx, (gast.Store, gast.Del))}
 
 
-def _loaded(node) -> set:
+def _named(node) -> set:
     return {n.id for n in walk(node) if isinstance(n, gast.Name)}
 
 
