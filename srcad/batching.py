@@ -21,6 +21,7 @@ import types
 
 import numpy as np
 
+from srcad.outlines import shape
 from srcad.runtime import dtype_of
 
 
@@ -54,31 +55,28 @@ def is_basis(tangent) -> bool:
         and tangent.shape == identity.shape and tangent.strides == identity.strides
 
 
-def _shape(value) -> tuple:
-    return value.shape if type(value) is np.ndarray else np.shape(value)
-
 
 def aligned(tangent, ans):
     """A batched tangent of an elementwise operation's argument, with axes of length 1
     after the batch axis up to the rank of the operation's output `ans`."""
-    return _aligned_to(tangent, len(_shape(ans)))
+    return _aligned_to(tangent, len(shape(ans)))
 
 
 def _aligned_to(tangent, rank: int):
-    shape = _shape(tangent)
-    missing = rank + 1 - len(shape)
+    batched = shape(tangent)
+    missing = rank + 1 - len(batched)
     if missing <= 0:
         return tangent
-    return np.reshape(tangent, shape[:1] + (1,) * missing + shape[1:])
+    return np.reshape(tangent, batched[:1] + (1,) * missing + batched[1:])
 
 
 def full(tangent, ans):
     """The batched tangent of `ans` in its full shape `(n,) + ans.shape`."""
-    logical = _shape(ans)
-    if _shape(tangent)[1:] == logical:  # the common case: already full
+    logical = shape(ans)
+    if shape(tangent)[1:] == logical:  # the common case: already full
         return tangent
     tangent = aligned(tangent, ans)
-    return np.broadcast_to(tangent, _shape(tangent)[:1] + logical)
+    return np.broadcast_to(tangent, shape(tangent)[:1] + logical)
 
 
 def broadcast_like(g, ans):

@@ -47,7 +47,7 @@ def uniform_unbroadcast(g, out, x):
     element of `out`, into which the operand `x` was broadcast. Each element of `x` appears
     size(out) / size(x) times in `out`, so its cotangent is that many `g`s, the same at
     every element of `x`: a uniform cotangent again (transform/adjoints.py, UNIFORM)."""
-    out_shape, x_shape = _shape(out), _shape(x)
+    out_shape, x_shape = shape(out), shape(x)
     if out_shape == x_shape:
         return g
     size, own = math.prod(out_shape), math.prod(x_shape)
@@ -143,8 +143,9 @@ _PROMOTED = {}  # the operands' dtypes and Python number types → the result's 
 _PYTHON_NUMBERS = (bool, int, float, complex)  # (bool first: it is an int)
 
 
-def _shape(value) -> tuple:
-    """np.shape, without its dispatch where the value is an array or an outline."""
+def shape(value) -> tuple:
+    """np.shape, without its dispatch where the value is an array or an outline (helpers
+    that run per operation read shapes this way)."""
     kind = type(value)
     return value.shape if kind is np.ndarray or kind is Outline else np.shape(value)
 
