@@ -33,18 +33,24 @@ def extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, w
     broadcast against `a` with the reduced axes kept: no array of `a`'s shape is made for
     either, only the winners and the result."""
     reached = kept_axes(ans, np.shape(a), axis, keepdims)
-    winners = np.logical_and(a == reached, where)
+    winners = _winners(a, reached, where)
     ties = np.sum(winners, axis=axis, keepdims=True,
                   dtype=np.result_type(dtype_of(g), np.float16))
     if initial is not None:
         ties = ties + (reached == initial)
-    return kept_axes(g, np.shape(a), axis, keepdims) * winners / ties
+    return kept_axes(g, np.shape(a), axis, keepdims) / ties * winners  # (one pass over a)
+
+
+def _winners(a, reached, where):
+    """The elements of `a` equal to their extremum `reached` that `where` keeps."""
+    winners = a == reached
+    return winners if where is True else np.logical_and(winners, where)
 
 
 def extremum_jvp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
     """`np.max`/`np.min`: the mean tangent of the candidates that tie, as the VJP shares
     (`initial`, a constant, has tangent zero)."""
-    winners = np.logical_and(a == expand_reduced(ans, a, axis, keepdims), where)
+    winners = _winners(a, expand_reduced(ans, a, axis, keepdims), where)
     ties = np.sum(winners, axis=axis, keepdims=keepdims, dtype=np.result_type(g))
     if initial is not None:
         ties = ties + (ans == initial)
