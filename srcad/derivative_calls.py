@@ -73,7 +73,7 @@ class _Plan:
         self.has_aux = d.has_aux
         self.several = isinstance(d.wrt, tuple)
         self.args = tuple(args)
-        self.wrt_spec = tuple(p if p is not None else name
+        self.wrt_spec = tuple(p if p is not None and p < len(args) else name  # (or by keyword)
                               for p, name in zip(d.positions, d.names))
         self.wrt_values = [args[s] if isinstance(s, int) and s < len(args) else kwargs[s]
                            if s in kwargs else _missing(fn, s) for s in self.wrt_spec]

@@ -8,7 +8,8 @@ import pytest
 
 import srcad
 from srcad.errors import MissingRuleError
-from tests.checks import random_direction, second_order_cases
+from tests.checks import (assert_gradient_matches_finite_differences, random_direction,
+                          second_order_cases)
 from tests.test_jacobians import rosenbrock, rosenbrock_hessian
 
 
@@ -193,3 +194,30 @@ def test_parameter_names_do_not_clash_with_generated_code():
     third = srcad.grad(srcad.grad(srcad.grad(lambda y: parameters_named_like_generated_code(
         y, 2.0, 3.0, 0.5))))
     assert third(0.5) == pytest.approx(12.0)
+
+
+def scaled_sine(x, scale=1.0):
+    return np.sum(np.sin(x) * scale)
+
+
+def gradient_by_keyword(x):
+    return np.sum(srcad.grad(scaled_sine)(x=x) ** 2)
+
+
+def scale_by_keyword(x):
+    return srcad.grad(scaled_sine, wrt=1)(x, scale=x[0])
+
+
+def value_and_gradient_by_keyword(x):
+    value, gradient = srcad.value_and_grad(scaled_sine, wrt=(0, 1))(scale=x[1], x=x)
+    return value * np.sum(gradient[0]) + gradient[1]
+
+
+@pytest.mark.parametrize("fn", [gradient_by_keyword, scale_by_keyword,
+                                value_and_gradient_by_keyword])
+def test_inner_derivatives_take_their_wrt_arguments_by_keyword(fn):
+    x = np.array([0.3, -0.8, 1.1, 0.4])
+    assert_gradient_matches_finite_differences(fn, (x,), 0)
+    slope = srcad.jvp(fn, (x,), (np.ones(4),))[1]
+    h = 1e-6
+    assert slope == pytest.approx((fn(x + h) - fn(x - h)) / (2 * h), rel=1e-6)
