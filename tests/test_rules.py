@@ -667,6 +667,20 @@ def test_ties_split_the_gradient_evenly(primal, expected):
         np.testing.assert_array_equal(gradient, want)
 
 
+@pytest.mark.parametrize("reduce", [np.max, np.min])
+def test_a_reductions_ties_share_its_cotangent_and_a_nan_row_gives_nan(reduce):
+    sign = 1.0 if reduce is np.max else -1.0
+    rows = sign * np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 1.0], [np.nan, 1.0, 1.0]])
+    g = np.array([[1.0], [2.0], [4.0]])  # the tie of row 0 and the NaN of row 2 count 3
+    _, pullback = srcad.vjp(lambda a: reduce(a, axis=1, keepdims=True), rows)  # winners
+    with np.errstate(invalid="ignore", divide="ignore"):
+        np.testing.assert_array_equal(pullback(g), [[0.0, 0.5, 0.5], [2.0, 0.0, 0.0],
+                                                    [np.nan] * 3])
+    _, pullback = srcad.vjp(lambda a: reduce(a, axis=0), rows[:2])  # one winner each
+    np.testing.assert_array_equal(pullback(np.array([1.0, 2.0, 3.0])),
+                                  [[0.0, 2.0, 3.0], [1.0, 0.0, 0.0]])
+
+
 SELF_TIES = [  # the same value on both sides: 0.5 + 0.5; abs at its kink: 0
     (np.maximum, lambda x: np.maximum(x, x), 1.0),
     (np.fmax, lambda x: np.fmax(x, x), 1.0),

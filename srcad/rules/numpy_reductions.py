@@ -34,11 +34,15 @@ def extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, w
     either, only the winners and the result."""
     reached = kept_axes(ans, np.shape(a), axis, keepdims)
     winners = _winners(a, reached, where)
+    g = kept_axes(g, np.shape(a), axis, keepdims)
+    if initial is None and type(winners) is np.ndarray \
+            and np.count_nonzero(winners) == np.size(reached) and not np.isnan(reached).any():
+        return g * winners  # one winner per extremum (none is NaN): no tie to share
     ties = np.sum(winners, axis=axis, keepdims=True,
                   dtype=np.result_type(dtype_of(g), np.float16))
     if initial is not None:
         ties = ties + (reached == initial)
-    return kept_axes(g, np.shape(a), axis, keepdims) / ties * winners  # (one pass over a)
+    return g / ties * winners  # (one pass over a)
 
 
 def _winners(a, reached, where):
