@@ -20,6 +20,16 @@ def _swap_last_axes(a):
     return np.transpose(a, tuple(range(n - 2)) + (n - 1, n - 2))
 
 
+def _ndim(x) -> int:
+    """np.ndim, without NumPy's dispatch on an array (the matmul rules run per product)."""
+    return x.ndim if type(x) is np.ndarray else np.ndim(x)
+
+
+def _transposed(matrix):
+    """`np.transpose(matrix)`, which a tape-mode tensor records; an array's `.T` is cheaper."""
+    return matrix.T if type(matrix) is np.ndarray else np.transpose(matrix)
+
+
 def _as_matrices(g, a, b):
     """Treat 1-D operands of `matmul` as a row (`a`) or a column (`b`), as NumPy does.
 
@@ -34,8 +44,8 @@ def _as_matrices(g, a, b):
 
 @returns_new_array
 def matmul_vjp_a(g, ans, a, b):
-    if np.ndim(a) == 2 and np.ndim(b) == 2:  # the common case first: no batch, no vectors
-        return g @ np.transpose(b)
+    if _ndim(a) == 2 and _ndim(b) == 2:  # the common case first: no batch, no vectors
+        return g @ _transposed(b)
     if np.ndim(a) == 2 and np.ndim(b) == 1:
         return g[:, np.newaxis] * b  # np.outer(g, b), with rules
     g2, a2, b2 = _as_matrices(g, a, b)
@@ -47,8 +57,8 @@ def matmul_vjp_a(g, ans, a, b):
 
 @returns_new_array
 def matmul_vjp_b(g, ans, a, b):
-    if np.ndim(a) == 2 and np.ndim(b) in (1, 2):
-        return np.transpose(a) @ g
+    if _ndim(a) == 2 and _ndim(b) in (1, 2):
+        return _transposed(a) @ g
     if np.ndim(a) == 1 and np.ndim(b) == 2:
         return a[:, np.newaxis] * g  # np.outer(a, g), with rules
     g2, a2, b2 = _as_matrices(g, a, b)
