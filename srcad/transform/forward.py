@@ -38,7 +38,7 @@ from srcad.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_non
 from srcad.transform.bindings import Bindings
 from srcad.transform.dead_code import drop_dead
 from srcad.transform.naming import Namer
-from srcad.transform.optimize import loaded_names
+from srcad.transform.optimize import counted, loaded_names
 from srcad.transform.refusals import check_operation, qualified_name
 from srcad.transform.reverse import SCOPE, function_def
 from srcad.transform.sequences import sequence_names
@@ -362,6 +362,8 @@ class Tangents(TangentWrites):
 
 
 def _added(expressions):
+    """The sum of `expressions`, a term repeated once times its count (optimize.counted)."""
+    expressions = counted([None] * len(expressions), expressions)[1]
     total = expressions[0]
     for expression in expressions[1:]:
         total = gast.BinOp(total, gast.Add(), expression)

@@ -9,6 +9,7 @@ have the output's shape (an elementwise operation with a scalar constant), and
 from __future__ import annotations
 
 import operator
+from collections import Counter
 
 import gast
 
@@ -109,6 +110,40 @@ def reduce_first(expression, helper_of):
             return gast.UnaryOp(gast.USub(), summed(gast.BinOp(term.left.operand, term.op,
                                                                 term.right)))
     return expression
+
+
+def counted(owners: list, terms: list, helper_of=lambda call: None) -> tuple[list, list]:
+    """`owners` and their `terms` (parallel lists), where a term repeated for the same owner
+    appears once, times the count: `x * x` gives both operands the cotangent `g * x` and
+    the tangent `t_x * x`, and doubling is exact: `g * 2 * x` is `g * x + g * x` without a
+    second rule's passes and helpers. A term `unbroadcast(e, x)` becomes
+    `unbroadcast(e * 2, x)`, the form uniform.py and `reduce_first` read (`helper_of(call)`:
+    the runtime helper a call calls)."""
+    if len(terms) < 2:
+        return owners, terms
+    keys = [(getattr(owner, "id", owner), gast.dump(term))  # (a Name owner: by its name)
+            for owner, term in zip(owners, terms)]
+    counts = Counter(keys)
+    if len(counts) == len(keys):
+        return owners, terms
+    kept_owners, kept_terms = [], []
+    for key, owner, term in zip(keys, owners, terms):
+        count = counts.pop(key, None)
+        if count is not None:
+            kept_owners.append(owner)
+            kept_terms.append(term if count == 1 else _times(term, count, helper_of))
+    return kept_owners, kept_terms
+
+
+def _times(term, count: int, helper_of):
+    """`term * count`, the count next to the first factor of a product (a cotangent that is
+    one number, `g * x`, becomes `g * 2 * x`: a product of numbers, then one pass)."""
+    if helper_of(term) is runtime.unbroadcast and len(term.args) == 2:
+        return gast.Call(term.func, [_times(term.args[0], count, helper_of), term.args[1]],
+                         term.keywords)
+    if isinstance(term, gast.BinOp) and isinstance(term.op, (gast.Mult, gast.Div)):
+        return gast.BinOp(_times(term.left, count, helper_of), term.op, term.right)
+    return gast.BinOp(term, gast.Mult(), gast.Constant(count, None))
 
 
 def drop_dead_zero_stores(statements: list, live_out: set) -> list:

@@ -36,8 +36,8 @@ from srcad.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNIFORM, UN
                                       assign, is_none, join, load, store)
 from srcad.transform.bindings import Bindings
 from srcad.transform.naming import Namer
-from srcad.transform.optimize import (drop_dead_zero_stores, loaded_names, names_read,
-                                      reduce_first)
+from srcad.transform.optimize import (counted, drop_dead_zero_stores, loaded_names,
+                                      names_read, reduce_first)
 from srcad.transform.outline import outline_unread
 from srcad.transform.recording import REGION, record
 from srcad.transform.release import release
@@ -304,6 +304,7 @@ class _Backward:
                 arguments.append(argument)
                 cotangents.append(instantiate(template, bound, g, ans, self.bindings.name_for,
                                               same_shape))
+        arguments, cotangents = counted(arguments, cotangents, self.adjoints.helper_of)
         if self.adjoints.state(op.targets[0]) == UNIFORM:
             shares = uniform.shares(op, arguments, cotangents, g.id, same_shape,
                                     self.adjoints.helper_of, self.bindings, lambda name: (
