@@ -277,7 +277,7 @@ class Tangents(TangentWrites):
                   for tangent in [self.tangent_of_atom(argument)] if not is_none_constant(tangent)]
         target = op.targets[0]
         same_shape = same_shape_arguments(op, self.activity.scalars)
-        parts = []
+        parts, arguments = [], []
         for template, bound, argument in rule_applications(entry, op, self.parsed, "defjvp"):
             g = self.tangent_of_atom(argument) if argument is not None else _NONE
             if is_none_constant(g):
@@ -290,9 +290,12 @@ class Tangents(TangentWrites):
             guard = argument.id if isinstance(argument, gast.Name) \
                 and self.tangents.state(argument.id) != SET else None
             parts.append((guard, contribution))
+            arguments.append(argument)
         if self.sums_broadcast and len(parts) > 1 and all(guard is None for guard, _ in parts) \
                 and len(parts) == sum(isinstance(a, gast.Name) for a in op.args) == len(op.args):
             parts = [(None, self._unspread(c, target)) for _, c in parts]
+        parts = [(parts[i][0], term)  # (`x * x`: one term, twice)
+                 for i, term in counted(arguments, [c for _, c in parts])]
         return checks + self._sum(target, parts)
 
     # Tangents have their own primal's shape: a sum of one per argument of an elementwise
@@ -362,8 +365,6 @@ class Tangents(TangentWrites):
 
 
 def _added(expressions):
-    """The sum of `expressions`, a term repeated once times its count (optimize.counted)."""
-    expressions = counted([None] * len(expressions), expressions)[1]
     total = expressions[0]
     for expression in expressions[1:]:
         total = gast.BinOp(total, gast.Add(), expression)

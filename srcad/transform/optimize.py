@@ -112,27 +112,21 @@ def reduce_first(expression, helper_of):
     return expression
 
 
-def counted(owners: list, terms: list, helper_of=lambda call: None) -> tuple[list, list]:
-    """`owners` and their `terms` (parallel lists), where a term repeated for the same owner
-    appears once, times the count: `x * x` gives both operands the cotangent `g * x` and
-    the tangent `t_x * x`, and doubling is exact: `g * 2 * x` is `g * x + g * x` without a
-    second rule's passes and helpers. A term `unbroadcast(e, x)` becomes
-    `unbroadcast(e * 2, x)`, the form uniform.py and `reduce_first` read (`helper_of(call)`:
-    the runtime helper a call calls)."""
-    if len(terms) < 2:
-        return owners, terms
-    keys = [(getattr(owner, "id", owner), gast.dump(term))  # (a Name owner: by its name)
-            for owner, term in zip(owners, terms)]
+def counted(owners: list, terms: list, helper_of=lambda call: None) -> list:
+    """`(position, term)` for the terms of `owners` (parallel lists) to keep, where a term
+    repeated for the same owner is kept once, times the count: `x * x` gives both operands
+    the cotangent `g * x` and the tangent `t_x * x`, and doubling is exact: `g * 2 * x` is
+    `g * x + g * x` without a second rule's passes and helpers. A term `unbroadcast(e, x)`
+    becomes `unbroadcast(e * 2, x)`, the form uniform.py and `reduce_first` read
+    (`helper_of(call)`: the runtime helper a call calls)."""
+    names = [getattr(owner, "id", owner) for owner in owners]  # (a Name owner: its name)
+    if len(set(names)) == len(names):  # (the common case: no owner twice)
+        return list(enumerate(terms))
+    keys = [(name, gast.dump(term)) for name, term in zip(names, terms)]
     counts = Counter(keys)
-    if len(counts) == len(keys):
-        return owners, terms
-    kept_owners, kept_terms = [], []
-    for key, owner, term in zip(keys, owners, terms):
-        count = counts.pop(key, None)
-        if count is not None:
-            kept_owners.append(owner)
-            kept_terms.append(term if count == 1 else _times(term, count, helper_of))
-    return kept_owners, kept_terms
+    return [(position, term if counts[key] == 1 else _times(term, counts[key], helper_of))
+            for position, (key, term) in enumerate(zip(keys, terms))
+            if keys.index(key) == position]
 
 
 def _times(term, count: int, helper_of):

@@ -304,7 +304,8 @@ class _Backward:
                 arguments.append(argument)
                 cotangents.append(instantiate(template, bound, g, ans, self.bindings.name_for,
                                               same_shape))
-        arguments, cotangents = counted(arguments, cotangents, self.adjoints.helper_of)
+        kept = counted(arguments, cotangents, self.adjoints.helper_of)  # (`x * x`: once, twice)
+        arguments, cotangents = [arguments[i] for i, _ in kept], [c for _, c in kept]
         if self.adjoints.state(op.targets[0]) == UNIFORM:
             shares = uniform.shares(op, arguments, cotangents, g.id, same_shape,
                                     self.adjoints.helper_of, self.bindings, lambda name: (
