@@ -26,7 +26,6 @@ user's rule, and forward over P the third.
 """
 from __future__ import annotations
 
-import ast
 import copy
 import itertools
 import linecache
@@ -36,6 +35,7 @@ import gast
 
 from srcad import calls
 from srcad.arguments import like_argument
+from srcad.compile import python_source
 from srcad.control import CustomGradient, positional_only
 from srcad.errors import UnsupportedDerivativeError
 from srcad.frontend.parse import parse_function
@@ -118,7 +118,7 @@ def pullback_function(fn: CustomGradient) -> types.FunctionType:
     node.args.kwonlyargs.append(gast.Name(COTANGENT, gast.Param(), None, None))
     node.args.kw_defaults.append(None)
     node.body = _returning_pullbacks(node.body, fn, itertools.count())
-    source = ast.unparse(ast.fix_missing_locations(gast.gast_to_ast(node)))
+    source = python_source(node)
     free = function.__code__.co_freevars
     if free:  # compiled inside a function that binds the free names, so they stay cells
         body = "".join(f"    {name} = None\n" for name in free)
