@@ -23,6 +23,7 @@ from srcad.errors import MissingRuleError, UsageError
 from srcad.higher_order import compiled_source, tangent_program
 
 _ADAPTERS = weakref.WeakKeyDictionary()
+_NONE = inspect.Parameter.empty
 
 
 # `G = grad(h, wrt=W)` maps the arguments to ∇_W h. Its VJP at a cotangent u is the gradient
@@ -33,8 +34,9 @@ def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
     """`(fn(*args, **kwargs), pullback)` for `fn` made by `srcad.grad`/`value_and_grad`."""
     fn = calls.source_derivative(fn)
     plan = _Plan(fn, args, kwargs)
-    program, order = tangent_program(fn.derivative.fn, plan.wrt_spec, plan.args, kwargs)
     result = fn(*args, **kwargs)
+    kwargs = plan.kwargs  # (with the defaults of `wrt` arguments left out)
+    program, order = tangent_program(fn.derivative.fn, plan.wrt_spec, plan.args, kwargs)
     inner = _after_seeds(active)
 
     def pullback(g):
@@ -51,6 +53,8 @@ def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: d
     """`(fn(*args, **kwargs), its tangent)` for `fn` made by `srcad.grad`/`value_and_grad`."""
     fn = calls.source_derivative(fn)
     plan = _Plan(fn, args, kwargs)
+    result = fn(*args, **kwargs)
+    kwargs = plan.kwargs  # (with the defaults of `wrt` arguments left out)
     live = [(spec, t) for spec, t in zip(active, tangents) if t is not None]
     program, order = tangent_program(fn.derivative.fn, tuple(s for s, _ in live), args, kwargs)
     seeds = order(tuple(t for _, t in live), args, kwargs)
@@ -59,7 +63,6 @@ def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: d
     cotangents = back((None, plan.slope_seed(slope))) if slope is not None \
         else (None,) * len(plan.wrt_spec)
     gradients = plan.shaped(cotangents)
-    result = fn(*args, **kwargs)
     return result, gradients if plan.gradient_only else (slope, gradients)
 
 
@@ -75,8 +78,14 @@ class _Plan:
         self.args = tuple(args)
         self.wrt_spec = tuple(p if p is not None and p < len(args) else name  # (or by keyword)
                               for p, name in zip(d.positions, d.names))
-        self.wrt_values = [args[s] if isinstance(s, int) and s < len(args) else kwargs[s]
-                           if s in kwargs else _missing(fn, s) for s in self.wrt_spec]
+        self.kwargs = kwargs  # and the defaults of `wrt` arguments the call leaves out:
+        missing = [s for s in self.wrt_spec if isinstance(s, str) and s not in kwargs]
+        if missing:
+            parameters = inspect.signature(d.fn).parameters
+            self.kwargs = {**{s: parameters[s].default for s in missing if getattr(
+                parameters.get(s), "default", _NONE) is not _NONE}, **kwargs}
+        self.wrt_values = [args[s] if isinstance(s, int) and s < len(args) else self.kwargs[s]
+                           if s in self.kwargs else _missing(fn, s) for s in self.wrt_spec]
 
     def dense(self, u) -> tuple:
         """The cotangent of G's output as tangents of the `wrt` arguments, zeros for None."""

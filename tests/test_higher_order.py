@@ -213,9 +213,15 @@ def value_and_gradient_by_keyword(x):
     return value * np.sum(gradient[0]) + gradient[1]
 
 
+def scale_left_to_its_default(x):
+    value, gradient = srcad.value_and_grad(scaled_sine, wrt=(0, 1))(x)
+    return value * np.sum(gradient[0] ** 2) + gradient[1] * np.sum(srcad.grad(
+        scaled_sine, wrt=1)(x))
+
+
 @pytest.mark.parametrize("fn", [gradient_by_keyword, scale_by_keyword,
-                                value_and_gradient_by_keyword])
-def test_inner_derivatives_take_their_wrt_arguments_by_keyword(fn):
+                                value_and_gradient_by_keyword, scale_left_to_its_default])
+def test_inner_derivatives_take_their_wrt_arguments_by_keyword_or_default(fn):
     x = np.array([0.3, -0.8, 1.1, 0.4])
     assert_gradient_matches_finite_differences(fn, (x,), 0)
     slope = srcad.jvp(fn, (x,), (np.ones(4),))[1]
