@@ -1,4 +1,5 @@
-"""Rules for contractions: matmul, dot, tensordot, inner, outer, vdot, kron, cross, einsum.
+"""Rules for contractions: matmul, dot, tensordot, inner, outer, vdot, kron, cross, einsum,
+convolve.
 
 The VJPs need a few statements each, so they are `def`s the adjoint calls by name. A
 contraction is linear in each operand, so each JVP is the contraction itself with the
@@ -299,3 +300,33 @@ defjvp(np.cross,
        np.cross(g, b, axisa, axisb, axisc, axis),
        lambda g, ans, a, b, axisa=-1, axisb=-1, axisc=-1, axis=None:
        np.cross(a, g, axisa, axisb, axisc, axis))
+
+
+def _full_convolution_cotangent(g, a, v, mode):
+    """The cotangent of `np.convolve(a, v, mode)` as one of the full convolution: `g` among
+    zeros where `mode` left terms out ("same" keeps the max(M, N) centred ones, "valid" the
+    max - min + 1 where the shorter array fits)."""
+    m, n = np.size(a), np.size(v)
+    if mode == "full":
+        return g
+    start = (min(m, n) - 1) // 2 if mode == "same" else min(m, n) - 1
+    return np.pad(g, (start, m + n - 1 - start - np.size(g)))
+
+
+def convolve_vjp_a(g, ans, a, v, mode="full"):
+    """y[k] = sum_i a[i] v[k - i]: a[i]'s cotangent is sum_k g[k] v[k - i], the valid
+    convolution of the full cotangent with v reversed (no conjugate: matmul's convention)."""
+    full = _full_convolution_cotangent(g, a, v, mode)
+    return np.reshape(np.convolve(full, np.ravel(v)[::-1], "valid"), np.shape(a))
+
+
+def convolve_vjp_v(g, ans, a, v, mode="full"):
+    """As for `a`, the two arrays' roles swapped (the full convolution is symmetric)."""
+    full = _full_convolution_cotangent(g, a, v, mode)
+    return np.reshape(np.convolve(full, np.ravel(a)[::-1], "valid"), np.shape(v))
+
+
+defvjp(np.convolve, convolve_vjp_a, convolve_vjp_v)
+defjvp(np.convolve,
+       lambda g, ans, a, v, mode="full": np.convolve(g, v, mode),
+       lambda g, ans, a, v, mode="full": np.convolve(a, g, mode))
