@@ -229,3 +229,60 @@ def test_broadcast_operands_of_sums_products_and_quotients(shapes, seed):
     taped = srcad.tape.grad(broadcast_arithmetic, wrt=(0, 1, 2))(x, y, w)
     for source_mode, tape_mode in zip(gradients, taped):
         np.testing.assert_allclose(source_mode, tape_mode, rtol=1e-10, atol=1e-12)
+
+
+# ---- a negated cotangent made by its own product (transform/signs.py) ---------------------------
+def residuals(w, x, y):
+    r = y - x * w                  # b_(x * w) is -b_r: folded into b_r's product with 2
+    return np.sum(r ** 2) + np.sum((1.0 - w) ** 2 * 3.0)
+
+
+def residuals_in_a_loop(w, x):
+    total = 0.0
+    for t in range(3):
+        r = x[t] - w * t           # inside the loop body, per iteration
+        total = total + np.sum(r ** 2)
+    return total
+
+
+def negation_read_twice(w, x):
+    d = (w * 2.0) ** 2             # b_(w*2) is read by a negation and by nothing else, but
+    e = 1.0 - d                    # d's cotangent is also read by `d * x`: no fold
+    return np.sum(e * x) + np.sum(d * x)
+
+
+@pytest.mark.parametrize("fn", [residuals, residuals_in_a_loop, negation_read_twice])
+def test_negations_folded_into_products_keep_the_gradients(fn):
+    w, x, y = R.standard_normal(4), R.standard_normal((3, 4)), R.standard_normal((3, 4))
+    args = (w, x, y) if fn is residuals else (w, x)
+    wrt = (0, 1, 2) if fn is residuals else (0, 1)
+    assert_gradient_matches_finite_differences(fn, args, wrt)
+    for source_mode, tape_mode in zip(srcad.grad(fn, wrt=wrt)(*args),
+                                      srcad.tape.grad(fn, wrt=wrt)(*args)):
+        np.testing.assert_allclose(source_mode, tape_mode, rtol=1e-12, atol=1e-12)
+
+
+def test_a_residuals_negation_is_its_products_sign():
+    source = cache.compiled_adjoint(residuals, ("w", "x", "y"), mode="gradient").source
+    assert "negative_into" not in source and "* -2 *" in source
+
+
+@pytest.mark.parametrize("product, folded", [
+    ("a = b_y * 2.0 * s", "t = b_y * -2.0 * s"),
+    ("a = -b_y * 2.0", "t = b_y * 2.0"),                      # a new array either way
+    ("a = multiply_into(-b_y, 2.0)", "t = multiply_into(-b_y, -2.0)"),  # -b_y is written
+    ("a = -b_y", None),                                        # t would be b_y's array
+    ("a = b_y * 0", None),                                     # -(x * 0) is -0.0
+])
+def test_a_negation_folds_where_the_product_stays_an_array_of_its_own(product, folded):
+    import gast
+
+    from srcad.compile import python_source
+    from srcad.transform.signs import fold_negations
+    names = {"multiply_into": runtime.multiply_into, "negative_into": runtime.negative_into}
+    helper_of = lambda call: isinstance(call, gast.Call) and names.get(  # noqa: E731
+        getattr(call.func, "id", None))
+    statements = gast.parse(f"{product}\nt = negative_into(a)\n").body
+    result = fold_negations(statements, helper_of, set())
+    source = [python_source(s) for s in result]
+    assert source == ([folded] if folded else [product, "t = negative_into(a)"])

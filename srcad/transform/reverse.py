@@ -45,6 +45,7 @@ from srcad.transform.reuse import consume
 from srcad.transform.refusals import check_operation, qualified_name
 from srcad.transform.sequences import sequence_names
 from srcad.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
+from srcad.transform.signs import fold_negations
 from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
                                         unruled_arguments, unruled_check)
 from srcad.transform.templates import instantiate
@@ -79,7 +80,8 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     preamble += [assign(n, gast.Constant(None, None)) for n in restored
                  if n in sites.maybe_unbound]
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
-    backward_body = drop_dead_zero_stores(backward_body, loaded_names(result))
+    backward_body = fold_negations(drop_dead_zero_stores(backward_body, loaded_names(result)),
+                                   adjoints.helper_of, loaded_names(result))
     returned = simple_fn.body[-1].value
     values, shapes = names_read(backward_body)
     captured = set().union(*(op.captures for op in operations(block)))
