@@ -35,7 +35,7 @@ def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
     fn = calls.source_derivative(fn)
     plan = _Plan(fn, args, kwargs)
     result = fn(*args, **kwargs)
-    kwargs = plan.kwargs  # (with the defaults of `wrt` arguments left out)
+    kwargs = plan.kwargs  # (and the defaults of `wrt` arguments the call leaves out)
     program, order = tangent_program(fn.derivative.fn, plan.wrt_spec, plan.args, kwargs)
     inner = _after_seeds(active)
 
@@ -54,7 +54,7 @@ def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: d
     fn = calls.source_derivative(fn)
     plan = _Plan(fn, args, kwargs)
     result = fn(*args, **kwargs)
-    kwargs = plan.kwargs  # (with the defaults of `wrt` arguments left out)
+    kwargs = plan.kwargs  # (and the defaults of `wrt` arguments the call leaves out)
     live = [(spec, t) for spec, t in zip(active, tangents) if t is not None]
     program, order = tangent_program(fn.derivative.fn, tuple(s for s, _ in live), args, kwargs)
     seeds = order(tuple(t for _, t in live), args, kwargs)
