@@ -227,3 +227,22 @@ def test_inner_derivatives_take_their_wrt_arguments_by_keyword_or_default(fn):
     slope = srcad.jvp(fn, (x,), (np.ones(4),))[1]
     h = 1e-6
     assert slope == pytest.approx((fn(x + h) - fn(x - h)) / (2 * h), rel=1e-6)
+
+
+def gram_energy(a, b):
+    G = np.einsum("ij,kj->ik", a, a)               # the tangent program calls einsum's
+    return np.sum(np.einsum("ik,kl->il", G, b) ** 2)  # JVP rules: a Hessian differentiates them
+
+
+def test_second_derivatives_through_einsum_match_finite_differences():
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 2))
+    gradient = srcad.grad(gram_energy)
+    h = 1e-6
+    columns = [(gradient(a + h * e.reshape(a.shape), b) - gradient(a - h * e.reshape(a.shape), b))
+               / (2 * h) for e in np.eye(a.size)]
+    expected = np.stack(columns, axis=-1).reshape(a.shape + a.shape)
+    np.testing.assert_allclose(srcad.hessian(gram_energy)(a, b), expected, rtol=1e-5, atol=1e-6)
+    u = rng.standard_normal(a.shape)
+    np.testing.assert_allclose(srcad.hvp(gram_energy)(a, b, u),
+                               np.tensordot(expected, u, axes=2), rtol=1e-5, atol=1e-6)

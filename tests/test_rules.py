@@ -25,6 +25,7 @@ from srcad import cache as srcad_cache
 from srcad import runtime
 from srcad.api import Derivative
 from srcad.rules import registry
+from srcad.rules.numpy_contractions import EINSUM_JVPS
 from srcad.testing import numerical_gradient
 from tests.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
 
@@ -385,6 +386,9 @@ MATMUL_SHAPES = [
     ((3, 4), (4, 2)), ((4,), (4, 2)), ((3, 4), (4,)), ((4,), (4,)), ((2, 3, 4), (4, 5)),
     ((2, 3, 4), (2, 4, 5)), ((1, 3, 4), (2, 4, 5)), ((4,), (2, 4, 5)), ((2, 3, 4), (4,)),
 ]
+TANGENT_0, TANGENT_1, TANGENT_2, TANGENT_3, TANGENT_4, TANGENT_5, TANGENT_6, TANGENT_7 = \
+    EINSUM_JVPS
+EIGHT = "i,i,i,i,i,i,i,i->i"
 TENSORDOT = [  # (primal, fn, shape pairs)
     (np.tensordot, lambda a, b: np.tensordot(a, b), [((2, 3, 4), (3, 4, 5)), ((3, 4), (3, 4))]),
     (np.tensordot, lambda a, b: np.tensordot(a, b, 1), [((2, 3, 4), (4, 5)), ((3,), (3, 2))]),
@@ -405,6 +409,15 @@ TENSORDOT = [  # (primal, fn, shape pairs)
     (np.einsum, lambda a, b: np.einsum("ij,ij,ij->j", a, b, a), [((2, 3), (2, 3))]),
     (np.inner, lambda a, b: np.inner(a, b),
      [((3,), (3,)), ((2, 3), (3,)), ((3,), (4, 3)), ((2, 3), (4, 2, 3)), ((), (3,)), ((2,), ())]),
+    # the tangents of einsum, which Hessians differentiate: operand k replaced by b
+    (TANGENT_0, lambda a, b: TANGENT_0(b, None, "ij,jk->ik", a, a.T), [((2, 3), (2, 3))]),
+    (TANGENT_1, lambda a, b: TANGENT_1(b, None, "ij,jk->ki", a, b), [((2, 3), (3, 4))]),
+    (TANGENT_2, lambda a, b: TANGENT_2(b, None, EIGHT, a, a, a, a, a, a, a, a), [((3,), (3,))]),
+    (TANGENT_3, lambda a, b: TANGENT_3(b, None, EIGHT, a, b, a, a, a, a, a, a), [((3,), (3,))]),
+    (TANGENT_4, lambda a, b: TANGENT_4(b, None, EIGHT, a, a, a, a, a, a, a, b), [((3,), (3,))]),
+    (TANGENT_5, lambda a, b: TANGENT_5(b, None, EIGHT, a, a, a, a, a, a, a, a), [((3,), (3,))]),
+    (TANGENT_6, lambda a, b: TANGENT_6(b, None, EIGHT, b, a, a, a, a, a, a, a), [((3,), (3,))]),
+    (TANGENT_7, lambda a, b: TANGENT_7(b, None, EIGHT, a, a, a, a, a, a, a, a), [((3,), (3,))]),
     (np.convolve, lambda a, b: np.convolve(a, b),
      [((5,), (3,)), ((3,), (5,)), ((4,), (4,)), ((1,), (3,)), ((), (3,))]),
     (np.convolve, lambda a, b: np.convolve(a, b, "same"), [((5,), (3,)), ((3,), (5,)), ((5,), (4,)),

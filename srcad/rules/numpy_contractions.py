@@ -222,8 +222,32 @@ def einsum_jvp(position):
     return rule
 
 
-defvjp(np.einsum, None, *(einsum_vjp(i) for i in range(8)))
-defjvp(np.einsum, None, *(einsum_jvp(i) for i in range(8)))
+EINSUM_VJPS = tuple(einsum_vjp(i) for i in range(8))
+EINSUM_JVPS = tuple(einsum_jvp(i) for i in range(8))
+defvjp(np.einsum, None, *EINSUM_VJPS)
+defjvp(np.einsum, None, *EINSUM_JVPS)
+
+
+def _rules_of_einsum_tangent(position, rules):
+    """Rules for `einsum_jvp_<position>(g, ans, subscripts, *operands)`, the einsum of the
+    operands with g in place `position`, which tangent programs call (second derivatives
+    differentiate them): for g, einsum's own rule at `position`; for another operand, its
+    rule at that operand's place (`rules[j]`); none for `ans`, the subscripts and the
+    operand g replaced."""
+    def at(j):
+        rule = rules[j]
+
+        def applied(d, ans, g, primal, subscripts, *operands, **kwargs):
+            operands = operands[:position] + (g,) + operands[position + 1:]
+            return rule(d, None, subscripts, *operands, **kwargs)
+        applied.__name__ = applied.__qualname__ = f"{rule.__name__}_of_tangent_{position}"
+        return applied
+    return (at(position), None, None, *(None if j == position else at(j) for j in range(8)))
+
+
+for _position, _tangent in enumerate(EINSUM_JVPS):
+    defvjp(_tangent, *_rules_of_einsum_tangent(_position, EINSUM_VJPS))
+    defjvp(_tangent, *_rules_of_einsum_tangent(_position, EINSUM_JVPS))
 
 
 def inner_vjp_a(g, ans, a, b):
