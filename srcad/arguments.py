@@ -143,8 +143,8 @@ def seed_for(output):
         return 1.0
     if kind in ("f", "i", "u") and np.size(output) == 1:
         if isinstance(output, np.ndarray):
-            return np.ones_like(output, dtype=np.result_type(output.dtype, np.float16))
-        return np.result_type(output.dtype, np.float16).type(1.0)
+            return np.ones_like(output, dtype=np.promote_types(output.dtype, np.float16))
+        return np.promote_types(output.dtype, np.float16).type(1.0)
     if kind == "c" or isinstance(output, complex):
         raise NonScalarOutputError(
             f"grad applies to functions whose output is a real number with one element; this "

@@ -84,7 +84,7 @@ def broadcast_like(g, ans):
     spread = full(g, ans)
     if type(ans) is np.ndarray and spread.dtype == ans.dtype:  # the common case
         return spread
-    dtype = np.result_type(dtype_of(ans), np.float16)
+    dtype = np.promote_types(dtype_of(ans), np.float16)
     return spread if spread.dtype == dtype or not np.can_cast(spread.dtype, dtype, "safe") \
         else spread.astype(dtype)
 

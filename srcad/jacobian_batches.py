@@ -39,7 +39,7 @@ class BatchedColumns:
             if type(x) is np.ndarray and x.dtype.kind == "f":
                 seed = basis(x.size, x.dtype).reshape((x.size,) + x.shape)
             elif type(x) is float or isinstance(x, np.floating):
-                seed = basis(1, np.result_type(getattr(x, "dtype", np.float64),
+                seed = basis(1, np.promote_types(getattr(x, "dtype", np.float64),
                                                np.float16)).reshape(1)
             else:
                 return None

@@ -185,7 +185,7 @@ def _units(args, positions):
 
 def _unit_arrays(value):
     """The unit values of `value`'s shape (floats for a Python number), one per element."""
-    dtype = np.result_type(getattr(value, "dtype", np.float64), np.float16)
+    dtype = np.promote_types(getattr(value, "dtype", np.float64), np.float16)
     if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
         yield from ([1.0] if type(value) is float else [dtype.type(1)])  # np.float64 too is a float
         return
@@ -337,7 +337,7 @@ class _BatchJacobian:
         stacked = self._all_at_once(args, x)
         if stacked is None:  # one run of the tangent program per element of an example
             columns = []
-            for unit in _unit_arrays(example.astype(np.result_type(x.dtype, np.float16))):
+            for unit in _unit_arrays(example.astype(np.promote_types(x.dtype, np.float16))):
                 tangents = [None] * len(args)
                 tangents[self.position] = np.broadcast_to(unit, x.shape).copy()
                 output, tangent = jvp(self.fn, tuple(args), tuple(tangents))
@@ -354,7 +354,7 @@ class _BatchJacobian:
         """`(output, columns)` from one run of the batched tangent program, seeded with
         each unit direction of an example repeated over the batch, or None."""
         size = int(np.prod(x.shape[1:], dtype=int))
-        unit = basis(size, np.result_type(x.dtype, np.float16)).reshape((size, 1) + x.shape[1:])
+        unit = basis(size, np.promote_types(x.dtype, np.float16)).reshape((size, 1) + x.shape[1:])
         ran = self.batched.run(0, np.broadcast_to(unit, (size,) + x.shape), args, {})
         if ran is None:
             return None
@@ -369,7 +369,7 @@ class _BatchJacobian:
         x = np.asarray(args[self.position])
         if x.shape[0] < 2:
             return
-        probe = np.zeros(x.shape, np.result_type(x.dtype, np.float16))
+        probe = np.zeros(x.shape, np.promote_types(x.dtype, np.float16))
         probe[0] = np.random.default_rng(0).standard_normal(x.shape[1:])
         tangents = tuple(probe if i == self.position else None for i in range(len(args)))
         leak = np.asarray(jvp(self.fn, tuple(args), tangents)[1])[1:]

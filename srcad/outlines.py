@@ -29,7 +29,7 @@ def cotangent_number(g):
     if kind is float or kind is int:
         return np.float64(g)
     if kind is bool or is_plain(g):
-        return np.result_type(dtype_of(g), np.float16).type(g)
+        return np.promote_types(dtype_of(g), np.float16).type(g)
     return g  # a tape-mode tensor must stay one
 
 
@@ -61,7 +61,7 @@ def unbroadcast_from(g, out, x):
     shape = np.shape(out)
     if np.shape(g) != shape:
         if np.shape(x) == shape or not is_plain(g):  # its own array (a tensor stays one)
-            g = np.zeros(shape, np.result_type(dtype_of(g), np.float16)) + g
+            g = np.zeros(shape, np.promote_types(dtype_of(g), np.float16)) + g
         else:
             g = np.broadcast_to(g, shape)  # a view: unbroadcast sums it into a new array
     return unbroadcast(g, x)

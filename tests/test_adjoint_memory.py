@@ -137,6 +137,18 @@ def test_in_place_additions_fall_back_where_the_sum_would_differ():
     np.testing.assert_array_equal(listed, [1.0] * 200)
     scattered = runtime.add_at(small, np.array(1.0), np.empty(3), 0)
     assert scattered is not small and scattered.dtype == np.float64
+    wider_x = runtime.add_at(small, np.float32(1.0), np.empty(3), 0)  # x's dtype counts
+    assert wider_x is not small and wider_x.dtype == np.float64
+
+
+def test_an_index_adjoint_has_the_promoted_dtype_of_value_and_cotangent():
+    for x, g, dtype in [(np.empty(4, np.float32), np.ones(2, np.float32), np.float32),
+                        (np.empty(4, np.float32), np.ones(2), np.float64),
+                        (np.empty(4), np.ones(2, np.float32), np.float64),
+                        (np.empty(4, int), np.ones(2, np.float16), np.float64)]:
+        scattered = runtime.index_adjoint(g, x, slice(1, 3))
+        assert scattered.dtype == dtype
+        np.testing.assert_array_equal(scattered, [0, 1, 1, 0])
 
 
 # ---- releasing what a sweep no longer needs ---------------------------------------------------

@@ -174,6 +174,7 @@ def test_in_place_operations_fall_back_where_the_result_would_differ(helper, pla
     n = 300  # above a kilobyte, where writing in place is tried at all
     cases = [
         (np.ones(n, np.float32), np.full(n, 2.0)),   # float32 with float64 is float64
+        (np.ones(n, np.float32), np.float64(2.0)),   # a NumPy scalar's dtype counts too
         (np.ones(n), np.ones((2, n))),                # broadcasting grows the total
         (np.arange(n), 2),                            # integers: `/` changes the dtype
         (np.ones(n), [1.0] * n),                      # not a NumPy value
@@ -251,7 +252,13 @@ def negation_read_twice(w, x):
     return np.sum(e * x) + np.sum(d * x)
 
 
-@pytest.mark.parametrize("fn", [residuals, residuals_in_a_loop, negation_read_twice])
+def squares_subtracted(x, y):
+    d = y - x ** 2                 # b_(x ** 2) = -b_d, then times 2 * x: -2 moves into it
+    return np.sum(d ** 2) + np.sum(y - 0.5 * x)   # (a uniform cotangent: a number)
+
+
+@pytest.mark.parametrize("fn", [residuals, residuals_in_a_loop, negation_read_twice,
+                                squares_subtracted])
 def test_negations_folded_into_products_keep_the_gradients(fn):
     w, x, y = R.standard_normal(4), R.standard_normal((3, 4)), R.standard_normal((3, 4))
     args = (w, x, y) if fn is residuals else (w, x)
@@ -265,6 +272,35 @@ def test_negations_folded_into_products_keep_the_gradients(fn):
 def test_a_residuals_negation_is_its_products_sign():
     source = cache.compiled_adjoint(residuals, ("w", "x", "y"), mode="gradient").source
     assert "negative_into" not in source and "* -2 *" in source
+
+
+def test_a_negation_takes_the_number_its_reader_scales_it_by():
+    source = cache.compiled_adjoint(squares_subtracted, ("x", "y"), mode="gradient").source
+    assert "-unbroadcast" not in source and "unbroadcast(b_d, pow_0) * -2" in source
+
+
+@pytest.mark.parametrize("negation, reader, scaled, read", [
+    ("b = -e", "t = multiply_into(multiply_into(b, 2), s)", "b = e * -2",
+     "t = multiply_into(b, s)"),
+    ("b = negative_into(e)", "t = multiply_into(multiply_into(b, 2), s)",
+     "b = multiply_into(e, -2)", "t = multiply_into(b, s)"),   # e was written: still is
+    ("b = negative_into(e)", "t = 0.5 * b * s", "b = e * -0.5", "t = b * s"),
+    ("b = -e", "t = b * s", None, None),                        # no number to take
+    ("b = -e", "t = b * 0", None, None),                        # -e * 0 is not e * -0
+    ("b = -e", "t = b * 2 + b", None, None),                    # read twice
+])
+def test_a_negation_takes_its_readers_number_only_where_it_has_one(negation, reader, scaled,
+                                                                    read):
+    import gast
+
+    from srcad.compile import python_source
+    from srcad.transform.signs import fold_negations
+    names = {"multiply_into": runtime.multiply_into, "negative_into": runtime.negative_into}
+    helper_of = lambda call: isinstance(call, gast.Call) and names.get(  # noqa: E731
+        getattr(call.func, "id", None))
+    statements = gast.parse(f"{negation}\nu = e\n{reader}\n").body
+    result = [python_source(s) for s in fold_negations(statements, helper_of, set())]
+    assert result == ([scaled, "u = e", read] if scaled else [negation, "u = e", reader])
 
 
 @pytest.mark.parametrize("product, folded", [

@@ -24,7 +24,7 @@ defvjp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs:
 # the VJP passes the cotangent of an integer output through: so does the JVP
 defjvp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs:
        np.asarray(g if dtype_of(ans).kind == "c" else np.real(g),
-                  np.result_type(dtype_of(ans), np.float16)))
+                  np.promote_types(dtype_of(ans), np.float16)))
 if hasattr(np, "astype"):  # NumPy 2.1's function form of x.astype
     defvjp(np.astype, *vjp_rules(np.ndarray.astype).rules)
     defjvp(np.astype, *jvp_rules(np.ndarray.astype).rules)
@@ -214,7 +214,7 @@ def _filled(g, object):
 def array_jvp(g, ans, object, dtype=None, **kwargs):
     """`np.array(nested lists of values)`: their tangents in one array, of the output's
     shape (`ndmin`) and precision."""
-    return np.reshape(np.asarray(_filled(g, object), np.result_type(dtype_of(ans), np.float16)),
+    return np.reshape(np.asarray(_filled(g, object), np.promote_types(dtype_of(ans), np.float16)),
                       np.shape(ans))
 
 

@@ -71,7 +71,7 @@ def unique_vjp(g, ans, ar, return_index=False, return_inverse=False, return_coun
     output) carry one."""
     g = g[0] if isinstance(ans, tuple) else g
     if g is None:
-        return np.zeros(np.shape(ar), np.result_type(dtype_of(ar), np.float16))
+        return np.zeros(np.shape(ar), np.promote_types(dtype_of(ar), np.float16))
     positions = unique_positions(ar, axis, equal_nan)
     return np.reshape(added_into_zeros(g, (np.size(ar),), positions), np.shape(ar))
 

@@ -33,7 +33,7 @@ def mT(x):
 
 def eye(x):
     """An identity as wide as `x`'s last axis, in `x`'s floating precision."""
-    return np.eye(np.shape(x)[-1], dtype=np.result_type(dtype_of(x), np.float16))
+    return np.eye(np.shape(x)[-1], dtype=np.promote_types(dtype_of(x), np.float16))
 
 
 def symmetric_from(a, lower):

@@ -110,7 +110,7 @@ def polyval_p_vjp(g, ans, p, x):
     coefficients has the axes of the result that it was broadcast along summed."""
     c = _coefficients(p)
     n = np.shape(c)[0]
-    powers = np.arange(n - 1, -1, -1, dtype=np.result_type(dtype_of(x), np.float16))
+    powers = np.arange(n - 1, -1, -1, dtype=np.promote_types(dtype_of(x), np.float16))
     terms = g * x ** np.reshape(powers, (n,) + (1,) * np.ndim(ans))
     spread = tuple(range(1, 1 + np.ndim(ans) - (np.ndim(c) - 1)))  # axes c[i] lacks
     return unbroadcast(np.sum(terms, axis=spread) if spread else terms, c)
@@ -157,9 +157,9 @@ def gradient_vjp(g, ans, f, *varargs, axis=None, edge_order=1):
     """`np.gradient` is linear in f: each axis's stencil, transposed (each output's g times
     its weights added back at the inputs it read), applied to that axis's cotangent."""
     stencils = gradient_stencils(np.ndim(f), np.shape(f), varargs, axis, edge_order,
-                                 np.result_type(dtype_of(f), np.float16))
+                                 np.promote_types(dtype_of(f), np.float16))
     parts = g if len(stencils) > 1 else (g,)
-    total = np.zeros(np.shape(f), np.result_type(dtype_of(f), np.float16))
+    total = np.zeros(np.shape(f), np.promote_types(dtype_of(f), np.float16))
     for part, (ax, start, weights) in zip(parts, stencils):
         if part is not None:  # an output nobody used
             moved = np.moveaxis(part, ax, -1)

@@ -39,7 +39,7 @@ def extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, w
             and np.count_nonzero(winners) == np.size(reached) and not np.isnan(reached).any():
         return g * winners  # one winner per extremum (none is NaN): no tie to share
     ties = np.sum(winners, axis=axis, keepdims=True,
-                  dtype=np.result_type(dtype_of(g), np.float16))
+                  dtype=np.promote_types(dtype_of(g), np.float16))
     if initial is not None:
         ties = ties + (reached == initial)
     return g / ties * winners  # (one pass over a)
@@ -144,7 +144,7 @@ defjvp(np.prod, prod_jvp)
 def trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """`np.trace`: `g` on the (offset) diagonal of the plane `axis1`, `axis2`."""
     n1, n2 = np.shape(a)[axis1], np.shape(a)[axis2]
-    eye = np.eye(n1, n2, offset, dtype=np.result_type(dtype_of(g), np.float16))
+    eye = np.eye(n1, n2, offset, dtype=np.promote_types(dtype_of(g), np.float16))
     g = np.expand_dims(g, (0, 1))  # g's axes follow the plane's, as in np.trace's result
     return np.moveaxis(eye.reshape(eye.shape + (1,) * (np.ndim(g) - 2)) * g,
                        (0, 1), (axis1 % np.ndim(a), axis2 % np.ndim(a)))

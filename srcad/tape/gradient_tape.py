@@ -333,7 +333,7 @@ def _unconnected_mode(value) -> bool:
 
 
 def _float_dtype(value):
-    return np.result_type(np.result_type(value), np.float16)
+    return np.promote_types(np.result_type(value), np.float16)
 
 
 def _ones_like(value):

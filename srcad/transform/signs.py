@@ -1,4 +1,4 @@
-"""signs: a negated cotangent made by its own product.
+"""signs: a negated cotangent made by its own product, or scaled by its only reader.
 
 The cotangent of `y` in `x - y` is `-g`; where `g` is a product with a constant, the
 backward sweep computes it and then negates it, a second pass over the array:
@@ -6,12 +6,19 @@ backward sweep computes it and then negates it, a second pass over the array:
     b_sub_7 = b_pow_8 * 2 * sub_7            b_item_6 = b_pow_8 * -2 * sub_7
     b_item_6 = negative_into(b_sub_7)   ─▶
 
-(Rosenbrock's `(1.0 - x[:-1]) ** 2`, every least-squares residual `y - f(x)`). Input: the
-backward sweep's statements and the names read after them. Output: the same where a name
-assigned a product with a numeric factor is read once, by its negation, and nowhere else:
-the negation's target takes the product with the factor negated (exact: rounding is
-symmetric in sign). Statements between them mention neither name, so the value is the
-same at every later read.
+(Rosenbrock's `(1.0 - x[:-1]) ** 2`, every least-squares residual `y - f(x)`). Where the
+negation's only reader scales it by a number instead (`x - y ** 2`), the number moves
+into the negation, which then costs nothing of its own:
+
+    b_pow_2 = -unbroadcast(b_sub_3, pow_2)                      b_pow_2 = unbroadcast(b_sub_3, pow_2) * -2
+    b_item_1 = multiply_into(multiply_into(b_pow_2, 2), item_1)   ─▶   b_item_1 = multiply_into(b_pow_2, item_1)
+
+Input: the backward sweep's statements and the names read after them. Output: the same
+where a name assigned a product with a numeric factor is read once, by its negation, and
+nowhere else: the negation's target takes the product with the factor negated (exact:
+rounding is symmetric in sign). Statements between them mention neither name, so the value
+is the same at every later read. The second form computes `(-e) * c` as `e * -c`, the same
+number, where it was made, so statements between cannot change it.
 """
 from __future__ import annotations
 
@@ -45,6 +52,8 @@ def _block(statements: list, helper_of, mentions: Counter, read_after: set) -> l
         if folded is not None:
             statements[position], reader = folded
             del statements[reader]
+        else:
+            _scale_negation(statements, position, helper_of, mentions, read_after)
         position += 1
     return statements
 
@@ -114,4 +123,60 @@ def _negated(expression, helper_of, fresh: bool = True):
                 args = list(expression.args)
                 args[index] = negated
                 return gast.Call(expression.func, args, expression.keywords)
+    return None
+
+
+def _scale_negation(statements, position, helper_of, mentions, read_after) -> None:
+    """Where `statements[position]` is `b = -e` (or `negative_into(e)`) and the one
+    statement reading `b` scales it by a number `c` first (`b * c`, `c * b`,
+    `multiply_into(b, c)`), `b = e * -c` (`multiply_into(e, -c)`) and the reader reads `b`."""
+    negation = statements[position]
+    if not (isinstance(negation, gast.Assign) and len(negation.targets) == 1
+            and isinstance(negation.targets[0], gast.Name)):
+        return
+    name = negation.targets[0].id
+    value = negation.value
+    if isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub):
+        operand, in_place = value.operand, False
+    elif helper_of(value) is runtime.negative_into and len(value.args) == 1:
+        operand, in_place = value.args[0], True
+    else:
+        return
+    if mentions[name] != 2 or name in read_after:
+        return
+    reader = next((s for s in statements[position + 1:]
+                   if any(isinstance(n, gast.Name) and n.id == name for n in walk(s))), None)
+    if reader is None:
+        return
+    for node in walk(reader):
+        for field, value in gast.iter_fields(node):
+            children = value if isinstance(value, list) else [value]
+            for index, child in enumerate(children):
+                factor = _scale_of(child, name, helper_of)
+                if factor is None:
+                    continue
+                negated = gast.Constant(-factor.value, None)
+                children[index] = gast.Name(name, gast.Load(), None, None)
+                if not isinstance(value, list):
+                    setattr(node, field, children[0])
+                if in_place and helper_of(child) is runtime.multiply_into:
+                    negation.value = gast.Call(child.func, [operand, negated], [])
+                else:
+                    negation.value = gast.BinOp(operand, gast.Mult(), negated)
+                return
+
+
+def _scale_of(expression, name: str, helper_of):
+    """The numeric Constant `expression` scales the Name `name` by, or None."""
+    if isinstance(expression, gast.BinOp) and isinstance(expression.op, gast.Mult):
+        operands = (expression.left, expression.right)
+    elif helper_of(expression) is runtime.multiply_into and len(expression.args) == 2:
+        operands = tuple(expression.args)
+    else:
+        return None
+    for scaled, factor in (operands, operands[::-1]):
+        if isinstance(scaled, gast.Name) and scaled.id == name \
+                and isinstance(factor, gast.Constant) \
+                and type(factor.value) in (int, float) and factor.value != 0:
+            return factor
     return None

@@ -19,9 +19,9 @@ def srcad_scope(absolute_vjp, add_into, multiply_into, unbroadcast):
             else:
                 b_delta = unbroadcast(b_loss * sub_4, delta)
                 b_sub_4 = unbroadcast(b_loss * delta, sub_4)
-                b_mul_3 = -unbroadcast(b_sub_4, mul_3)
+                b_mul_3 = unbroadcast(b_sub_4, mul_3) * -0.5
                 b_abs_2 = unbroadcast(b_sub_4, abs_2)
-                b_delta = add_into(b_delta, multiply_into(b_mul_3, 0.5))
+                b_delta = add_into(b_delta, b_mul_3)
                 b_r = absolute_vjp(b_abs_2, abs_2, r)
             return (b_r, b_delta)
         return (loss, huber_if_backward)

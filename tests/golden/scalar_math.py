@@ -20,9 +20,9 @@ def srcad_scope(add_into, multiply_into, shape_of, unbroadcast):
             b_x = -b_neg_5
             del b_neg_5
             b_add_2 = unbroadcast(b_sub_4, add_2)
-            b_pow_3 = -unbroadcast(b_sub_4, pow_3)
+            b_pow_3 = unbroadcast(b_sub_4, pow_3) * -3
             del b_sub_4
-            b_y = multiply_into(multiply_into(b_pow_3, 3), y ** 2)
+            b_y = multiply_into(b_pow_3, y ** 2)
             del b_pow_3
             b_mul_0 = unbroadcast(b_add_2, mul_0)
             b_div_1 = unbroadcast(b_add_2, div_1)
