@@ -224,3 +224,55 @@ def test_the_fused_program_reads_no_copies():
               if re.fullmatch(r"\s*\w+ = [A-Za-z_]\w*", line)]
     assert copies == []
     assert "value = " not in source and "return (add_" in source
+
+
+# ---- numbers a loop recomputes unchanged are not recorded (analysis/tbr.py) ----------------------
+def invariant_in_a_for_loop(k, c):
+    x = 1.0
+    for _ in range(20):
+        x = x + 0.1 * (-k * x) + c * c   # -k and c * c: the same number every step
+    return x
+
+
+def invariant_in_the_inner_loop_only(k, c):
+    total = 0.0
+    for i in range(3):
+        scaled = k * i                   # changes with the outer loop...
+        for j in range(4):
+            m = scaled * c               # ...so m, unchanged by the inner one, is recorded
+            total = total + m * total + 0.1 * j + np.sin(-c)
+    return total
+
+
+def invariant_read_after_the_loop(k, c):
+    s = 0.5 * c
+    while s < 3.0:
+        half = k * 0.5                   # read after the loop, and before it in the body
+        s = s + half + s * c
+    return s * half
+
+
+def invariant_in_a_branch_of_the_loop(k, c):
+    x = c
+    for t in range(6):
+        if t % 2:
+            x = x * x * 0.5 + np.cos(k)  # np.cos(k): one value, taken every other step
+        else:
+            x = x - 0.25 * x * k
+    return x
+
+
+@pytest.mark.parametrize("fn", [invariant_in_a_for_loop, invariant_in_the_inner_loop_only,
+                                invariant_read_after_the_loop, invariant_in_a_branch_of_the_loop])
+def test_numbers_recomputed_unchanged_in_loops_keep_the_gradients(fn):
+    fast, general = both_kinds(fn, 0.7, 1.3, wrt=(0, 1))
+    np.testing.assert_allclose(fast, general, rtol=1e-13, atol=0)
+    srcad.check_grads(fn, (0.7, 1.3), order=1)
+
+
+def test_numbers_recomputed_unchanged_in_loops_are_not_recorded():
+    pushed = re.findall(r"stack\.append\((\w+)\)",
+                        grad_program(invariant_in_a_for_loop, ("k", "c")).source)
+    assert pushed == ["x", "trips"]  # not neg_*, not mul_* of c * c
+    inner = grad_program(invariant_in_the_inner_loop_only, ("k", "c")).source
+    assert re.search(r"stack\.append\(m\)", inner)

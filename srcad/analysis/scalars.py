@@ -44,13 +44,13 @@ def scalar_names(block: list, params, scalar_params: frozenset) -> frozenset:
             elif isinstance(node, Operation):
                 if node.mutates:
                     candidates.discard(node.mutates)
-                if not _makes_a_number(node, candidates):
+                if not makes_a_number(node, candidates):
                     candidates.difference_update(node.targets)
         if len(candidates) == size:
             return frozenset(candidates)
 
 
-def _makes_a_number(op: Operation, numbers: set) -> bool:
+def makes_a_number(op: Operation, numbers: set) -> bool:
     if len(op.targets) != 1 or op.keywords:
         return False
     if op.kind == "constant":

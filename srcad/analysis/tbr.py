@@ -14,9 +14,11 @@ forward sweep binds it to None first, so pushing the "old value" is always legal
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import Counter
+from dataclasses import dataclass, replace
 
-from srcad.frontend.resolve import Branch, Loop
+from srcad.analysis.scalars import makes_a_number
+from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
 
 
 @dataclass(frozen=True)
@@ -26,11 +28,58 @@ class Sites:
     elements: frozenset       # names of `for` loop elements (rebound every iteration)
 
 
-def assignment_sites(block: list, params) -> Sites:
+def assignment_sites(block: list, params, numbers: frozenset = frozenset()) -> Sites:
+    """The sites of `block`; an assignment in a loop that makes the same number in every
+    iteration overwrites nothing the backward sweep needs (see `_invariant_sites`)."""
     analysis = _Binding()
-    analysis.block(block, set(params), set(params))
-    return Sites(frozenset(analysis.overwrites), frozenset(analysis.maybe_unbound),
-                 frozenset(analysis.elements))
+    analysis.block(block, {*params}, {*params})
+    sites = Sites(frozenset(analysis.overwrites), frozenset(analysis.maybe_unbound),
+                  frozenset(analysis.elements))
+    invariant = _invariant_sites(block, numbers)
+    return replace(sites, overwrites=sites.overwrites - invariant) if invariant else sites
+
+
+def _invariant_sites(block: list, numbers: frozenset) -> set:
+    """(id(site), name) of the assignments in loops that compute a number from numbers and
+    constants no enclosing loop changes (`neg_1 = -k` of `a = -k * x` in an ODE step),
+    where the name has no other assignment: every iteration binds it to the same value, so
+    the value it overwrites is that value again (or nothing, before the first), and the
+    backward sweep, which never reads it before the loop, needs no copy of it (an ODE's
+    200 steps pushed and popped 200 copies of -k)."""
+    if not numbers:
+        return set()
+    stores = Counter(t for op in operations(block) for t in op.targets)
+    found = set()
+
+    def visit(nodes, varying: frozenset):
+        for node in nodes:
+            if isinstance(node, Branch):
+                visit(node.body, varying)
+                visit(node.orelse, varying)
+            elif isinstance(node, Loop):
+                inner = varying | _changed_in(node)
+                found.update((id(op), op.targets[0]) for op in node.body
+                             if isinstance(op, Operation) and len(op.targets) == 1
+                             and stores[op.targets[0]] == 1 and op.targets[0] in numbers
+                             and makes_a_number(op, numbers)
+                             and not inner.intersection(op.read_names()))
+                visit(node.body, inner)
+
+    visit(block, frozenset())
+    return found
+
+
+def _changed_in(loop: Loop) -> frozenset:
+    """The names a loop binds or writes into, its element included."""
+    changed = {loop.element} if loop.element else set()
+    for node in walk(loop.body):
+        if isinstance(node, Loop) and node.element:
+            changed.add(node.element)
+        elif isinstance(node, Operation):
+            changed.update(node.targets)
+            if node.mutates:
+                changed.add(node.mutates)
+    return frozenset(changed)
 
 
 class _Binding:

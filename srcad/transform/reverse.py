@@ -71,7 +71,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     raw = _Backward(activity, parsed, namer, bindings, adjoints).block(block)
     raw += adjoints.materialise(wrt)
     gradients = [adjoints.returned(w) for w in wrt]
-    sites = assignment_sites(block, param_names(simple_fn))
+    sites = assignment_sites(block, param_names(simple_fn), activity.scalars)
     backward_body, recorded, trips, shapes = settle(
         raw, block, sites, aliases, stack, lambda: bindings.name_for("range", builtins.range))
     restored = sorted({name for _, name in recorded if name != REGION})
