@@ -4,6 +4,8 @@ or the user's values, and the generated code holds few arrays at once."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import srcad
 from srcad import runtime
@@ -171,3 +173,16 @@ def test_a_chain_of_elementwise_steps_holds_a_few_arrays_not_one_per_step():
 def test_the_forward_sweep_keeps_only_the_shape_of_what_the_backward_sweep_unbroadcasts():
     source = srcad.grad(long_chain).source
     assert "shape_of(" in source and "del " in source
+
+
+@given(rows=st.integers(1, 6), columns=st.integers(0, 3),
+       start=st.one_of(st.none(), st.integers(-8, 8)), stop=st.one_of(st.none(), st.integers(-8, 8)),
+       number=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_an_index_adjoint_of_a_slice_is_zero_outside_it(rows, columns, start, stop, number):
+    x = np.empty((rows, columns) if columns else (rows,))
+    index = slice(start, stop)
+    g = 2.5 if number else np.arange(np.size(x[index]), dtype=float).reshape(x[index].shape) + 1
+    expected = np.zeros(x.shape)
+    expected[index] = g
+    np.testing.assert_array_equal(runtime.index_adjoint(g, x, index), expected)
