@@ -6,6 +6,10 @@ function's is located in it: by name and first line for a `def`, by the column s
 bytecode for a `lambda`, so several lambdas on one line are told apart. Line and column
 numbers stay those of the user's file, so every later error points at a real line.
 
+A `def` is parsed from its own block of lines (parsing and walking a whole file was half
+of a first derivative's time); a lambda, and a `def` whose block cannot be cut out, from
+the whole file, parsed once and searched only along the nodes that span its line.
+
 Invariant of the result: a `FunctionDef` without decorators or annotations; a lambda
 becomes a `FunctionDef` named `lambda_<line>` whose body is `return <expr>`.
 """
@@ -68,7 +72,9 @@ def parse_function(fn) -> ParsedFunction:
             "file it can open (functions typed at the interactive prompt have no source).",
             fix="define the function in a file or a notebook cell.",
         )
-    node = _find_definition(_definitions(code.co_filename, "".join(lines)), code)
+    node = _definition_block(code, lines) if code.co_name != "<lambda>" else None
+    if node is None:
+        node = _find_definition(_file_tree(code.co_filename, "".join(lines)), code)
     if node is None:
         raise SourceUnavailableError(
             f"srcad cannot find the definition of {code.co_name!r} at line "
@@ -79,13 +85,55 @@ def parse_function(fn) -> ParsedFunction:
     return ParsedFunction(_to_function_def(node), code.co_filename, lines, _name_of(node))
 
 
+def _definition_block(code, lines: tuple):
+    """The `def` starting at `code`'s first line, parsed from its block alone, with the
+    file's line and column numbers; None where the block is not one such `def`."""
+    first = code.co_firstlineno
+    try:
+        block = inspect.getblock(lines[first - 1:])
+        indent = len(block[0]) - len(block[0].lstrip())
+        dedented = [_dedented(line, indent) for line in block]
+        tree = ast.parse("".join(dedented))
+    except (SyntaxError, IndentationError, IndexError, ValueError):
+        return None  # (a block inspect cannot cut out, or a line left of the `def`)
+    node = tree.body[0] if len(tree.body) == 1 else None
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
+        return None
+    ast.increment_lineno(tree, first - 1)
+    for child in ast.walk(node):
+        if hasattr(child, "col_offset"):
+            child.col_offset += indent
+            if child.end_col_offset is not None:
+                child.end_col_offset += indent
+    return node if _first_line(node) == first else None
+
+
+def _dedented(line: str, indent: int) -> str:
+    if not line.strip() or line.lstrip().startswith("#"):
+        return line.lstrip() or "\n"  # (a blank line or a comment keeps its line)
+    if line[:indent].isspace() or not indent:
+        return line[indent:]
+    raise ValueError("a line left of the block's indentation (a string, a continuation)")
+
+
 @functools.lru_cache(maxsize=64)
-def _definitions(filename: str, text: str) -> dict:
-    """Every `def` and `lambda` of a source file, by the line its code object starts on."""
-    found = {}
-    for node in ast.walk(ast.parse(text, filename)):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            found.setdefault(_first_line(node), []).append(node)
+def _file_tree(filename: str, text: str) -> ast.Module:
+    return ast.parse(text, filename)
+
+
+def _definitions_at(tree: ast.Module, line: int) -> list:
+    """The `def`s and lambdas whose code starts on `line`, found by descending only into
+    the nodes whose lines contain it."""
+    found, todo = [], [tree]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) \
+                and _first_line(node) == line:
+            found.append(node)
+        for child in ast.iter_child_nodes(node):
+            if not hasattr(child, "lineno") \
+                    or _first_line(child) <= line <= (child.end_lineno or child.lineno):
+                todo.append(child)
     return found
 
 
@@ -95,8 +143,8 @@ def _first_line(node) -> int:
     return min([node.lineno] + [d.lineno for d in decorators])
 
 
-def _find_definition(definitions: dict, code):
-    candidates = definitions.get(code.co_firstlineno, [])
+def _find_definition(tree: ast.Module, code):
+    candidates = _definitions_at(tree, code.co_firstlineno)
     if code.co_name == "<lambda>":
         return _innermost_containing([n for n in candidates if isinstance(n, ast.Lambda)], code)
     return next((n for n in candidates if not isinstance(n, ast.Lambda)

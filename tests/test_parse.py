@@ -1,0 +1,87 @@
+"""Locating a function's source (frontend/parse.py): a `def` parsed from its own block of
+lines gives the same tree, line and column numbers included, as the whole file parsed."""
+import ast
+import linecache
+
+import pytest
+
+from srcad.frontend import parse
+
+
+def plain(x):
+    return x * 2.0
+
+
+def with_blank_lines_and_a_comment_at_the_margin(x):
+
+    y = x + 1.0  # a comment
+# a comment at the margin, inside the function
+    return y * (
+        x - 3.0)
+
+
+def _identity(fn):
+    return fn
+
+
+@_identity
+def decorated(x):
+    return x ** 2
+
+
+def multiline_string_at_the_margin(x):
+    note = """
+text at the margin"""
+    return x * len(note)
+
+
+class Model:
+    scale = 2.0
+
+    def string_at_the_margin(self, x):
+        note = """
+text left of the def"""
+        return x * len(note)
+
+    def method(self, x):
+        if x > 0:
+            return self.scale * x
+        return -x
+
+
+def outer(x):
+    def inner(y):
+        return y * x
+    return inner
+
+
+def one_liner(x): return x + 1.0
+
+
+@pytest.mark.parametrize("fn", [plain, with_blank_lines_and_a_comment_at_the_margin, decorated,
+                                multiline_string_at_the_margin, Model.method,
+                                Model.string_at_the_margin, outer(1.0), one_liner],
+                         ids=lambda fn: fn.__qualname__)
+def test_a_def_parsed_from_its_block_is_the_def_parsed_from_the_file(fn):
+    code = parse.code_of(fn)
+    lines = tuple(linecache.getlines(code.co_filename))
+    whole = parse._find_definition(parse._file_tree(code.co_filename, "".join(lines)), code)
+    block = parse._definition_block(code, lines)
+    if fn is Model.string_at_the_margin:
+        assert block is None  # a line left of the def: the whole file is parsed instead
+    else:
+        assert ast.dump(block, include_attributes=True) == \
+            ast.dump(whole, include_attributes=True)
+    assert parse.parse_function(fn).node.lineno == code.co_firstlineno + (fn is decorated)
+
+
+def test_lambdas_on_one_line_are_told_apart():
+    first, second = (lambda x: x * 2.0), (lambda x: x + 3.0)  # noqa: E731
+    bodies = [parse.parse_function(f).node.body[0].value for f in (first, second)]
+    assert [type(b.op).__name__ for b in bodies] == ["Mult", "Add"]
+
+
+@pytest.mark.parametrize("fn", [lambda x: x * 5.0, lambda x: x - 7.0])
+def test_a_lambda_in_a_decorator_is_found(fn):
+    body = parse.parse_function(fn).node.body[0].value
+    assert type(body.op).__name__ in ("Mult", "Sub") and body.right.value in (5.0, 7.0)
