@@ -19,20 +19,39 @@ _BASIC_INDEX_TYPES = (int, np.integer, slice, type(None), type(Ellipsis))
 def unbroadcast(g, x):
     """Sum `g` over the axes along which `x` was broadcast, so the result has `x`'s shape."""
     target = getattr(x, "shape", ())  # attribute reads: this runs for every binary operation
-    if getattr(g, "shape", ()) == target:
+    g_shape = getattr(g, "shape", ())
+    if g_shape == target:
         return g
-    target = np.shape(x)  # x may be a list or another array-like
-    g_shape = np.shape(g)  # NumPy calls only, never np.asarray: g may be a tape-mode tensor
-    # (np.sum of an array is np.add.reduce behind 1.5 us of dispatch)
-    total = np.add.reduce if type(g) is np.ndarray else np.sum
-    leading = len(g_shape) - len(target)
-    if leading > 0:
-        g = total(g, axis=tuple(range(leading)))
-    stretched = tuple(i for i, n in enumerate(target)
-                      if n == 1 and g_shape[leading + i] != 1)
+    if type(x) is not np.ndarray:
+        target = np.shape(x)  # x may be a list or another array-like
+    if type(g) is np.ndarray:
+        total = np.add.reduce  # (np.sum of an array is np.add.reduce behind 1.5 us of dispatch)
+    else:  # NumPy calls only, never np.asarray: g may be a tape-mode tensor
+        g_shape, total = np.shape(g), np.sum
+    axes = _SUMMED.get((g_shape, target))
+    if axes is None:
+        axes = _summed_axes(g_shape, target)
+    leading, stretched = axes
+    if leading:
+        g = total(g, axis=leading)
     if stretched:
         g = total(g, axis=stretched, keepdims=True)
     return g
+
+
+def _summed_axes(g_shape: tuple, target: tuple) -> tuple:
+    """The axes `unbroadcast` sums a cotangent of `g_shape` over to reach `target`: the
+    leading ones, then those where `target` has length 1 (kept), remembered per pair."""
+    leading = len(g_shape) - len(target)
+    axes = (tuple(range(leading)) if leading > 0 else (),
+            tuple(i for i, n in enumerate(target) if n == 1 and g_shape[leading + i] != 1))
+    if len(_SUMMED) > 4096:  # (a program of ever new shapes must not grow it forever)
+        _SUMMED.clear()
+    _SUMMED[g_shape, target] = axes
+    return axes
+
+
+_SUMMED: dict = {}
 
 
 def dtype_of(x):
@@ -146,8 +165,9 @@ def _written_into(name: str, ufunc, plain):
     def written_into(total, other):
         if type(total) is np.ndarray and total.size >= _SMALL and total.dtype.kind in "fc":
             kind = type(other)
-            if kind is float or kind is int or (kind is np.ndarray and other.dtype == total.dtype
-                                                and other.shape == total.shape):
+            if kind is float or kind is int or kind is total.dtype.type or (
+                    kind is np.ndarray and other.dtype == total.dtype
+                    and other.shape == total.shape):  # (a NumPy number of total's dtype too)
                 return ufunc(total, other, total)  # (`out` by position: the fastest call)
             if (kind is np.ndarray or isinstance(other, np.generic)) \
                     and _broadcasts_into(other.shape, total.shape) \

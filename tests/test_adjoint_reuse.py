@@ -188,6 +188,12 @@ def test_in_place_operations_fall_back_where_the_result_would_differ(helper, pla
         np.testing.assert_array_equal(total, before)
 
 
+def test_a_numpy_number_of_the_totals_dtype_is_written_in_place():
+    total = np.ones(300, np.float32)
+    assert runtime.divide_into(total, np.float32(4.0)) is total
+    np.testing.assert_array_equal(total, np.full(300, 0.25, np.float32))
+
+
 def test_negation_in_place_only_for_float_arrays():
     total = np.array([1.0, -2.0] * 64)
     assert runtime.negative_into(total) is total
