@@ -57,7 +57,17 @@ _SUMMED: dict = {}
 def dtype_of(x):
     """`x`'s dtype without converting it (a tape-mode tensor has one; a list does not)."""
     dtype = getattr(x, "dtype", None)
-    return dtype if isinstance(dtype, np.dtype) else np.asarray(x).dtype
+    if isinstance(dtype, np.dtype):
+        return dtype
+    return _PYTHON_DTYPES.get(type(x)) or np.asarray(x).dtype  # (np.asarray costs 0.5 us)
+
+
+_PYTHON_DTYPES = {kind: np.asarray(kind()).dtype for kind in (bool, int, float, complex)}
+
+
+def _keeps(dtype: np.dtype, other: np.dtype) -> bool:
+    """Whether `dtype` with `other` promotes to `dtype` (the same dtype first: it is)."""
+    return other is dtype or np.promote_types(dtype, other) == dtype
 
 
 def reduced_axes(axis, ndim: int) -> tuple:
@@ -139,7 +149,7 @@ def index_adjoint(g, x, index):
 def _is_basic(index) -> bool:
     """Whether `index` selects each element at most once, as a view (a slice first: the
     common case, and the generator below costs a microsecond)."""
-    if type(index) is slice:
+    if type(index) is slice or type(index) is int:
         return True
     parts = index if isinstance(index, tuple) else (index,)
     return all(isinstance(p, _BASIC_INDEX_TYPES) for p in parts)
@@ -171,7 +181,7 @@ def _written_into(name: str, ufunc, plain):
                 return ufunc(total, other, total)  # (`out` by position: the fastest call)
             if (kind is np.ndarray or isinstance(other, np.generic)) \
                     and _broadcasts_into(other.shape, total.shape) \
-                    and np.promote_types(total.dtype, other.dtype) == total.dtype:
+                    and _keeps(total.dtype, other.dtype):
                 return ufunc(total, other, total)
         return plain(total, other)
     written_into.__name__ = written_into.__qualname__ = name
@@ -207,8 +217,7 @@ def add_at(total, g, x, index):
     """`total + index_adjoint(g, x, index)`, in place: adds `g` into `total[index]` without
     a zero array of `x`'s shape."""
     if type(total) is np.ndarray and type(x) is np.ndarray and total.shape == x.shape \
-            and is_plain(g) and np.promote_types(total.dtype, x.dtype) == total.dtype \
-            and np.promote_types(total.dtype, dtype_of(g)) == total.dtype:
+            and is_plain(g) and _keeps(total.dtype, x.dtype) and _keeps(total.dtype, dtype_of(g)):
         if _is_basic(index) or _is_boolean_mask(index):
             total[index] += g  # each element once
         else:
@@ -291,7 +300,26 @@ def region_adjoint(g, index, value):
             "an element assignment `y[index] = v` with repeated indices keeps only the last "
             "write, so srcad cannot tell which element of `v` the result depends on.",
             fix="index each element once.")
-    return unbroadcast(g[index], value)
+    part = g[index]
+    if type(part) is np.ndarray and part.base is not None:
+        part = part.copy()  # (a view of g, whose region `cleared_region` zeroes next)
+    return unbroadcast(part, value)
+
+
+def owned_copy(g):
+    """A copy of the adjoint `g` (None stays None) that the backward sweep owns."""
+    return None if g is None else np.copy(g)  # (np.copy keeps a tape-mode tensor one)
+
+
+def cleared_region(g, index):
+    """`without_region(g, index)`, zeroed in place: for an adjoint the backward sweep made
+    and handed to no one (OWNED in transform/adjoints.py), as a loop writing `y[i] = v`
+    clears one region per iteration, where a copy of `y`'s whole adjoint each time would
+    make the loop quadratic in `len(y)`."""
+    if type(g) is np.ndarray and g.flags.writeable:
+        g[index] = 0
+        return g
+    return without_region(g, index)
 
 
 def without_region(g, index):

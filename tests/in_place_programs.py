@@ -104,6 +104,36 @@ def sorts_in_place(x):
 
 R = np.random.default_rng(3)
 X, W = np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]])
+def overlapping_windows(x):
+    y = np.zeros(6)
+    for i in range(4):           # each window overwrites part of the one before: the
+        y[i:i + 3] = x[i:i + 3] * y[i:i + 3] + x[i]  # cotangent of a window is a copy
+    return np.sum(y ** 2) + y[2] * y[3]
+
+
+def buffer_returned_whole(x):
+    y = np.zeros((3, 2))
+    for i in range(3):
+        y[i] = np.sin(x[i] * x[:2])  # the output's own adjoint (the caller's cotangent) is
+    return y                      # copied before a region of it is cleared
+
+
+def chained_element_writes(x):
+    y = np.zeros(4)
+    y[0] = y[3] = x[0] * x[1]
+    z = y[1] = np.sin(x[2])
+    y[2] = w = z * x[3]
+    return np.sum(y ** 2) + z * w
+
+
+def laplacian_energy(u):
+    lap = np.empty(u.shape[0])
+    lap[0] = lap[-1] = 0.0
+    for i in range(1, u.shape[0] - 1):
+        lap[i] = u[i - 1] - 2 * u[i] + u[i + 1]
+    return np.sum(lap ** 2)
+
+
 CORPUS = [
     (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
     (empty_buffer_rows, (X, W), (0, 1)),
@@ -115,4 +145,7 @@ CORPUS = [
     (stacked_states, (X, W), (0, 1)),
     (list_elements_replaced, (1.5, -0.5), (0, 1)),
     (nested_comprehension, (np.array([0.5, -1.0, 2.0]),), 0),
+    (overlapping_windows, (np.linspace(0.3, 1.1, 6),), 0),
+    (laplacian_energy, (np.linspace(0.0, 1.0, 9) ** 2,), 0),
+    (chained_element_writes, (np.array([0.5, -1.0, 2.0, 0.7]),), 0),
 ]

@@ -48,3 +48,28 @@ def test_memory_of_a_long_loop_stays_bounded():
     from tests.control_programs import long_loop
     x = np.linspace(0.0, 1.0, 256)
     assert peak_memory(srcad.grad(long_loop), x) < 1000 * x.nbytes * 1.5  # about one saved array per step
+
+
+def test_a_loop_of_element_writes_leaves_the_callers_cotangent_alone():
+    x = np.array([0.4, -0.7, 1.3])
+    cotangent = np.arange(6.0).reshape(3, 2)
+    output, backward = srcad.vjp(p.buffer_returned_whole, x)
+    first = backward(cotangent)
+    np.testing.assert_array_equal(cotangent, np.arange(6.0).reshape(3, 2))
+    np.testing.assert_allclose(backward(cotangent), first, rtol=0, atol=0)
+    expected = sum(cotangent[i, j] * srcad.grad(lambda v: p.buffer_returned_whole(v)[i, j])(x)
+                   for i in range(3) for j in range(2))
+    np.testing.assert_allclose(first, expected, rtol=1e-12)
+
+
+@pytest.mark.parametrize("fn", [p.overlapping_windows, p.laplacian_energy, p.fill_buffer,
+                                p.chained_element_writes])
+def test_element_writes_in_loops_agree_with_tape_mode(fn):
+    x = np.linspace(0.3, 1.1, 6) if fn not in (p.fill_buffer, p.chained_element_writes) \
+        else np.array([0.1, 0.2, 0.3, 0.4])
+    np.testing.assert_allclose(srcad.grad(fn)(x), srcad.tape.grad(fn)(x), rtol=1e-12)
+
+
+def test_element_writes_in_a_loop_clear_the_owned_adjoint_in_place():
+    source = srcad.grad(p.laplacian_energy).source
+    assert "cleared_region(b_lap" in source and "without_region" not in source

@@ -83,7 +83,7 @@ def _check_block(statements, parsed):
 
 
 def _check_targets(statement, parsed):
-    """Targets are names, nests of tuples of names, or `name[index]` standing alone."""
+    """Targets are names, nests of tuples of names, or `name[index]` (also in a chain)."""
     if isinstance(statement, (gast.Assign, gast.AugAssign)):
         targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
         element_writes = [t for t in targets if isinstance(t, gast.Subscript)]
@@ -91,9 +91,6 @@ def _check_targets(statement, parsed):
             if not isinstance(target.value, gast.Name):
                 _refuse(target, parsed, what="assignment into an element of an element",
                         fix="index once, e.g. `y[i, j] = v` instead of `y[i][j] = v`")
-        if element_writes and len(targets) > 1:
-            _refuse(statement, parsed, what="chained assignment to an element",
-                    fix="assign the element in a statement of its own")
         targets = [t for t in targets if not isinstance(t, gast.Subscript)]
     elif isinstance(statement, (gast.For, gast.AnnAssign)):
         targets = [statement.target]

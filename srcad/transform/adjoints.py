@@ -223,6 +223,32 @@ class Adjoints:
             add, args, keywords = ("add_into", runtime.add_into), [contribution], []
         return gast.Call(load(self.bindings.name_for(*add)), [load(name), *args], keywords)
 
+    def owned(self, primals) -> list:
+        """`b_y = owned_copy(b_y)` for each adjoint among `primals` that holds a value it
+        does not own: before a loop that writes elements of `y`, so that every iteration
+        clears its region in place (`cleared`) instead of copying the adjoint again."""
+        statements = []
+        for primal in sorted(set(primals) - self.sequences):
+            state = self.state(primal)
+            if state in (SET, MAYBE):
+                copy = self.bindings.name_for("owned_copy", runtime.owned_copy)
+                statements.append(assign(self.name(primal), gast.Call(
+                    load(copy), [load(self.name(primal))], [])))
+                self.states[primal] = OWNED if state == SET else MAYBE_OWNED
+        return statements
+
+    def cleared(self, primal: str, index) -> gast.Assign:
+        """`b_y = <b_y with y[index] zero>` for `y[index] = v`: written into an owned adjoint
+        (a loop of such writes would copy `y`'s whole adjoint per iteration), else a copy,
+        which is owned from then on."""
+        state = self.state(primal)
+        clear = runtime.cleared_region if state in (OWNED, MAYBE_OWNED) else runtime.without_region
+        if state == SET and primal not in self.sequences:
+            self.states[primal] = OWNED
+        call = gast.Call(load(self.bindings.name_for(clear.__name__, clear)),
+                         [load(self.name(primal)), index], [])
+        return assign(self.name(primal), call)
+
     def reset(self, primal: str, in_block: bool) -> list:
         """The adjoint of a value about to be overwritten (going backward) becomes zero."""
         if self.state(primal) in (UNSET, NONE):

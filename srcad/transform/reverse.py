@@ -150,6 +150,8 @@ class _Backward:
 
     def loop(self, node: Loop) -> list:
         statements = self.adjoints.make_variables(self._touched([node]))
+        statements += self.adjoints.owned({op.mutates for op in operations(node.body)
+                                           if op.kind == "setitem"})
         index = self.namer.claim("step") if {node.element, node.iterable} <= self.active \
             else None
         header = self.adjoints.snapshot()
@@ -262,10 +264,9 @@ class _Backward:
         value.shape_only = True  # region_adjoint reads `value` only for unbroadcasting
         adjoint = self.adjoints.name(op.mutates)
         region = self.bindings.name_for("region_adjoint", runtime.region_adjoint)
-        cleared = self.bindings.name_for("without_region", runtime.without_region)
         statements = [] if op.unrecorded else self._contribute(value, gast.Call(load(region), [
             load(adjoint), index, value], []), may_be_none=op.mutates in self.adjoints.sequences)
-        return statements + [assign(adjoint, gast.Call(load(cleared), [load(adjoint), index], []))]
+        return statements + [self.adjoints.cleared(op.mutates, index)]
 
     def _append(self, op):
         """`xs.append(value)`: the last element's adjoint goes to `value` and is dropped."""
