@@ -200,7 +200,14 @@ def _broadcasts_into(shape: tuple, target: tuple) -> bool:
         n in (1, m) for n, m in zip(shape[::-1], target[::-1]))
 
 
-add_into = _written_into("add_into", np.add, operator.add)
+def _added(total, other):
+    """`total + other`, item by item for container adjoints (`+` would join them)."""
+    if isinstance(total, (tuple, list, dict)):
+        return accumulate(total, other)
+    return total + other
+
+
+add_into = _written_into("add_into", np.add, _added)
 subtract_into = _written_into("subtract_into", np.subtract, operator.sub)
 multiply_into = _written_into("multiply_into", np.multiply, operator.mul)
 divide_into = _written_into("divide_into", np.true_divide, operator.truediv)
@@ -223,6 +230,8 @@ def add_at(total, g, x, index):
         else:
             np.add.at(total, index, g)  # repeated indices add up
         return total
+    if isinstance(total, (tuple, list, dict)):  # (a container adjoint adds item by item)
+        return accumulate(total, index_adjoint(g, x, index))
     return total + index_adjoint(g, x, index)
 
 
@@ -235,6 +244,38 @@ def add_spread(total, g, x, axis=None, keepdims=False):
         total += kept_axes(g, total.shape, axis, keepdims)
         return total
     return total + expand_reduced(g, x, axis, keepdims)
+
+
+# ---- adjoints of lists and tuples, element by element -------------------------------------------
+class OwnedList(list):
+    """The adjoint of a list or tuple that the runtime made and handed to no one else: the
+    helpers below write into it. A loop over a list of n items reads, drops or adds one
+    element's cotangent per iteration; doing so on a new tuple each time made the backward
+    sweep of a list comprehension quadratic in n. (Generated code passes an adjoint on and
+    never reads it again, as for OWNED arrays in transform/adjoints.py.)"""
+
+
+def accumulate_at(total, g, x, index):
+    """`accumulate(total, index_adjoint(g, x, index))`, written into `total` when `x` is a
+    list or tuple (copied into an OwnedList first unless it is one)."""
+    if not isinstance(x, (tuple, list)):
+        return accumulate(total, index_adjoint(g, x, index))
+    if type(total) is not OwnedList:
+        total = OwnedList([None] * len(x) if total is None else total)
+    if isinstance(index, slice):
+        for position, part in zip(range(len(x))[index], g):
+            total[position] = accumulate(total[position], part)
+    else:
+        total[index] = accumulate(total[index], g)
+    return total
+
+
+def without_last(g):
+    """The adjoint of a list before its last `append`: `g[:-1]`, dropped in place."""
+    if type(g) is OwnedList:
+        g.pop()
+        return g
+    return OwnedList(g[:-1])
 
 
 def accumulate(total, extra):
@@ -325,9 +366,9 @@ def cleared_region(g, index):
 def without_region(g, index):
     """The cotangent of `y` before `y[index] = v`: the overwritten part contributed nothing."""
     if isinstance(g, (tuple, list)):
-        cleared = list(g)
+        cleared = g if type(g) is OwnedList else OwnedList(g)
         cleared[index] = None
-        return tuple(cleared)
+        return cleared
     cleared = np.copy(g)  # np.copy dispatches for tape-mode tensors; np.array(g) does not
     cleared[index] = 0
     return cleared

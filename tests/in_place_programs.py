@@ -126,6 +126,29 @@ def chained_element_writes(x):
     return np.sum(y ** 2) + z * w
 
 
+def list_recurrence(x, w):
+    ys = [x[0], x[1], x[2], 0.0, 0.0]
+    for i in range(3, 5):
+        ys[i] = ys[i - 1] * w + ys[i - 3]     # list elements replaced in a loop
+    for i in range(1, 5):
+        ys[i] = ys[i] + 0.5 * ys[i - 1] * ys[i]
+    return sum(y * y for y in ys) + ys[4]
+
+
+def comprehension_over_a_tuple(x, w):
+    rows = tuple(x * k for k in range(4))
+    scores = [np.tanh(np.sum(w * r)) for r in rows]
+    picked = [scores[i] * scores[i - 1] for i in range(1, len(scores))]
+    return sum(picked) + max(scores)
+
+
+def list_output(x):
+    parts = []
+    for k in range(3):
+        parts.append(np.sin(x * k))
+    return parts
+
+
 def laplacian_energy(u):
     lap = np.empty(u.shape[0])
     lap[0] = lap[-1] = 0.0
@@ -148,4 +171,7 @@ CORPUS = [
     (overlapping_windows, (np.linspace(0.3, 1.1, 6),), 0),
     (laplacian_energy, (np.linspace(0.0, 1.0, 9) ** 2,), 0),
     (chained_element_writes, (np.array([0.5, -1.0, 2.0, 0.7]),), 0),
+    (list_recurrence, (np.array([0.5, -1.0, 2.0]), 0.7), (0, 1)),
+    (comprehension_over_a_tuple, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.2])),
+     (0, 1)),
 ]

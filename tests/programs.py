@@ -217,3 +217,25 @@ def loop_with_else(x):
     else:
         x = x * 2.0
     return np.sum(x)
+
+
+def zip_kept_in_a_name(x):
+    pairs = zip(x, x * 2.0)
+    total = 0.0
+    for a, b in pairs:
+        total = total + a * b
+    return total
+
+
+def enumerate_passed_on(x):
+    return sum(i * v for i, v in list(enumerate(x)))
+
+
+def reversed_kept_in_a_name(x):
+    backwards = reversed(x)
+    return sum(v * v for v in backwards)
+
+
+def list_of_keys(x):
+    keys = list({"a": x, "b": 2.0 * x})
+    return x[0] * len(keys)

@@ -24,6 +24,9 @@ def _line_of(fn, text):
     (p.writes_global, "`global` declarations", "global COUNTER"),
     (p.asynchronous, "`async` functions", "async def asynchronous"),
     (p.loop_with_else, "`else` clauses of loops", "for v in x:"),
+    (p.zip_kept_in_a_name, "`zip(...)` of differentiated values", "pairs = zip("),
+    (p.enumerate_passed_on, "`enumerate(...)` of differentiated values", "list(enumerate(x))"),
+    (p.reversed_kept_in_a_name, "`reversed(...)`", "backwards = reversed(x)"),
 ])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text):
     with pytest.raises(UnsupportedSyntaxError) as info:
@@ -91,3 +94,13 @@ def test_every_error_derives_from_srcad_error():
     classes = [c for _, c in inspect.getmembers(errors, inspect.isclass)
                if c.__module__ == errors.__name__ and c is not errors.Location]
     assert all(issubclass(c, SrcadError) for c in classes)
+
+
+def test_iterators_of_differentiated_values_are_refused_not_taken_for_constants():
+    with pytest.raises(UnsupportedSyntaxError, match="iterates it directly"):
+        srcad.jvp(p.zip_kept_in_a_name, (np.ones(3),), (np.ones(3),))
+    assert srcad.tape.grad(p.zip_kept_in_a_name)(np.ones(3)) == pytest.approx([4.0] * 3)
+
+
+def test_a_list_of_a_dicts_keys_has_no_derivative():
+    np.testing.assert_array_equal(srcad.grad(p.list_of_keys)(np.ones(3)), [2.0, 0.0, 0.0])

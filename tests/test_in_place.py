@@ -73,3 +73,44 @@ def test_element_writes_in_loops_agree_with_tape_mode(fn):
 def test_element_writes_in_a_loop_clear_the_owned_adjoint_in_place():
     source = srcad.grad(p.laplacian_energy).source
     assert "cleared_region(b_lap" in source and "without_region" not in source
+
+
+@pytest.mark.parametrize("fn, args", [
+    (p.list_recurrence, (np.array([0.5, -1.0, 2.0]), 0.7)),
+    (p.comprehension_over_a_tuple, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.2]))),
+    (p.lists_in_loops, (p.X, p.W))])
+def test_list_adjoints_written_in_place_agree_with_tape_mode(fn, args):
+    for source_mode, tape_mode in zip(srcad.grad(fn, wrt=(0, 1))(*args),
+                                      srcad.tape.grad(fn, wrt=(0, 1))(*args)):
+        np.testing.assert_allclose(source_mode, tape_mode, rtol=1e-12)
+
+
+def test_a_loop_over_a_list_drops_and_adds_one_cotangent_per_iteration():
+    source = srcad.grad(p.comprehension_over_a_tuple, wrt=(0, 1)).source
+    assert "without_last(" in source and "accumulate_at(" in source and "[:-1]" not in source
+
+
+def test_list_adjoint_helpers_write_only_into_lists_they_made():
+    from srcad import runtime
+    given = (1.0, 2.0, 3.0)
+    made = runtime.accumulate_at(given, 5.0, [0.0] * 3, 1)
+    assert type(made) is runtime.OwnedList and made == [1.0, 7.0, 3.0] and given == (1.0, 2.0, 3.0)
+    assert runtime.accumulate_at(made, [1.0, 1.0], [0.0] * 3, slice(0, 2)) is made
+    assert made == [2.0, 8.0, 3.0]
+    caller = [1.0, 2.0]
+    dropped = runtime.without_last(caller)
+    assert dropped == [1.0] and caller == [1.0, 2.0]
+    assert runtime.without_last(dropped) is dropped and dropped == []
+    assert runtime.without_region(caller, 0) == [None, 2.0] and caller == [1.0, 2.0]
+
+
+def test_a_list_cotangent_from_the_caller_is_left_alone():
+    cotangent = [np.ones(2), np.full(2, 2.0), np.full(2, 3.0)]
+    kept = [c.copy() for c in cotangent]
+    output, backward = srcad.vjp(p.list_output, np.array([0.5, -1.0]))
+    first = backward(cotangent)
+    np.testing.assert_allclose(backward(cotangent), first, rtol=0, atol=0)
+    np.testing.assert_allclose(first, np.cos(np.array([0.5, -1.0])) * 2.0
+                               + 2.0 * np.cos(2 * np.array([0.5, -1.0])) * 3.0, rtol=1e-12)
+    for c, k in zip(cotangent, kept):
+        np.testing.assert_array_equal(c, k)

@@ -473,6 +473,11 @@ JOINING = [  # (primal, fn, shape pairs)
     (builtins.sum, lambda x, y: sum([x, y, x]), [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
     (builtins.sum, lambda x, y: sum((x,), y), [(None, None), ((3,), ()), ((2, 3), (3,))]),
     (builtins.sum, lambda x, y: sum(x) * y, [((3,), None), ((2, 3), (3,))]),
+    (list, lambda x, y: np.stack(list([x, y * x])) * list((y, x))[0], [(None, None), ((3,), (3,))]),
+    (list, lambda x, y: np.stack(list(x)) * y, [((3,), None), ((2, 3), (3,))]),  # rows
+    (tuple, lambda x, y: np.stack(tuple([y, x])) + tuple((x * y,))[0], [(None, None),
+                                                                          ((3,), (3,))]),
+    (tuple, lambda x, y: np.stack(tuple(x)) ** 2 * y, [((3,), None), ((2, 3), (3,))]),
 ]
 
 # ---- the helpers of forward mode's tangent programs (differentiated again for 2nd order) -------

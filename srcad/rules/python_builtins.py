@@ -21,6 +21,17 @@ def sum_vjp_iterable(g, ans, iterable, start=0):
         if isinstance(iterable, (list, tuple)) else [unbroadcast(g, item) for item in iterable]
 
 
+def sequence_vjp(g, ans, iterable=()):
+    """`list(xs)` / `tuple(xs)`: item i of the result is item i of `xs` (for an array, its
+    row i); a dict's keys carry no derivative."""
+    if isinstance(iterable, np.ndarray):
+        return np.stack(dense(g, list(iterable))) if len(iterable) \
+            else np.zeros(np.shape(iterable), np.promote_types(iterable.dtype, np.float16))
+    if isinstance(iterable, dict):
+        return None
+    return type(iterable)(g) if isinstance(iterable, (list, tuple)) else list(g)
+
+
 def extremum_rule(position: int):
     """The rule of argument `position` of `max`/`min`: the cotangent goes to the value that
     was returned (the first of equal ones, as Python picks it); over one iterable, to that
@@ -68,6 +79,10 @@ defjvp(builtins.sum,
        lambda g, ans, iterable, start=0: broadcast_like(sum(dense(g, iterable), 0.0), ans),
        lambda g, ans, iterable, start=0: broadcast_like(g, ans))
 define_pointwise(float, lambda g, ans, x: g)
+defvjp(list, sequence_vjp)
+defjvp(list, lambda g, ans, iterable=(): list(g))
+defvjp(tuple, sequence_vjp)
+defjvp(tuple, lambda g, ans, iterable=(): tuple(g))
 defvjp(abs, absolute_vjp)  # np.abs's rules: conj(z) / |z| for complex z
 defjvp(abs, absolute_jvp)
 for _extremum in (builtins.max, builtins.min):
@@ -106,7 +121,7 @@ define_pointwise(math.hypot, lambda g, ans, x, y: g * x / ans, lambda g, ans, x,
 define_pointwise(math.atan2, lambda g, ans, y, x: g * x / (x * x + y * y),
                  lambda g, ans, y, x: -g * y / (x * x + y * y))
 
-nondifferentiable(int, bool, len, range, isinstance, enumerate, zip, reversed, round,
+nondifferentiable(int, bool, len, range, isinstance, round,
                   math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)
 
 

@@ -128,6 +128,10 @@ class Adjoints:
         if may_be_none or primal in self.sequences:
             self.states[primal] = MAYBE if may_be_none and _UNOWNED.get(state, state) != SET \
                 else SET
+            if primal in self.sequences and self.helper_of(contribution) is runtime.index_adjoint:
+                total = gast.Constant(None, None) if state in (UNSET, NONE) else load(name)
+                add = self.bindings.name_for("accumulate_at", runtime.accumulate_at)
+                return [assign(name, gast.Call(load(add), [total, *contribution.args], []))]
             if state in (UNSET, NONE):
                 return [assign(name, contribution)]
             add = self.bindings.name_for("accumulate", runtime.accumulate)

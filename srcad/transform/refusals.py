@@ -17,6 +17,28 @@ def check_operation(op: Operation, varied, parsed) -> None:
     check_captures(op, varied, parsed)
     check_callee(op, varied, parsed)
     check_positional_out(op, parsed)
+    check_iterator(op, varied, parsed)
+
+
+_ITERATORS = {zip: "zip", enumerate: "enumerate", reversed: "reversed"}
+
+
+def check_iterator(op: Operation, varied, parsed) -> None:
+    """`zip`, `enumerate` and `reversed` of differentiated values are followed where a `for`
+    statement or comprehension iterates them directly (frontend/desugar.py turns those into
+    loops over indices); an iterator kept in a name or passed on is refused, not taken for
+    a constant (which would give zero)."""
+    try:
+        name = _ITERATORS.get(op.callee)
+    except TypeError:  # an unhashable callee
+        return
+    if op.kind == "call" and name and varied.intersection(op.read_names()):
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate `{name}(...)` of differentiated values except where "
+            f"a `for` statement or comprehension iterates it directly (in {parsed.name}).",
+            parsed.location(op.statement),
+            f"write `for ... in {name}(...):` (or a comprehension over it) where the values "
+            "are used, instead of keeping the iterator in a name or passing it on.")
 
 
 def check_positional_out(op: Operation, parsed) -> None:

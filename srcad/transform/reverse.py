@@ -273,8 +273,8 @@ class _Backward:
         _, value = op.args
         adjoint = load(self.adjoints.name(op.mutates))
         last = gast.Subscript(adjoint, gast.Constant(-1, None), gast.Load())
-        rest = gast.Subscript(load(self.adjoints.name(op.mutates)), gast.Slice(
-            None, gast.Constant(-1, None), None), gast.Load())
+        rest = gast.Call(load(self.bindings.name_for("without_last", runtime.without_last)),
+                         [load(self.adjoints.name(op.mutates))], [])
         return self._contribute(value, last, may_be_none=True) + [
             assign(self.adjoints.name(op.mutates), rest)]
 

@@ -43,10 +43,11 @@ def sequence_names(block, containers) -> set:
 
 
 _ARRAY_LIBRARIES = ("numpy", "math", "builtins", "operator", "_operator", "scipy")
-# NumPy functions with rules that return a tuple or list of arrays: the adjoints their
+# Functions with rules that return a tuple, list or dict of arrays: the adjoints their
 # elements' readers give (`p[0]`, `p[1]`) add element by element, never by tuple `+`
 _SEQUENCE_RESULTS = (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.gradient,
-                     np.linalg.slogdet, np.linalg.eigh, np.linalg.eig, np.linalg.svd)
+                     np.linalg.slogdet, np.linalg.eigh, np.linalg.eig, np.linalg.svd,
+                     list, tuple, dict)
 
 
 def _may_return_a_sequence(op: Operation) -> bool:
