@@ -97,6 +97,8 @@ class Derivative:
         """Run the forward sweep: (output, backward, the unpromoted wrt arguments)."""
         compiled, (output, backward), originals = self._run(args, kwargs, "rev")
         self.replayable = compiled.replayable
+        if compiled.writes:  # the backward sweep restores what the function wrote in place,
+            output = _detached(output)  # and an output array may be that memory
         return output, backward, originals
 
     def gradients_only(self, args, kwargs):
@@ -251,6 +253,17 @@ def vjp(fn, *args, wrt=0, **kwargs):
     gradient of `sum(cotangent * fn(*args))` with respect to the `wrt` parameters."""
     pullback = _VJP(Derivative(fn, wrt), args, kwargs)
     return pullback.output, pullback
+
+
+def _detached(value):
+    """`value` with each array in it copied (tuples, lists and dicts rebuilt)."""
+    if type(value) is np.ndarray:
+        return value.copy()
+    if type(value) in (tuple, list):
+        return type(value)(_detached(v) for v in value)
+    if type(value) is dict:
+        return {key: _detached(v) for key, v in value.items()}
+    return value
 
 
 def _check_cotangent(cotangent, output):

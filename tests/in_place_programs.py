@@ -149,6 +149,14 @@ def list_output(x):
     return parts
 
 
+def buffer_rewritten_after_its_loop(x):
+    y = np.zeros(4)
+    for i in range(4):
+        y[i] = x[i] ** 2
+    y[1] = y[0] * 3.0           # the backward sweep puts y[1]'s old value back into y
+    return y, {"rows": [y[1:]]}
+
+
 def laplacian_energy(u):
     lap = np.empty(u.shape[0])
     lap[0] = lap[-1] = 0.0

@@ -114,3 +114,13 @@ def test_a_list_cotangent_from_the_caller_is_left_alone():
                                + 2.0 * np.cos(2 * np.array([0.5, -1.0])) * 3.0, rtol=1e-12)
     for c, k in zip(cotangent, kept):
         np.testing.assert_array_equal(c, k)
+
+
+def test_the_output_of_vjp_stays_what_the_function_returned():
+    x = np.array([0.5, -1.2, 0.7, 1.3])
+    (value, aux), backward = srcad.vjp(p.buffer_rewritten_after_its_loop, x)
+    expected, expected_aux = p.buffer_rewritten_after_its_loop(x.copy())
+    gradient = backward((np.ones(4), {"rows": [np.ones(3)]}))
+    np.testing.assert_array_equal(value, expected)
+    np.testing.assert_array_equal(aux["rows"][0], expected_aux["rows"][0])
+    np.testing.assert_allclose(gradient, [1.0 + 6.0 * 0.5 * 2, 0.0, 2 * 0.7 * 2, 2 * 1.3 * 2])

@@ -5,6 +5,7 @@ import linecache
 
 import pytest
 
+import srcad
 from srcad.frontend import parse
 
 
@@ -35,8 +36,22 @@ text at the margin"""
     return x * len(note)
 
 
+def string_with_a_comment_line(x):
+    text = """a
+    # not a comment
+   \t
+    """
+    return x * len(text)
+
+
 class Model:
     scale = 2.0
+
+    def string_with_indented_lines(self, x):
+        text = """a
+        b
+    c"""
+        return x * len(text)
 
     def string_at_the_margin(self, x):
         note = """
@@ -60,18 +75,15 @@ def one_liner(x): return x + 1.0
 
 @pytest.mark.parametrize("fn", [plain, with_blank_lines_and_a_comment_at_the_margin, decorated,
                                 multiline_string_at_the_margin, Model.method,
-                                Model.string_at_the_margin, outer(1.0), one_liner],
+                                Model.string_at_the_margin, outer(1.0), one_liner,
+                                string_with_a_comment_line, Model.string_with_indented_lines],
                          ids=lambda fn: fn.__qualname__)
 def test_a_def_parsed_from_its_block_is_the_def_parsed_from_the_file(fn):
     code = parse.code_of(fn)
     lines = tuple(linecache.getlines(code.co_filename))
     whole = parse._find_definition(parse._file_tree(code.co_filename, "".join(lines)), code)
     block = parse._definition_block(code, lines)
-    if fn is Model.string_at_the_margin:
-        assert block is None  # a line left of the def: the whole file is parsed instead
-    else:
-        assert ast.dump(block, include_attributes=True) == \
-            ast.dump(whole, include_attributes=True)
+    assert ast.dump(block, include_attributes=True) == ast.dump(whole, include_attributes=True)
     assert parse.parse_function(fn).node.lineno == code.co_firstlineno + (fn is decorated)
 
 
@@ -85,3 +97,13 @@ def test_lambdas_on_one_line_are_told_apart():
 def test_a_lambda_in_a_decorator_is_found(fn):
     body = parse.parse_function(fn).node.body[0].value
     assert type(body.op).__name__ in ("Mult", "Sub") and body.right.value in (5.0, 7.0)
+
+
+def test_a_string_spanning_lines_keeps_its_text():
+    assert srcad.grad(string_with_a_comment_line)(1.0) == len("""a
+    # not a comment
+   \t
+    """)
+    assert srcad.grad(Model().string_with_indented_lines)(1.0) == len("""a
+        b
+    c""")

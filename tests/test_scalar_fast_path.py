@@ -262,8 +262,17 @@ def invariant_in_a_branch_of_the_loop(k, c):
     return x
 
 
+def parameter_rebound_unchanged_in_a_loop(k, c):
+    s = k * c * c                    # reads the parameter c before the loop...
+    for _ in range(3):
+        s = s * c + 0.5              # ...and in the first iteration, before it is rebound
+        c = k * 2.0                  # the same number every iteration, but not c's first
+    return s + c * k
+
+
 @pytest.mark.parametrize("fn", [invariant_in_a_for_loop, invariant_in_the_inner_loop_only,
-                                invariant_read_after_the_loop, invariant_in_a_branch_of_the_loop])
+                                invariant_read_after_the_loop, invariant_in_a_branch_of_the_loop,
+                                parameter_rebound_unchanged_in_a_loop])
 def test_numbers_recomputed_unchanged_in_loops_keep_the_gradients(fn):
     fast, general = both_kinds(fn, 0.7, 1.3, wrt=(0, 1))
     np.testing.assert_allclose(fast, general, rtol=1e-13, atol=0)

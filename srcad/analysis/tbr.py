@@ -35,20 +35,22 @@ def assignment_sites(block: list, params, numbers: frozenset = frozenset()) -> S
     analysis.block(block, {*params}, {*params})
     sites = Sites(frozenset(analysis.overwrites), frozenset(analysis.maybe_unbound),
                   frozenset(analysis.elements))
-    invariant = _invariant_sites(block, numbers)
+    invariant = _invariant_sites(block, numbers, params)
     return replace(sites, overwrites=sites.overwrites - invariant) if invariant else sites
 
 
-def _invariant_sites(block: list, numbers: frozenset) -> set:
+def _invariant_sites(block: list, numbers: frozenset, params) -> set:
     """(id(site), name) of the assignments in loops that compute a number from numbers and
     constants no enclosing loop changes (`neg_1 = -k` of `a = -k * x` in an ODE step),
-    where the name has no other assignment: every iteration binds it to the same value, so
-    the value it overwrites is that value again (or nothing, before the first), and the
-    backward sweep, which never reads it before the loop, needs no copy of it (an ODE's
-    200 steps pushed and popped 200 copies of -k)."""
+    where the name is no parameter and has no other binding: every iteration binds it to
+    the same value, so the value it overwrites is that value again (or nothing, before the
+    first), and the backward sweep, which never reads it before the loop, needs no copy of
+    it (an ODE's 200 steps pushed and popped 200 copies of -k)."""
     if not numbers:
         return set()
     stores = Counter(t for op in operations(block) for t in op.targets)
+    stores.update(node.element for node in walk(block) if isinstance(node, Loop))
+    stores.update({name: 2 for name in params})  # (bound before any loop: never invariant)
     found = set()
 
     def visit(nodes, varying: frozenset):

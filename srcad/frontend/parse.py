@@ -91,29 +91,18 @@ def _definition_block(code, lines: tuple):
     first = code.co_firstlineno
     try:
         block = inspect.getblock(lines[first - 1:])
-        indent = len(block[0]) - len(block[0].lstrip())
-        dedented = [_dedented(line, indent) for line in block]
-        tree = ast.parse("".join(dedented))
-    except (SyntaxError, IndentationError, IndexError, ValueError):
-        return None  # (a block inspect cannot cut out, or a line left of the `def`)
-    node = tree.body[0] if len(tree.body) == 1 else None
+        # an indented `def` (a method, a nested function) parses as the body of an `if`,
+        # its lines untouched: a string spanning lines keeps its text, columns stay right
+        indented = block[0][:1].isspace()
+        tree = ast.parse(("if 1:\n" if indented else "") + "".join(block))
+    except (SyntaxError, IndexError, ValueError):  # (IndentationError is a SyntaxError)
+        return None  # a block inspect cannot cut out
+    body = tree.body[0].body if indented and isinstance(tree.body[0], ast.If) else tree.body
+    node = body[0] if len(tree.body) == 1 and len(body) == 1 else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
         return None
-    ast.increment_lineno(tree, first - 1)
-    for child in ast.walk(node):
-        if hasattr(child, "col_offset"):
-            child.col_offset += indent
-            if child.end_col_offset is not None:
-                child.end_col_offset += indent
+    ast.increment_lineno(tree, first - 1 - indented)
     return node if _first_line(node) == first else None
-
-
-def _dedented(line: str, indent: int) -> str:
-    if not line.strip() or line.lstrip().startswith("#"):
-        return line.lstrip() or "\n"  # (a blank line or a comment keeps its line)
-    if line[:indent].isspace() or not indent:
-        return line[indent:]
-    raise ValueError("a line left of the block's indentation (a string, a continuation)")
 
 
 @functools.lru_cache(maxsize=64)
