@@ -212,7 +212,7 @@ class _VJP(_DerivativeFunction):
         self.output, self._backward, self._originals = derivative.forward(args, kwargs)
 
     def __call__(self, cotangent):
-        _check_cotangent(cotangent, self.output)
+        cotangent = _checked_cotangent(cotangent, self.output)
         backward, self._backward = self._backward, None
         if backward is None:
             _, backward, self._originals = self.derivative.forward(*self._call)
@@ -266,16 +266,21 @@ def _detached(value):
     return value
 
 
-def _check_cotangent(cotangent, output):
+def _checked_cotangent(cotangent, output):
+    """The cotangent, with a list or tuple given for an array output made an array (the
+    backward sweep multiplies it, and `[1.0] * -2` is a list, not a number)."""
     if isinstance(output, (tuple, list)):
         if not isinstance(cotangent, (tuple, list)) or len(cotangent) != len(output):
             raise CotangentError(f"the output is a sequence of {len(output)} values; the "
                                  "cotangent must be a sequence of as many.")
-        for c, o in zip(cotangent, output):
-            _check_cotangent(c, o)
-    elif np.shape(cotangent) != np.shape(output):
+        items = [_checked_cotangent(c, o) for c, o in zip(cotangent, output)]
+        if all(new is old for new, old in zip(items, cotangent)):
+            return cotangent  # (as given: a named tuple stays one)
+        return items if isinstance(cotangent, list) else tuple(items)
+    if np.shape(cotangent) != np.shape(output):
         raise CotangentError(f"the cotangent has shape {np.shape(cotangent)} but the output "
                              f"has shape {np.shape(output)}; they must match.")
+    return np.asarray(cotangent) if isinstance(cotangent, (list, tuple)) else cotangent
 
 
 def show(fn, wrt=0, mode="rev") -> None:

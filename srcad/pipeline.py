@@ -14,7 +14,7 @@ from dataclasses import replace
 import gast
 
 from srcad.analysis.activity import analyze_activity
-from srcad.analysis.aliasing import check_in_place_updates
+from srcad.analysis.aliasing import check_in_place_updates, resolve_array_copies
 from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
@@ -64,6 +64,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     output = simple.body[-1].value.id
     if has_aux:
         output, block = _split_aux(simple, output, block, namer)
+    resolve_array_copies(block, frozenset(wrt) - containers)
     activity = analyze_activity(block, set(wrt), output)         # activity
     activity = replace(activity, scalars=scalar_names(block, param_names(simple), scalars))
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing

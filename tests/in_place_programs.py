@@ -165,6 +165,22 @@ def laplacian_energy(u):
     return np.sum(lap ** 2)
 
 
+def copy_method_then_writes(x):
+    y = x.copy()                  # x is differentiated, so an array: y is a new one
+    z = (x * 2.0).copy()
+    for i in range(2):
+        y[i] = y[i] * z[i + 1]
+        z[i] = y[i] - x[i]
+    return np.sum(y * x) + np.sum(z)
+
+
+def copy_of_a_list_then_write_into_an_item(x, rows):
+    copied = rows.copy()          # a list's copy holds the same arrays: still refused
+    first = copied[0]
+    first[0] = x[0]
+    return np.sum(rows[0]) * x[1]
+
+
 CORPUS = [
     (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
     (empty_buffer_rows, (X, W), (0, 1)),
@@ -179,7 +195,9 @@ CORPUS = [
     (overlapping_windows, (np.linspace(0.3, 1.1, 6),), 0),
     (laplacian_energy, (np.linspace(0.0, 1.0, 9) ** 2,), 0),
     (chained_element_writes, (np.array([0.5, -1.0, 2.0, 0.7]),), 0),
+    (copy_method_then_writes, (np.array([0.5, -1.0, 2.0]),), 0),
     (list_recurrence, (np.array([0.5, -1.0, 2.0]), 0.7), (0, 1)),
     (comprehension_over_a_tuple, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.2])),
      (0, 1)),
 ]
+

@@ -98,6 +98,10 @@ def vector_output(x):
     return np.sin(x) * 2.0
 
 
+def scaled_difference(x, w):
+    return 1.0 - 2.0 * (x * w)       # the backward sweep scales the cotangent by -2.0
+
+
 def pair_output(x, y):
     return x * y, x + y
 

@@ -96,6 +96,12 @@ def test_vjp_of_vector_and_tuple_outputs(rng):
     assert "def vector_output_vjp" in srcad.vjp(p.vector_output, x)[1].source
 
 
+def test_a_cotangent_given_as_a_list_is_taken_as_an_array(rng):
+    x, w = rng.standard_normal(2), rng.standard_normal(2)
+    _, vjp_fn = srcad.vjp(p.scaled_difference, x, w)
+    np.testing.assert_allclose(vjp_fn([1.0, 0.5]), -2.0 * w * np.array([1.0, 0.5]))
+
+
 def test_vjp_rejects_a_cotangent_of_the_wrong_shape(rng):
     _, vjp_fn = srcad.vjp(p.vector_output, rng.standard_normal(3))
     with pytest.raises(CotangentError, match="shape"):

@@ -18,8 +18,9 @@ import operator
 import numpy as np
 
 from srcad.errors import UnsoundAliasingError
-from srcad.frontend.resolve import Branch, Loop, Operation, walk
+from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
 from srcad.rules import is_nondifferentiable, vjp_rules
+from srcad.transform.sequences import SEQUENCE_RESULTS
 
 VIEW_FUNCTIONS = {
     operator.getitem, np.reshape, np.ravel, np.transpose, np.ndarray.T, np.squeeze,
@@ -97,6 +98,69 @@ def _sources(op: Operation) -> list[str]:
     return []
 
 
+def resolve_array_copies(block: list, arrays) -> None:
+    """Make each `y = x.copy()` of an `x` that surely holds an array a call of `np.copy`,
+    known to return a new array, so writes into `y` are not refused as writes into memory
+    `x` may share; its derivative is `np.copy`'s rule, not a method looked up at run time
+    (whose result a derivative of the derivative could not tell apart from a view). A
+    list's `.copy()` is shallow, its items still the list's: it stays a method call.
+
+    `arrays` names the parameters that hold arrays (the differentiated ones, as
+    `grad` promotes them)."""
+    surely = surely_arrays(block, arrays)
+    for op in operations(block):
+        receiver = op.args[0] if op.args else None
+        if op.kind == "call" and op.method == "copy" and len(op.args) == 1 \
+                and not op.keywords and getattr(receiver, "id", None) in surely:
+            op.callee, op.method, op.dynamic = np.copy, None, False
+
+
+def surely_arrays(block: list, arrays) -> frozenset:
+    """The names that hold a NumPy array or number on every path, given the parameters
+    `arrays` that do: what one-output ufuncs, NumPy functions with a rule (but for those
+    returning several arrays) and `np.zeros` and its kin make, arithmetic of such names,
+    and copies of them (a greatest fixpoint, as in scalars.py)."""
+    candidates = set(arrays) | {t for op in operations(block) for t in op.targets}
+    while True:
+        size = len(candidates)
+        for node in walk(block):
+            if isinstance(node, Loop) and node.element:
+                candidates.discard(node.element)
+            elif isinstance(node, Operation) and not _makes_an_array(node, candidates):
+                candidates.difference_update(node.targets)
+                candidates.discard(node.mutates)
+        if len(candidates) == size:
+            return frozenset(candidates)
+
+
+def _makes_an_array(op: Operation, arrays: set) -> bool:
+    if op.kind == "setitem":  # (writing an element keeps the array one)
+        return True
+    if len(op.targets) != 1 or op.kind not in ("call", "copy"):
+        return False
+    of_arrays = {a.id for a in op.args if hasattr(a, "id")} <= arrays
+    if op.kind == "copy" or op.method == "copy" or _among(op.callee, _ARITHMETIC):
+        return of_arrays  # (`+` of two lists is a list)
+    callee = op.callee
+    if op.method is not None or _among(callee, SEQUENCE_RESULTS):
+        return False
+    if isinstance(callee, np.ufunc):
+        return callee.nout == 1
+    module = getattr(callee, "__module__", None) or ""
+    return module.split(".")[0] == "numpy" and vjp_rules(callee) is not None \
+        or _among(callee, _CREATORS)
+
+
+def _among(callee, functions) -> bool:
+    return any(callee is fn for fn in functions)  # (a callee may be unhashable)
+
+
+_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+               operator.matmul, operator.neg, operator.pos}
+_CREATORS = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+             np.full_like, np.eye, np.identity, np.arange, np.linspace}
+
+
 def _may_return_a_view(callee) -> bool:
     try:
         if callee in VIEW_FUNCTIONS:
@@ -135,13 +199,14 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
         shared = sorted(n for n in later[id(node)] if versions.get(n, n) != variable
                         and state.get(n, {n}) & objects)
         if shared:
+            other = versions.get(shared[0], shared[0])  # (the user's names, not versions)
             raise UnsoundAliasingError(
-                f"srcad cannot differentiate this in-place update soundly: `{written}` may "
-                f"share memory with `{shared[0]}`, which is read after the update "
+                f"srcad cannot differentiate this in-place update soundly: `{variable}` may "
+                f"share memory with `{other}`, which is read after the update "
                 f"(in {parsed.name}).",
                 parsed.location(node.statement),
-                f"make a new array before writing into it (`{written} = {written}.copy()`), "
-                f"or write `{written} = {written} + ...` instead of an in-place update.")
+                f"make a new array before writing into it (`{variable} = np.copy({variable})`"
+                f"), or write `{variable} = {variable} + ...` instead of an in-place update.")
     return Aliases(analysis.everywhere)
 
 

@@ -45,7 +45,7 @@ def sequence_names(block, containers) -> set:
 _ARRAY_LIBRARIES = ("numpy", "math", "builtins", "operator", "_operator", "scipy")
 # Functions with rules that return a tuple, list or dict of arrays: the adjoints their
 # elements' readers give (`p[0]`, `p[1]`) add element by element, never by tuple `+`
-_SEQUENCE_RESULTS = (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.gradient,
+SEQUENCE_RESULTS = (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.gradient,
                      np.linalg.slogdet, np.linalg.eigh, np.linalg.eig, np.linalg.svd,
                      list, tuple, dict)
 
@@ -53,7 +53,7 @@ _SEQUENCE_RESULTS = (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, 
 def _may_return_a_sequence(op: Operation) -> bool:
     """A call to the user's code (a helper, a method, a custom gradient, a function with
     a rule the user registered) may return a tuple, list or dict; NumPy's functions do not,
-    but for those that split an array or return several results (`_SEQUENCE_RESULTS`)."""
+    but for those that split an array or return several results (`SEQUENCE_RESULTS`)."""
     module = getattr(op.callee, "__module__", None) or ""
     return op.dynamic or module.split(".")[0] not in _ARRAY_LIBRARIES \
-        or any(op.callee is fn for fn in _SEQUENCE_RESULTS)
+        or any(op.callee is fn for fn in SEQUENCE_RESULTS)
