@@ -43,23 +43,22 @@ class CompiledAdjoint:
                                               compare=False, repr=False)
 
     def guards_hold(self, fn) -> bool:
-        """Whether the names the transformation resolved are still bound as they were (this
-        runs on every call, so globals and builtins are compared inline)."""
-        namespace = fn.__globals__
-        for name, value in self._names:
-            bound = namespace.get(name, _ABSENT)
-            if bound is _ABSENT:
-                bound = _BUILTINS.get(name, _ABSENT)
-            if bound is not value:
-                return False
+        """Whether the names the transformation resolved are still bound as they were."""
+        if not self.globals_hold(fn.__globals__):
+            return False
         for guard in self._cells:
             if not guard.holds(fn):
                 return False
         return True
 
+    @property
+    def guards_cells(self) -> bool:
+        """Whether a guard reads a closure cell (else `globals_hold` decides alone)."""
+        return bool(self._cells)
+
     def __post_init__(self):
-        object.__setattr__(self, "_names", tuple(
-            (g.name, g.value) for g in self.guards if g.cell is None))
+        object.__setattr__(self, "globals_hold", _namespace_check(
+            [(g.name, g.value) for g in self.guards if g.cell is None]))
         object.__setattr__(self, "_cells", tuple(g for g in self.guards if g.cell is not None))
 
     def bound(self, fn) -> types.FunctionType:
@@ -78,6 +77,20 @@ class CompiledAdjoint:
                                   fn.__defaults__, closure)
         made.__kwdefaults__ = fn.__kwdefaults__
         return made
+
+
+def _namespace_check(bindings: list) -> types.FunctionType:
+    """`namespace → whether each (name, value) of bindings holds in it (or, for a name it
+    lacks, among the builtins)`, written out as one expression: it runs on every call, where
+    a loop over the bindings took twice as long (0.2 us of a 1 us scalar gradient)."""
+    terms = [f"(namespace[{name!r}] if {name!r} in namespace "
+             f"else builtins.get({name!r}, absent)) is value_{i}"
+             for i, (name, _) in enumerate(bindings)]
+    source = f"def globals_hold(namespace):\n    return {' and '.join(terms) or 'True'}\n"
+    scope = {"builtins": _BUILTINS, "absent": _ABSENT,
+             **{f"value_{i}": value for i, (_, value) in enumerate(bindings)}}
+    exec(compile(source, "<srcad guards>", "exec"), scope)
+    return scope["globals_hold"]
 
 
 def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards,
