@@ -16,7 +16,7 @@ import numpy as np
 from srcad import cache
 from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_parameters
 from srcad.errors import CotangentError, UsageError
-from srcad.frontend.parse import code_of
+from srcad.frontend.parse import code_of, unwrapped
 from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformable
 
 
@@ -32,10 +32,10 @@ class Derivative:
         self.has_aux = has_aux
         # A bound method (`model.loss`) is its function with the receiver passed first;
         # `wrt` counts the arguments the user passes, as for any other callable.
-        unwrapped = inspect.unwrap(fn)  # a decorated function runs in its own module
-        self.function = getattr(unwrapped, "__func__", unwrapped if isinstance(
-            unwrapped, types.FunctionType) else fn)
-        self.receiver = (unwrapped.__self__,) if hasattr(unwrapped, "__func__") else ()
+        target = unwrapped(fn)  # a decorated function runs in its own module
+        self.function = getattr(target, "__func__", target if isinstance(
+            target, types.FunctionType) else fn)
+        self.receiver = (target.__self__,) if hasattr(target, "__func__") else ()
         if has_no_body_of_its_own(fn):
             self.function, self.receiver = adapter(fn), ()  # transform a call of it
         self.names, self.positions = wrt_parameters(code_of(self.function), wrt,

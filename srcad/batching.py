@@ -15,12 +15,12 @@ computed column by column: a batched result is exact or not used.
 """
 from __future__ import annotations
 
-import inspect
 import operator
 import types
 
 import numpy as np
 
+from srcad.frontend.parse import unwrapped
 from srcad.outlines import shape
 from srcad.runtime import dtype_of
 
@@ -216,7 +216,7 @@ def call(fn, active: tuple, tangents: tuple, *args, **kwargs):
     `active` (positions or names). Anything else is not batched here."""
     from srcad import cache, calls  # the transformation needs this module: import late
     from srcad.control import CustomGradient
-    function = inspect.unwrap(fn)
+    function = unwrapped(fn)
     if not isinstance(function, types.FunctionType) or isinstance(fn, CustomGradient) \
             or calls.vjp_rules(fn) is not None or calls.jvp_rules(fn) is not None \
             or calls.is_derivative(fn) or calls.is_nondifferentiable(fn):

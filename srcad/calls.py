@@ -19,6 +19,7 @@ import numpy as np
 from srcad.arguments import is_container
 from srcad.control import CustomGradient, positional_only, wrong_count
 from srcad.errors import MissingRuleError, SrcadError
+from srcad.frontend.parse import unwrapped
 from srcad.rules import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
 
 # ndarray methods and the NumPy functions whose rules they share (receiver first).
@@ -52,7 +53,7 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
                         **{**fn.keywords, **kwargs})
     if is_nondifferentiable(fn):
         return fn(*args, **kwargs), _no_cotangents(active)
-    function = inspect.unwrap(fn)
+    function = unwrapped(fn)
     if isinstance(function, types.MethodType):  # a bound method: its receiver comes first
         return _by_rules_or_source(function.__func__, _shifted(active, 1),
                                    (function.__self__, *args), kwargs)
@@ -329,7 +330,7 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         return jvp_of_jvp(active, tangents, args, kwargs)
     if isinstance(fn, CustomGradient):
         return fn.jvp(active, tangents, args, kwargs)
-    function = inspect.unwrap(fn)
+    function = unwrapped(fn)
     if isinstance(function, types.MethodType):  # a bound method: its receiver comes first
         return jvp_call(function.__func__, _shifted(active, 1), tangents,
                         (function.__self__, *args), kwargs, reached)

@@ -20,6 +20,7 @@ from srcad import calls
 from srcad.arguments import like_argument, seed_for
 from srcad.control import CustomGradient
 from srcad.errors import MissingRuleError, UsageError
+from srcad.frontend.parse import unwrapped
 from srcad.higher_order import compiled_source, tangent_program
 
 _ADAPTERS = weakref.WeakKeyDictionary()
@@ -131,7 +132,7 @@ def transformable(fn):
     object, a bound method, a `functools.partial` or a custom gradient (Jacobians and
     Hessians index its parameters as the user does; a custom gradient's body is not what is
     differentiated)."""
-    if has_no_body_of_its_own(fn) or isinstance(inspect.unwrap(fn), types.MethodType):
+    if has_no_body_of_its_own(fn) or isinstance(unwrapped(fn), types.MethodType):
         return adapter(fn)
     return fn
 

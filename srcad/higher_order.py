@@ -13,7 +13,6 @@ resolves `srcad_callee` and applies its JVP rules.
 from __future__ import annotations
 
 import functools
-import inspect
 import itertools
 import linecache
 import types
@@ -21,6 +20,7 @@ import types
 from srcad import calls
 from srcad.control import CustomGradient
 from srcad.errors import UnsupportedDerivativeError
+from srcad.frontend.parse import unwrapped
 
 _SERIAL = itertools.count(1)
 _WRAPPERS: dict = {}
@@ -70,7 +70,7 @@ class _TangentCall:
             self.shift = 0
             origins = list(range(3, 3 + len(fargs)))
             self.tangent_position = 2
-        function = inspect.unwrap(fn)
+        function = unwrapped(fn)
         if isinstance(function, types.MethodType) and isinstance(function.__func__,
                                                                  types.FunctionType):
             fn, fargs = function.__func__, (function.__self__, *fargs)
@@ -151,7 +151,7 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     if isinstance(fn, CustomGradient):  # before unwrapping, which would find its body
         from srcad.custom_programs import custom_tangent_program
         return custom_tangent_program(fn, spec, args, kwargs)
-    function = inspect.unwrap(fn)
+    function = unwrapped(fn)
     if isinstance(function, types.FunctionType) and calls.jvp_rules(fn) is None \
             and calls.jvp_rules(function) is None:
         fn = function  # its own tangent program, as `calls.jvp_call` would run it

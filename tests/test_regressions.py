@@ -1,5 +1,7 @@
 """Regressions: derivatives that once came out silently wrong (or crashed) in source and
 forward mode, each checked against the value it must have."""
+import functools
+
 import numpy as np
 import pytest
 
@@ -153,3 +155,35 @@ def test_a_negative_numpy_scalar_base_gives_nan_not_a_math_domain_error():
     with pytest.warns(RuntimeWarning):
         assert np.isnan(srcad.grad(power_of_a_cosine)(np.float64(2.5)))
         assert np.isnan(srcad.grad(power_of_a_cosine)(np.array(2.5)))
+
+
+def _passes_arguments_on(method):
+    @functools.wraps(method)
+    def wrapper(*args):
+        return method(*args)
+    return wrapper
+
+
+class Oscillator:
+    def __init__(self, stiffness):
+        self.stiffness = stiffness
+
+    @_passes_arguments_on
+    def energy(self, x):
+        return 0.5 * self.stiffness * np.sum(x * x) + np.sum(np.sin(x))
+
+    def total(self, x):
+        return self.energy(x) * 2.0
+
+
+def test_a_bound_method_of_a_wrapped_function_keeps_its_receiver():
+    """`inspect.unwrap` on a bound method reads `__wrapped__` through it and returns the
+    plain function: srcad then called it without its receiver (a TypeError), or as a call
+    inside differentiated code, with the arguments shifted."""
+    model, x = Oscillator(3.0), np.array([0.2, -0.7, 1.1])
+    expected = 3.0 * x + np.cos(x)
+    np.testing.assert_allclose(srcad.grad(model.energy)(x), expected)
+    np.testing.assert_allclose(srcad.grad(model.total)(x), 2.0 * expected)
+    assert srcad.grad(model.energy)(0.4) == pytest.approx(3.0 * 0.4 + np.cos(0.4))
+    np.testing.assert_allclose(srcad.hessian(model.energy)(x), np.diag(3.0 - np.sin(x)))
+    np.testing.assert_allclose(srcad.tape.grad(model.energy)(x), expected)

@@ -19,6 +19,7 @@ import ast
 import functools
 import inspect
 import linecache
+import types
 from dataclasses import dataclass
 
 import gast
@@ -46,9 +47,19 @@ class ParsedFunction:
                         self.lines[lineno - 1])
 
 
+def unwrapped(fn):
+    """`inspect.unwrap(fn)`, but a bound method of a decorated function (`functools.wraps`)
+    stays bound: unwrapping the method itself reads `__wrapped__` through it and finds the
+    plain function, without the receiver it must be called with."""
+    if isinstance(fn, types.MethodType):
+        function = inspect.unwrap(fn.__func__)
+        return fn if function is fn.__func__ else types.MethodType(function, fn.__self__)
+    return inspect.unwrap(fn)
+
+
 def code_of(fn):
     """The code object behind a plain function, or a clear error for anything else."""
-    code = getattr(inspect.unwrap(fn), "__code__", None)
+    code = getattr(unwrapped(fn), "__code__", None)
     if code is None:
         raise SourceUnavailableError(
             f"{fn!r} has no Python source for srcad to transform (it is a builtin, a C "

@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import builtins
 import functools
-import inspect
 import operator
 import types
 from dataclasses import dataclass
@@ -24,7 +23,7 @@ from srcad.calls import is_derivative
 from srcad.control import CustomGradient
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.frontend.scopes import enclosing_reads, local_names
-from srcad.frontend.parse import ParsedFunction, param_names
+from srcad.frontend.parse import ParsedFunction, param_names, unwrapped
 from srcad.frontend import trees
 from srcad.rules import is_nondifferentiable, vjp_rules
 
@@ -315,7 +314,7 @@ def _has_source(callee) -> bool:
         return False
     if isinstance(callee, (CustomGradient, functools.partial)) or is_derivative(callee):
         return True
-    return isinstance(inspect.unwrap(callee), (types.FunctionType, types.MethodType))
+    return isinstance(unwrapped(callee), (types.FunctionType, types.MethodType))
 
 
 def _is_global_chain(node, local_names) -> bool:

@@ -21,6 +21,7 @@ import numpy as np
 
 from srcad.arguments import like_argument, promote, seed_for, wrt_parameters
 from srcad.errors import WrtError
+from srcad.frontend.parse import unwrapped
 from srcad.tape import nest
 from srcad.tape.dispatch import is_live, new_tensor, value_of
 from srcad.tape.gradient_tape import GradientTape
@@ -41,11 +42,11 @@ class TapeGradient:
 
     def __init__(self, fn, wrt=0):
         self.fn, self.wrt = fn, wrt
-        unwrapped = inspect.unwrap(fn)
-        function = getattr(unwrapped, "__func__", unwrapped)  # a bound method's function
+        target = unwrapped(fn)
+        function = getattr(target, "__func__", target)  # a bound method's function
         code = getattr(function, "__code__", None)
         if code is not None:
-            receivers = 1 if hasattr(unwrapped, "__func__") else 0
+            receivers = 1 if hasattr(target, "__func__") else 0
             self.names, self.positions = wrt_parameters(code, wrt, receivers)
         else:  # a ufunc, builtin or other callable without code: positions only
             items = wrt if isinstance(wrt, tuple) else (wrt,)
