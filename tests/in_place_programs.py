@@ -181,6 +181,30 @@ def copy_of_a_list_then_write_into_an_item(x, rows):
     return np.sum(rows[0]) * x[1]
 
 
+def appended_recurrence(x):
+    states = [x[0]]               # a new list: appending writes the list, not x (this
+    for i in range(1, x.shape[0]):  # was refused as a write into x)
+        states.append(states[-1] * x[i] + 1.0)
+    return states[-1] ** 2 + sum(states)
+
+
+def view_kept_in_a_list_then_written(x):
+    y = x * 1.0
+    windows = []
+    windows.append(y[0:2])        # the list holds a view of y
+    first = windows[0]
+    first[0] = 5.0                # writes y: refused (it was a silently wrong gradient)
+    return np.sum(y * y)
+
+
+def list_of_a_list_then_written(x):
+    y = x * 1.0
+    rows = list([y])              # a new list holding y itself
+    first = rows[0]
+    first[0] = 5.0
+    return np.sum(y * y)
+
+
 CORPUS = [
     (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
     (empty_buffer_rows, (X, W), (0, 1)),
@@ -197,6 +221,7 @@ CORPUS = [
     (chained_element_writes, (np.array([0.5, -1.0, 2.0, 0.7]),), 0),
     (copy_method_then_writes, (np.array([0.5, -1.0, 2.0]),), 0),
     (list_recurrence, (np.array([0.5, -1.0, 2.0]), 0.7), (0, 1)),
+    (appended_recurrence, (np.array([0.5, 1.2, -0.3, 2.0]),), 0),
     (comprehension_over_a_tuple, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.2])),
      (0, 1)),
 ]

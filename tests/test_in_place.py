@@ -32,6 +32,15 @@ def test_writes_into_shared_memory_are_refused(fn, shared):
     assert "np.copy(" in str(info.value) and isinstance(info.value, NotImplementedError)
 
 
+@pytest.mark.parametrize("fn", [p.view_kept_in_a_list_then_written,
+                                p.list_of_a_list_then_written])
+def test_a_write_into_an_array_a_list_holds_is_refused(fn):
+    """A list holds its items' memory: writing into an item read back from it writes `y`,
+    which is read afterwards (both gave a wrong gradient, x[0]'s as if y[0] were not 5)."""
+    with pytest.raises(UnsoundAliasingError, match="`first` may share memory with `y`"):
+        srcad.grad(fn)(np.array([1.0, 2.0, 3.0]))
+
+
 def test_a_copy_method_of_a_list_keeps_its_items_shared():
     rows = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
     with pytest.raises(UnsoundAliasingError, match="`first` may share memory with `rows`"):

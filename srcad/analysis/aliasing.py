@@ -5,11 +5,13 @@ as long as what is written into is not also visible under another name read late
 (`row = y[0]`), a second name (`z = y`), a list element. NumPy keeps no record of views, so
 this is decided by a points-to analysis over the function: each name may refer to a set of
 abstract objects (a parameter, or the value an operation makes), and a name made by a view,
-a copy of a name, indexing, a call without a known rule, a tuple or list holding arrays, or
-a loop element refers to its sources' objects. `y[i] = v` copies `v` into an array; storing
-an array into a list element this way is not tracked. An in-place update is refused, with
-an error that names both, when a name that may refer to the updated object at that point
-is read afterwards, instead of risking a wrong gradient.
+a copy of a name, a call without a known rule or unpacking refers to its sources' objects.
+A list, tuple or dict is an object of its own that *holds* others (its items, what is
+appended to it or stored in it): appending to a list writes the list, not the arrays it
+holds, and indexing it or iterating over it gives the held objects. An in-place update is
+refused, with an error that names both, when a name read afterwards may refer to the
+updated object at that point, or to a container holding it, instead of risking a wrong
+gradient.
 """
 from __future__ import annotations
 
@@ -30,24 +32,54 @@ VIEW_FUNCTIONS = {
 
 
 class Aliases:
-    """Which abstract objects each name may refer to, over the whole function."""
+    """Which abstract objects each name may refer to, over the whole function, and what
+    each container object may hold."""
 
-    def __init__(self, points_to: dict):
+    def __init__(self, points_to: dict, contents: dict):
         self.points_to = points_to
+        self.contents = contents
 
     def group(self, name: str) -> set[str]:
-        """Every name that may refer to an object `name` may refer to."""
+        """Every name whose value may show memory of an object `name` may refer to: the
+        same object, or a list, tuple or dict holding it."""
         objects = self.points_to.get(name, {name})
-        return {n for n, pointed in self.points_to.items() if pointed & objects} | {name}
+        return {n for n, pointed in self.points_to.items()
+                if _reach(pointed, self.contents) & objects} | {name}
+
+
+def _reach(objects: set, contents: dict) -> set:
+    """`objects` and everything they hold, at any depth."""
+    reached, todo = set(objects), list(objects)
+    while todo:
+        for held in contents.get(todo.pop(), ()):
+            if held not in reached:
+                reached.add(held)
+                todo.append(held)
+    return reached
 
 
 class _PointsTo:
-    """Forward analysis; `before[id(op)]` is the state in front of each operation."""
+    """Forward analysis; `before[id(op)]` is the state in front of each operation.
+
+    A list, tuple or dict display makes a container object of its own, which *holds* its
+    items' objects (`contents`, for the whole function): appending to a list, or replacing
+    one of its items, writes the container, not the arrays it holds, and reading an item
+    gives the held objects. Which container holds what is gathered over the function (so
+    `run` repeats the analysis until it stops growing)."""
 
     def __init__(self, return_variable=None):
         self.before: dict[int, dict] = {}
         self.everywhere: dict[str, set] = {}
         self.return_variable = return_variable
+        self.contents: dict[str, set] = {}
+        self.containers: set[str] = set()  # the objects surely a list, tuple or dict
+
+    def run(self, block, start: dict) -> None:
+        while True:
+            held = sum(map(len, self.contents.values()))
+            self.block(block, start)
+            if sum(map(len, self.contents.values())) == held:
+                return
 
     def block(self, nodes, state: dict) -> dict:
         for node in nodes:
@@ -59,19 +91,72 @@ class _PointsTo:
             else:
                 self.before[id(node)] = state
                 state = dict(state)
-                sources = [] if node.targets == (self.return_variable,) else _sources(node)
-                for target in node.targets:
-                    state[target] = set().union(*(state.get(s, {s}) for s in sources)) \
-                        if sources else {f"{target}@{id(node)}"}
-                    self._note(target, state[target])
+                self._operation(node, state)
         return state
+
+    def _operation(self, op: Operation, state: dict) -> None:
+        def objects(name):
+            return state.get(name, {name})
+        names = [a.id for a in op.args if hasattr(a, "id")]
+        if op.kind in ("setitem", "append"):  # the item (or value) stored is held
+            stored = op.args[-1]
+            if hasattr(stored, "id") and op.mutates:
+                for container in objects(op.mutates):
+                    self.contents.setdefault(container, set()).update(objects(stored.id))
+        if op.targets == (self.return_variable,):
+            made = None
+        elif op.augmented:  # `x += v`: the result is the object `x` was, not `v`
+            made = objects(op.augmented) | (self._of(names, objects) if op.kind == "copy"
+                                            else set())
+        elif op.kind == "copy":
+            made = self._of(names, objects)
+        elif op.kind == "unpack" or _among(op.callee, _ITEM_READS):
+            made = self._held(objects(names[0])) if names else None
+        elif op.kind == "pack" or op.kind == "call" and _among(op.callee, SEQUENCE_RESULTS):
+            made = self._container(op, names, objects)
+        elif op.kind == "call" and _may_return_a_view(op.callee):
+            made = _reach(self._of(op.read_names(), objects), self.contents)
+        else:
+            made = None
+        for target in op.targets:
+            state[target] = made if made is not None else {f"{target}@{id(op)}"}
+            self._note(target, state[target])
+
+    def _container(self, op: Operation, names, objects) -> set:
+        """A new list, tuple or dict, holding the objects of the items it was made of (the
+        elements of a display; what `list(xs)` or `np.split(x)` takes them from)."""
+        container = f"{op.targets[0]}@{id(op)}" if op.targets else f"@{id(op)}"
+        self.containers.add(container)
+        if op.kind == "pack":
+            held = self._of(names, objects)
+        else:  # `list(xs)` holds what xs holds, `list([y])` y itself
+            written_out = set(op.read_names()) - set(names)
+            held = self._held(self._of(names, objects)) | self._of(written_out, objects)
+        if len(names) < len(op.args):  # an item written out (`[[]]`): an object of its own
+            held = held | {f"{container}[]"}
+        self.contents.setdefault(container, set()).update(held)
+        return {container}
+
+    def _held(self, objects: set) -> set:
+        """What indexing, unpacking or iterating over a value of `objects` may give: the
+        objects a container holds, and a view of any other (an array's row)."""
+        held = set()
+        for obj in objects:
+            held |= self.contents.get(obj, set())
+            if obj not in self.containers:
+                held.add(obj)
+        return held
+
+    @staticmethod
+    def _of(names, objects) -> set:
+        return set().union(*(objects(n) for n in names))
 
     def _loop(self, node: Loop, state: dict) -> dict:
         header = dict(state)
         while True:
             inside = dict(header)
             if node.element:
-                inside[node.element] = set(header.get(node.iterable, {node.iterable}))
+                inside[node.element] = self._held(header.get(node.iterable, {node.iterable}))
                 self._note(node.element, inside[node.element])
             joined = _join(header, self.block(node.body, inside))
             if joined == header:
@@ -86,16 +171,7 @@ def _join(a: dict, b: dict) -> dict:
     return {name: a.get(name, set()) | b.get(name, set()) for name in set(a) | set(b)}
 
 
-def _sources(op: Operation) -> list[str]:
-    """Names whose memory the operation's result may share."""
-    names = [a.id for a in op.args if hasattr(a, "id")]
-    if op.augmented:  # `x += v`: the result is the object `x` was, not `v`
-        return [op.augmented] + (names if op.kind == "copy" else [])
-    if op.kind in ("copy", "pack", "unpack"):
-        return names
-    if op.kind == "call" and _may_return_a_view(op.callee):
-        return names
-    return []
+_ITEM_READS = (operator.getitem,)
 
 
 def resolve_array_copies(block: list, arrays) -> None:
@@ -184,7 +260,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     start = {name: {name} for name in params}
     for name, objects in start.items():
         analysis._note(name, objects)
-    analysis.block(block, start)
+    analysis.run(block, start)
     later = {}
     _live(block, {output}, later)
     for node in walk(block):
@@ -197,7 +273,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
         objects = state.get(written, {written})
         variable = versions.get(written, written)
         shared = sorted(n for n in later[id(node)] if versions.get(n, n) != variable
-                        and state.get(n, {n}) & objects)
+                        and _reach(state.get(n, {n}), analysis.contents) & objects)
         if shared:
             other = versions.get(shared[0], shared[0])  # (the user's names, not versions)
             raise UnsoundAliasingError(
@@ -207,7 +283,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
                 parsed.location(node.statement),
                 f"make a new array before writing into it (`{variable} = np.copy({variable})`"
                 f"), or write `{variable} = {variable} + ...` instead of an in-place update.")
-    return Aliases(analysis.everywhere)
+    return Aliases(analysis.everywhere, analysis.contents)
 
 
 def _live(block, live_out: set, later: dict) -> set:
