@@ -45,10 +45,12 @@ def _as_matrices(g, a, b):
 
 @returns_new_array
 def matmul_vjp_a(g, ans, a, b):
-    if _ndim(a) == 2 and _ndim(b) == 2:  # the common case first: no batch, no vectors
-        return g @ _transposed(b)
-    if np.ndim(a) == 2 and np.ndim(b) == 1:
-        return g[:, np.newaxis] * b  # np.outer(g, b), with rules
+    a_ndim, b_ndim = _ndim(a), _ndim(b)
+    if a_ndim == 2:  # the common cases first: no batch (a layer, or an RNN's step)
+        if b_ndim == 2:
+            return g @ _transposed(b)
+        if b_ndim == 1:
+            return g[:, np.newaxis] * b  # np.outer(g, b), with rules
     g2, a2, b2 = _as_matrices(g, a, b)
     grad = g2 @ _swap_last_axes(b2)
     if np.ndim(a) == 1:
@@ -58,9 +60,10 @@ def matmul_vjp_a(g, ans, a, b):
 
 @returns_new_array
 def matmul_vjp_b(g, ans, a, b):
-    if _ndim(a) == 2 and _ndim(b) in (1, 2):
+    a_ndim, b_ndim = _ndim(a), _ndim(b)
+    if a_ndim == 2 and (b_ndim == 1 or b_ndim == 2):
         return _transposed(a) @ g
-    if np.ndim(a) == 1 and np.ndim(b) == 2:
+    if a_ndim == 1 and b_ndim == 2:
         return a[:, np.newaxis] * g  # np.outer(a, g), with rules
     g2, a2, b2 = _as_matrices(g, a, b)
     grad = _swap_last_axes(a2) @ g2
