@@ -5,15 +5,19 @@ Input: the resolved block, the assignments whose old value the backward sweep po
 Output: forward statements that push each recorded old value just before it is overwritten
 (for `y[i] = v`, a copy of the old `y[i]`; only the shape of a value whose shape is all the
 backward sweep reads),
-push each replayed loop's trip count after it, and push a `for` loop's element at the end of
+push each replayed loop's trip count after it (counted per trip, but for a loop over a
+`range` that never breaks: its length), and push a `for` loop's element at the end of
 each iteration (before a trailing `if flag: break`) when the backward sweep reads it.
 """
 from __future__ import annotations
 
+import builtins
+from collections import Counter
+
 import gast
 
 from srcad import runtime
-from srcad.frontend.resolve import Branch, Loop
+from srcad.frontend.resolve import Branch, Loop, operations, walk
 from srcad.transform.adjoints import assign, load, store
 
 
@@ -30,15 +34,20 @@ def pop(stack: str):
     return gast.Call(gast.Attribute(load(stack), "pop", gast.Load()), [], [])
 
 
-def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=frozenset()) -> list:
+def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=frozenset(),
+           ranges=None) -> list:
+    """`ranges`: the names bound once, to a `range(...)` (found in `block` if not given)."""
+    if ranges is None:
+        ranges = _bound_once_to_ranges(block)
     statements = []
     for node in block:
         if isinstance(node, Branch):
-            body = record(node.body, recorded, trips, stack, bind, shapes) or [gast.Pass()]
-            statements.append(gast.If(load(node.condition), body,
-                                      record(node.orelse, recorded, trips, stack, bind, shapes)))
+            body = record(node.body, recorded, trips, stack, bind, shapes, ranges) \
+                or [gast.Pass()]
+            statements.append(gast.If(load(node.condition), body, record(
+                node.orelse, recorded, trips, stack, bind, shapes, ranges)))
         elif isinstance(node, Loop):
-            statements.extend(_loop(node, recorded, trips, stack, bind, shapes))
+            statements.extend(_loop(node, recorded, trips, stack, bind, shapes, ranges))
         else:
             if (id(node), REGION) in recorded:
                 container, index, _ = node.args
@@ -51,21 +60,33 @@ def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=fro
     return statements
 
 
-def _loop(node: Loop, recorded, trips, stack, bind, shapes) -> list:
-    body = record(node.body, recorded, trips, stack, bind, shapes)
+def _loop(node: Loop, recorded, trips, stack, bind, shapes, ranges) -> list:
+    body = record(node.body, recorded, trips, stack, bind, shapes, ranges)
     if node.element and (id(node), node.element) in recorded:
         at = len(body) - 1 if body and _is_break_test(body[-1]) else len(body)
         body.insert(at, push(stack, _saved(node.element, shapes, bind)))
     counter = trips.get(id(node))
-    if counter:
-        body.insert(0, assign(counter, gast.BinOp(load(counter), gast.Add(), gast.Constant(1, None))))
     if node.element:
         loop = gast.For(store(node.element), load(node.iterable), body or [gast.Pass()], [], None)
     else:
         loop = gast.While(node.statement.test, body or [gast.Pass()], [])
     if not counter:
         return [loop]
+    if node.iterable in ranges and not any(op.kind == "jump" for op in operations(node.body)):
+        # a loop over a range that never breaks runs len(range) times: no count per trip
+        trip_count = gast.Call(load(bind("len", builtins.len)), [load(node.iterable)], [])
+        return [loop, push(stack, trip_count)]
+    body.insert(0, assign(counter, gast.BinOp(load(counter), gast.Add(), gast.Constant(1, None))))
     return [assign(counter, gast.Constant(0, None)), loop, push(stack, counter)]
+
+
+def _bound_once_to_ranges(block: list) -> frozenset:
+    bindings = Counter(t for op in operations(block) for t in op.targets)
+    bindings.update(node.element for node in walk(block)
+                    if isinstance(node, Loop) and node.element)
+    return frozenset(op.targets[0] for op in operations(block)
+                     if op.kind == "call" and op.callee is builtins.range
+                     and len(op.targets) == 1 and bindings[op.targets[0]] == 1)
 
 
 def _saved(name: str, shapes, bind):

@@ -4,13 +4,11 @@ def srcad_scope(add_into, expand_reduced, matmul_vjp_a, matmul_vjp_b, multiply_i
         stack = []
         h = x
         range_0 = range(3)
-        trips = 0
         for t in range_0:
-            trips = trips + 1
             matmul_1 = W @ h
             stack.append(h)
             h = np.tanh(matmul_1)
-        stack.append(trips)
+        stack.append(len(range_0))
         sum_2 = np.sum(h)
 
         def rnn_loop_backward(b_sum_2):
