@@ -648,7 +648,18 @@ def tuple_swap_in_branch(a, b):
     return a * b
 
 
+def while_in_each_step(x, k):
+    total = 0.0
+    for i in range(3):
+        y = x * (i + 1.0)
+        while y > 0.1:              # a trip count per step, from the stack's growth
+            y = y * k - 0.05
+            total = total + y * x
+    return total
+
+
 CORPUS = [
+    (while_in_each_step, [(0.8, 0.6), (0.3, 0.9)], (0, 1)),
     (rnn, [(np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]]))], (0, 1)),
     (branch_on_data, [(np.array([1.0, 2.0]), np.array([0.5, -1.0])),
                       (np.array([-1.0, -2.0]), np.array([0.5, -1.0]))], (0, 1)),

@@ -72,12 +72,28 @@ def _loop(node: Loop, recorded, trips, stack, bind, shapes, ranges) -> list:
         loop = gast.While(node.statement.test, body or [gast.Pass()], [])
     if not counter:
         return [loop]
-    if node.iterable in ranges and not any(op.kind == "jump" for op in operations(node.body)):
+    breaks = any(op.kind == "jump" for op in operations(node.body))
+    length = load(bind("len", builtins.len))
+    if node.iterable in ranges and not breaks:
         # a loop over a range that never breaks runs len(range) times: no count per trip
-        trip_count = gast.Call(load(bind("len", builtins.len)), [load(node.iterable)], [])
-        return [loop, push(stack, trip_count)]
+        return [loop, push(stack, gast.Call(length, [load(node.iterable)], []))]
+    pushes = sum(_is_push(statement, stack) for statement in body)
+    if pushes and not breaks and all(isinstance(s, (gast.Expr, gast.Assign, gast.AugAssign))
+                                     for s in body):
+        # every trip pushes the same values: the count is what the stack grew by, over that
+        grown = gast.BinOp(gast.Call(length, [load(stack)], []), gast.Sub(), load(counter))
+        trip_count = gast.BinOp(grown, gast.FloorDiv(), gast.Constant(pushes, None))
+        return [assign(counter, gast.Call(length, [load(stack)], [])), loop,
+                push(stack, trip_count)]
     body.insert(0, assign(counter, gast.BinOp(load(counter), gast.Add(), gast.Constant(1, None))))
     return [assign(counter, gast.Constant(0, None)), loop, push(stack, counter)]
+
+
+def _is_push(statement, stack: str) -> bool:
+    call = getattr(statement, "value", None)
+    return isinstance(statement, gast.Expr) and isinstance(call, gast.Call) \
+        and isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
+        and isinstance(call.func.value, gast.Name) and call.func.value.id == stack
 
 
 def _bound_once_to_ranges(block: list) -> frozenset:

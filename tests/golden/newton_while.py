@@ -5,9 +5,8 @@ def srcad_scope(add_into, unbroadcast):
         div_1 = None
         x = a
         cond_0 = abs(x * x - a) > 1e-10
-        trips = 0
+        trips = len(stack)
         while cond_0:
-            trips = trips + 1
             stack.append(div_1)
             div_1 = a / x
             add_2 = x + div_1
@@ -15,7 +14,7 @@ def srcad_scope(add_into, unbroadcast):
             x = 0.5 * add_2
             cond_0 = abs(x * x - a) > 1e-10
         del cond_0
-        stack.append(trips)
+        stack.append((len(stack) - trips) // 2)
 
         def newton_while_backward(b_x):
             nonlocal div_1, x
