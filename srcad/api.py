@@ -46,7 +46,7 @@ class Derivative:
         self._compiled = {}  # (containers, numbers, mode) → (compiled program, bound)
         self.replayable = False  # whether the last forward sweep's backward may be replayed
         self._latest = {}  # (the types of the wrt arguments, mode) → (compiled, bound)
-        self._fused = None  # fused_call's runner, for Python-float wrt arguments
+        self.fused_call = self._fused_runner()  # for Python-float wrt arguments
 
     @property
     def source(self) -> str:
@@ -118,23 +118,17 @@ class Derivative:
         seed = seed_for(output[0] if self.has_aux else output)
         return output, self.gradients(backward, seed, originals)
 
-    def fused_call(self, args):
-        """`(output, gradients)` by one program without a backward closure (pipeline.transform,
-        mode "fused") when every `wrt` argument is a Python float passed by position; None
-        when one is not, or when that program is optimistic (`math` in place of NumPy) and
-        raised or made something not finite: the general program then runs the call again,
-        so NumPy's values, warnings and errors prevail."""
-        fused = self._fused
-        if fused is None:
-            if not self._positional:
-                return None
-            fused = self._fused = self._fused_runner()
-        return fused(args)
-
     def _fused_runner(self):
-        """`fused_call` for this function, as a closure over what it reads (it runs on every
-        scalar call, where a microsecond is the whole budget: a method reading attributes
-        cost 0.7 us more)."""
+        """`fused_call(args)`: `(output, gradients)` by one program without a backward closure
+        (pipeline.transform, mode "fused") when every `wrt` argument is a Python float passed
+        by position; None when one is not, or when that program is optimistic (`math` in
+        place of NumPy) and raised or made something not finite: the general program then
+        runs the call again, so NumPy's values, warnings and errors prevail.
+
+        A closure over what it reads, made once: it runs on every scalar call, where a
+        microsecond is the whole budget (a method reading attributes cost 0.7 us more)."""
+        if not self._positional:
+            return _no_fused_call
         positions, receiver, single, as_tuple = (self.positions, self.receiver, self._single,
                                                  self._tuple)
         needed = self._last_position + 1
@@ -191,6 +185,10 @@ class Derivative:
         shaped = tuple(float(g) if type(x) is float and isinstance(g, float)  # the common case
                        else like_argument(g, x) for g, x in zip(raw, originals))
         return shaped if isinstance(self.wrt, tuple) else shaped[0]
+
+
+def _no_fused_call(args):
+    return None
 
 
 class _DerivativeFunction:

@@ -4,7 +4,9 @@ Inlined rules read names from their module (`np`, `unbroadcast`, `expand_reduced
 user's function already sees that very object under that name (its module imported numpy
 as `np`), the generated code uses the user's name, so it reads as the user would write it;
 the resolver guards that binding like any other. Otherwise the object is passed to the
-generated code as a closure cell under a name that collides with nothing of the user's.
+generated code as a closure cell under a name that collides with nothing of the user's; so
+is a builtin the user's code does not read (`range` and `len` of a loop's replay): a guard
+on it would cost every call a lookup, a cell costs nothing.
 """
 from __future__ import annotations
 
@@ -26,7 +28,8 @@ class Bindings:
     def name_for(self, preferred: str, obj) -> str:
         if id(obj) in self._names:
             return self._names[id(obj)]
-        if preferred not in self.resolver.local_names and self.resolver.peek(preferred) is obj:
+        if preferred not in self.resolver.local_names and self.resolver.peek(preferred) is obj \
+                and (preferred in self.resolver.guards or preferred in self.resolver.fn.__globals__):
             self.resolver.lookup(preferred)  # records the guard
             name = preferred
         else:

@@ -1,4 +1,4 @@
-def srcad_scope(add_into, unbroadcast):
+def srcad_scope(add_into, len, range, unbroadcast):
 
     def newton_while_vjp(a):
         stack = []

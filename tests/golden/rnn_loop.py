@@ -1,4 +1,4 @@
-def srcad_scope(add_into, expand_reduced, matmul_vjp_a, matmul_vjp_b, multiply_into):
+def srcad_scope(add_into, expand_reduced, len, matmul_vjp_a, matmul_vjp_b, multiply_into):
 
     def rnn_loop_vjp(x, W):
         stack = []
