@@ -80,7 +80,7 @@ def full(tangent, ans):
 
 
 def broadcast_like(g, ans):
-    """`runtime.broadcast_like` for batched tangents (the output's precision kept)."""
+    """`tangents.broadcast_like` for batched tangents (the output's precision kept)."""
     spread = full(g, ans)
     if type(ans) is np.ndarray and spread.dtype == ans.dtype:  # the common case
         return spread

@@ -22,7 +22,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcad
 from srcad import cache as srcad_cache
-from srcad import runtime
+from srcad import tangents
 from srcad.api import Derivative
 from srcad.rules import registry
 from srcad.rules.numpy_contractions import EINSUM_JVPS
@@ -482,14 +482,14 @@ JOINING = [  # (primal, fn, shape pairs)
 
 # ---- the helpers of forward mode's tangent programs (differentiated again for 2nd order) -------
 TANGENT_HELPERS = [
-    (runtime.broadcast_like, lambda x, y: runtime.broadcast_like(x, y) * y,
+    (tangents.broadcast_like, lambda x, y: tangents.broadcast_like(x, y) * y,
      [((3,), (2, 3)), (None, (3,)), ((), (2,)), ((2, 3), (2, 3))]),
-    (runtime.dense, lambda x, y: np.stack(runtime.dense([x, None], [x, y])) * y,
+    (tangents.dense, lambda x, y: np.stack(tangents.dense([x, None], [x, y])) * y,
      [((3,), (3,)), ((), ())]),
 ]
 TANGENT_HELPERS_ON_VECTOR = [
-    (runtime.owned, lambda x: runtime.owned(x) * 2.0),
-    (runtime.tangent_elements, lambda x: runtime.tangent_elements((x, x * 2.0), 2)[1] * x),
+    (tangents.owned, lambda x: tangents.owned(x) * 2.0),
+    (tangents.tangent_elements, lambda x: tangents.tangent_elements((x, x * 2.0), 2)[1] * x),
 ]
 
 def _area_modules():

@@ -129,11 +129,13 @@ class _PointsTo:
         self.containers.add(container)
         if op.kind == "pack":
             held = self._of(names, objects)
-        else:  # `list(xs)` holds what xs holds, `list([y])` y itself
-            written_out = set(op.read_names()) - set(names)
+        elif _among(op.callee, _SHARING_SEQUENCES):  # `list(xs)` holds what xs holds,
+            written_out = set(op.read_names()) - set(names)  # `list([y])` y itself
             held = self._held(self._of(names, objects)) | self._of(written_out, objects)
-        if len(names) < len(op.args):  # an item written out (`[[]]`): an object of its own
-            held = held | {f"{container}[]"}
+        else:  # new arrays (`np.linalg.eigh`)
+            held = set()
+        if len(names) < len(op.args) or not held:  # an item written out (`[[]]`), a new
+            held = held | {f"{container}[]"}       # array: an object of its own
         self.contents.setdefault(container, set()).update(held)
         return {container}
 
@@ -172,6 +174,9 @@ def _join(a: dict, b: dict) -> dict:
 
 
 _ITEM_READS = (operator.getitem,)
+# the calls of SEQUENCE_RESULTS whose items are their arguments' items, or views of them
+_SHARING_SEQUENCES = (list, tuple, dict, np.split, np.array_split, np.hsplit, np.vsplit,
+                      np.dsplit)
 
 
 def resolve_array_copies(block: list, arrays) -> None:

@@ -12,8 +12,8 @@ import numpy as np
 
 from srcad.errors import SrcadError
 from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
-from srcad.runtime import (broadcast_like, dense, dtype_of, index_adjoint, inverse_permutation,
-                           unbroadcast, unravel)
+from srcad.runtime import dtype_of, index_adjoint, inverse_permutation, unbroadcast, unravel
+from srcad.tangents import broadcast_like, dense
 
 # ---- shape operations ------------------------------------------------------------------------
 # A real output's cotangent is its real part (complex to real drops the imaginary part).

@@ -14,7 +14,8 @@ import numpy as np
 
 from srcad.errors import SrcadError
 from srcad.rules.registry import defjvp, defvjp, nondifferentiable
-from srcad.runtime import broadcast_like, dtype_of, unbroadcast
+from srcad.runtime import dtype_of, unbroadcast
+from srcad.tangents import broadcast_like
 
 
 def added_into_zeros(values, shape, index):

@@ -9,7 +9,8 @@ import numpy as np
 from srcad.errors import SrcadError
 from srcad.rules.numpy_indexing import added_into_zeros
 from srcad.rules.registry import defjvp, defvjp, nondifferentiable
-from srcad.runtime import broadcast_like, dense, dtype_of, unbroadcast
+from srcad.runtime import dtype_of, unbroadcast
+from srcad.tangents import broadcast_like, dense
 
 
 # ---- interpolation ---------------------------------------------------------------------------

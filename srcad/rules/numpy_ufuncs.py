@@ -27,7 +27,8 @@ import operator
 import numpy as np
 
 from srcad.rules.registry import defjvp, defvjp, nondifferentiable
-from srcad.runtime import broadcast_like, dtype_of, log_or_zero, unbroadcast
+from srcad.runtime import dtype_of, log_or_zero, unbroadcast
+from srcad.tangents import broadcast_like
 
 # Python floats, so multiplying a float32 array by them keeps float32.
 LN2, LN10 = math.log(2.0), math.log(10.0)

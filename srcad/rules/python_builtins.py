@@ -9,8 +9,8 @@ import numpy as np
 
 from srcad.rules.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
-from srcad.runtime import (broadcast_like, dense, field, field_adjoint, field_index,
-                           index_adjoint, unbroadcast)
+from srcad.runtime import field, field_adjoint, field_index, index_adjoint, unbroadcast
+from srcad.tangents import broadcast_like, dense
 
 
 def sum_vjp_iterable(g, ans, iterable, start=0):

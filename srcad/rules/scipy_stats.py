@@ -20,7 +20,8 @@ from scipy import special
 
 from srcad.rules.registry import defjvp, defvjp
 from srcad.rules.scipy_special import no_derivative
-from srcad.runtime import broadcast_like, unbroadcast
+from srcad.runtime import unbroadcast
+from srcad.tangents import broadcast_like
 
 LOG2 = float(np.log(2.0))
 

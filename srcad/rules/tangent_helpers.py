@@ -1,4 +1,4 @@
-"""Rules for the helpers forward mode's tangent programs call (srcad/runtime.py).
+"""Rules for the helpers forward mode's tangent programs call (srcad/tangents.py).
 
 A tangent program is ordinary Python that srcad transforms again for second derivatives
 (reverse over forward for Hessian-vector products, forward over forward for third order);
@@ -8,8 +8,9 @@ adjoint or the helper itself to the incoming cotangent or tangent.
 from __future__ import annotations
 
 from srcad.rules.registry import defjvp, defvjp, nondifferentiable
-from srcad.runtime import (broadcast_like, dense, owned, tangent_elements, unbroadcast,
-                           zero_element, zero_tangent)
+from srcad.runtime import unbroadcast
+from srcad.tangents import (broadcast_like, dense, owned, tangent_elements, zero_element,
+                            zero_tangent)
 
 defvjp(broadcast_like, lambda g, ans, tangent, like: unbroadcast(g, tangent), None)
 defjvp(broadcast_like, lambda g, ans, tangent, like: broadcast_like(g, like), None)

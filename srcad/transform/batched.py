@@ -21,7 +21,7 @@ import operator
 import gast
 import numpy as np
 
-from srcad import batching, runtime
+from srcad import batching, tangents
 from srcad.batching import NotBatchable
 from srcad.frontend.resolve import Operation
 from srcad.transform.adjoints import SET, load
@@ -29,7 +29,7 @@ from srcad.transform.forward import MAYBE, Tangents
 
 ELEMENTWISE_OPERATORS = {operator.add, operator.sub, operator.mul, operator.truediv,
                          operator.pow, operator.neg, operator.pos, np.where}
-_SUBSTITUTES = {runtime.broadcast_like: batching.broadcast_like}
+_SUBSTITUTES = {tangents.broadcast_like: batching.broadcast_like}
 
 
 def is_elementwise(callee) -> bool:

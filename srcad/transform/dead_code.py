@@ -18,12 +18,12 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from srcad import runtime
+from srcad import runtime, tangents
 from srcad.transform.optimize import drop_dead_stores
 
 _PURE_FUNCTIONS = frozenset(map(id, (
     np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.dot, np.matmul,
-    np.transpose, np.reshape, runtime.broadcast_like, runtime.shape_of)))
+    np.transpose, np.reshape, tangents.broadcast_like, runtime.shape_of)))
 
 
 def drop_dead(statements: list, live_after: set, resolve) -> list:

@@ -27,7 +27,7 @@ import operator
 
 import gast
 
-from srcad import calls, runtime
+from srcad import calls, tangents
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.errors import MissingRuleError
 from srcad.frontend.parse import ParsedFunction
@@ -128,7 +128,7 @@ class Tangents(TangentWrites):
         return self.bindings.name_for("call_method_jvp", calls.call_method_jvp)
 
     def helper(self, name: str):
-        return load(self.bindings.name_for(name, getattr(runtime, name)))
+        return load(self.bindings.name_for(name, getattr(tangents, name)))
 
     def builtin(self, name: str):
         return load(self.bindings.name_for(name, getattr(builtins, name)))
@@ -307,7 +307,7 @@ class Tangents(TangentWrites):
         has a tangent, and their sum broadcasts to the output's shape by itself (as
         `t_x + t_y` of `x + y`); without the spread, the output's value is not read."""
         if isinstance(contribution, gast.Call) and isinstance(contribution.func, gast.Name) \
-                and self.bindings.named(contribution.func.id) is runtime.broadcast_like \
+                and self.bindings.named(contribution.func.id) is tangents.broadcast_like \
                 and isinstance(contribution.args[1], gast.Name) \
                 and contribution.args[1].id == target:
             return contribution.args[0]

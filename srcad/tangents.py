@@ -1,0 +1,57 @@
+"""tangents: what forward-mode (tangent) programs call at run time.
+
+A tangent is None (zero), a value of its primal's shape, or for a tuple, list or dict the
+same kind of container of tangents (None for an element without one). The reverse-mode
+helpers, which adjoints call, are in runtime.py.
+"""
+import numpy as np
+
+from srcad.runtime import dtype_of
+
+
+def broadcast_like(g, ans):
+    """`g` spread to `ans`'s shape: the tangent an argument broadcast into `ans` gives it."""
+    target = getattr(ans, "shape", ())
+    if getattr(g, "shape", ()) == target:
+        return g
+    # the output's precision: a Python-float tangent spread over float32 stays float32
+    return np.zeros(np.shape(ans), np.promote_types(dtype_of(ans), np.float16)) + g
+
+
+def dense(tangents, primals) -> list:
+    """The tangents of a sequence's elements, a zero array in place of each None."""
+    if tangents is None:
+        tangents = [None] * len(primals)
+    return [np.zeros(np.shape(p), np.promote_types(dtype_of(p), np.float16)) if t is None else t
+            for t, p in zip(tangents, primals)]
+
+
+def owned(tangent):
+    """A copy of `tangent` that forward mode may write into (`t_y[i] = t_v`)."""
+    if tangent is None:
+        return None
+    if isinstance(tangent, (list, tuple)):
+        return list(tangent)
+    if isinstance(tangent, dict):
+        return dict(tangent)
+    return np.array(tangent)
+
+
+def zero_tangent(y, appended: int = 0):
+    """A zero tangent for `y`, to write an element's tangent into: zeros for an array,
+    Nones for a list (without its last `appended` elements) or a dict."""
+    if isinstance(y, list):
+        return [None] * (len(y) - appended)
+    if isinstance(y, dict):
+        return dict.fromkeys(y)
+    return np.zeros(np.shape(y), np.promote_types(dtype_of(y), np.float16))
+
+
+def zero_element(tangent):
+    """What an element without a tangent is written as into `tangent`."""
+    return None if isinstance(tangent, (list, dict)) else 0.0
+
+
+def tangent_elements(tangent, count: int):
+    """The tangents of the `count` values unpacked from a value with this tangent."""
+    return (None,) * count if tangent is None else tangent
