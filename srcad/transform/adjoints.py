@@ -143,6 +143,8 @@ class Adjoints:
             return [assign(name, contribution)]
         if state in (OWNED, MAYBE_OWNED):
             total = self._added_in_place(name, contribution)
+        elif isinstance(contribution, gast.UnaryOp) and isinstance(contribution.op, gast.USub):
+            total = gast.BinOp(load(name), gast.Sub(), contribution.operand)  # not `+ -g`
         else:
             total = gast.BinOp(load(name), gast.Add(), contribution)
         if state in (SET, OWNED):

@@ -68,6 +68,8 @@ def _block(statements: list, copies: dict) -> list:
         elif isinstance(statement, (gast.Assign, gast.AugAssign, gast.Expr, gast.Return)):
             if statement.value is not None:
                 statement.value = _replaced(statement.value, copies)
+            if _assigns_itself(statement):  # `b_x = b_x`, left by reading an original
+                continue
             names = {t: o for t, o in copies.items() if isinstance(o, gast.Name)}
             targets = statement.targets if isinstance(statement, gast.Assign) \
                 else [statement.target] if isinstance(statement, gast.AugAssign) else []
@@ -81,6 +83,12 @@ def _block(statements: list, copies: dict) -> list:
             _forget(copies, _stored(statement) | _named(statement))
         kept.append(statement)
     return kept
+
+
+def _assigns_itself(statement) -> bool:
+    return isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
+        and isinstance(statement.targets[0], gast.Name) and isinstance(statement.value, gast.Name) \
+        and statement.value.id == statement.targets[0].id
 
 
 def _copied(statement):
