@@ -21,6 +21,7 @@ from srcad.control import CustomGradient, positional_only, wrong_count
 from srcad.errors import MissingRuleError, SrcadError
 from srcad.frontend.parse import unwrapped
 from srcad.rules import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
+from srcad.rules.python_builtins import dict_items, dict_keys, dict_values
 
 # ndarray methods and the NumPy functions whose rules they share (receiver first).
 ARRAY_METHODS = {
@@ -29,7 +30,9 @@ ARRAY_METHODS = {
     "max": np.max, "min": np.min, "astype": np.ndarray.astype,
     "conj": np.conjugate, "conjugate": np.conjugate,
 }
-SHAPE_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) means np.reshape(x, (2, 3))
+SHAPE_METHODS = {"reshape", "transpose"}
+# a dict's views, run as functions with rules (a list of the items, the values; the keys)
+DICT_METHODS = {"items": dict_items, "values": dict_values, "keys": dict_keys}  # x.reshape(2, 3) means np.reshape(x, (2, 3))
 
 
 def call_vjp(fn, active: tuple, *args, **kwargs):
@@ -83,6 +86,8 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
                                        "its shape arguments.")
             args = (args,)
         return ARRAY_METHODS[name], active, (receiver, *args), False
+    if type(receiver) is dict and name in DICT_METHODS and not args:
+        return DICT_METHODS[name], active, (receiver,), False
     if isinstance(receiver, types.ModuleType):  # `xp.sum(x)` with `xp` chosen at run time
         kept = _shifted(tuple(a for a in active if a != 0), -1)
         return getattr(receiver, name), kept, args, 0 in active

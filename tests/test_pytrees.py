@@ -1,5 +1,6 @@
 """Parameters kept in dicts, lists and tuples: the gradient has the same nesting."""
 import numpy as np
+import pytest
 
 import srcad
 from tests import call_programs as p
@@ -71,3 +72,38 @@ def test_example_training_with_dict_parameters_converges():
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     assert module.main(steps=150) < 0.05
+
+
+def l2_over_items(params, scale):
+    reg = 0.0
+    for name, w in params.items():          # the regularisation loop of training code
+        reg = reg + scale * np.sum(w ** 2)
+    return reg
+
+
+def weighted_values(params, scale):
+    return sum(np.sum(np.sin(v)) * scale for v in params.values())
+
+
+def items_of_a_local_dict(params, scale):
+    scaled = {"b": params["b"] * scale, "w": params["w"] * scale}
+    total = 0.0
+    for key, value in list(scaled.items()):
+        total = total + np.sum(value * params[key])
+    return total
+
+
+def test_loops_over_a_dicts_items_and_values_reach_its_values(rng):
+    """`for name, w in params.items()` gave a zero gradient: the loop element was unpacked,
+    and an unpacked element did not make the loop's iterable need a derivative."""
+    params = {"w": rng.standard_normal((2, 3)), "b": rng.standard_normal(4)}
+    for fn in (l2_over_items, weighted_values, items_of_a_local_dict):
+        gradient = srcad.grad(fn, wrt=(0, 1))(params, 0.7)
+        taped = srcad.tape.grad(fn, wrt=(0, 1))(params, 0.7)
+        for path, leaf in _leaves(params):
+            expected = _numerical(lambda tree, s: fn(tree, s), params, (0.7,), path)
+            np.testing.assert_allclose(_at(gradient[0], path), expected, rtol=1e-5, atol=1e-7)
+            np.testing.assert_allclose(_at(taped[0], path), expected, rtol=1e-5, atol=1e-7)
+        step = 1e-6
+        slope = (fn(params, 0.7 + step) - fn(params, 0.7 - step)) / (2 * step)
+        assert gradient[1] == pytest.approx(slope, rel=1e-5)

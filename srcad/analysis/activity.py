@@ -89,7 +89,7 @@ def _backward(block, useful, partial):
             _backward(node.orelse, useful, partial)
         elif isinstance(node, Loop):
             _until_stable(lambda n=node: _backward(n.body, useful, partial), useful, partial)
-            if node.element in useful:
+            if node.element in useful or node.element in partial:  # (`k, v = element`)
                 useful.add(node.iterable)
         elif not carries_derivative(node):
             continue

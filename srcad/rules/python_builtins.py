@@ -125,6 +125,36 @@ nondifferentiable(int, bool, len, range, isinstance, round,
                   math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)
 
 
+# ---- a dict's views: what `d.items()`, `d.values()` and `d.keys()` run as (srcad.calls) ------
+def dict_items(mapping: dict) -> list:
+    """`mapping.items()`, as the list of (key, value) pairs a loop over it sees (a method of
+    the builtin dict has no source; this has rules)."""
+    return list(mapping.items())
+
+
+def dict_values(mapping: dict) -> list:
+    """`mapping.values()`, as a list."""
+    return list(mapping.values())
+
+
+def dict_keys(mapping: dict):
+    """`mapping.keys()`: keys carry no derivative."""
+    return mapping.keys()
+
+
+def _by_key(mapping: dict, cotangents) -> dict | None:
+    """The adjoint of `mapping` from the cotangents of its items in order (None: zero)."""
+    return None if cotangents is None else dict(zip(mapping, cotangents))
+
+
+defvjp(dict_items, lambda g, ans, mapping: _by_key(
+    mapping, None if g is None else [None if pair is None else pair[1] for pair in g]))
+defjvp(dict_items, lambda g, ans, mapping: [(None, g[key]) for key in mapping])
+defvjp(dict_values, lambda g, ans, mapping: _by_key(mapping, g))
+defjvp(dict_values, lambda g, ans, mapping: [g[key] for key in mapping])
+nondifferentiable(dict_keys)
+
+
 # `result.field` of a named tuple: the tuple's adjoint holds `g` at the field's place; its
 # tangent (a tuple of the fields' tangents) gives the field's.
 defvjp(field, lambda g, ans, value, name: field_adjoint(g, value, name), None)
