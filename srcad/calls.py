@@ -205,7 +205,8 @@ def _rule_position(rules, spec):
 def _by_source(function, active, args, kwargs):
     places = [parameter_of(function, spec) for spec in active]
     names = tuple(dict.fromkeys(name for name, _ in places))  # each parameter once
-    compiled = transformed(function, names, containers_of(places, active, args, kwargs), "rev")
+    compiled = transformed(function, names, containers_of(places, active, args, kwargs), "rev",
+                           call=(args, kwargs))
     result, backward = compiled.bound(function)(*args, **kwargs)
 
     def pullback(g):
@@ -225,13 +226,20 @@ def containers_of(places, active, args, kwargs) -> frozenset:
     return frozenset(packed | {n for n, v in values.items() if is_container(v)})
 
 
-def transformed(function, names, containers, mode, reached=True):
+def transformed(function, names, containers, mode, reached=True, call=None):
     """The cached transformation of a function; when it was reached from a call in the
-    user's code, errors say how srcad got there."""
+    user's code, errors say how srcad got there, and `call`, its `(args, kwargs)`, is
+    refused where the function writes into one of them (but for srcad's own programs: a
+    tangent program differentiated again writes where the user's function did, which a
+    derivative of that function restores)."""
     from srcad import cache
 
     try:
-        return cache.compiled_adjoint(function, names, containers=containers, mode=mode)
+        compiled = cache.compiled_adjoint(function, names, containers=containers, mode=mode)
+        if compiled.argument_writes and reached and call is not None \
+                and not function.__code__.co_filename.startswith("<srcad-"):
+            refuse_argument_writes(compiled.argument_writes, function, *call)
+        return compiled
     except SrcadError as error:
         if not reached:
             raise
@@ -243,6 +251,22 @@ def transformed(function, names, containers, mode, reached=True):
             f"{(error.fix or '').rstrip('.')}. Or register a rule for "
             f"`{function.__qualname__}` with `srcad.{maker}`, so srcad does not follow its "
             "source.") from None
+
+
+def refuse_argument_writes(argument_writes: dict, function, args, kwargs) -> None:
+    """Raise the refusal `analysis.aliasing.check_in_place_updates` made for a parameter the
+    called function writes into, when this call passes that parameter something mutable
+    (writing into a Python number only rebinds the name)."""
+    bound = inspect.signature(function).bind(*args, **kwargs).arguments
+    for param, refusal in argument_writes.items():
+        if param in bound and _mutable(bound[param]):
+            raise refusal
+
+
+def _mutable(value) -> bool:
+    if isinstance(value, (tuple, frozenset)):  # (its items may be arrays)
+        return any(map(_mutable, value))
+    return not isinstance(value, (int, float, complex, str, bytes, np.generic, type(None)))
 
 
 def part_of(cotangent, part):
@@ -377,7 +401,7 @@ def _jvp_by_source(function, active, tangents, args, kwargs, reached):
     places = [parameter_of(function, spec) for spec in active]
     names = tuple(dict.fromkeys(name for name, _ in places))
     compiled = transformed(function, names, containers_of(places, active, args, kwargs), "fwd",
-                         reached)
+                           reached, (args, kwargs))
     by_name = {}
     for (name, part), tangent, spec in zip(places, tangents, active):
         if part is None:

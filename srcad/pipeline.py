@@ -97,7 +97,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label,
                            replayable=mode == "rev" and _replayable(block),
                            writes=not _replayable(block),
-                           optimistic=optimistic)
+                           optimistic=optimistic, argument_writes=aliases.argument_writes)
 
 
 def _replayable(block) -> bool:

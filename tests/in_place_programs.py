@@ -205,6 +205,36 @@ def list_of_a_list_then_written(x):
     return np.sum(y * y)
 
 
+def _fill_first(buffer, x):
+    buffer[0] = x[0] * 2.0        # writes into the caller's array
+    return np.sum(buffer)
+
+
+def reads_a_buffer_a_helper_filled(x):
+    b = np.zeros(2)
+    s = _fill_first(b, x)
+    return s + np.sum(b * x)      # b changed under the caller (was a wrong gradient)
+
+
+def _accumulate(state, x):
+    state += x                    # in place on the caller's array (a wrong value, too)
+    return np.sum(state)
+
+
+def accumulates_through_a_helper(x):
+    state = np.zeros(3)
+    return _accumulate(state, x) * _accumulate(state, x)
+
+
+def _advance(t, dt):
+    t += dt                       # on a number, `+=` only rebinds the name
+    return t * t
+
+
+def advances_a_number_in_a_helper(x):
+    return _advance(x[0], x[1]) + _advance(1.5, x[1])
+
+
 CORPUS = [
     (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
     (empty_buffer_rows, (X, W), (0, 1)),
@@ -222,6 +252,7 @@ CORPUS = [
     (copy_method_then_writes, (np.array([0.5, -1.0, 2.0]),), 0),
     (list_recurrence, (np.array([0.5, -1.0, 2.0]), 0.7), (0, 1)),
     (appended_recurrence, (np.array([0.5, 1.2, -0.3, 2.0]),), 0),
+    (advances_a_number_in_a_helper, (np.array([0.5, 1.2]),), 0),
     (comprehension_over_a_tuple, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.2])),
      (0, 1)),
 ]

@@ -41,6 +41,19 @@ def test_a_write_into_an_array_a_list_holds_is_refused(fn):
         srcad.grad(fn)(np.array([1.0, 2.0, 3.0]))
 
 
+@pytest.mark.parametrize("fn, x, helper, parameter", [
+    (p.reads_a_buffer_a_helper_filled, np.array([0.5, 1.5]), "_fill_first", "buffer"),
+    (p.accumulates_through_a_helper, np.array([0.5, 1.5, 2.0]), "_accumulate", "state")])
+def test_a_helper_writing_into_its_array_argument_is_refused(fn, x, helper, parameter):
+    """The caller's derivative does not see a write its helper makes into an argument: the
+    gradient came out wrong (and with `state += x`, the value too)."""
+    refusal = f"`{helper}` writes into its argument `{parameter}`"
+    with pytest.raises(UnsoundAliasingError, match=refusal):
+        srcad.grad(fn)(x)
+    with pytest.raises(UnsoundAliasingError, match=refusal):
+        srcad.jvp(fn, (x,), (np.ones(x.shape),))
+
+
 def test_a_copy_method_of_a_list_keeps_its_items_shared():
     rows = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
     with pytest.raises(UnsoundAliasingError, match="`first` may share memory with `rows`"):

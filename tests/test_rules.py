@@ -26,6 +26,7 @@ from srcad import tangents
 from srcad.api import Derivative
 from srcad.rules import registry
 from srcad.rules.numpy_contractions import EINSUM_JVPS
+from srcad.rules.python_builtins import dict_items, dict_values
 from srcad.testing import numerical_gradient
 from tests.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
 
@@ -478,6 +479,10 @@ JOINING = [  # (primal, fn, shape pairs)
     (tuple, lambda x, y: np.stack(tuple([y, x])) + tuple((x * y,))[0], [(None, None),
                                                                           ((3,), (3,))]),
     (tuple, lambda x, y: np.stack(tuple(x)) ** 2 * y, [((3,), None), ((2, 3), (3,))]),
+    (dict_items, lambda x, y: dict_items({"a": x * y, "b": y})[0][1] * dict_items({"b": x})[0][1],
+     [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
+    (dict_values, lambda x, y: dict_values({"a": y, "b": x * x})[1] * y,
+     [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
 ]
 
 # ---- the helpers of forward mode's tangent programs (differentiated again for 2nd order) -------

@@ -33,11 +33,14 @@ VIEW_FUNCTIONS = {
 
 class Aliases:
     """Which abstract objects each name may refer to, over the whole function, and what
-    each container object may hold."""
+    each container object may hold; `argument_writes` maps each parameter whose memory the
+    function may write into (`p[i] = v`, `p += v`, `p.append(v)`) to the refusal to raise
+    where a caller passes it something mutable (`calls.transformed`)."""
 
-    def __init__(self, points_to: dict, contents: dict):
+    def __init__(self, points_to: dict, contents: dict, argument_writes: dict):
         self.points_to = points_to
         self.contents = contents
+        self.argument_writes = argument_writes
 
     def group(self, name: str) -> set[str]:
         """Every name whose value may show memory of an object `name` may refer to: the
@@ -266,7 +269,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     for name, objects in start.items():
         analysis._note(name, objects)
     analysis.run(block, start)
-    later = {}
+    later, argument_writes = {}, {}
     _live(block, {output}, later)
     for node in walk(block):
         if not isinstance(node, Operation):
@@ -277,6 +280,8 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
         state = analysis.before[id(node)]
         objects = state.get(written, {written})
         variable = versions.get(written, written)
+        for param in sorted(objects & set(params) - set(argument_writes)):
+            argument_writes[param] = _argument_write(param, variable, node, parsed)
         shared = sorted(n for n in later[id(node)] if versions.get(n, n) != variable
                         and _reach(state.get(n, {n}), analysis.contents) & objects)
         if shared:
@@ -288,7 +293,19 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
                 parsed.location(node.statement),
                 f"make a new array before writing into it (`{variable} = np.copy({variable})`"
                 f"), or write `{variable} = {variable} + ...` instead of an in-place update.")
-    return Aliases(analysis.everywhere, analysis.contents)
+    return Aliases(analysis.everywhere, analysis.contents, argument_writes)
+
+
+def _argument_write(param: str, variable: str, node: Operation, parsed) -> UnsoundAliasingError:
+    what = f"`{variable}`, which may be its argument `{param}`," if variable != param \
+        else f"its argument `{param}`"
+    return UnsoundAliasingError(
+        f"`{parsed.name}` writes into {what} in place; srcad differentiates a call of a "
+        "function only where it leaves the arrays and lists passed to it as they were (the "
+        "caller's derivative would not see the write).",
+        parsed.location(node.statement),
+        f"copy it first (`{param} = np.copy({param})`) and return what the caller needs, or "
+        "pass a copy.")
 
 
 def _live(block, live_out: set, later: dict) -> set:
