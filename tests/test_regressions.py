@@ -187,3 +187,18 @@ def test_a_bound_method_of_a_wrapped_function_keeps_its_receiver():
     assert srcad.grad(model.energy)(0.4) == pytest.approx(3.0 * 0.4 + np.cos(0.4))
     np.testing.assert_allclose(srcad.hessian(model.energy)(x), np.diag(3.0 - np.sin(x)))
     np.testing.assert_allclose(srcad.tape.grad(model.energy)(x), expected)
+
+
+def scaled_by_an_integer_cast(x):
+    k = (x * 10).astype(int)      # piecewise constant in x
+    return np.sum(k * x)
+
+
+def test_an_integer_cast_has_no_derivative():
+    """`.astype(int)` passed its cotangent through: a gradient of 14.9 where the function
+    is k * x with k constant around x (7, as finite differences and tape mode say)."""
+    x = np.array([0.79, 0.93])
+    np.testing.assert_allclose(srcad.grad(scaled_by_an_integer_cast)(x), [7.0, 9.0])
+    np.testing.assert_allclose(srcad.tape.grad(scaled_by_an_integer_cast)(x), [7.0, 9.0])
+    _, slope = srcad.jvp(scaled_by_an_integer_cast, (x,), (np.ones(2),))
+    assert slope == pytest.approx(16.0)

@@ -16,15 +16,26 @@ from srcad.runtime import dtype_of, index_adjoint, inverse_permutation, unbroadc
 from srcad.tangents import broadcast_like, dense
 
 # ---- shape operations ------------------------------------------------------------------------
-# A real output's cotangent is its real part (complex to real drops the imaginary part).
-defvjp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs:
-       (np.real(g).astype(dtype_of(a)) if hasattr(g, "astype")
-        else np.asarray(np.real(g), dtype_of(a))) if dtype_of(a).kind == "f"
-       else g if dtype_of(ans).kind == "c" else np.real(g))
-# the VJP passes the cotangent of an integer output through: so does the JVP
-defjvp(np.ndarray.astype, lambda g, ans, a, dtype, *args, **kwargs:
-       np.asarray(g if dtype_of(ans).kind == "c" else np.real(g),
-                  np.promote_types(dtype_of(ans), np.float16)))
+def astype_vjp(g, ans, a, dtype, *args, **kwargs):
+    """A real output's cotangent is its real part (complex to real drops the imaginary
+    part); an integer or boolean output is piecewise constant in `a`: zero, as in JAX (the
+    cotangent passed through was a wrong gradient, off finite differences)."""
+    if dtype_of(ans).kind not in "fc":
+        return np.zeros(np.shape(a), np.promote_types(dtype_of(a), np.float16))
+    if dtype_of(a).kind == "f":
+        return np.real(g).astype(dtype_of(a)) if hasattr(g, "astype") \
+            else np.asarray(np.real(g), dtype_of(a))
+    return g if dtype_of(ans).kind == "c" else np.real(g)
+
+
+def astype_jvp(g, ans, a, dtype, *args, **kwargs):
+    if dtype_of(ans).kind not in "fc":
+        return np.zeros(np.shape(ans), np.promote_types(dtype_of(a), np.float16))
+    return np.asarray(g if dtype_of(ans).kind == "c" else np.real(g), dtype_of(ans))
+
+
+defvjp(np.ndarray.astype, astype_vjp)
+defjvp(np.ndarray.astype, astype_jvp)
 if hasattr(np, "astype"):  # NumPy 2.1's function form of x.astype
     defvjp(np.astype, *vjp_rules(np.ndarray.astype).rules)
     defjvp(np.astype, *jvp_rules(np.ndarray.astype).rules)
