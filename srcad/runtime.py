@@ -331,10 +331,13 @@ def saved_region(y, index):
     return part.copy() if isinstance(part, np.ndarray) else part
 
 
-def region_adjoint(g, index, value):
-    """Cotangent of `value` in `y[index] = value`, from the cotangent `g` of `y`."""
+def region_adjoint(g, index, value, target=None):
+    """Cotangent of `value` in `y[index] = value`, from the cotangent `g` of `y` (`target`,
+    or its shape): zero where `y` holds integers or booleans, which truncate `value`."""
     if g is None:
         return None
+    if type(target) is np.ndarray and target.dtype.kind not in "fc":
+        return unbroadcast(np.zeros(np.shape(g[index]), dtype_of(g)), value)
     if isinstance(index, (list, np.ndarray)) and np.asarray(index).dtype.kind in "iu" \
             and len(np.unique(index)) != np.size(index):
         raise SrcadError(
@@ -409,9 +412,11 @@ def field_adjoint(g, value, name: str) -> tuple:
 
 
 def shape_of(x):
-    """`x`'s Shape; a number, which holds no array worth freeing, stays itself (cheaper)."""
+    """`x`'s Shape; a number, which holds no array worth freeing, stays itself (cheaper), and
+    so does an array of integers or booleans (its dtype tells `region_adjoint` that what is
+    written into it has no derivative)."""
     if type(x) is np.ndarray:
-        return Shape(x.shape)
+        return Shape(x.shape) if x.dtype.kind in "fc" else x
     if isinstance(x, (float, int, np.generic)):
         return x
     return Shape(np.shape(x))

@@ -52,6 +52,14 @@ def zero_element(tangent):
     return None if isinstance(tangent, (list, dict)) else 0.0
 
 
+def stored_tangent(target, tangent):
+    """The tangent written with a value into `target[index]`: zero where `target` holds
+    integers or booleans, which truncate the value."""
+    if type(target) is np.ndarray and target.dtype.kind not in "fc":
+        return np.zeros_like(tangent)
+    return tangent
+
+
 def tangent_elements(tangent, count: int):
     """The tangents of the `count` values unpacked from a value with this tangent."""
     return (None,) * count if tangent is None else tangent

@@ -495,6 +495,7 @@ TANGENT_HELPERS = [
 TANGENT_HELPERS_ON_VECTOR = [
     (tangents.owned, lambda x: tangents.owned(x) * 2.0),
     (tangents.tangent_elements, lambda x: tangents.tangent_elements((x, x * 2.0), 2)[1] * x),
+    (tangents.stored_tangent, lambda x: tangents.stored_tangent(np.zeros(3), x * x) * x),
 ]
 
 def _area_modules():

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from srcad.rules.registry import defjvp, defvjp, nondifferentiable
 from srcad.runtime import unbroadcast
-from srcad.tangents import (broadcast_like, dense, owned, tangent_elements, zero_element,
-                            zero_tangent)
+from srcad.tangents import (broadcast_like, dense, owned, stored_tangent, tangent_elements,
+                            zero_element, zero_tangent)
 
 defvjp(broadcast_like, lambda g, ans, tangent, like: unbroadcast(g, tangent), None)
 defjvp(broadcast_like, lambda g, ans, tangent, like: broadcast_like(g, like), None)
+
+defvjp(stored_tangent, None, lambda g, ans, target, tangent: stored_tangent(target, g))
+defjvp(stored_tangent, None, lambda g, ans, target, tangent: stored_tangent(target, g))
 
 defvjp(owned, lambda g, ans, tangent: g)
 defjvp(owned, lambda g, ans, tangent: owned(g))

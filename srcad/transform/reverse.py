@@ -260,12 +260,13 @@ class _Backward:
     def _setitem(self, op):
         """`y[index] = value`: the written region's adjoint goes to `value`, then is zero."""
         container, index, value = op.args
-        value = clone(value)
-        value.shape_only = True  # region_adjoint reads `value` only for unbroadcasting
+        value, target = clone(value), clone(container)
+        value.shape_only = target.shape_only = True  # (for unbroadcasting, and the dtype)
         adjoint = self.adjoints.name(op.mutates)
         region = self.bindings.name_for("region_adjoint", runtime.region_adjoint)
         statements = [] if op.unrecorded else self._contribute(value, gast.Call(load(region), [
-            load(adjoint), index, value], []), may_be_none=op.mutates in self.adjoints.sequences)
+            load(adjoint), index, value, target], []),
+            may_be_none=op.mutates in self.adjoints.sequences)
         return statements + [self.adjoints.cleared(op.mutates, index)]
 
     def _append(self, op):

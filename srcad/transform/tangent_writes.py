@@ -7,6 +7,7 @@ from __future__ import annotations
 import gast
 
 from srcad.frontend.resolve import Operation
+from srcad.frontend.trees import clone
 from srcad.transform.adjoints import MAYBE, NONE, SET, UNSET, assign, is_none, load
 
 _NONE = gast.Constant(None, None)
@@ -26,7 +27,8 @@ class TangentWrites:
     def _setitem(self, op):
         container, index, value = op.args
         return self._update(op, lambda tangent, element: [gast.Assign(
-            [gast.Subscript(load(tangent), index, gast.Store())], element, None)])
+            [gast.Subscript(load(tangent), index, gast.Store())],
+            gast.Call(self.helper("stored_tangent"), [clone(container), element], []), None)])
 
     def _append(self, op):
         return self._update(op, lambda tangent, element: [gast.Expr(gast.Call(
