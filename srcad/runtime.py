@@ -326,9 +326,22 @@ def unravel(g, x, order="C"):
 
 
 def saved_region(y, index):
-    """A copy of `y[index]`, the values `y[index] = v` is about to overwrite."""
+    """A copy of `y[index]`, the values `y[index] = v` is about to overwrite (a key a dict
+    does not hold yet: `NEW_KEY`, which the backward sweep puts back in its place)."""
+    if type(y) is dict and index not in y:
+        return NEW_KEY
     part = y[index]
     return part.copy() if isinstance(part, np.ndarray) else part
+
+
+class _NewKey:
+    """What a dict held under a key before `d[key] = v` added it: nothing."""
+
+    def __repr__(self):
+        return "NEW_KEY"
+
+
+NEW_KEY = _NewKey()
 
 
 def region_adjoint(g, index, value, target=None):
@@ -336,6 +349,9 @@ def region_adjoint(g, index, value, target=None):
     or its shape): zero where `y` holds integers or booleans, which truncate `value`."""
     if g is None:
         return None
+    if isinstance(g, dict):  # (a dict's adjoint may lack a key added later)
+        part = g.get(index)
+        return None if part is None else unbroadcast(part, value)
     if type(target) is np.ndarray and target.dtype.kind not in "fc":
         return unbroadcast(np.zeros(np.shape(g[index]), dtype_of(g)), value)
     if isinstance(index, (list, np.ndarray)) and np.asarray(index).dtype.kind in "iu" \
@@ -372,6 +388,8 @@ def without_region(g, index):
         cleared = g if type(g) is OwnedList else OwnedList(g)
         cleared[index] = None
         return cleared
+    if isinstance(g, dict):
+        return {**g, index: None}
     cleared = np.copy(g)  # np.copy dispatches for tape-mode tensors; np.array(g) does not
     cleared[index] = 0
     return cleared

@@ -235,6 +235,28 @@ def advances_a_number_in_a_helper(x):
     return _advance(x[0], x[1]) + _advance(1.5, x[1])
 
 
+def dict_built_by_key(x):
+    d = {}
+    d["a"] = x[0] ** 2            # a new key (crashed: the dict had no old value to save)
+    d["b"] = {"c": x * 1.0}
+    d["a"] += x[1] ** 2
+    return d["a"] * x[1] + np.sum(d["b"]["c"] ** 2)
+
+
+def dict_values_replaced(x):
+    d = {"a": x * 1.0, "b": x ** 2, 0: x[0]}
+    d["a"] = d["a"] * 2.0         # crashed: the dict's adjoint was copied as an array
+    d[0] = d[0] * x[1]
+    return np.sum(d["a"] * d["b"]) + d[0]
+
+
+def dict_filled_in_a_loop(x):
+    out = {}
+    for name in ["p", "q"]:
+        out[name] = x * (2.0 if name == "p" else 3.0)
+    return np.sum(out["p"] * out["q"])
+
+
 CORPUS = [
     (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
     (empty_buffer_rows, (X, W), (0, 1)),
@@ -253,6 +275,9 @@ CORPUS = [
     (list_recurrence, (np.array([0.5, -1.0, 2.0]), 0.7), (0, 1)),
     (appended_recurrence, (np.array([0.5, 1.2, -0.3, 2.0]),), 0),
     (advances_a_number_in_a_helper, (np.array([0.5, 1.2]),), 0),
+    (dict_built_by_key, (np.array([0.7, 1.3]),), 0),
+    (dict_values_replaced, (np.array([0.7, 1.3]),), 0),
+    (dict_filled_in_a_loop, (np.array([0.7, 1.3]),), 0),
     (comprehension_over_a_tuple, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.2])),
      (0, 1)),
 ]
