@@ -287,7 +287,8 @@ def _detached(value):
 
 def _checked_cotangent(cotangent, output):
     """The cotangent, with a list or tuple given for an array output made an array (the
-    backward sweep multiplies it, and `[1.0] * -2` is a list, not a number)."""
+    backward sweep multiplies it, and `[1.0] * -2` is a list, not a number), and a Python
+    float given for a NumPy output one of its dtype (`x @ x`'s rule indexes it)."""
     if isinstance(output, (tuple, list)):
         if not isinstance(cotangent, (tuple, list)) or len(cotangent) != len(output):
             raise CotangentError(f"the output is a sequence of {len(output)} values; the "
@@ -299,7 +300,12 @@ def _checked_cotangent(cotangent, output):
     if np.shape(cotangent) != np.shape(output):
         raise CotangentError(f"the cotangent has shape {np.shape(cotangent)} but the output "
                              f"has shape {np.shape(output)}; they must match.")
-    return np.asarray(cotangent) if isinstance(cotangent, (list, tuple)) else cotangent
+    if isinstance(cotangent, (list, tuple)):
+        return np.asarray(cotangent)
+    if type(cotangent) is float and isinstance(output, (np.ndarray, np.generic)) \
+            and output.dtype.kind == "f":  # a NumPy number, as rules expect of NumPy code
+        return output.dtype.type(cotangent)
+    return cotangent
 
 
 def show(fn, wrt=0, mode="rev") -> None:

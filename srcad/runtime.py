@@ -367,8 +367,15 @@ def region_adjoint(g, index, value, target=None):
 
 
 def owned_copy(g):
-    """A copy of the adjoint `g` (None stays None) that the backward sweep owns."""
-    return None if g is None else np.copy(g)  # (np.copy keeps a tape-mode tensor one)
+    """A copy of the adjoint `g` (None stays None) that the backward sweep owns; a list's
+    or tuple's stays a list of its items' (np.copy made it an array)."""
+    if g is None:
+        return None
+    if isinstance(g, (list, tuple)):
+        return OwnedList(g)
+    if isinstance(g, dict):
+        return dict(g)
+    return np.copy(g)  # (np.copy keeps a tape-mode tensor one)
 
 
 def cleared_region(g, index):

@@ -257,6 +257,15 @@ def dict_filled_in_a_loop(x):
     return np.sum(out["p"] * out["q"])
 
 
+def list_of_constants_filled_then_scanned(x):
+    partial = [0.0] * 3           # a list of numbers, filled, then read back (crashed: the
+    for i in range(3):            # list's adjoint was copied into an array)
+        partial[i] = x[i] ** 2
+    for i in range(1, 3):
+        partial[i] = partial[i] + partial[i - 1]
+    return sum(partial)
+
+
 CORPUS = [
     (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
     (empty_buffer_rows, (X, W), (0, 1)),
@@ -278,6 +287,7 @@ CORPUS = [
     (dict_built_by_key, (np.array([0.7, 1.3]),), 0),
     (dict_values_replaced, (np.array([0.7, 1.3]),), 0),
     (dict_filled_in_a_loop, (np.array([0.7, 1.3]),), 0),
+    (list_of_constants_filled_then_scanned, (np.array([0.79, 0.93, 0.85]),), 0),
     (comprehension_over_a_tuple, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.2])),
      (0, 1)),
 ]

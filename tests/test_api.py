@@ -214,3 +214,13 @@ def decorated_elsewhere(x):
 def test_a_decorated_function_runs_with_its_own_module_s_globals():
     assert srcad.grad(decorated_elsewhere)(3.0) == pytest.approx(12.0)
     assert srcad.hessian(decorated_elsewhere)(3.0) == pytest.approx(4.0)
+
+
+def squared_norm_by_matmul(x):
+    return x @ x
+
+
+def test_a_python_float_cotangent_of_a_numpy_output_is_taken_as_its_dtype():
+    """`x @ x`'s rule indexes its cotangent: a Python float crashed it."""
+    _, pullback = srcad.vjp(squared_norm_by_matmul, np.array([1.0, 2.0]))
+    np.testing.assert_allclose(pullback(1.0), [2.0, 4.0])
