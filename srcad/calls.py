@@ -30,9 +30,9 @@ ARRAY_METHODS = {
     "max": np.max, "min": np.min, "astype": np.ndarray.astype,
     "conj": np.conjugate, "conjugate": np.conjugate,
 }
-SHAPE_METHODS = {"reshape", "transpose"}
+SHAPE_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) means np.reshape(x, (2, 3))
 # a dict's views, run as functions with rules (a list of the items, the values; the keys)
-DICT_METHODS = {"items": dict_items, "values": dict_values, "keys": dict_keys}  # x.reshape(2, 3) means np.reshape(x, (2, 3))
+DICT_METHODS = {"items": dict_items, "values": dict_values, "keys": dict_keys}
 
 
 def call_vjp(fn, active: tuple, *args, **kwargs):
@@ -86,7 +86,7 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
                                        "its shape arguments.")
             args = (args,)
         return ARRAY_METHODS[name], active, (receiver, *args), False
-    if type(receiver) is dict and name in DICT_METHODS and not args:
+    if isinstance(receiver, dict) and name in DICT_METHODS and not args:
         return DICT_METHODS[name], active, (receiver,), False
     if isinstance(receiver, types.ModuleType):  # `xp.sum(x)` with `xp` chosen at run time
         kept = _shifted(tuple(a for a in active if a != 0), -1)

@@ -5,8 +5,9 @@ Input: the resolved block, the assignments whose old value the backward sweep po
 Output: forward statements that push each recorded old value just before it is overwritten
 (for `y[i] = v`, a copy of the old `y[i]`; only the shape of a value whose shape is all the
 backward sweep reads),
-push each replayed loop's trip count after it (counted per trip, but for a loop over a
-`range` that never breaks: its length), and push a `for` loop's element at the end of
+push each replayed loop's trip count after it (counted per trip; but for a loop over a
+`range` that never breaks, its length, and for a loop whose every trip pushes the same
+values, how much the stack grew over that number), and push a `for` loop's element at the end of
 each iteration (before a trailing `if flag: break`) when the backward sweep reads it.
 """
 from __future__ import annotations
