@@ -20,20 +20,8 @@ from srcad.arguments import is_container
 from srcad.control import CustomGradient, positional_only, wrong_count
 from srcad.errors import MissingRuleError, SrcadError
 from srcad.frontend.parse import unwrapped
+from srcad.methods import method_callee, shifted
 from srcad.rules import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
-from srcad.rules.python_builtins import dict_items, dict_keys, dict_values
-
-# ndarray methods and the NumPy functions whose rules they share (receiver first).
-ARRAY_METHODS = {
-    "sum": np.sum, "mean": np.mean, "reshape": np.reshape, "ravel": np.ravel,
-    "transpose": np.transpose, "dot": np.dot, "copy": np.copy, "flatten": np.ravel,
-    "max": np.max, "min": np.min, "astype": np.ndarray.astype,
-    "conj": np.conjugate, "conjugate": np.conjugate,
-}
-SHAPE_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) means np.reshape(x, (2, 3))
-# a dict's views, run as functions with rules (a list of the items, the values; the keys)
-DICT_METHODS = {"items": dict_items, "values": dict_values, "keys": dict_keys}
-
 
 def call_vjp(fn, active: tuple, *args, **kwargs):
     """`(fn(*args, **kwargs), pullback)`; `active` lists argument positions and keyword names."""
@@ -52,13 +40,13 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
     if isinstance(fn, CustomGradient):
         return _by_custom_gradient(fn, active, args, kwargs)
     if isinstance(fn, functools.partial):
-        return call_vjp(fn.func, _shifted(active, len(fn.args)), *fn.args, *args,
+        return call_vjp(fn.func, shifted(active, len(fn.args)), *fn.args, *args,
                         **{**fn.keywords, **kwargs})
     if is_nondifferentiable(fn):
         return fn(*args, **kwargs), _no_cotangents(active)
     function = unwrapped(fn)
     if isinstance(function, types.MethodType):  # a bound method: its receiver comes first
-        return _by_rules_or_source(function.__func__, _shifted(active, 1),
+        return _by_rules_or_source(function.__func__, shifted(active, 1),
                                    (function.__self__, *args), kwargs)
     if isinstance(function, types.FunctionType):
         return _by_source(function, active, args, kwargs)
@@ -73,39 +61,6 @@ def call_method_vjp(receiver, name: str, active: tuple, *args, **kwargs):
     fn, shifted, args, padded = method_callee(receiver, name, active, args)
     result, pullback = call_vjp(fn, shifted, *args, **kwargs)
     return result, (_with_receiver_zero(pullback) if padded else pullback)
-
-
-def method_callee(receiver, name: str, active: tuple, args: tuple):
-    """What `receiver.name(*args)` calls, as `(callee, active, args, receiver_dropped)`:
-    `active` and `args` rewritten for the callee; `receiver_dropped` when the receiver (a
-    module) is active but is not passed on."""
-    if isinstance(receiver, (np.ndarray, np.generic)) and name in ARRAY_METHODS:
-        if packs_shape(receiver, name, args):
-            if any(a not in (0,) for a in active):
-                raise MissingRuleError(f"srcad cannot differentiate `.{name}` with respect to "
-                                       "its shape arguments.")
-            args = (args,)
-        return ARRAY_METHODS[name], active, (receiver, *args), False
-    if isinstance(receiver, dict) and name in DICT_METHODS and not args:
-        return DICT_METHODS[name], active, (receiver,), False
-    if isinstance(receiver, types.ModuleType):  # `xp.sum(x)` with `xp` chosen at run time
-        kept = _shifted(tuple(a for a in active if a != 0), -1)
-        return getattr(receiver, name), kept, args, 0 in active
-    method = getattr(receiver, name)
-    if isinstance(method, types.MethodType) and isinstance(method.__func__, types.FunctionType):
-        return method.__func__, active, (receiver, *args), False
-    if 0 in active:
-        raise MissingRuleError(
-            f"srcad cannot differentiate the method `{name}` of a {type(receiver).__name__}.",
-            fix="call the NumPy function instead (`np.sum(x)` for `x.sum()`), or register a "
-            "rule with `srcad.defvjp`.")
-    return method, _shifted(active, -1), args, False
-
-
-def packs_shape(receiver, name: str, args: tuple) -> bool:
-    """Whether `receiver.name(*args)` passes its arguments on as one shape tuple."""
-    return isinstance(receiver, (np.ndarray, np.generic)) and name in SHAPE_METHODS \
-        and len(args) > 1
 
 
 def refuse_unruled(error: MissingRuleError, value, tangent) -> None:
@@ -144,11 +99,6 @@ def _with_receiver_zero(pullback):
     def padded(g):
         return (None, *pullback(g))
     return padded
-
-
-def _shifted(active, offset) -> tuple:
-    """`active` for the same arguments with the positional ones moved by `offset`."""
-    return tuple(a + offset if isinstance(a, int) else a for a in active)
 
 
 def _by_rules_or_source(function, active, args, kwargs):
@@ -349,7 +299,7 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         from srcad.higher_order import jvp_of_tangent_call
         return jvp_of_tangent_call(fn, active, tangents, args, kwargs)
     if isinstance(fn, functools.partial):
-        return jvp_call(fn.func, _shifted(active, len(fn.args)), tangents,
+        return jvp_call(fn.func, shifted(active, len(fn.args)), tangents,
                         (*fn.args, *args), {**fn.keywords, **kwargs}, reached)
     if is_derivative(fn):
         from srcad.derivative_calls import jvp_of_derivative
@@ -361,7 +311,7 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         return fn.jvp(active, tangents, args, kwargs)
     function = unwrapped(fn)
     if isinstance(function, types.MethodType):  # a bound method: its receiver comes first
-        return jvp_call(function.__func__, _shifted(active, 1), tangents,
+        return jvp_call(function.__func__, shifted(active, 1), tangents,
                         (function.__self__, *args), kwargs, reached)
     if isinstance(function, types.FunctionType):
         return _jvp_by_source(function, active, tangents, args, kwargs, reached)

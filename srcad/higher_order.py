@@ -17,7 +17,7 @@ import itertools
 import linecache
 import types
 
-from srcad import calls
+from srcad import calls, methods
 from srcad.control import CustomGradient
 from srcad.errors import UnsupportedDerivativeError
 from srcad.frontend.parse import unwrapped
@@ -57,10 +57,10 @@ class _TangentCall:
     def __init__(self, caller, args, kwargs):
         if caller is calls.call_method_jvp:
             receiver, name, spec, tangents, *rest = args
-            fn, spec, fargs, dropped = calls.method_callee(receiver, name, spec, tuple(rest))
+            fn, spec, fargs, dropped = methods.method_callee(receiver, name, spec, tuple(rest))
             self.shift = int(dropped)  # a module as receiver: not passed on, no tangent
             origins = list(range(4, 4 + len(rest)))
-            if calls.packs_shape(receiver, name, tuple(rest)):  # `x.reshape(5, 1)`
+            if methods.packs_shape(receiver, name, tuple(rest)):  # `x.reshape(5, 1)`
                 origins = [0, None]  # the receiver, then the shape tuple: fixed
             elif len(fargs) > len(rest):
                 origins.insert(0, 0)  # the receiver became the first argument

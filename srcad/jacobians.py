@@ -25,6 +25,7 @@ from srcad.forward_api import check_tangent, jvp, like_output
 from srcad.frontend.parse import code_of
 from srcad.derivative_calls import transformable
 from srcad.batching import basis
+from srcad.replay import replaying
 from srcad.jacobian_batches import BatchedColumns
 
 _MODES = ("auto", "fwd", "rev")
@@ -384,25 +385,3 @@ def batch_jacobian(fn, wrt=0):
     `(batch, *out)` with row i depending only on row i of `x`, the per-example Jacobians,
     shape `(batch, *out, *in)`, from one tangent program run per element of `in`."""
     return _BatchJacobian(fn, wrt)
-
-
-def replaying(backward):
-    """`backward`, callable any number of times: each call first puts back the cells of its
-    closure (the stack, restored variables) and the contents of lists as the forward sweep
-    left them. Only for sweeps that change nothing else (`CompiledAdjoint.replayable`):
-    reverse-mode Jacobians run the forward sweep once and the backward sweep per row."""
-    saved = []
-    for cell in backward.__closure__ or ():
-        try:
-            value = cell.cell_contents
-        except ValueError:  # a cell not filled yet
-            continue
-        saved.append((cell, value, list(value) if isinstance(value, list) else None))
-
-    def replay(cotangent):
-        for cell, value, items in saved:
-            cell.cell_contents = value
-            if items is not None:
-                value[:] = items
-        return backward(cotangent)
-    return replay

@@ -102,7 +102,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
 
 def _replayable(block) -> bool:
     """Whether the backward sweep changes nothing but its closure's cells and lists (what
-    `jacobians.replaying` restores): no array written in place (the sweep restores it), no
+    `replay.replaying` restores): no array written in place (the sweep restores it), no
     call whose pullback keeps a stack of its own."""
     return not any(op.kind in ("setitem", "effect") or op.augmented or op.dynamic
                    for op in operations(block))

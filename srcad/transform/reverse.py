@@ -262,11 +262,11 @@ class _Backward:
         container, index, value = op.args
         value, target = clone(value), clone(container)
         value.shape_only = target.shape_only = True  # (for unbroadcasting, and the dtype)
-        adjoint = self.adjoints.name(op.mutates)
         region = self.bindings.name_for("region_adjoint", runtime.region_adjoint)
-        statements = [] if op.unrecorded else self._contribute(value, gast.Call(load(region), [
-            load(adjoint), index, value, target], []),
-            may_be_none=op.mutates in self.adjoints.sequences)
+        cotangent = gast.Call(load(region), [load(self.adjoints.name(op.mutates)), index,
+                                             value, target], [])
+        statements = [] if op.unrecorded else self._contribute(
+            value, cotangent, may_be_none=op.mutates in self.adjoints.sequences)
         return statements + [self.adjoints.cleared(op.mutates, index)]
 
     def _append(self, op):
