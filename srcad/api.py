@@ -69,7 +69,14 @@ class Derivative:
     def _run(self, args, kwargs, mode: str):
         """`(compiled program, its result, the unpromoted wrt arguments)`: the program of
         `mode` for arguments of these kinds, run on them."""
-        if self._positional and self._last_position < len(args):  # the common, fast case
+        if self._single and self._positional and self._last_position < len(args):
+            position = self._last_position  # the common case: one argument, by position
+            value = args[position]
+            kind = type(value)
+            if kind is not float and not (kind is np.ndarray and value.dtype.kind in "fc"):
+                args = (*args[:position], promote(value, self.names[0]), *args[position + 1:])
+            originals, kinds = [value], (kind,)
+        elif self._positional and self._last_position < len(args):
             originals = [args[p] for p in self.positions]
             kinds = tuple(map(type, originals))
             if kinds not in _FLOATS:  # Python floats need no promotion
@@ -85,13 +92,17 @@ class Derivative:
             args, kwargs = bound.args, bound.kwargs
             kinds = tuple(map(type, originals))
         entry = self._latest.get((kinds, mode))  # arguments of kinds seen before: no analysis
-        if entry is None or not entry[0].guards_hold(self.function):
+        if entry is None or not entry[2]():
             containers = frozenset(n for n, v in zip(self.names, originals)
                                    if is_container(v))
-            entry = self._latest[kinds, mode] = self._program(
+            compiled, program = self._program(
                 containers, tuple(k is float or k is int for k in kinds), mode)
-        compiled, program = entry
-        return compiled, program(*self.receiver, *args, **kwargs), originals
+            entry = self._latest[kinds, mode] = (compiled, program, _guards_of(compiled,
+                                                                              self.function))
+        compiled, program, _ = entry
+        if kwargs:
+            return compiled, program(*self.receiver, *args, **kwargs), originals
+        return compiled, program(*self.receiver, *args), originals
 
     def forward(self, args, kwargs):
         """Run the forward sweep: (output, backward, the unpromoted wrt arguments)."""
@@ -137,9 +148,8 @@ class Derivative:
         def compiled():
             made = cache.compiled_adjoint(self.function, self.names, self.has_aux,
                                           mode="fused", scalars=frozenset(self.names))
-            holds = functools.partial(made.guards_hold, self.function) if made.guards_cells \
-                else functools.partial(made.globals_hold, self.function.__globals__)
-            program[:] = (made.bind(self.function), made.optimistic, holds)
+            program[:] = (made.bind(self.function), made.optimistic,
+                          _guards_of(made, self.function))
 
         def fused(args):
             if len(args) < needed:
@@ -180,11 +190,22 @@ class Derivative:
 
     def _shaped(self, raw, originals):
         """The gradients a program returned, with the types, shapes and dtypes of `wrt`."""
-        if len(self.names) == 1:
-            raw = (raw,)
-        shaped = tuple(float(g) if type(x) is float and isinstance(g, float)  # the common case
+        if self._single:
+            argument = originals[0]
+            shaped = float(raw) if type(argument) is float and isinstance(raw, float) \
+                else like_argument(raw, argument)  # (the common case first)
+            return (shaped,) if self._tuple else shaped
+        shaped = tuple(float(g) if type(x) is float and isinstance(g, float)
                        else like_argument(g, x) for g, x in zip(raw, originals))
-        return shaped if isinstance(self.wrt, tuple) else shaped[0]
+        return shaped if self._tuple else shaped[0]
+
+
+def _guards_of(compiled, function):
+    """`() → whether compiled's guards hold for function`, with the arguments bound (the
+    globals check alone where no guard reads a closure cell): it runs on every call."""
+    if compiled.guards_cells:
+        return functools.partial(compiled.guards_hold, function)
+    return functools.partial(compiled.globals_hold, function.__globals__)
 
 
 def _no_fused_call(args):

@@ -172,6 +172,10 @@ def like_argument(gradient, argument):
     a dict, list or tuple argument gets the same nesting, leaf by leaf. A real argument gets
     the real part of a complex gradient (the imaginary part a real value's cotangent may
     carry means nothing)."""
+    if type(gradient) is np.ndarray and type(argument) is np.ndarray \
+            and gradient.dtype is argument.dtype and gradient.shape == argument.shape \
+            and gradient.base is None and gradient.flags.writeable:
+        return gradient  # the common case: an array the backward sweep made, as it is
     if type(argument) is float:
         return 0.0 if gradient is None else float(np.real(gradient))
     if type(argument) is complex:

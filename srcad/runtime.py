@@ -116,13 +116,12 @@ def index_adjoint(g, x, index):
 
     For a tuple, list or dict `x`, the same kind of container with None (zero) for the
     elements not indexed."""
-    if type(x) is np.ndarray and type(index) is slice and index.step is None and x.ndim \
-            and is_plain(g):  # `x[a:b]`, the common case: only the rest is zeroed
-        result = np.empty(x.shape, np.promote_types(x.dtype, dtype_of(g)))
-        start, stop, _ = index.indices(x.shape[0])
-        result[:start] = 0
-        result[max(start, stop):] = 0
-        result[start:stop] = g
+    if type(x) is np.ndarray and type(index) is slice and is_plain(g):  # `x[a:b]`, the common
+        dtype, g_dtype = x.dtype, dtype_of(g)                           # case, one call deep
+        if g_dtype is not dtype:  # (NumPy's own dtypes are singletons: float64 is float64)
+            dtype = np.promote_types(dtype, g_dtype)
+        result = np.zeros(x.shape, dtype)  # (faster than zeroing only the rest, and than
+        result[index] = g                  # np.zeros_like, at 10 elements and at 10^4)
         return result
     if isinstance(x, (tuple, list)):
         result = [None] * len(x)
@@ -223,13 +222,18 @@ def negative_into(total):
 def add_at(total, g, x, index):
     """`total + index_adjoint(g, x, index)`, in place: adds `g` into `total[index]` without
     a zero array of `x`'s shape."""
-    if type(total) is np.ndarray and type(x) is np.ndarray and total.shape == x.shape \
-            and is_plain(g) and _keeps(total.dtype, x.dtype) and _keeps(total.dtype, dtype_of(g)):
-        if _is_basic(index) or _is_boolean_mask(index):
-            total[index] += g  # each element once
-        else:
-            np.add.at(total, index, g)  # repeated indices add up
-        return total
+    if type(total) is np.ndarray and type(x) is np.ndarray and total.shape == x.shape:
+        dtype, kind = total.dtype, type(g)
+        if kind is np.ndarray and g.dtype is dtype and x.dtype is dtype \
+                and (type(index) is slice or type(index) is int):  # the common case
+            total[index] += g
+            return total
+        if is_plain(g) and _keeps(dtype, x.dtype) and _keeps(dtype, dtype_of(g)):
+            if _is_basic(index) or _is_boolean_mask(index):
+                total[index] += g  # each element once
+            else:
+                np.add.at(total, index, g)  # repeated indices add up
+            return total
     if isinstance(total, (tuple, list, dict)):  # (a container adjoint adds item by item)
         return accumulate(total, index_adjoint(g, x, index))
     return total + index_adjoint(g, x, index)
