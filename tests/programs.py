@@ -214,15 +214,6 @@ async def asynchronous(x):
     return np.sum(x)
 
 
-def loop_with_else(x):
-    for v in x:
-        if v > 0:
-            break
-    else:
-        x = x * 2.0
-    return np.sum(x)
-
-
 def zip_kept_in_a_name(x):
     pairs = zip(x, x * 2.0)
     total = 0.0

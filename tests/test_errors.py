@@ -23,7 +23,6 @@ def _line_of(fn, text):
     (p.generator, "generators", "yield np.sum(x)"),
     (p.writes_global, "`global` declarations", "global COUNTER"),
     (p.asynchronous, "`async` functions", "async def asynchronous"),
-    (p.loop_with_else, "`else` clauses of loops", "for v in x:"),
     (p.zip_kept_in_a_name, "`zip(...)` of differentiated values", "pairs = zip("),
     (p.enumerate_passed_on, "`enumerate(...)` of differentiated values", "list(enumerate(x))"),
     (p.reversed_kept_in_a_name, "`reversed(...)`", "backwards = reversed(x)"),

@@ -5,7 +5,8 @@ Input: a fenced FunctionDef. Output: the same function in which
 - `continue` does not appear, and `break` appears only as `if <flag>: break`, the last
   statement of a loop body;
 - a statement that may jump is followed by the rest of its block guarded by
-  `if not <flag>: ...`.
+  `if not <flag>: ...`;
+- a loop's `else:` block follows the loop, guarded by `if not <flag>:` if it may break.
 So every loop body that starts also reaches its end, which is what lets the reverse sweep
 replay a loop by its trip count and pop the stack in step with the forward sweep.
 
@@ -28,8 +29,9 @@ def lower_exits(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     final = body[-1:] if body and isinstance(body[-1], gast.Return) else []
     inner = body[:len(body) - len(final)]
     jumps = [n for s in inner for n in walk_local(s)
-             if isinstance(n, (gast.Return, gast.Break, gast.Continue))]
-    if not any(isinstance(n, gast.Return) for n in jumps):
+             if isinstance(n, (gast.Return, gast.Break, gast.Continue))
+             or isinstance(n, (gast.For, gast.While)) and n.orelse]  # (`else` runs unless
+    if not any(isinstance(n, gast.Return) for n in jumps):          # the loop broke)
         if jumps:
             fn.body = _Lowering(namer, returns=False).block(inner, loop=None) + final
         return fn
@@ -57,6 +59,11 @@ def _name(identifier, ctx):
 
 def _assign(identifier, value):
     return gast.Assign([_name(identifier, gast.Store())], value, None)
+
+
+def _any(flags):
+    return _name(flags[0], gast.Load()) if len(flags) == 1 else gast.BoolOp(
+        gast.Or(), [_name(f, gast.Load()) for f in flags])
 
 
 def _not(flags):
@@ -112,10 +119,12 @@ class _Lowering:
             node.orelse = self.block(node.orelse, loop)
             return [node], self._flags_set_in(node, loop)
         if isinstance(node, (gast.For, gast.While)):
-            return self._loop(node)
+            return self._loop(node, loop)
         return [node], []
 
-    def _loop(self, node):
+    def _loop(self, node, outer):
+        """The loop with its exits lowered; its `else:` block follows it, run unless the
+        loop broke or returned, and jumps out of that block belong to the `outer` loop."""
         inner = _Loop(self.namer)
         node.body = self.block(node.body, inner)
         exits = [f for f in (inner.breaking, self._returns_in(node)) if f]
@@ -126,10 +135,16 @@ class _Lowering:
             prologue.append(gast.copy_location(
                 _assign(inner.breaking, gast.Constant(False, None)), node))
         if exits:
-            test = _name(exits[0], gast.Load()) if len(exits) == 1 else gast.BoolOp(
-                gast.Or(), [_name(f, gast.Load()) for f in exits])
-            node.body.append(gast.If(test, [gast.Break()], []))
-        return prologue + [node], [self.returning] if self._returns_in(node) else []
+            node.body.append(gast.If(_any(exits), [gast.Break()], []))
+        flags = [self.returning] if self._returns_in(node) else []
+        if not node.orelse:
+            return prologue + [node], flags
+        otherwise, node.orelse = self.block(node.orelse, outer), []
+        if exits:
+            otherwise = [gast.copy_location(gast.If(_not(exits), otherwise, []), node)]
+        after = gast.If(gast.Constant(True, None), otherwise, [])  # (only to look into)
+        flags += [f for f in self._flags_set_in(after, outer) if f not in flags]
+        return prologue + [node] + otherwise, flags
 
     def _returns_in(self, node):
         found = self.returning is not None and any(

@@ -69,9 +69,6 @@ def _check_block(statements, parsed):
                 len(statement.items) != 1 or statement.items[0].optional_vars is not None
                 or not isinstance(statement.items[0].context_expr, gast.Call)):
             _refuse(statement, parsed)
-        if isinstance(statement, (gast.For, gast.While)) and statement.orelse:
-            _refuse(statement, parsed, what="`else` clauses of loops",
-                    fix="set a flag before `break` and test it after the loop")
         _check_targets(statement, parsed)
         for field, child in gast.iter_fields(statement):
             if field in ("body", "orelse"):
@@ -83,15 +80,16 @@ def _check_block(statements, parsed):
 
 
 def _check_targets(statement, parsed):
-    """Targets are names, nests of tuples of names, or `name[index]` (also in a chain)."""
+    """Targets are names, `name[index]`, or nests of tuples of them (`y[0], y[1] = ...`);
+    a loop's target holds names only."""
     if isinstance(statement, (gast.Assign, gast.AugAssign)):
         targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
-        element_writes = [t for t in targets if isinstance(t, gast.Subscript)]
-        for target in element_writes:
-            if not isinstance(target.value, gast.Name):
+        leaves = [t for target in targets for t in _leaves(target)]
+        for target in leaves:
+            if isinstance(target, gast.Subscript) and not isinstance(target.value, gast.Name):
                 _refuse(target, parsed, what="assignment into an element of an element",
                         fix="index once, e.g. `y[i, j] = v` instead of `y[i][j] = v`")
-        targets = [t for t in targets if not isinstance(t, gast.Subscript)]
+        targets = [t for t in leaves if not isinstance(t, gast.Subscript)]
     elif isinstance(statement, (gast.For, gast.AnnAssign)):
         targets = [statement.target]
     else:
@@ -102,8 +100,15 @@ def _check_targets(statement, parsed):
                 _refuse(node, parsed, what="assignment to an attribute",
                         fix="keep the value in a local variable and return it")
             if isinstance(node, gast.Subscript):
-                _refuse(node, parsed, what="assignment to an element inside a tuple target",
-                        fix="assign the element in a statement of its own")
+                _refuse(node, parsed, what="a loop variable that is an element (`for y[i] in`)",
+                        fix="loop over a name and assign the element in the body")
+
+
+def _leaves(target):
+    """The names, elements and attributes a target binds (through nests of tuples)."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [leaf for element in target.elts for leaf in _leaves(element)]
+    return [target]
 
 
 def _check_expression_tree(root, parsed):
