@@ -22,6 +22,7 @@ import numpy as np
 
 from srcad.frontend.parse import unwrapped
 from srcad.outlines import shape
+from srcad.rules.python_builtins import INDEXED_AS_ITERATED, indexable
 from srcad.runtime import dtype_of
 
 
@@ -242,7 +243,12 @@ def call(fn, active: tuple, tangents: tuple, *args, **kwargs):
 _UNBATCHABLE = set()  # (code, parameter names) of helpers without a batched program
 
 
-RULES = {np.matmul: matmul, operator.matmul: matmul, np.dot: dot, np.sum: summed,
+def passed_on(ans, tangents, values):
+    """`indexable(values)` (rules/python_builtins.py): the tangent of what it passes on."""
+    return tangents[0] if isinstance(values, INDEXED_AS_ITERATED) else None
+
+
+RULES = {indexable: passed_on, np.matmul: matmul, operator.matmul: matmul, np.dot: dot, np.sum: summed,
          np.mean: averaged, operator.getitem: getitem, np.reshape: reshape,
          np.transpose: transpose, getattr(np.ndarray, "T"): transpose, np.stack: stack,
          np.array: array}

@@ -36,7 +36,9 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
                 raise MissingRuleError(f"srcad cannot differentiate `.{name}` with respect to "
                                        "its shape arguments.")
             args = (args,)
-        return ARRAY_METHODS[name], active, (receiver, *args), False
+        callee = np.generic.astype if name == "astype" and not isinstance(
+            receiver, np.ndarray) else ARRAY_METHODS[name]  # (a NumPy number's own method)
+        return callee, active, (receiver, *args), False
     if isinstance(receiver, dict) and name in DICT_METHODS and not args:
         return DICT_METHODS[name], active, (receiver,), False
     if isinstance(receiver, types.ModuleType):  # `xp.sum(x)` with `xp` chosen at run time

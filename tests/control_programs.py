@@ -658,6 +658,113 @@ def while_in_each_step(x, k):
     return total
 
 
+# ---- loops' `else:`, element tuple targets, zip over dicts (rewritten by the frontend) -------
+def for_else_without_break(x):
+    s = 0.0
+    for i in range(3):
+        s = s + x[i] ** 2
+    else:
+        s = s * np.sin(x[0])
+    return s
+
+
+def for_else_with_break(x, t):
+    """The `else:` runs only when no element passes the threshold."""
+    s = 0.0
+    for v in x:
+        if v > t:
+            s = s + v * t
+            break
+        s = s + v ** 2
+    else:
+        s = s * t
+    return s
+
+
+def while_else(x):
+    s = x
+    while s < 10.0:
+        s = s * 1.5 + 0.5
+    else:
+        s = s * x
+    return s
+
+
+def return_in_loop_else(x):
+    for i in range(3):
+        if x[i] > 2.0:
+            return x[i] * x[0]
+    else:
+        return np.sum(x ** 3)
+    return 0.0
+
+
+def else_continues_outer_loop(x):
+    """An inner loop's `else:` that continues the outer loop; its `break` skips it."""
+    total = 0.0
+    for j in range(2):
+        for i in range(3):
+            if x[i] * j > 1.5:
+                break
+        else:
+            total = total + x[j]
+            continue
+        total = total + x[i] ** 3
+    return total
+
+
+def element_pair_assignment(x):
+    y = x * 1.0
+    y[0], y[2] = y[2] * 2.0, np.sin(y[0])
+    i, y[i] = 1, y[1] * y[0]
+    return np.sum(y * y)
+
+
+def pair_of(a, b):
+    return a * b, a / b
+
+
+def elements_from_a_call(x):
+    y = np.zeros(2)
+    y[0], y[1] = pair_of(x[0], x[1])
+    return y[0] * y[1] + y[1]
+
+
+def zip_over_dict(w, d):
+    """Zip over a dict pairs its keys (indexing it would read its values)."""
+    total = 0.0
+    for k, wi in zip(d, w):
+        total = total + k * wi * wi
+    return total
+
+
+def enumerate_dict_items(w, d):
+    total = 0.0
+    for i, (k, v) in enumerate(d.items()):
+        total = total + w[i] * v * k
+    for k, wi in zip(d.keys(), w):
+        total = total + d[k] * np.sin(wi)
+    return total
+
+
+def loop_variable_shadows_parameter(x):
+    total = 0.0
+    for x in x:
+        total = total + x * x
+    return total
+
+
+def copy_of_row_then_accumulate(A):
+    w = A[0].copy()
+    for k in range(1, 3):
+        w += A[k] * w
+    return np.sum(w ** 2)
+
+
+def astype_of_a_sum(x):
+    return np.sum(x * x).astype(np.float64) * x[0].astype(np.float64)
+
+
 CORPUS = [
     (while_in_each_step, [(0.8, 0.6), (0.3, 0.9)], (0, 1)),
     (rnn, [(np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]]))], (0, 1)),
@@ -761,6 +868,20 @@ CORPUS = [
     # tuple targets restored in reverse order
     (tuple_swap_in_loop, [(0.3, 0.7), (1.5, -0.8)], (0, 1)),
     (tuple_swap_in_branch, [(0.3, 0.7), (-0.5, 1.2)], (0, 1)),
+    # loops' `else:`, element tuple targets, zip over dicts
+    (for_else_without_break, [(np.array([0.5, 1.2, -0.7]),)], 0),
+    (for_else_with_break, [(np.array([0.5, 1.2, -0.7]), 1.0), (np.array([0.5, 0.2, -0.7]), 1.0)],
+     (0, 1)),
+    (while_else, [(1.5,), (12.0,)], 0),
+    (return_in_loop_else, [(np.array([1.0, 2.5, 3.0]),), (np.array([1.0, 1.2, 1.3]),)], 0),
+    (else_continues_outer_loop, [(np.array([1.0, 2.0, 3.0]),), (np.array([1.0, 1.2, 1.3]),)], 0),
+    (element_pair_assignment, [(np.array([0.5, 1.5, -0.8]),)], 0),
+    (elements_from_a_call, [(np.array([0.7, 1.6]),)], 0),
+    (zip_over_dict, [(np.array([0.5, -1.5]), {1: 5.0, 0: 7.0, 2: 3.0})], 0),
+    (enumerate_dict_items, [(np.array([0.5, -1.5]), {2: 5.0, 1: 7.0})], 0),
+    (loop_variable_shadows_parameter, [(np.array([0.5, -1.5, 2.0]),)], 0),
+    (copy_of_row_then_accumulate, [(np.array([[0.5, -1.0], [0.3, 0.8], [1.2, -0.4]]),)], 0),
+    (astype_of_a_sum, [(np.array([0.5, -1.0, 2.0]),)], 0),
 ]
 
 

@@ -60,7 +60,8 @@ CORPUS = ([(fn, args, wrt) for fn, arg_sets, wrt in control_programs.CORPUS for 
 def test_corpus_programs(fn, args, wrt):
     """Loops, branches, lists and calls: batched where every operation has a batched form,
     column by column otherwise; the same Jacobian either way."""
-    assert_forward_matches_reverse(fn, tuple(np.copy(a) for a in args), wrt)
+    assert_forward_matches_reverse(fn, tuple(dict(a) if isinstance(a, dict) else np.copy(a)
+                                             for a in args), wrt)
 
 
 def contractions(a, b, v):

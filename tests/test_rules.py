@@ -26,7 +26,7 @@ from srcad import tangents
 from srcad.api import Derivative
 from srcad.rules import registry
 from srcad.rules.numpy_contractions import EINSUM_JVPS
-from srcad.rules.python_builtins import dict_items, dict_values
+from srcad.rules.python_builtins import dict_items, dict_values, indexable
 from srcad.testing import numerical_gradient
 from tests.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
 
@@ -208,6 +208,7 @@ ON_CUBE = [  # x of shape (2, 3, 4)
     (np.min, lambda x: np.min(x, axis=-1)),
     (np.min, lambda x: x.min()),
     (np.ndarray.astype, lambda x: x.astype(np.float64) * 2.0),
+    (np.generic.astype, lambda x: np.sum(x).astype(np.float64) * x),
     (np.reshape, lambda x: np.reshape(x, (4, 6))),
     (np.reshape, lambda x: np.reshape(x, -1)),
     (np.reshape, lambda x: np.reshape(x, (6, 4), order="F")),
@@ -476,6 +477,7 @@ JOINING = [  # (primal, fn, shape pairs)
     (builtins.sum, lambda x, y: sum(x) * y, [((3,), None), ((2, 3), (3,))]),
     (list, lambda x, y: np.stack(list([x, y * x])) * list((y, x))[0], [(None, None), ((3,), (3,))]),
     (list, lambda x, y: np.stack(list(x)) * y, [((3,), None), ((2, 3), (3,))]),  # rows
+    (list, lambda x, y: list({2.0: x, 3.0: x * y})[1] * y, [((3,), (3,))]),  # keys: no tangent
     (tuple, lambda x, y: np.stack(tuple([y, x])) + tuple((x * y,))[0], [(None, None),
                                                                           ((3,), (3,))]),
     (tuple, lambda x, y: np.stack(tuple(x)) ** 2 * y, [((3,), None), ((2, 3), (3,))]),
@@ -483,6 +485,8 @@ JOINING = [  # (primal, fn, shape pairs)
      [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
     (dict_values, lambda x, y: dict_values({"a": y, "b": x * x})[1] * y,
      [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
+    (indexable, lambda x, y: indexable([x, y * x])[1] * indexable(x)[0] + indexable({2: y})[0],
+     [((3,), (3,)), ((2, 3), (3,))]),
 ]
 
 # ---- the helpers of forward mode's tangent programs (differentiated again for 2nd order) -------

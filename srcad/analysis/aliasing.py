@@ -22,12 +22,14 @@ import numpy as np
 from srcad.errors import UnsoundAliasingError
 from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
 from srcad.rules import is_nondifferentiable, vjp_rules
+from srcad.rules.python_builtins import indexable
 from srcad.transform.sequences import SEQUENCE_RESULTS
 
 VIEW_FUNCTIONS = {
     operator.getitem, np.reshape, np.ravel, np.transpose, np.ndarray.T, np.squeeze,
     np.expand_dims, np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d, np.atleast_3d,
     np.swapaxes, np.moveaxis, np.broadcast_to, np.diagonal, np.real, np.imag,
+    indexable,  # (it returns its argument itself, but for a dict or a set)
 }
 
 
@@ -203,7 +205,7 @@ def surely_arrays(block: list, arrays) -> frozenset:
     """The names that hold a NumPy array or number on every path, given the parameters
     `arrays` that do: what one-output ufuncs, NumPy functions with a rule (but for those
     returning several arrays) and `np.zeros` and its kin make, arithmetic of such names,
-    and copies of them (a greatest fixpoint, as in scalars.py)."""
+    their elements and slices, and copies of them (a greatest fixpoint, as in scalars.py)."""
     candidates = set(arrays) | {t for op in operations(block) for t in op.targets}
     while True:
         size = len(candidates)
@@ -225,6 +227,8 @@ def _makes_an_array(op: Operation, arrays: set) -> bool:
     of_arrays = {a.id for a in op.args if hasattr(a, "id")} <= arrays
     if op.kind == "copy" or op.method == "copy" or _among(op.callee, _ARITHMETIC):
         return of_arrays  # (`+` of two lists is a list)
+    if op.callee is operator.getitem:  # an element, a view or a gather of an array
+        return getattr(op.args[0], "id", None) in arrays
     callee = op.callee
     if op.method is not None or _among(callee, SEQUENCE_RESULTS):
         return False

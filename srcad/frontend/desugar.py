@@ -9,12 +9,14 @@ from __future__ import annotations
 import gast
 
 from srcad.frontend.trees import clone, walk
+from srcad.rules import python_builtins
 
 
 class Desugaring:
     def _indexed_iteration(self, node):
         """`for t in enumerate(s)` / `zip(a, b)` / `reversed(s)` as a loop over indices,
-        `for k in range(len(s)): t = (k, s[k])`, so element adjoints reach the sequences."""
+        `for k in range(len(s)): t = (k, s[k])`, so element adjoints reach the sequences
+        (each read through `indexable`: a dict's `s[k]` is not its k-th key)."""
         call = node.iter
         if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
                 and call.args and not any(isinstance(a, gast.Starred) for a in call.args)):
@@ -25,8 +27,11 @@ class Desugaring:
         if kind not in _INDEXED or not self.resolver.is_builtin(kind, _INDEXED[kind]) \
                 or (call.keywords and kind != "enumerate") or (kind != "zip" and len(call.args) != 1):
             return None
-        sequences = [self._name_for(self._atom(a), a, base="sequence", force=True)
-                     for a in call.args]
+        indexable = self.resolver.helper(python_builtins.indexable, self.namer)
+        atoms = [self._atom(a) for a in call.args]  # (a display is indexable as it is)
+        sequences = [self._name_for(atom if isinstance(atom, (gast.List, gast.Tuple)) else
+                                    gast.Call(indexable, [atom], []), a, base="sequence",
+                                    force=True) for atom, a in zip(atoms, call.args)]
         index = gast.Name(self.namer.temporary("index"), gast.Load(), None, None)
 
         def item(sequence):

@@ -177,7 +177,8 @@ class _Normalizer(Desugaring, NestedFunctions):
         indexed = self._indexed_iteration(node)
         if indexed is not None:
             node = indexed
-        rebound = isinstance(node.iter, gast.Name) and stores(node.body, node.iter.id)
+        rebound = isinstance(node.iter, gast.Name) and (stores(node.body, node.iter.id) or any(
+            isinstance(n, gast.Name) and n.id == node.iter.id for n in walk(node.target)))
         iterable = self._atom(node.iter)
         if not isinstance(iterable, gast.Name) or rebound:
             iterable = self._name_for(iterable, node.iter, base="iterable", force=True)

@@ -109,6 +109,17 @@ class Resolver:
         self.cells = {name: i for i, name in enumerate(fn.__code__.co_freevars)}
         self.guards: dict[str, Guard] = {}
         self.local_names: set[str] = set(param_names(parsed.node))
+        self.helpers: dict[str, object] = {}  # name → srcad's own function, see `helper`
+
+    def helper(self, obj, namer) -> gast.Name:
+        """A name for srcad's own `obj`, which a frontend rewrite calls (`indexable` in a
+        loop over `zip`): claimed from `namer`, so it collides with nothing of the user's,
+        and passed to the generated code as a cell (transform/bindings.py), not guarded."""
+        name = next((n for n, o in self.helpers.items() if o is obj), None)
+        if name is None:
+            name = namer.claim(obj.__name__)
+            self.helpers[name] = obj
+        return gast.Name(name, gast.Load(), None, None)
 
     def is_builtin(self, name: str, builtin) -> bool:
         """Whether `name`, not a local, is bound to `builtin` (guarded if so)."""
@@ -117,6 +128,8 @@ class Resolver:
 
     def peek(self, name: str):
         """The object `name` is bound to now in the closure, globals or builtins."""
+        if name in self.helpers:
+            return self.helpers[name]
         if name in self.cells:
             try:
                 return self.fn.__closure__[self.cells[name]].cell_contents
@@ -127,7 +140,7 @@ class Resolver:
     def lookup(self, name: str):
         """Like `peek`, and records that the transformation relies on this binding."""
         value = self.peek(name)
-        if value is not _MISSING:
+        if value is not _MISSING and name not in self.helpers:
             self.guards[name] = Guard(name, value, self.cells.get(name))
         return value
 

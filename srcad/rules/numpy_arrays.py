@@ -36,9 +36,9 @@ def astype_jvp(g, ans, a, dtype, *args, **kwargs):
 
 defvjp(np.ndarray.astype, astype_vjp)
 defjvp(np.ndarray.astype, astype_jvp)
-if hasattr(np, "astype"):  # NumPy 2.1's function form of x.astype
-    defvjp(np.astype, *vjp_rules(np.ndarray.astype).rules)
-    defjvp(np.astype, *jvp_rules(np.ndarray.astype).rules)
+for _astype in [np.generic.astype] + ([np.astype] if hasattr(np, "astype") else []):
+    defvjp(_astype, *vjp_rules(np.ndarray.astype).rules)  # a NumPy number's, and NumPy 2.1's
+    defjvp(_astype, *jvp_rules(np.ndarray.astype).rules)  # function form of x.astype
 defvjp(np.reshape, lambda g, ans, a, shape=None, order="C": np.reshape(g, np.shape(a), order=order))
 defjvp(np.reshape, lambda g, ans, a, shape=None, order="C":
        np.reshape(g, np.shape(ans), order=order))

@@ -28,7 +28,7 @@ def sequence_vjp(g, ans, iterable=()):
         return np.stack(dense(g, list(iterable))) if len(iterable) \
             else np.zeros(np.shape(iterable), np.promote_types(iterable.dtype, np.float16))
     if isinstance(iterable, dict):
-        return None
+        return dict.fromkeys(iterable)  # (a zero per key: a dict display reads them)
     return type(iterable)(g) if isinstance(iterable, (list, tuple)) else list(g)
 
 
@@ -79,10 +79,14 @@ defjvp(builtins.sum,
        lambda g, ans, iterable, start=0: broadcast_like(sum(dense(g, iterable), 0.0), ans),
        lambda g, ans, iterable, start=0: broadcast_like(g, ans))
 define_pointwise(float, lambda g, ans, x: g)
+# `list(xs)` / `tuple(xs)`: item i's tangent is item i's of `xs`; a dict's keys have none
+# (`list(g)` of its tangent would list the keys)
 defvjp(list, sequence_vjp)
-defjvp(list, lambda g, ans, iterable=(): list(g))
+defjvp(list, lambda g, ans, iterable=(): [None] * len(ans) if isinstance(iterable, dict)
+       else list(g))
 defvjp(tuple, sequence_vjp)
-defjvp(tuple, lambda g, ans, iterable=(): tuple(g))
+defjvp(tuple, lambda g, ans, iterable=(): (None,) * len(ans) if isinstance(iterable, dict)
+       else tuple(g))
 defvjp(abs, absolute_vjp)  # np.abs's rules: conj(z) / |z| for complex z
 defjvp(abs, absolute_jvp)
 for _extremum in (builtins.max, builtins.min):
@@ -140,6 +144,29 @@ def dict_values(mapping: dict) -> list:
 def dict_keys(mapping: dict):
     """`mapping.keys()`: keys carry no derivative."""
     return mapping.keys()
+
+
+def indexable(values):
+    """What a loop over `zip`, `enumerate` or `reversed` of `values` indexes (the frontend
+    rewrites such loops over indices, frontend/desugar.py): `values` itself where indexing
+    gives what iterating does (an array, list, tuple, range or string), else the list that
+    iterating gives: a dict's keys (indexing a dict reads its values), a set's or a view's
+    items. Only what is passed on carries a derivative (a dict's keys have none)."""
+    return values if isinstance(values, INDEXED_AS_ITERATED) else list(values)
+
+
+INDEXED_AS_ITERATED = (np.ndarray, list, tuple, range, str)
+
+
+def _passed_on(g, ans, values):  # (not `ans is values`: an inlined rule may copy a display)
+    if isinstance(values, INDEXED_AS_ITERATED):
+        return g
+    return dict.fromkeys(values) if isinstance(values, dict) else None  # (zero per key)
+
+
+defvjp(indexable, _passed_on)
+defjvp(indexable, lambda g, ans, values: g if isinstance(values, INDEXED_AS_ITERATED)
+       else [None] * len(ans))  # (a dict's keys, a set's items: no tangent)
 
 
 def _by_key(mapping: dict, cotangents) -> dict | None:

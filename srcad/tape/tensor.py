@@ -209,7 +209,9 @@ class Tensor:
         return np.copy(np.ravel(self, order))
 
     def astype(self, dtype, **kwargs):
-        return dispatch.call(np.ndarray.astype, (self, dtype), kwargs)
+        method = np.ndarray.astype if isinstance(dispatch.value_of(self), np.ndarray) \
+            else np.generic.astype  # (a tensor may hold a NumPy number)
+        return dispatch.call(method, (self, dtype), kwargs)
 
     def fill(self, value):
         inplace.assign(self, Ellipsis, value)

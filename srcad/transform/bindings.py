@@ -24,6 +24,8 @@ class Bindings:
         self.cells: dict[str, object] = {}   # name → object, passed as closure cells
         self._names: dict[int, str] = {}
         self._objects: dict[str, object] = {}  # name → object, for every name handed out
+        for name, obj in resolver.helpers.items():  # (the frontend's, named already)
+            self.cells[name], self._names[id(obj)], self._objects[name] = obj, name, obj
 
     def name_for(self, preferred: str, obj) -> str:
         if id(obj) in self._names:

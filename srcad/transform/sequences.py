@@ -11,6 +11,7 @@ import gast
 import numpy as np
 
 from srcad.frontend.resolve import Loop, Operation, operations, walk
+from srcad.rules.python_builtins import indexable
 
 
 def sequence_names(block, containers) -> set:
@@ -36,7 +37,8 @@ def sequence_names(block, containers) -> set:
                 names.update(node.targets)
             elif isinstance(node, Operation) and node.targets and node.args \
                     and isinstance(node.args[0], gast.Name) and node.args[0].id in names \
-                    and (node.kind == "copy" or node.callee is operator.getitem):
+                    and (node.kind == "copy" or node.callee is operator.getitem
+                         or node.callee is indexable):
                 names.update(node.targets)
         if len(names) == size:
             return names
@@ -54,6 +56,8 @@ def _may_return_a_sequence(op: Operation) -> bool:
     """A call to the user's code (a helper, a method, a custom gradient, a function with
     a rule the user registered) may return a tuple, list or dict; NumPy's functions do not,
     but for those that split an array or return several results (`SEQUENCE_RESULTS`)."""
+    if op.callee is indexable:  # (its argument, or the keys of a dict: see sequence_names)
+        return False
     module = getattr(op.callee, "__module__", None) or ""
     return op.dynamic or module.split(".")[0] not in _ARRAY_LIBRARIES \
         or any(op.callee is fn for fn in SEQUENCE_RESULTS)
