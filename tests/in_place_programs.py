@@ -266,6 +266,42 @@ def list_of_constants_filled_then_scanned(x):
     return sum(partial)
 
 
+def nested_comprehension(x):
+    """Each trip makes and fills a new inner list, then the outer list holds it."""
+    m = [[x[i] * x[j] for j in range(3)] for i in range(3)]
+    return m[0][1] + m[1][1] * m[2][0] + np.sum(np.stack(m[2]) ** 2)
+
+
+def buffer_per_trip(x):
+    """A new buffer each trip, written, then kept in a list: its writes are its own."""
+    out = []
+    for i in range(3):
+        buf = np.zeros(2)
+        buf[0] = x[i] ** 2
+        buf[1] = x[i] * 3.0
+        out.append(buf)
+    return np.sum(np.stack(out) ** 2)
+
+
+def one_buffer_kept_each_trip(x):
+    """The same buffer is written and kept every trip: the list holds it three times."""
+    out = []
+    buf = np.zeros(2)
+    for i in range(3):
+        buf[0] = x[i] ** 2
+        out.append(buf)
+    return np.sum(np.stack(out) ** 2)
+
+
+def list_kept_before_filled(x):
+    outer = []
+    for i in range(2):
+        inner = []
+        outer.append(inner)
+        inner.append(x[i] * 2.0)
+    return outer[0][0] * outer[1][0]
+
+
 CORPUS = [
     (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
     (empty_buffer_rows, (X, W), (0, 1)),
@@ -290,5 +326,7 @@ CORPUS = [
     (list_of_constants_filled_then_scanned, (np.array([0.79, 0.93, 0.85]),), 0),
     (comprehension_over_a_tuple, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.2])),
      (0, 1)),
+    (nested_comprehension, (np.array([0.5, -1.0, 2.0]),), 0),
+    (buffer_per_trip, (np.array([0.5, -1.0, 2.0]),), 0),
 ]
 

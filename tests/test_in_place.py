@@ -41,6 +41,17 @@ def test_a_write_into_an_array_a_list_holds_is_refused(fn):
         srcad.grad(fn)(np.array([1.0, 2.0, 3.0]))
 
 
+@pytest.mark.parametrize("fn, shared, written", [
+    (p.one_buffer_kept_each_trip, "out", "buf"), (p.list_kept_before_filled, "outer", "inner")])
+def test_an_object_a_loop_keeps_and_then_writes_is_refused(fn, shared, written):
+    """A loop's objects are told apart by the trip that made them (a new list or buffer per
+    trip may be written, nested_comprehension), but not where one object is written again,
+    or written after a list took it."""
+    with pytest.raises(UnsoundAliasingError, match=f"`{written}` may share memory with "
+                                                   f"`{shared}`"):
+        srcad.grad(fn)(np.array([1.0, 2.0, 3.0]))
+
+
 @pytest.mark.parametrize("fn, x, helper, parameter", [
     (p.reads_a_buffer_a_helper_filled, np.array([0.5, 1.5]), "_fill_first", "buffer"),
     (p.accumulates_through_a_helper, np.array([0.5, 1.5, 2.0]), "_accumulate", "state")])

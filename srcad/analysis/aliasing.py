@@ -52,25 +52,52 @@ class Aliases:
                 if _reach(pointed, self.contents) & objects} | {name}
 
 
-def _reach(objects: set, contents: dict) -> set:
-    """`objects` and everything they hold, at any depth."""
+def _reach(objects: set, contents: dict, prefix: str = "") -> set:
+    """`objects` and everything they hold, at any depth (`contents[prefix + obj]`: what `obj`
+    holds)."""
     reached, todo = set(objects), list(objects)
     while todo:
-        for held in contents.get(todo.pop(), ()):
+        for held in contents.get(prefix + todo.pop(), ()):
             if held not in reached:
                 reached.add(held)
                 todo.append(held)
     return reached
 
 
+_HOLDS = "holds "  # a state's key for what an object holds (no name has a space)
+_OLDER = "'"  # `obj'2`: what an operation made on earlier trips of the loop at depth 2
+
+
+def _base(obj: str) -> str:
+    return obj.partition(_OLDER)[0]
+
+
+def _age(obj: str) -> int | None:
+    """The depth of the loop on whose earlier trips `obj` was made (None: the latest)."""
+    _, older, depth = obj.partition(_OLDER)
+    return int(depth) if older else None
+
+
+def _site(obj: str) -> str | None:
+    """The id of the operation that made `obj` (`name@id`, `name@id[]`), if one did."""
+    _, at, site = _base(obj).rpartition("@")
+    return site.rstrip("[]") if at else None
+
+
 class _PointsTo:
-    """Forward analysis; `before[id(op)]` is the state in front of each operation.
+    """Forward analysis; `before[id(op)]` is the state in front of each operation: the
+    objects each name may refer to, and under `_HOLDS + obj` the objects `obj` may hold.
 
     A list, tuple or dict display makes a container object of its own, which *holds* its
-    items' objects (`contents`, for the whole function): appending to a list, or replacing
-    one of its items, writes the container, not the arrays it holds, and reading an item
-    gives the held objects. Which container holds what is gathered over the function (so
-    `run` repeats the analysis until it stops growing)."""
+    items' objects: appending to a list, or replacing one of its items, writes the
+    container, not the arrays it holds, and reading an item gives the held objects.
+    An object is named by the operation that made it; as a trip of a loop at depth d
+    starts, what the operations of its body made on its earlier trips becomes one object of
+    their own, `obj'd` (a recency abstraction, by loop): a list made and filled on each
+    trip, then appended to another (a nested comprehension), is not the list the other one
+    already holds, and an inner loop's trips do not confuse the outer one's. `everywhere` and
+    `contents` gather, over the whole function, what each name may refer to and what each
+    object may hold, the older objects folded into theirs (for `Aliases`)."""
 
     def __init__(self, return_variable=None):
         self.before: dict[int, dict] = {}
@@ -78,13 +105,7 @@ class _PointsTo:
         self.return_variable = return_variable
         self.contents: dict[str, set] = {}
         self.containers: set[str] = set()  # the objects surely a list, tuple or dict
-
-    def run(self, block, start: dict) -> None:
-        while True:
-            held = sum(map(len, self.contents.values()))
-            self.block(block, start)
-            if sum(map(len, self.contents.values())) == held:
-                return
+        self.depth = 0  # how many loops enclose the operations being analysed
 
     def block(self, nodes, state: dict) -> dict:
         for node in nodes:
@@ -107,7 +128,7 @@ class _PointsTo:
             stored = op.args[-1]
             if hasattr(stored, "id") and op.mutates:
                 for container in objects(op.mutates):
-                    self.contents.setdefault(container, set()).update(objects(stored.id))
+                    self._hold(state, container, objects(stored.id))
         if op.targets == (self.return_variable,):
             made = None
         elif op.augmented:  # `x += v`: the result is the object `x` was, not `v`
@@ -116,18 +137,18 @@ class _PointsTo:
         elif op.kind == "copy":
             made = self._of(names, objects)
         elif op.kind == "unpack" or _among(op.callee, _ITEM_READS):
-            made = self._held(objects(names[0])) if names else None
+            made = self._held(objects(names[0]), state) if names else None
         elif op.kind == "pack" or op.kind == "call" and _among(op.callee, SEQUENCE_RESULTS):
-            made = self._container(op, names, objects)
+            made = self._container(op, names, objects, state)
         elif op.kind == "call" and _may_return_a_view(op.callee):
-            made = _reach(self._of(op.read_names(), objects), self.contents)
+            made = _reach(self._of(op.read_names(), objects), state, _HOLDS)
         else:
             made = None
         for target in op.targets:
             state[target] = made if made is not None else {f"{target}@{id(op)}"}
             self._note(target, state[target])
 
-    def _container(self, op: Operation, names, objects) -> set:
+    def _container(self, op: Operation, names, objects, state) -> set:
         """A new list, tuple or dict, holding the objects of the items it was made of (the
         elements of a display; what `list(xs)` or `np.split(x)` takes them from)."""
         container = f"{op.targets[0]}@{id(op)}" if op.targets else f"@{id(op)}"
@@ -136,20 +157,24 @@ class _PointsTo:
             held = self._of(names, objects)
         elif _among(op.callee, _SHARING_SEQUENCES):  # `list(xs)` holds what xs holds,
             written_out = set(op.read_names()) - set(names)  # `list([y])` y itself
-            held = self._held(self._of(names, objects)) | self._of(written_out, objects)
+            held = self._held(self._of(names, objects), state) | self._of(written_out, objects)
         else:  # new arrays (`np.linalg.eigh`)
             held = set()
         if len(names) < len(op.args) or not held:  # an item written out (`[[]]`), a new
             held = held | {f"{container}[]"}       # array: an object of its own
-        self.contents.setdefault(container, set()).update(held)
+        self._hold(state, container, held)
         return {container}
 
-    def _held(self, objects: set) -> set:
+    def _hold(self, state: dict, container: str, objects: set) -> None:
+        state[_HOLDS + container] = state.get(_HOLDS + container, set()) | objects
+        self.contents.setdefault(_base(container), set()).update(map(_base, objects))
+
+    def _held(self, objects: set, state: dict) -> set:
         """What indexing, unpacking or iterating over a value of `objects` may give: the
         objects a container holds, and a view of any other (an array's row)."""
         held = set()
         for obj in objects:
-            held |= self.contents.get(obj, set())
+            held |= state.get(_HOLDS + obj, set())
             if obj not in self.containers:
                 held.add(obj)
         return held
@@ -159,19 +184,42 @@ class _PointsTo:
         return set().union(*(objects(n) for n in names))
 
     def _loop(self, node: Loop, state: dict) -> dict:
+        sites = {str(id(op)) for op in walk(node.body) if isinstance(op, Operation)}
         header = dict(state)
+        self.depth += 1
         while True:
-            inside = dict(header)
+            inside = self._older(header, sites)  # a trip starts: what earlier ones made
             if node.element:
-                inside[node.element] = self._held(header.get(node.iterable, {node.iterable}))
+                inside[node.element] = self._held(header.get(node.iterable, {node.iterable}),
+                                                  header)
                 self._note(node.element, inside[node.element])
             joined = _join(header, self.block(node.body, inside))
             if joined == header:
+                self.depth -= 1
                 return header
             header = joined
 
+    def _older(self, state: dict, sites: set) -> dict:
+        """`state` with each object the operations `sites` (the body of the loop at
+        `self.depth`) made as made on this loop's earlier trips, unless an enclosing loop's
+        earlier trips made it."""
+        def renamed(obj):
+            age = _age(obj)
+            if age is not None and age <= self.depth or _site(obj) not in sites:
+                return obj
+            older = f"{_base(obj)}{_OLDER}{self.depth}"
+            if obj in self.containers:
+                self.containers.add(older)
+            return older
+        older = {}
+        for key, objects in state.items():
+            if key.startswith(_HOLDS):
+                key = _HOLDS + renamed(key[len(_HOLDS):])
+            older[key] = older.get(key, set()) | set(map(renamed, objects))
+        return older
+
     def _note(self, name, objects):
-        self.everywhere.setdefault(name, set()).update(objects)
+        self.everywhere.setdefault(name, set()).update(map(_base, objects))
 
 
 def _join(a: dict, b: dict) -> dict:
@@ -272,7 +320,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     start = {name: {name} for name in params}
     for name, objects in start.items():
         analysis._note(name, objects)
-    analysis.run(block, start)
+    analysis.block(block, start)
     later, argument_writes = {}, {}
     _live(block, {output}, later)
     for node in walk(block):
@@ -287,7 +335,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
         for param in sorted(objects & set(params) - set(argument_writes)):
             argument_writes[param] = _argument_write(param, variable, node, parsed)
         shared = sorted(n for n in later[id(node)] if versions.get(n, n) != variable
-                        and _reach(state.get(n, {n}), analysis.contents) & objects)
+                        and _reach(state.get(n, {n}), state, _HOLDS) & objects)
         if shared:
             other = versions.get(shared[0], shared[0])  # (the user's names, not versions)
             raise UnsoundAliasingError(
