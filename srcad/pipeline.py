@@ -15,6 +15,7 @@ import gast
 
 from srcad.analysis.activity import analyze_activity
 from srcad.analysis.aliasing import check_in_place_updates, resolve_array_copies
+from srcad.transform.sequences import resolve_sequence_arithmetic
 from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
@@ -66,6 +67,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
         output, block = _split_aux(simple, output, block, namer)
     resolve_array_copies(block, frozenset(wrt) - containers)
     activity = analyze_activity(block, set(wrt), output)         # activity
+    resolve_sequence_arithmetic(block, containers, activity.active)
     activity = replace(activity, scalars=scalar_names(block, param_names(simple), scalars))
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
                                      simple.versions, parsed, simple.return_variable)

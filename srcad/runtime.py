@@ -21,6 +21,8 @@ def unbroadcast(g, x):
     target = getattr(x, "shape", ())  # attribute reads: this runs for every binary operation
     g_shape = getattr(g, "shape", ())
     if g_shape == target:
+        if not target and isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
+            _refuse_a_join()
         return g
     if type(x) is not np.ndarray:
         target = np.shape(x)  # x may be a list or another array-like
@@ -52,6 +54,15 @@ def _summed_axes(g_shape: tuple, target: tuple) -> tuple:
 
 
 _SUMMED: dict = {}
+
+
+def _refuse_a_join():
+    raise MissingRuleError(
+        "srcad differentiated `a + b` of two lists or tuples as a sum: it could not tell "
+        "they are sequences (results of calls, or items of a list), and a join hands each "
+        "item its own part of the cotangent, not all of it.",
+        fix="build the sequence in the function itself (`[*a, *b]` is refused too; "
+        "`list(a) + list(b)` or a display such as `[x] + [y]` is differentiated as a join).")
 
 
 def dtype_of(x):
@@ -290,7 +301,9 @@ def accumulate(total, extra):
         return extra
     if extra is None:
         return total
-    if isinstance(total, (tuple, list)):
+    if isinstance(total, list):  # (a list's tangent may be appended to)
+        return [accumulate(a, b) for a, b in zip(total, extra)]
+    if isinstance(total, tuple):
         return tuple(accumulate(a, b) for a, b in zip(total, extra))
     if isinstance(total, dict):
         return {key: accumulate(total[key], extra[key]) for key in total}
@@ -443,9 +456,10 @@ def field_adjoint(g, value, name: str) -> tuple:
 def shape_of(x):
     """`x`'s Shape; a number, which holds no array worth freeing, stays itself (cheaper), and
     so does an array of integers or booleans (its dtype tells `region_adjoint` that what is
-    written into it has no derivative)."""
+    written into it has no derivative), and a list or tuple (`unbroadcast` refuses to sum
+    a join of two)."""
     if type(x) is np.ndarray:
         return Shape(x.shape) if x.dtype.kind in "fc" else x
-    if isinstance(x, (float, int, np.generic)):
+    if isinstance(x, (float, int, np.generic, list, tuple)):
         return x
     return Shape(np.shape(x))

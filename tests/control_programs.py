@@ -765,6 +765,34 @@ def astype_of_a_sum(x):
     return np.sum(x * x).astype(np.float64) * x[0].astype(np.float64)
 
 
+# ---- `+` and `*` of lists and tuples ----------------------------------------------------------
+def list_concatenation(x):
+    pair = [x[0]] + [x[1] ** 2]
+    triple = (x[0],) + (x[1], x[2] * 3.0)
+    return pair[1] * 3.0 + triple[2] * pair[0] + triple[0]
+
+
+def states_grown_by_concatenation(x):
+    states = [x]
+    for _ in range(2):
+        states = states + [np.tanh(states[-1])]
+    return np.sum(states[-1] * states[1])
+
+
+def features_concatenated(x):
+    features = np.concatenate([x] + [np.sin(x), np.cos(x)])
+    return np.sum(features * np.arange(9.0))
+
+
+def list_repetition(x):
+    copies = [x] * 3
+    pair = [x[0], x[1]]
+    pair = pair * 2
+    twice = 2 * [x[2]]
+    pair += twice
+    return np.sum(np.stack(copies) * np.arange(3.0)[:, None]) + sum(pair) * pair[1]
+
+
 CORPUS = [
     (while_in_each_step, [(0.8, 0.6), (0.3, 0.9)], (0, 1)),
     (rnn, [(np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]]))], (0, 1)),
@@ -882,6 +910,11 @@ CORPUS = [
     (loop_variable_shadows_parameter, [(np.array([0.5, -1.5, 2.0]),)], 0),
     (copy_of_row_then_accumulate, [(np.array([[0.5, -1.0], [0.3, 0.8], [1.2, -0.4]]),)], 0),
     (astype_of_a_sum, [(np.array([0.5, -1.0, 2.0]),)], 0),
+    # `+` and `*` of lists and tuples
+    (list_concatenation, [(np.array([0.5, -1.0, 2.0]),)], 0),
+    (states_grown_by_concatenation, [(np.array([0.5, -1.0, 2.0]),)], 0),
+    (features_concatenated, [(np.array([0.5, -1.0, 2.0]),)], 0),
+    (list_repetition, [(np.array([0.5, -1.0, 2.0]),)], 0),
 ]
 
 

@@ -218,3 +218,26 @@ def test_a_value_written_into_an_integer_buffer_has_no_derivative():
     _, slope = srcad.jvp(written_into_an_integer_buffer, (x,), (np.ones(2),))
     assert slope == pytest.approx(7.0)
     np.testing.assert_allclose(srcad.hessian(written_into_an_integer_buffer)(x), np.zeros((2, 2)))
+
+
+def _pair(x):
+    return [x[0], x[1] * 2.0]
+
+
+def joins_what_helpers_return(x):
+    joined = _pair(x) + _pair(x * 3.0)
+    return joined[3] + joined[0]
+
+
+def joins_lists_made_here(x):
+    joined = list(_pair(x)) + [x[2]] * 2
+    return joined[3] + joined[0] + joined[1]
+
+
+def test_a_join_of_lists_srcad_cannot_see_is_refused_not_summed():
+    """`a + b` of two lists added the whole cotangent to each item (a wrong gradient); where
+    srcad cannot tell the operands are lists, the backward sweep refuses the join."""
+    x = np.array([0.5, 1.5, 2.5])
+    with pytest.raises(MissingRuleError, match="two lists or tuples"):
+        srcad.grad(joins_what_helpers_return)(x)
+    np.testing.assert_allclose(srcad.grad(joins_lists_made_here)(x), [1.0, 2.0, 1.0])

@@ -26,7 +26,8 @@ from srcad import tangents
 from srcad.api import Derivative
 from srcad.rules import registry
 from srcad.rules.numpy_contractions import EINSUM_JVPS
-from srcad.rules.python_builtins import dict_items, dict_values, indexable
+from srcad.rules.python_builtins import dict_items, dict_values, indexable, joined, repeated
+from srcad.runtime import accumulate
 from srcad.testing import numerical_gradient
 from tests.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
 
@@ -485,6 +486,10 @@ JOINING = [  # (primal, fn, shape pairs)
      [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
     (dict_values, lambda x, y: dict_values({"a": y, "b": x * x})[1] * y,
      [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
+    (joined, lambda x, y: np.stack(joined([x], [y * x, x])) * joined(x, y) + joined((y,), (x,))[0],
+     [((3,), (3,)), ((2, 3), (3,))]),
+    (repeated, lambda x, y: np.stack(repeated([x, y * x], 2)) * repeated(x, y)
+     + np.stack(repeated(2, (y,)))[1], [((3,), (3,)), ((2, 3), (3,))]),
     (indexable, lambda x, y: indexable([x, y * x])[1] * indexable(x)[0] + indexable({2: y})[0],
      [((3,), (3,)), ((2, 3), (3,))]),
 ]
@@ -493,6 +498,8 @@ JOINING = [  # (primal, fn, shape pairs)
 TANGENT_HELPERS = [
     (tangents.broadcast_like, lambda x, y: tangents.broadcast_like(x, y) * y,
      [((3,), (2, 3)), (None, (3,)), ((), (2,)), ((2, 3), (2, 3))]),
+    (accumulate, lambda x, y: accumulate([x, None], [y * x, x])[0] * accumulate(x, y)
+     + accumulate((None, y), (x, None))[1], [((3,), (3,)), ((2, 3), (3,))]),
     (tangents.dense, lambda x, y: np.stack(tangents.dense([x, None], [x, y])) * y,
      [((3,), (3,)), ((), ())]),
 ]

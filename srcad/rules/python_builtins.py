@@ -9,7 +9,8 @@ import numpy as np
 
 from srcad.rules.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
-from srcad.runtime import field, field_adjoint, field_index, index_adjoint, unbroadcast
+from srcad.runtime import (accumulate, field, field_adjoint, field_index, index_adjoint,
+                            unbroadcast)
 from srcad.tangents import broadcast_like, dense
 
 
@@ -167,6 +168,90 @@ def _passed_on(g, ans, values):  # (not `ans is values`: an inlined rule may cop
 defvjp(indexable, _passed_on)
 defjvp(indexable, lambda g, ans, values: g if isinstance(values, INDEXED_AS_ITERATED)
        else [None] * len(ans))  # (a dict's keys, a set's items: no tangent)
+
+
+# ---- `+` and `*` of lists and tuples: concatenation and repetition ---------------------------
+# `a + b` and `a * n` where `a` may be a list or tuple (transform/sequences.py picks these in
+# place of the operators' rules): `+` of arrays adds, of sequences joins, and a sequence's
+# items take their own slices of the output's cotangent, not all of it.
+def joined(a, b):
+    """`a + b`: what the primal runs; these are its rules."""
+    return a + b
+
+
+def repeated(a, b):
+    """`a * b`: what the primal runs; these are its rules."""
+    return a * b
+
+
+def _sequences(*values) -> bool:
+    return all(isinstance(v, (list, tuple)) for v in values)
+
+
+def _like(sequence, items):
+    """`items` as a tuple if `sequence` is one, else as a list (not `type(sequence)(items)`:
+    a derivative of these rules cannot follow a callee computed from a value)."""
+    return tuple(items) if isinstance(sequence, tuple) else list(items)
+
+
+def _joined_vjp(first: bool):
+    def rule(g, ans, a, b):
+        if not _sequences(a, b):
+            return unbroadcast(g, a if first else b)
+        if g is None:
+            return None
+        return _like(a, g[:len(a)]) if first else _like(b, g[len(a):])
+    return rule
+
+
+def _joined_jvp(first: bool):
+    def rule(g, ans, a, b):
+        if not _sequences(a, b):
+            return broadcast_like(g, ans)
+        padding = [None] * len(b if first else a)
+        return _like(ans, list(g) + padding if first else padding + list(g))
+    return rule
+
+
+def _repetition(items, count) -> bool:
+    """Whether `items * count` repeats a sequence (else NumPy multiplies)."""
+    return isinstance(items, (list, tuple)) and isinstance(count, (int, np.integer))
+
+
+def _repeated_vjp(first: bool):
+    """The rule of argument `a` (`first`) or `b`: only a repeated sequence has one (its
+    count is an integer), or either factor of a product."""
+    def rule(g, ans, a, b):
+        mine, other = (a, b) if first else (b, a)
+        if _repetition(other, mine):
+            return None
+        if not _repetition(mine, other):
+            return unbroadcast(g * b, a) if first else unbroadcast(g * a, b)
+        if g is None:
+            return None
+        size = len(mine)
+        total = [None] * size
+        for k, item in enumerate(g):  # item k of the output is item k % size of `mine`
+            total[k % size] = accumulate(total[k % size], item)
+        return _like(mine, total)
+    return rule
+
+
+def _repeated_jvp(first: bool):
+    def rule(g, ans, a, b):
+        mine, other = (a, b) if first else (b, a)
+        if _repetition(other, mine):
+            return _like(ans, [None] * len(ans))
+        if not _repetition(mine, other):
+            return g * b if first else g * a
+        return _like(ans, list(g) * other)
+    return rule
+
+
+defvjp(joined, _joined_vjp(True), _joined_vjp(False))
+defjvp(joined, _joined_jvp(True), _joined_jvp(False))
+defvjp(repeated, _repeated_vjp(True), _repeated_vjp(False))
+defjvp(repeated, _repeated_jvp(True), _repeated_jvp(False))
 
 
 def _by_key(mapping: dict, cotangents) -> dict | None:

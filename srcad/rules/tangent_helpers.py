@@ -8,7 +8,7 @@ adjoint or the helper itself to the incoming cotangent or tangent.
 from __future__ import annotations
 
 from srcad.rules.registry import defjvp, defvjp, nondifferentiable
-from srcad.runtime import unbroadcast
+from srcad.runtime import accumulate, unbroadcast
 from srcad.tangents import (broadcast_like, dense, owned, stored_tangent, tangent_elements,
                             zero_element, zero_tangent)
 
@@ -36,5 +36,18 @@ def _dense_vjp(g, ans, tangents, primals):
 
 defvjp(dense, _dense_vjp, None)
 defjvp(dense, lambda g, ans, tangents, primals: dense(g, primals), None)
+
+
+
+def _accumulated(g, ans, part):
+    """The cotangent of a term of `accumulate`: all of the sum's, summed where an array
+    term was broadcast."""
+    return g if isinstance(part, (list, tuple, dict)) else unbroadcast(g, part)
+
+
+# `accumulate(total, extra)` adds the tangents of a list's items (forward.py `_sum`)
+defvjp(accumulate, lambda g, ans, total, extra: _accumulated(g, ans, total),
+       lambda g, ans, total, extra: _accumulated(g, ans, extra))
+defjvp(accumulate, lambda g, ans, total, extra: g, lambda g, ans, total, extra: g)
 
 nondifferentiable(zero_tangent, zero_element)

@@ -23,11 +23,12 @@ writes into a tangent the caller passed or another variable shares.
 from __future__ import annotations
 
 import builtins
+import functools
 import operator
 
 import gast
 
-from srcad import calls, tangents
+from srcad import calls, runtime, tangents
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.errors import MissingRuleError
 from srcad.frontend.parse import ParsedFunction
@@ -321,21 +322,29 @@ class Tangents(TangentWrites):
         for guard, contribution in parts:
             groups.setdefault(guard, []).append(contribution)
         certain = groups.pop(None, [])
+        if target in self.tangents.sequences:  # (`+` would join a list's tangents)
+            accumulate = load(self.bindings.name_for("accumulate", runtime.accumulate))
+
+            def plus(a, b):
+                return gast.Call(accumulate, [a, b], [])
+        else:
+            def plus(a, b):
+                return gast.BinOp(a, gast.Add(), b)
+
         if certain:
-            statements, state = [assign(name, _added(certain))], SET
+            statements, state = [assign(name, functools.reduce(plus, certain))], SET
         elif self.tangents.state(target) == NONE:
             statements, state = [], NONE
         else:
             statements, state = [assign(name, gast.Constant(None, None))], NONE
         for guard, contributions in groups.items():
-            contribution = _added(contributions)
+            contribution = functools.reduce(plus, contributions)
             if state == SET:
-                update = gast.BinOp(load(name), gast.Add(), contribution)
+                update = plus(load(name), contribution)
             elif state == NONE:
                 update = contribution
             else:
-                update = gast.IfExp(is_none(name), contribution,
-                                    gast.BinOp(load(name), gast.Add(), contribution))
+                update = gast.IfExp(is_none(name), contribution, plus(load(name), contribution))
             test = is_none(self.tangents.name(guard), negate=True)
             statements.append(gast.If(test, [assign(name, update)], []))
             state = SET if state == SET else MAYBE
@@ -362,13 +371,6 @@ class Tangents(TangentWrites):
         self.tangents.states[target] = MAYBE
         pair = gast.Tuple([store(target), store(self.tangents.name(target))], gast.Store())
         return [gast.copy_location(gast.Assign([pair], call, None), op.statement)]
-
-
-def _added(expressions):
-    total = expressions[0]
-    for expression in expressions[1:]:
-        total = gast.BinOp(total, gast.Add(), expression)
-    return total
 
 
 def _assigned(nodes) -> set:

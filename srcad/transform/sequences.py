@@ -11,7 +11,7 @@ import gast
 import numpy as np
 
 from srcad.frontend.resolve import Loop, Operation, operations, walk
-from srcad.rules.python_builtins import indexable
+from srcad.rules.python_builtins import indexable, joined, repeated
 
 
 def sequence_names(block, containers) -> set:
@@ -42,6 +42,76 @@ def sequence_names(block, containers) -> set:
                 names.update(node.targets)
         if len(names) == size:
             return names
+
+
+def resolve_sequence_arithmetic(block, containers, active) -> None:
+    """Give `a + b` and `a * n` that join or repeat a list or tuple the rules of
+    concatenation and repetition (`joined`, `repeated` in rules/python_builtins.py, which
+    fall back to the operators' rules for arrays), where the result is `active` (needs a
+    derivative): the operators' rules would hand each item of the result the whole
+    cotangent (a zero, or a wrong, gradient). An operand must surely be a sequence (a
+    display, or a name only ever bound to one): an item read from a list may be a list
+    too, but is a number or an array in all but rare code, and their `+` stays inlined
+    (`unbroadcast` refuses a join it is handed nonetheless)."""
+    changed = True
+    while changed:  # (a joined or repeated sequence may be joined or repeated in turn)
+        names, sure, changed = sequence_names(block, containers), _surely_sequences(block), False
+
+        def may_be(atom) -> bool:
+            return isinstance(atom, gast.Name) and atom.id in names or is_sure(atom)
+
+        def is_sure(atom) -> bool:
+            return isinstance(atom, (gast.List, gast.Tuple)) \
+                or isinstance(atom, gast.Name) and atom.id in sure
+
+        def may_be_an_integer(atom) -> bool:
+            return isinstance(atom, gast.Name) or isinstance(atom, gast.Constant) \
+                and isinstance(atom.value, int)
+        for op in operations(block):
+            if op.kind != "call" or op.method is not None or len(op.args) != 2 \
+                    or op.targets[0] not in active:  # (a constant needs no rule)
+                continue
+            first, second = op.args
+            if op.callee is operator.add and may_be(first) and may_be(second) \
+                    and (is_sure(first) or is_sure(second)):
+                op.callee, changed = joined, True
+            elif op.callee is operator.mul and (is_sure(first) and may_be_an_integer(second)
+                                                or may_be_an_integer(first) and is_sure(second)):
+                op.callee, changed = repeated, True
+
+
+def _surely_sequences(block) -> set:
+    """The names bound only to lists or tuples: displays, `list(...)`, `tuple(...)`, joins
+    and repetitions of them, and copies (a greatest fixpoint, as aliasing.surely_arrays)."""
+    candidates = {t for op in operations(block) for t in op.targets}
+    while True:
+        size = len(candidates)
+        for node in walk(block):
+            if isinstance(node, Loop) and node.element:
+                candidates.discard(node.element)
+            elif isinstance(node, Operation) and not _makes_a_sequence(node, candidates):
+                candidates.difference_update(node.targets)
+        if len(candidates) == size:
+            return candidates
+
+
+def _makes_a_sequence(op: Operation, sure: set) -> bool:
+    if op.kind in ("append", "setitem"):  # (they keep a list one)
+        return True
+    if op.kind == "pack":  # (a dict display is no sequence)
+        return isinstance(op.statement.value, (gast.List, gast.Tuple))
+    def is_sure(atom) -> bool:
+        return isinstance(atom, (gast.List, gast.Tuple)) \
+            or isinstance(atom, gast.Name) and atom.id in sure
+    if op.kind == "copy":
+        return bool(op.args) and all(map(is_sure, op.args))
+    if op.kind != "call":
+        return False
+    if op.callee is operator.add or op.callee is joined:  # (a join of two sequences)
+        return all(map(is_sure, op.args))
+    if op.callee is operator.mul or op.callee is repeated:  # (a sequence repeated)
+        return any(map(is_sure, op.args))
+    return op.callee is list or op.callee is tuple
 
 
 _ARRAY_LIBRARIES = ("numpy", "math", "builtins", "operator", "_operator", "scipy")
