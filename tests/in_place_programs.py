@@ -302,6 +302,30 @@ def list_kept_before_filled(x):
     return outer[0][0] * outer[1][0]
 
 
+def reversed_by_itself(x):
+    """`y[::-1] = y`: NumPy reads the right side before writing (it was a zero gradient)."""
+    y = x * 1.0
+    y[::-1] = y
+    y[[2, 0, 1]] = y
+    return np.sum(y * np.arange(3.0))
+
+
+def written_after_a_shifted_copy(x):
+    """`z = y - 1.0` shares y's tangent in forward mode: a write into y must not reach it."""
+    y = x * 1.0
+    z = y - 1.0
+    kept = y.copy()
+    y[0] = 5.0
+    return np.sum(z * x) + np.sum(kept ** 2 * y)
+
+
+def flipped_then_written(x):
+    y = x * 2.0
+    r = np.flip(y)  # a view of y
+    y[0] = 0.0
+    return np.sum(r * np.arange(1.0, 4.0))
+
+
 CORPUS = [
     (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
     (empty_buffer_rows, (X, W), (0, 1)),
@@ -328,5 +352,7 @@ CORPUS = [
      (0, 1)),
     (nested_comprehension, (np.array([0.5, -1.0, 2.0]),), 0),
     (buffer_per_trip, (np.array([0.5, -1.0, 2.0]),), 0),
+    (reversed_by_itself, (np.array([0.5, -1.0, 2.0]),), 0),
+    (written_after_a_shifted_copy, (np.array([0.5, -1.0, 2.0]),), 0),
 ]
 

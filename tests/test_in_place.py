@@ -25,7 +25,8 @@ def test_arguments_written_in_place_are_restored_after_the_gradient():
     np.testing.assert_array_equal(x, [0.5, -0.3, 0.8])
 
 
-@pytest.mark.parametrize("fn, shared", [(p.view_then_write, "row"), (p.alias_then_augment, "z")])
+@pytest.mark.parametrize("fn, shared", [(p.view_then_write, "row"), (p.alias_then_augment, "z"),
+                                        (p.flipped_then_written, "r")])
 def test_writes_into_shared_memory_are_refused(fn, shared):
     with pytest.raises(UnsoundAliasingError, match=f"`{shared}`") as info:
         srcad.grad(fn)(np.array([0.5, -0.3, 0.8]))

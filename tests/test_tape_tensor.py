@@ -203,8 +203,22 @@ def fills_a_buffer(x):
     return np.sum(out ** 2)
 
 
+def views_nothing_marks(x):
+    """Views NumPy returns as a list (np.split), or as the array itself (np.real of a real
+    one, np.squeeze of one without axes of length 1): they see the writes into their base,
+    and their base sees the writes into them."""
+    y = x * 2.0
+    a, b = np.split(y, 2)
+    z = np.real(y)
+    s = np.squeeze(y)
+    y[3] = 0.0
+    a[0] = 7.0 * x[1]
+    return np.sum(b * np.array([1.0, 2.0])) + np.sum(z * s) + np.sum(y)
+
+
 @pytest.mark.parametrize("fn, args", [
     (views_and_writes, (np.array([0.3, -0.5, 0.8, 1.1]), np.array([0.7, -1.3, 0.4, 0.9]))),
+    (views_nothing_marks, (np.array([0.3, -0.5, 0.8, 1.1]),)),
     (overwritten_after_use, (np.array([0.3, -0.5, 0.8, 1.1]),)),
     (fills_a_buffer, (np.array([0.3, -0.5, 0.8, 1.1]),)),
 ], ids=lambda v: getattr(v, "__name__", ""))

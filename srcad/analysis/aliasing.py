@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import operator
 
+import gast
 import numpy as np
 
 from srcad.errors import UnsoundAliasingError
@@ -28,7 +29,12 @@ from srcad.transform.sequences import SEQUENCE_RESULTS
 VIEW_FUNCTIONS = {
     operator.getitem, np.reshape, np.ravel, np.transpose, np.ndarray.T, np.squeeze,
     np.expand_dims, np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d, np.atleast_3d,
-    np.swapaxes, np.moveaxis, np.broadcast_to, np.diagonal, np.real, np.imag,
+    np.swapaxes, np.moveaxis, np.rollaxis, np.broadcast_to, np.diagonal, np.real, np.imag,
+    np.ndarray.real, np.ndarray.imag, np.flip, np.flipud, np.fliplr, np.rot90,
+    np.real_if_close, np.ascontiguousarray, np.asfortranarray, np.require,
+    *(getattr(np, name) for name in ("permute_dims", "matrix_transpose", "unstack")
+      if hasattr(np, name)),  # (NumPy 2's)
+    *(getattr(np.ndarray, name) for name in ("mT",) if hasattr(np.ndarray, name)),
     indexable,  # (it returns its argument itself, but for a dict or a set)
 }
 
@@ -140,7 +146,7 @@ class _PointsTo:
             made = self._held(objects(names[0]), state) if names else None
         elif op.kind == "pack" or op.kind == "call" and _among(op.callee, SEQUENCE_RESULTS):
             made = self._container(op, names, objects, state)
-        elif op.kind == "call" and _may_return_a_view(op.callee):
+        elif op.kind == "call" and (_may_return_a_view(op.callee) or _array_without_copy(op)):
             made = _reach(self._of(op.read_names(), objects), state, _HOLDS)
         else:
             made = None
@@ -295,6 +301,13 @@ _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, opera
                operator.matmul, operator.neg, operator.pos}
 _CREATORS = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
              np.full_like, np.eye, np.identity, np.arange, np.linspace}
+
+
+def _array_without_copy(op: Operation) -> bool:
+    """`np.array(y, copy=False)` or `copy=None`: `y` itself where no copy is needed."""
+    return op.callee is np.array and any(
+        name == "copy" and not (isinstance(value, gast.Constant) and value.value is True)
+        for name, value in op.keywords)
 
 
 def _may_return_a_view(callee) -> bool:

@@ -226,9 +226,11 @@ class _Normalizer(Desugaring, NestedFunctions):
     def _assign(self, target, value, origin):
         """Bind `target` (a name, a nest of tuples of names, or an element) to `value`."""
         if isinstance(target, gast.Subscript):
+            container = self._load(target.value.id)
             value = value if _is_atom(value) else self._name_for(value, origin)
-            element = gast.Subscript(self._load(target.value.id), self._index(target.slice),
-                                     gast.Store())
+            if isinstance(value, gast.Name) and value.id == container.id:  # `y[i] = y`: the
+                value = self._name_for(value, origin, base="whole", force=True)  # y before
+            element = gast.Subscript(container, self._index(target.slice), gast.Store())
             self._emit(gast.Assign([element], value, None), origin)
             return
         if isinstance(target, gast.Name):

@@ -33,18 +33,21 @@ from srcad.tape.state import RECORDING, new_id
 
 
 class ViewFunction:
-    """`fn(*args, **kwargs)` with the base put at `position`: applied to a base's array it
-    gives the NumPy view, applied to a base tensor it records the view operation."""
+    """`fn(*args, **kwargs)` with the base put at `position` (and its item `item`, for a
+    function returning several views, `np.split`): applied to a base's array it gives the
+    NumPy view, applied to a base tensor it records the view operation."""
 
-    __slots__ = ("fn", "args", "kwargs", "position")
+    __slots__ = ("fn", "args", "kwargs", "position", "item")
 
-    def __init__(self, fn, args, kwargs, position):
+    def __init__(self, fn, args, kwargs, position, item=None):
         self.fn, self.args, self.kwargs, self.position = fn, args, kwargs, position
+        self.item = item
 
     def __call__(self, base):
         args = list(self.args)
         args[self.position] = base
-        return self.fn(*args, **self.kwargs)
+        result = self.fn(*args, **self.kwargs)
+        return result if self.item is None else result[self.item]
 
 
 class Alias:
@@ -73,17 +76,32 @@ def register_view(view, base, view_fn: ViewFunction) -> None:
     views.append(weakref.ref(view))
 
 
-def adopt_view(out, func, args, kwargs) -> None:
-    """After `out = func(*args, **kwargs)`: if out's array shares memory with a plain tensor
-    argument, make `out` a view of it (NumPy returns views from reshape, transpose, ...)."""
+def adopt_views(result, func, args, kwargs) -> None:
+    """After `result = func(*args, **kwargs)`: make each tensor of `result` (or of the list
+    or tuple it is, `np.split`'s) whose array shares memory with a plain tensor argument a
+    view of it (NumPy returns views from reshape, transpose, split, and an array itself
+    from np.real or np.squeeze of a real or squeezed one)."""
+    if type(result) is dispatch.Tensor:
+        _adopt_view(result, func, args, kwargs, None)
+    elif type(result) in (list, tuple):
+        for item, part in enumerate(result):
+            if type(part) is dispatch.Tensor:
+                _adopt_view(part, func, args, kwargs, item)
+
+
+def _adopt_view(out, func, args, kwargs, item) -> None:
     array = out._value
+    if type(array) is not np.ndarray or array.base is None and not any(
+            type(arg) is dispatch.Tensor and arg._value is array for arg in args):
+        return  # (an array of its own)
     for position, arg in enumerate(args):
         if type(arg) is dispatch.Tensor and type(arg._value) is np.ndarray \
                 and np.may_share_memory(array, arg._value):
             raw_args, _ = dispatch.unwrap_arguments(args)
             raw_args[position] = None
             raw_kwargs = {k: dispatch.value_of(v) for k, v in kwargs.items()}
-            register_view(out, arg, ViewFunction(func, tuple(raw_args), raw_kwargs, position))
+            register_view(out, arg, ViewFunction(func, tuple(raw_args), raw_kwargs, position,
+                                                 item))
             return
 
 

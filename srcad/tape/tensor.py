@@ -309,9 +309,7 @@ class Tensor:
         dispatch.refuse_in_place(func, args, kwargs)
         out = kwargs.pop("out", None) if "out" in kwargs else None
         result = dispatch.call(func, args, kwargs, getattr(func, "_implementation", func))
-        if type(result) is Tensor and type(result._value) is np.ndarray \
-                and result._value.base is not None:
-            inplace.adopt_view(result, func, args, kwargs)
+        inplace.adopt_views(result, func, args, kwargs)
         return _into_out(result, out) if out is not None else result
 
 

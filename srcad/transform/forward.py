@@ -28,7 +28,7 @@ import operator
 
 import gast
 
-from srcad import calls, runtime, tangents
+from srcad import batching, calls, runtime, tangents
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.errors import MissingRuleError
 from srcad.frontend.parse import ParsedFunction
@@ -349,7 +349,20 @@ class Tangents(TangentWrites):
             statements.append(gast.If(test, [assign(name, update)], []))
             state = SET if state == SET else MAYBE
         self.tangents.states[target] = state
+        if state != NONE and target not in self.mutated \
+                and any(self._shares_a_written_tangent(c) for _, c in parts):
+            statements.append(assign(name, gast.Call(self.helper("owned"), [load(name)], [])))
         return statements
+
+    def _shares_a_written_tangent(self, contribution) -> bool:
+        """Whether `contribution` may be the very tangent of a value written in place later
+        (`y - c` passes `t_y` on): the new value's tangent must not change with it."""
+        while isinstance(contribution, gast.Call) and contribution.args \
+                and self.bindings.named(getattr(contribution.func, "id", None)) in (
+                    tangents.broadcast_like, batching.broadcast_like):
+            contribution = contribution.args[0]
+        return isinstance(contribution, gast.Name) and contribution.id in {
+            self.tangents.name(m) for m in self.mutated}
 
     def _dynamic_call(self, op):
         """A call whose derivative is found when it runs: `y, t_y = call_jvp(f, ...)`."""
