@@ -153,7 +153,7 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
         return custom_tangent_program(fn, spec, args, kwargs)
     function = unwrapped(fn)
     if isinstance(function, types.FunctionType) and calls.jvp_rules(fn) is None \
-            and calls.jvp_rules(function) is None:
+            and calls.jvp_rules(function) is None and not calls.is_nondifferentiable(fn):
         fn = function  # its own tangent program, as `calls.jvp_call` would run it
     else:
         fn = _wrapper(fn, len(args), tuple(kwargs))

@@ -18,9 +18,15 @@ from srcad.rules.python_builtins import dict_items, dict_keys, dict_values
 ARRAY_METHODS = {
     "sum": np.sum, "mean": np.mean, "reshape": np.reshape, "ravel": np.ravel,
     "transpose": np.transpose, "dot": np.dot, "copy": np.copy, "flatten": np.ravel,
-    "max": np.max, "min": np.min, "astype": np.ndarray.astype,
+    "max": np.max, "min": np.min, "astype": np.ndarray.astype, "item": np.ndarray.item,
     "conj": np.conjugate, "conjugate": np.conjugate,
+    **{name: getattr(np, name) for name in (
+        "var", "std", "prod", "cumsum", "cumprod", "clip", "trace", "diagonal", "squeeze",
+        "swapaxes", "repeat", "take", "round", "argmax", "argmin", "any", "all", "nonzero",
+        "argsort", "searchsorted")},
 }
+# a NumPy number's own methods, where NumPy's function would make it an array
+_NUMBER_METHODS = {"astype": np.generic.astype, "item": np.generic.item}
 SHAPE_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) means np.reshape(x, (2, 3))
 # a dict's views, run as functions with rules (a list of the items, the values; the keys)
 DICT_METHODS = {"items": dict_items, "values": dict_values, "keys": dict_keys}
@@ -36,8 +42,8 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
                 raise MissingRuleError(f"srcad cannot differentiate `.{name}` with respect to "
                                        "its shape arguments.")
             args = (args,)
-        callee = np.generic.astype if name == "astype" and not isinstance(
-            receiver, np.ndarray) else ARRAY_METHODS[name]  # (a NumPy number's own method)
+        callee = ARRAY_METHODS[name] if isinstance(receiver, np.ndarray) \
+            else _NUMBER_METHODS.get(name, ARRAY_METHODS[name])
         return callee, active, (receiver, *args), False
     if isinstance(receiver, dict) and name in DICT_METHODS and not args:
         return DICT_METHODS[name], active, (receiver,), False

@@ -202,8 +202,18 @@ def more_array_methods(x):
     return x.max() + x.min(axis=0).sum() + x.reshape(3, 2).sum(0)[1] + x.T.dot(x).sum()
 
 
+def statistics_methods(x):
+    """The methods that stand for NumPy's functions (`x.var()` for `np.var(x)`)."""
+    return (x.var() + x.std(axis=0).sum() + x.prod() + x.cumsum(axis=1).sum()
+            + x.cumprod().sum() + x.clip(0.2, 0.8).sum() + x[:, :2].trace()
+            + x.diagonal().sum() + x[None].squeeze().sum() + x.swapaxes(0, 1)[0, 1]
+            + x.repeat(2, axis=0).sum() + x.take([0, 2], axis=1).sum()
+            + x.round().sum() * x.argmax())
+
+
 CORPUS += [(namespace_at_run_time, (np.array([[0.3, 0.9, -0.2], [0.4, 0.1, 0.7]]),), 0),
-           (more_array_methods, (np.array([[0.3, 0.9, -0.2], [0.4, 0.1, 0.7]]),), 0)]
+           (more_array_methods, (np.array([[0.3, 0.9, -0.2], [0.4, 0.1, 0.7]]),), 0),
+           (statistics_methods, (np.array([[0.3, 0.9, -0.3], [0.45, 0.1, 0.7]]),), 0)]
 
 
 def variadic(*values, scale=1.0, **extra):

@@ -241,3 +241,20 @@ def test_a_join_of_lists_srcad_cannot_see_is_refused_not_summed():
     with pytest.raises(MissingRuleError, match="two lists or tuples"):
         srcad.grad(joins_what_helpers_return)(x)
     np.testing.assert_allclose(srcad.grad(joins_lists_made_here)(x), [1.0, 2.0, 1.0])
+
+
+def items_read_out(x):
+    a = x.reshape(2, 3)
+    return x.item(2) * a.item(1, 1) + a.max().item() * a.item((0, 1)) + np.sum(x).item()
+
+
+def test_item_reads_one_element_in_every_mode():
+    """`x.item()` was refused (no rule for the method); tape mode refuses it on purpose (a
+    plain number), so finite differences are the oracle here."""
+    x = np.array([0.3, 0.5, 0.7, 0.35, 0.8, 1.1])
+    assert_vjp_matches_finite_differences(items_read_out, (x,), 0, rtol=1e-6, atol=1e-8)
+    assert_jvp_matches_finite_differences(items_read_out, (x,), 0, rtol=1e-6, atol=1e-8)
+    direction = np.linspace(-1.0, 1.0, 6)
+    gradient = srcad.grad(items_read_out)
+    expected = (gradient(x + 1e-6 * direction) - gradient(x - 1e-6 * direction)) / 2e-6
+    np.testing.assert_allclose(srcad.hvp(items_read_out)(x, direction), expected, atol=1e-6)

@@ -316,6 +316,8 @@ ON_SCALARS = [  # Python floats and 0-d arrays
     (np.cumsum, lambda x: np.cumsum(x)),
 ]
 ON_VECTOR = [  # x of shape (5,)
+    (np.ndarray.item, lambda x: x.item(3) * x.item(-1) + x.reshape(5, 1).item((2, 0))),
+    (np.generic.item, lambda x: np.sum(x * x).item() * x),
     (builtins.max, lambda x: max(x) * 2.0),  # an array's elements are new objects
     (builtins.min, lambda x: min(x) * 2.0),
     (np.sum, lambda x: np.sum(x, axis=0)),

@@ -6,6 +6,7 @@ the others are `def`s called by name. These functions are linear in their array 
 (np.clip and np.partition piecewise), so most JVPs are the function itself applied to the
 tangent. Reductions are in numpy_reductions.py, contractions in numpy_contractions.py.
 """
+import math
 import operator
 
 import numpy as np
@@ -39,6 +40,31 @@ defjvp(np.ndarray.astype, astype_jvp)
 for _astype in [np.generic.astype] + ([np.astype] if hasattr(np, "astype") else []):
     defvjp(_astype, *vjp_rules(np.ndarray.astype).rules)  # a NumPy number's, and NumPy 2.1's
     defjvp(_astype, *jvp_rules(np.ndarray.astype).rules)  # function form of x.astype
+def _flat_index(shape: tuple, args: tuple) -> int:
+    """Where `a.item(*args)` reads in `a` raveled: a flat index, a multi-index, or the only
+    element."""
+    if len(args) > 1 or args and isinstance(args[0], tuple):
+        return int(np.ravel_multi_index(args if len(args) > 1 else args[0], shape))
+    return args[0] % max(math.prod(shape), 1) if args else 0
+
+
+nondifferentiable(_flat_index)
+
+
+def item_vjp(g, ans, a, *args):
+    """`a.item(*args)`: `g` at the element read, zeros elsewhere."""
+    result = np.zeros(np.size(a), np.promote_types(dtype_of(a), np.float16))
+    result[_flat_index(np.shape(a), args)] = g
+    return np.reshape(result, np.shape(a))
+
+
+def item_jvp(g, ans, a, *args):
+    return np.ravel(g)[_flat_index(np.shape(a), args)]
+
+
+for _item in (np.ndarray.item, np.generic.item):
+    defvjp(_item, item_vjp)
+    defjvp(_item, item_jvp)
 defvjp(np.reshape, lambda g, ans, a, shape=None, order="C": np.reshape(g, np.shape(a), order=order))
 defjvp(np.reshape, lambda g, ans, a, shape=None, order="C":
        np.reshape(g, np.shape(ans), order=order))

@@ -10,7 +10,7 @@ between tied elements in both modes.
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.rules.registry import defjvp, defvjp, returns_new_array
+from srcad.rules.registry import defjvp, defvjp, nondifferentiable, returns_new_array
 from srcad.runtime import (dtype_of, expand_reduced, inverse_permutation, kept_axes,
                            reduced_axes, reduced_size)
 
@@ -78,7 +78,7 @@ def _degrees_of_freedom(a, axis, ddof, options) -> int:
     return reduced_size(a, axis) - options.get("correction", ddof)
 
 
-def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+def _variance_cotangent(g, a, axis, keepdims, ddof, options):
     """`np.var`: 2 (a - mean) / (n - ddof), spread over the reduced axes. The variance of
     a complex `a` is the mean of |a - mean|**2, real: its cotangent is 2 conj(a - mean)
     times the real part of `g`."""
@@ -86,27 +86,38 @@ def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, 
     spread = expand_reduced(g, a, axis, keepdims)
     if dtype_of(a).kind == "c":
         spread, centred = np.real(spread), np.conj(centred)
-    return spread * centred * (2.0 / _degrees_of_freedom(a, axis, ddof, kwargs))
+    return spread * centred * (2.0 / _degrees_of_freedom(a, axis, ddof, options))
 
 
-def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+def _variance_tangent(g, a, axis, dtype, keepdims, ddof, options):
     """`np.var`: the sum of 2 (a - mean) g / (n - ddof) (g's own mean drops out); for a
     complex `a`, of 2 Re(conj(a - mean) g) / (n - ddof)."""
     centred = a - np.mean(a, axis=axis, keepdims=True)
     terms = np.real(np.conj(centred) * g) if dtype_of(a).kind == "c" else centred * g
     return np.sum(terms, axis=axis, dtype=dtype, keepdims=keepdims) * (
-        2.0 / _degrees_of_freedom(a, axis, ddof, kwargs))
+        2.0 / _degrees_of_freedom(a, axis, ddof, options))
+
+
+# (the options pass on as a dict, not `**kwargs`: a derivative of these rules reads them)
+def var_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    return _variance_cotangent(g, a, axis, keepdims, ddof, kwargs)
+
+
+def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
+    return _variance_tangent(g, a, axis, dtype, keepdims, ddof, kwargs)
 
 
 def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
-    return var_vjp(g / (2.0 * ans), ans, a, axis, dtype, out, ddof, keepdims, **kwargs)
+    """`np.std`: the variance's cotangent, of g / (2 std)."""
+    return _variance_cotangent(g / (2.0 * ans), a, axis, keepdims, ddof, kwargs)
 
 
 def std_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """`np.std`: the tangent of the variance over 2 std, as the VJP divides."""
-    return var_jvp(g, ans, a, axis, dtype, out, ddof, keepdims, **kwargs) / (2.0 * ans)
+    return _variance_tangent(g, a, axis, dtype, keepdims, ddof, kwargs) / (2.0 * ans)
 
 
+nondifferentiable(_degrees_of_freedom)  # (a count; a derivative of the rules need not read it)
 defvjp(np.var, var_vjp)
 defjvp(np.var, var_jvp)
 defvjp(np.std, std_vjp)
