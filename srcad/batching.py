@@ -222,6 +222,10 @@ def call(fn, active: tuple, tangents: tuple, *args, **kwargs):
             or calls.vjp_rules(fn) is not None or calls.jvp_rules(fn) is not None \
             or calls.is_derivative(fn) or calls.is_nondifferentiable(fn):
         _refused(f"the call of {fn!r}")
+    live = [(spec, t) for spec, t in zip(active, tangents) if t is not None]  # (a zero one
+    active, tangents = tuple(s for s, _ in live), tuple(t for _, t in live)  # is no seed)
+    if not live:
+        return fn(*args, **kwargs), None
     places = [calls.parameter_of(function, spec) for spec in active]
     if any(part is not None for _, part in places) \
             or any(isinstance(t, (list, tuple, dict)) for t in tangents):
@@ -241,6 +245,16 @@ def call(fn, active: tuple, tangents: tuple, *args, **kwargs):
 
 
 _UNBATCHABLE = set()  # (code, parameter names) of helpers without a batched program
+
+
+def tangent_elements(tangent, count: int):
+    """`tangents.tangent_elements` for batched tangents: an array's rows along its first
+    logical axis (the batch axis comes first), a sequence's items as they are."""
+    if tangent is None:
+        return (None,) * count
+    if isinstance(tangent, np.ndarray):
+        return tuple(tangent[:, i] for i in range(count))
+    return tangent
 
 
 def passed_on(ans, tangents, values):

@@ -380,6 +380,12 @@ def region_adjoint(g, index, value, target=None):
     part = g[index]
     if type(part) is np.ndarray and part.base is not None:
         part = part.copy()  # (a view of g, whose region `cleared_region` zeroes next)
+    if isinstance(part, (list, tuple)):  # a list's items written from a list: item by item
+        if len(part) != len(value):
+            raise MissingRuleError(
+                "srcad cannot differentiate a slice assignment that changes a list's length.",
+                fix="build a new list instead (`L = L[:i] + [v] + L[j:]`).")
+        return part
     return unbroadcast(part, value)
 
 
@@ -410,7 +416,10 @@ def without_region(g, index):
     """The cotangent of `y` before `y[index] = v`: the overwritten part contributed nothing."""
     if isinstance(g, (tuple, list)):
         cleared = g if type(g) is OwnedList else OwnedList(g)
-        cleared[index] = None
+        if isinstance(index, slice):  # (a slice of a list is assigned a list)
+            cleared[index] = [None] * len(range(*index.indices(len(cleared))))
+        else:
+            cleared[index] = None
         return cleared
     if isinstance(g, dict):
         return {**g, index: None}

@@ -12,10 +12,19 @@ from srcad.runtime import dtype_of
 def broadcast_like(g, ans):
     """`g` spread to `ans`'s shape: the tangent an argument broadcast into `ans` gives it."""
     target = getattr(ans, "shape", ())
+    if isinstance(g, (list, tuple)) and not isinstance(ans, (list, tuple)):
+        g = filled(g)  # (a display's tangent, combined with an array)
     if getattr(g, "shape", ()) == target:
         return g
     # the output's precision: a Python-float tangent spread over float32 stays float32
     return np.zeros(np.shape(ans), np.promote_types(dtype_of(ans), np.float16)) + g
+
+
+def filled(tangents) -> list:
+    """The tangent of a list or tuple NumPy takes as an array (`y[:] = [x[0], 1.0]`): its
+    items, a zero in place of each None (an item without a tangent)."""
+    like = next((t for t in tangents if t is not None), 0.0)
+    return [np.zeros_like(like) if t is None else t for t in tangents]
 
 
 def dense(tangents, primals) -> list:
@@ -55,6 +64,8 @@ def zero_element(tangent):
 def stored_tangent(target, tangent):
     """The tangent written with a value into `target[index]`: zero where `target` holds
     integers or booleans, which truncate the value."""
+    if type(target) is np.ndarray and isinstance(tangent, (list, tuple)):
+        tangent = filled(tangent)
     if type(target) is np.ndarray and target.dtype.kind not in "fc":
         return np.zeros_like(tangent)
     return tangent

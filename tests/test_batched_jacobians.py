@@ -139,3 +139,27 @@ def test_a_helper_without_a_batched_form_falls_back_to_columns_when_it_runs():
     np.testing.assert_allclose(jacobian(x), expected, rtol=1e-12)
     assert jacobian.batched.programs is False  # found out once: columns from then on
     np.testing.assert_allclose(jacobian(x), expected, rtol=1e-12)
+
+
+def rows_unpacked(A):
+    r0, r1 = A
+    return np.sum(r0 * r1) * A
+
+
+def _tanh_step(h, x):
+    return np.tanh(h * 2.0 + x)
+
+
+def helper_from_a_zero_state(x):
+    h = np.zeros(3)  # no tangent on the first call
+    for _ in range(2):
+        h = _tanh_step(h, x)
+    return h
+
+
+@pytest.mark.parametrize("fn, x", [(rows_unpacked, np.arange(6.0).reshape(2, 3) / 5.0),
+                                   (helper_from_a_zero_state, np.array([0.1, 0.2, 0.3]))])
+def test_unpacked_rows_and_a_helper_first_called_without_tangents(fn, x):
+    """Both crashed in the batched program: unpacking took the batch axis for the rows, and
+    a helper was seeded with the tangent None of its zero state."""
+    assert_forward_matches_reverse(fn, (x,), 0)

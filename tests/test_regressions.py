@@ -258,3 +258,37 @@ def test_item_reads_one_element_in_every_mode():
     gradient = srcad.grad(items_read_out)
     expected = (gradient(x + 1e-6 * direction) - gradient(x - 1e-6 * direction)) / 2e-6
     np.testing.assert_allclose(srcad.hvp(items_read_out)(x, direction), expected, atol=1e-6)
+
+
+def row_from_a_display(x):
+    m = np.zeros(3)
+    m[:] = [x[0], 1.0, x[2]]
+    y = np.ones(3)
+    y += [x[0], 1.0, x[2] * x[1]]
+    return np.sum(m ** 2) + np.sum(y ** 2)
+
+
+def list_slice_rewritten(x):
+    items = [x[0], x[1], x[2]]
+    items[0:2] = [x[2] * 2.0, x[1]]
+    return items[0] + 5.0 * items[2] * items[1]
+
+
+def list_slice_shortened(x):
+    items = [x[0], x[1], x[2]]
+    items[0:2] = [x[2] * 2.0]
+    return items[0] + items[1]
+
+
+@pytest.mark.parametrize("fn", [row_from_a_display, list_slice_rewritten])
+def test_displays_written_into_arrays_and_list_slices(fn):
+    """Forward mode stored a display's tangent with None in it into an array (nan) or
+    added it (TypeError); reverse mode crashed on a list slice's assignment."""
+    x = np.array([0.3, -0.4, 0.5])
+    assert_vjp_matches_finite_differences(fn, (x,), 0, rtol=1e-6, atol=1e-8)
+    assert_jvp_matches_finite_differences(fn, (x,), 0, rtol=1e-6, atol=1e-8)
+
+
+def test_a_slice_assignment_that_changes_a_lists_length_is_refused():
+    with pytest.raises(MissingRuleError, match="changes a list's length"):
+        srcad.grad(list_slice_shortened)(np.array([0.3, -0.4, 0.5]))

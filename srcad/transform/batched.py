@@ -60,6 +60,11 @@ class BatchedTangents(Tangents):
         substitute = next((s for o, s in _SUBSTITUTES.items() if obj is o), obj)
         return self.bindings.name_for(name, substitute)
 
+    def helper(self, name: str):
+        if name == "tangent_elements":  # (an array's rows: along the axis after the batch's)
+            return self._batching("tangent_elements")
+        return super().helper(name)
+
     def _batching(self, name: str):
         return load(self.bindings.name_for(f"batched_{name}", getattr(batching, name)))
 
@@ -101,11 +106,6 @@ class BatchedTangents(Tangents):
             raise NotBatchable("a loop over the elements of an array")
         return super()._iterated(node)
 
-    def _unpack(self, op):
-        if not _in(op.args[0], self.tangents.sequences):
-            raise NotBatchable("unpacking an array")
-        return super()._unpack(op)
-
     def _setitem(self, op):
         if op.mutates not in self.tangents.sequences:
             raise NotBatchable("a write into an array")
@@ -118,10 +118,6 @@ def _key(callee):
     except TypeError:
         return None
     return callee
-
-
-def _in(node, names) -> bool:
-    return isinstance(node, gast.Name) and node.id in names
 
 
 def _zero(node) -> bool:
