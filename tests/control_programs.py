@@ -793,6 +793,19 @@ def list_repetition(x):
     return np.sum(np.stack(copies) * np.arange(3.0)[:, None]) + sum(pair) * pair[1]
 
 
+# ---- statements that check inputs: assert, raise, del --------------------------------------
+def validated_inputs(x, w):
+    assert x.ndim == 1, f"expected a vector, got {x.shape}"
+    if w < 0.0:
+        raise ValueError("w must not be negative")
+    scaled = x * w
+    squares = scaled ** 2
+    del squares
+    for v in x:
+        assert v > -10.0
+    return np.sum(scaled ** 2) + w
+
+
 CORPUS = [
     (while_in_each_step, [(0.8, 0.6), (0.3, 0.9)], (0, 1)),
     (rnn, [(np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]]))], (0, 1)),
@@ -915,6 +928,7 @@ CORPUS = [
     (states_grown_by_concatenation, [(np.array([0.5, -1.0, 2.0]),)], 0),
     (features_concatenated, [(np.array([0.5, -1.0, 2.0]),)], 0),
     (list_repetition, [(np.array([0.5, -1.0, 2.0]),)], 0),
+    (validated_inputs, [(np.array([0.5, -1.0, 2.0]), 1.5)], (0, 1)),
 ]
 
 

@@ -234,3 +234,15 @@ def reversed_kept_in_a_name(x):
 def list_of_keys(x):
     keys = list({"a": x, "b": 2.0 * x})
     return x[0] * len(keys)
+
+
+def reraises(x):
+    if np.sum(x) > 100.0:
+        raise  # nothing to re-raise
+    return np.sum(x)
+
+
+def deletes_an_item(x):
+    items = [x[0], x[1]]
+    del items[0]
+    return items[0]

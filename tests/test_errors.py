@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import srcad
+from tests.control_programs import validated_inputs
 from srcad.errors import (MissingRuleError, RuleSignatureError, SourceUnavailableError,
                           SrcadError, UnresolvedNameError, UnsupportedSyntaxError)
 from tests import programs as p
@@ -26,6 +27,8 @@ def _line_of(fn, text):
     (p.zip_kept_in_a_name, "`zip(...)` of differentiated values", "pairs = zip("),
     (p.enumerate_passed_on, "`enumerate(...)` of differentiated values", "list(enumerate(x))"),
     (p.reversed_kept_in_a_name, "`reversed(...)`", "backwards = reversed(x)"),
+    (p.reraises, "`raise` without an exception", "raise  # nothing"),
+    (p.deletes_an_item, "`del` of an element", "del items[0]"),
 ])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text):
     with pytest.raises(UnsupportedSyntaxError) as info:
@@ -103,3 +106,11 @@ def test_iterators_of_differentiated_values_are_refused_not_taken_for_constants(
 
 def test_a_list_of_a_dicts_keys_has_no_derivative():
     np.testing.assert_array_equal(srcad.grad(p.list_of_keys)(np.ones(3)), [2.0, 0.0, 0.0])
+
+
+def test_a_failed_check_of_the_users_raises_their_error():
+    """`assert` and `raise` run in the forward sweep (they were refused)."""
+    with pytest.raises(ValueError, match="must not be negative"):
+        srcad.grad(validated_inputs)(np.ones(3), -1.0)
+    with pytest.raises(AssertionError, match="expected a vector"):
+        srcad.grad(validated_inputs)(np.ones((2, 2)), 1.0)

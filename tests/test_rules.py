@@ -318,6 +318,7 @@ ON_SCALARS = [  # Python floats and 0-d arrays
 ON_VECTOR = [  # x of shape (5,)
     (np.ndarray.item, lambda x: x.item(3) * x.item(-1) + x.reshape(5, 1).item((2, 0))),
     (np.generic.item, lambda x: np.sum(x * x).item() * x),
+    (np.float64, lambda x: np.float64(np.sum(x * x)) * x + np.float64(x)),
     (builtins.max, lambda x: max(x) * 2.0),  # an array's elements are new objects
     (builtins.min, lambda x: min(x) * 2.0),
     (np.sum, lambda x: np.sum(x, axis=0)),

@@ -56,6 +56,19 @@ class Desugaring:
         return gast.copy_location(gast.For(gast.Name(index.id, gast.Store(), None, None),
                                            indices, [assignment] + node.body, [], None), node)
 
+    def _raise(self, node: gast.Raise):
+        """`raise E` (`from C`) as a call the forward sweep runs, `raised(E, C)`."""
+        helper = self.resolver.helper(python_builtins.raised, self.namer)
+        arguments = [node.exc] + ([node.cause] if node.cause is not None else [])
+        self._emit(gast.Expr(self._renamed(gast.Call(helper, arguments, []))), node)
+
+    def _assert(self, node: gast.Assert):
+        """`assert test, message` as `if not test: assertion_failed(message)`."""
+        helper = self.resolver.helper(python_builtins.assertion_failed, self.namer)
+        failed = gast.Expr(gast.Call(helper, [node.msg] if node.msg is not None else [], []))
+        self._statement(gast.copy_location(gast.If(
+            gast.UnaryOp(gast.Not(), node.test), [gast.copy_location(failed, node)], []), node))
+
     def _choice(self, node: gast.IfExp) -> gast.Name:
         """`a if c else b` as an `if` statement assigning a temporary."""
         result = self.namer.temporary("choice")

@@ -14,7 +14,7 @@ from srcad.frontend.trees import walk
 
 ALLOWED_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
                       gast.Pass, gast.If, gast.For, gast.While, gast.Break, gast.Continue,
-                      gast.FunctionDef, gast.With)
+                      gast.FunctionDef, gast.With, gast.Raise, gast.Assert, gast.Delete)
 COMPOUND = (gast.If, gast.For, gast.While)
 ALLOWED_EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
                        gast.IfExp, gast.BoolOp, gast.boolop, gast.ListComp, gast.GeneratorExp,
@@ -31,11 +31,8 @@ REFUSED = {
     gast.Try: ("`try` statements", "move the `try` out of the differentiated function"),
     gast.With: ("`with` statements other than `with srcad.stop_recording():`",
                 "move the `with` block out of the differentiated function"),
-    gast.Raise: ("`raise` statements", "validate inputs before calling the derivative"),
-    gast.Assert: ("`assert` statements", "validate inputs before calling the derivative"),
     gast.Global: ("`global` declarations", "pass the value as an argument and return the new one"),
     gast.Nonlocal: ("`nonlocal` declarations", "pass the value as an argument and return the new one"),
-    gast.Delete: ("`del` statements", "let the name go out of scope instead"),
     gast.AsyncFunctionDef: ("`async` functions", "differentiate a synchronous function"),
     gast.ClassDef: ("class definitions", "define the class at module level"),
     gast.Yield: ("generators (`yield`)", "return a value instead of yielding it"),
@@ -65,6 +62,13 @@ def _check_block(statements, parsed):
     for statement in statements:
         if not isinstance(statement, ALLOWED_STATEMENTS):
             _refuse(statement, parsed)
+        if isinstance(statement, gast.Raise) and statement.exc is None:
+            _refuse(statement, parsed, what="`raise` without an exception (a re-raise)",
+                    fix="raise the exception by name")
+        if isinstance(statement, gast.Delete) and not all(
+                isinstance(t, gast.Name) for t in statement.targets):
+            _refuse(statement, parsed, what="`del` of an element or attribute",
+                    fix="build a new list or dict without it")
         if isinstance(statement, gast.With) and (
                 len(statement.items) != 1 or statement.items[0].optional_vars is not None
                 or not isinstance(statement.items[0].context_expr, gast.Call)):

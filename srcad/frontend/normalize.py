@@ -146,6 +146,12 @@ class _Normalizer(Desugaring, NestedFunctions):
             self._emit(gast.While(test, body, []), node)
         elif isinstance(node, gast.Break):
             self._emit(gast.Break(), node)
+        elif isinstance(node, gast.Raise):
+            self._raise(node)
+        elif isinstance(node, gast.Assert):
+            self._assert(node)
+        elif isinstance(node, gast.Delete):
+            pass  # (`del name`, fenced: the name's lifetime; what it held lives on elsewhere)
         elif isinstance(node, gast.With):
             self._unrecorded_block(node)
         elif isinstance(node, gast.FunctionDef):

@@ -9,8 +9,8 @@ import numpy as np
 
 from srcad.rules.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
-from srcad.runtime import (accumulate, field, field_adjoint, field_index, index_adjoint,
-                            unbroadcast)
+from srcad.runtime import (accumulate, dtype_of, field, field_adjoint, field_index,
+                            index_adjoint, unbroadcast)
 from srcad.tangents import broadcast_like, dense
 
 
@@ -80,6 +80,13 @@ defjvp(builtins.sum,
        lambda g, ans, iterable, start=0: broadcast_like(sum(dense(g, iterable), 0.0), ans),
        lambda g, ans, iterable, start=0: broadcast_like(g, ans))
 define_pointwise(float, lambda g, ans, x: g)
+# NumPy's scalar types as casts (`np.float64(x)`, like `float(x)`: the cotangent in x's
+# precision); integer and boolean casts have no derivative (as `int`). (The narrower float
+# types round off what a finite-difference check could confirm: they have no rule.)
+defvjp(np.float64, lambda g, ans, x: np.asarray(g, dtype_of(x))[()])
+defjvp(np.float64, lambda g, ans, x: np.float64(g))
+nondifferentiable(np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                  np.uint32, np.uint64)
 # `list(xs)` / `tuple(xs)`: item i's tangent is item i's of `xs`; a dict's keys have none
 # (`list(g)` of its tangent would list the keys)
 defvjp(list, sequence_vjp)
@@ -168,6 +175,23 @@ def _passed_on(g, ans, values):  # (not `ans is values`: an inlined rule may cop
 defvjp(indexable, _passed_on)
 defjvp(indexable, lambda g, ans, values: g if isinstance(values, INDEXED_AS_ITERATED)
        else [None] * len(ans))  # (a dict's keys, a set's items: no tangent)
+
+
+# ---- `raise` and `assert`, which the frontend writes as calls (frontend/desugar.py) --------
+def raised(exception, cause=None):
+    """`raise exception` (`from cause`): a statement of the user's validating inputs, run
+    by the forward sweep."""
+    if cause is not None:
+        raise exception from cause
+    raise exception
+
+
+def assertion_failed(*message):
+    """`assert test, message` when `test` is false."""
+    raise AssertionError(*message)
+
+
+nondifferentiable(raised, assertion_failed)
 
 
 # ---- `+` and `*` of lists and tuples: concatenation and repetition ---------------------------
