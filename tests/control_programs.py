@@ -806,6 +806,34 @@ def validated_inputs(x, w):
     return np.sum(scaled ** 2) + w
 
 
+# ---- dict comprehensions, list.extend, map -----------------------------------------------
+def dict_comprehension(x):
+    scaled = {k: x[k] * 2.0 for k in range(3) if k != 1}
+    named = {name: np.sin(v) for name, v in zip(["a", "b"], [x[0], x[1] ** 2])}
+    return scaled[0] * scaled[2] + named["b"] * named["a"]
+
+
+def extended_lists(x):
+    items = [x[0]]
+    items.extend([x[1] * 2.0, np.sin(x[2])])
+    pairs = []
+    for k in range(2):
+        pairs.extend(items[k:k + 2])
+    return items[0] * items[2] + sum(pairs) * pairs[1]
+
+
+def _square(v):
+    return v * v
+
+
+def mapped(x, w):
+    total = sum(map(np.sin, x))
+    total = total + sum(map(lambda a, b: a * b * w, x, [1.0, 2.0, 3.0]))
+    for y in map(_square, x):
+        total = total + y * w
+    return total + np.sum(np.stack(list(map(np.tanh, [x, x * w]))))
+
+
 CORPUS = [
     (while_in_each_step, [(0.8, 0.6), (0.3, 0.9)], (0, 1)),
     (rnn, [(np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]]))], (0, 1)),
@@ -929,6 +957,9 @@ CORPUS = [
     (features_concatenated, [(np.array([0.5, -1.0, 2.0]),)], 0),
     (list_repetition, [(np.array([0.5, -1.0, 2.0]),)], 0),
     (validated_inputs, [(np.array([0.5, -1.0, 2.0]), 1.5)], (0, 1)),
+    (dict_comprehension, [(np.array([0.3, 0.5, 0.7]),)], 0),
+    (extended_lists, [(np.array([0.3, 0.5, 0.7]),)], 0),
+    (mapped, [(np.array([0.3, 0.5, 0.7]), 1.3)], (0, 1)),
 ]
 
 

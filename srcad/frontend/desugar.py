@@ -56,6 +56,17 @@ class Desugaring:
         return gast.copy_location(gast.For(gast.Name(index.id, gast.Store(), None, None),
                                            indices, [assignment] + node.body, [], None), node)
 
+    def _extend(self, node: gast.Expr):
+        """`xs.extend(ys)` as `for y in ys: xs.append(y)`."""
+        call = node.value
+        item = self.namer.claim("item")
+        append = gast.Expr(gast.Call(gast.Attribute(clone(call.func.value), "append",
+                                                    gast.Load()),
+                                     [gast.Name(item, gast.Load(), None, None)], []))
+        self._statement(gast.copy_location(gast.For(
+            gast.Name(item, gast.Store(), None, None), call.args[0],
+            [gast.copy_location(append, node)], [], None), node))
+
     def _raise(self, node: gast.Raise):
         """`raise E` (`from C`) as a call the forward sweep runs, `raised(E, C)`."""
         helper = self.resolver.helper(python_builtins.raised, self.namer)
@@ -79,10 +90,13 @@ class Desugaring:
         return gast.Name(result, gast.Load(), None, None)
 
     def _comprehension(self, node) -> gast.Name:
-        """`[e for x in xs if c]` (or a generator) as a loop appending to a new list; the
-        loop variables get fresh names, as they are local to the comprehension."""
-        result = self.namer.temporary("list")
-        self._emit_temp(result, gast.List([], gast.Load()), node)
+        """`[e for x in xs if c]` (or a generator) as a loop appending to a new list, and
+        `{k: v for ...}` as one storing into a new dict; the loop variables get fresh names,
+        as they are local to the comprehension."""
+        is_dict = isinstance(node, gast.DictComp)
+        result = self.namer.temporary("dict" if is_dict else "list")
+        self._emit_temp(result, gast.Dict([], []) if is_dict else gast.List([], gast.Load()),
+                        node)
         renames = {}
         loops = []
         for generator in node.generators:
@@ -93,9 +107,14 @@ class Desugaring:
                     self.stores[renames[target.id]] = 1
             loops.append((_renamed_names(generator.target, renames), iterable,
                           [_renamed_names(test, renames) for test in generator.ifs]))
-        element = _renamed_names(node.elt, renames)
-        append = gast.Attribute(gast.Name(result, gast.Load(), None, None), "append", gast.Load())
-        statement = gast.Expr(gast.Call(append, [element], []))
+        if is_dict:
+            statement = gast.Assign([gast.Subscript(
+                gast.Name(result, gast.Load(), None, None), _renamed_names(node.key, renames),
+                gast.Store())], _renamed_names(node.value, renames), None)
+        else:
+            append = gast.Attribute(gast.Name(result, gast.Load(), None, None), "append",
+                                    gast.Load())
+            statement = gast.Expr(gast.Call(append, [_renamed_names(node.elt, renames)], []))
         self.locals.add(result)
         for target, iterable, tests in reversed(loops):
             for test in reversed(tests):
@@ -134,3 +153,45 @@ def _call(name, args):
     return gast.Call(gast.Name(name, gast.Load(), None, None), args, [])
 
 
+def maps_as_comprehensions(fn: gast.FunctionDef, resolver) -> None:
+    """`map(f, a, b)` read once where it stands (a call's argument, a loop's iterable) as
+    `[f(x, y) for x, y in zip(a, b)]`, before nested functions are converted: a lambda `f`
+    that reads differentiated variables is then called where srcad can pass them. `f` is
+    a name, an attribute or a lambda (evaluating it once per item changes nothing)."""
+    for node in walk(fn):
+        if isinstance(node, gast.Call):
+            node.args = [_comprehension_of(a, resolver) for a in node.args]
+        elif isinstance(node, (gast.For, gast.comprehension)):
+            node.iter = _comprehension_of(node.iter, resolver)
+
+
+def _comprehension_of(node, resolver):
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and len(node.args) > 1 and not node.keywords
+            and not any(isinstance(a, gast.Starred) for a in node.args)
+            and isinstance(node.args[0], (gast.Name, gast.Attribute, gast.Lambda))
+            and resolver.is_builtin(node.func.id, map)
+            and (len(node.args) == 2 or resolver.is_builtin("zip", zip))):
+        return node
+    function, count = node.args[0], len(node.args) - 1
+    parameters = _simple_parameters(function) if isinstance(function, gast.Lambda) else None
+    if isinstance(function, gast.Lambda) and (parameters is None or len(parameters) != count):
+        return node
+    items = parameters or [f"srcad_item_{i}" for i in range(count)]
+    iterable = node.args[1] if count == 1 else _call("zip", list(node.args[1:]))
+    target = gast.Name(items[0], gast.Store(), None, None) if count == 1 else gast.Tuple(
+        [gast.Name(i, gast.Store(), None, None) for i in items], gast.Store())
+    element = function.body if parameters else gast.Call(  # (a lambda's body, inlined: its
+        function, [gast.Name(i, gast.Load(), None, None) for i in items], [])  # parameters
+    # are the comprehension's variables, and it reads the enclosing function's directly)
+    return gast.copy_location(gast.ListComp(element, [gast.comprehension(
+        target, iterable, [], 0)]), node)
+
+
+def _simple_parameters(function: gast.Lambda):
+    """A lambda's parameter names, if it has only plain positional ones."""
+    arguments = function.args
+    if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.defaults \
+            or arguments.posonlyargs:
+        return None
+    return [a.id for a in arguments.args]

@@ -40,7 +40,7 @@ import copy
 import gast
 
 from srcad.frontend.closures import NestedFunctions, convert_closures
-from srcad.frontend.desugar import Desugaring
+from srcad.frontend.desugar import Desugaring, maps_as_comprehensions
 from srcad.frontend.exits import lower_exits
 from srcad.control import stop_recording
 from srcad.errors import UnsupportedSyntaxError
@@ -68,7 +68,9 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
 
     def is_derivative_call(call):
         return resolver.chain_value(call.func) in (call_jvp, call_vjp)
-    fn = lower_exits(convert_closures(clone(parsed.node), is_derivative_call), namer)
+    fn = clone(parsed.node)
+    maps_as_comprehensions(fn, resolver)
+    fn = lower_exits(convert_closures(fn, is_derivative_call), namer)
     return _Normalizer(fn, namer, resolver, parsed).run()
 
 
@@ -128,6 +130,8 @@ class _Normalizer(Desugaring, NestedFunctions):
             if self._reads_targets(value, [node.target]):
                 value = self._name_for(value, node)
             self._assign(node.target, value, node)
+        elif isinstance(node, gast.Expr) and _is_append(node.value, self.locals, "extend"):
+            self._extend(node)
         elif isinstance(node, gast.Expr) and _is_append(node.value, self.locals):
             call = node.value
             method = gast.Attribute(self._load(call.func.value.id), "append", gast.Load())
@@ -306,7 +310,7 @@ class _Normalizer(Desugaring, NestedFunctions):
             return self._renamed(node)
         if isinstance(node, gast.IfExp):
             return self._choice(node)
-        if isinstance(node, (gast.ListComp, gast.GeneratorExp)):
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self._comprehension(node)
         if isinstance(node, gast.Lambda):
             return self._nested_function(node)
@@ -391,9 +395,9 @@ def _base_name(node) -> str:
         if not isinstance(node, gast.Attribute) else node.attr
 
 
-def _is_append(call, local_names) -> bool:
+def _is_append(call, local_names, method="append") -> bool:
     return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-            and call.func.attr == "append" and isinstance(call.func.value, gast.Name)
+            and call.func.attr == method and isinstance(call.func.value, gast.Name)
             and call.func.value.id in local_names and len(call.args) == 1
             and not call.keywords)
 
