@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from srcad.arguments import is_container
+from srcad.arguments import copied, is_container
 from srcad.control import CustomGradient, positional_only, wrong_count
 from srcad.errors import MissingRuleError, SrcadError
 from srcad.frontend.parse import unwrapped
@@ -360,6 +360,9 @@ def _jvp_by_source(function, active, tangents, args, kwargs, reached):
             packed = by_name.setdefault(name, unfilled(function, name, args, kwargs))
             packed[part] = tangent
     seeds = tuple(tuple(v) if isinstance(v, list) else v for v in map(by_name.get, names))
+    if compiled.argument_writes and not reached:  # (the user's function writes into its
+        args = [copied(a) for a in args]          # arguments: as grad, leave the caller's)
+        kwargs = {k: copied(v) for k, v in kwargs.items()}
     return compiled.bound(function)(seeds, *args, **kwargs)
 
 

@@ -292,3 +292,38 @@ def test_displays_written_into_arrays_and_list_slices(fn):
 def test_a_slice_assignment_that_changes_a_lists_length_is_refused():
     with pytest.raises(MissingRuleError, match="changes a list's length"):
         srcad.grad(list_slice_shortened)(np.array([0.3, -0.4, 0.5]))
+
+
+def writes_its_argument(x):
+    x[0] = 0.0
+    x *= 2.0
+    return np.sum(x ** 2)
+
+
+def test_jvp_leaves_an_argument_the_function_writes_into_as_grad_does():
+    """jvp left the caller's array half written ([0, 0.5]: neither its value nor f's)."""
+    x = np.array([0.3, 0.5])
+    srcad.jvp(writes_its_argument, (x,), (np.ones(2),))
+    np.testing.assert_array_equal(x, [0.3, 0.5])
+
+
+class _Base:
+    def act(self, z):
+        return np.tanh(z)
+
+
+class _Child(_Base):
+    def act(self, z):
+        return super().act(z) * 2.0
+
+
+def acts_through_super(x):
+    return np.sum(_Child().act(x))
+
+
+def test_super_without_arguments_in_forward_mode():
+    """`super()` read the tangent program's first argument (the seeds), not `self`."""
+    x = np.array([0.3, -0.4])
+    assert_jvp_matches_finite_differences(acts_through_super, (x,), 0, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(np.diag(srcad.hessian(acts_through_super)(x)),
+                               -4.0 * np.tanh(x) * (1.0 - np.tanh(x) ** 2), rtol=1e-10)

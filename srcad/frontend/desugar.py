@@ -195,3 +195,16 @@ def _simple_parameters(function: gast.Lambda):
             or arguments.posonlyargs:
         return None
     return [a.id for a in arguments.args]
+
+
+def explicit_super(fn: gast.FunctionDef, code) -> None:
+    """`super()` in a method as `super(__class__, self)`: the zero-argument form reads the
+    first argument of the function it runs in, which in a tangent program is the seeds."""
+    parameters = fn.args.posonlyargs + fn.args.args
+    if "__class__" not in code.co_freevars or not parameters:
+        return
+    for node in walk(fn):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and node.func.id == "super" and not node.args and not node.keywords:
+            node.args = [gast.Name("__class__", gast.Load(), None, None),
+                         gast.Name(parameters[0].id, gast.Load(), None, None)]

@@ -40,7 +40,7 @@ import copy
 import gast
 
 from srcad.frontend.closures import NestedFunctions, convert_closures
-from srcad.frontend.desugar import Desugaring, maps_as_comprehensions
+from srcad.frontend.desugar import Desugaring, explicit_super, maps_as_comprehensions
 from srcad.frontend.exits import lower_exits
 from srcad.control import stop_recording
 from srcad.errors import UnsupportedSyntaxError
@@ -70,6 +70,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
         return resolver.chain_value(call.func) in (call_jvp, call_vjp)
     fn = clone(parsed.node)
     maps_as_comprehensions(fn, resolver)
+    explicit_super(fn, resolver.fn.__code__)
     fn = lower_exits(convert_closures(fn, is_derivative_call), namer)
     return _Normalizer(fn, namer, resolver, parsed).run()
 
