@@ -202,6 +202,23 @@ def more_array_methods(x):
     return x.max() + x.min(axis=0).sum() + x.reshape(3, 2).sum(0)[1] + x.T.dot(x).sum()
 
 
+class _Layer:
+    """A callable object: its `__call__` is transformed like a bound method."""
+
+    def __init__(self, weights):
+        self.weights = weights
+
+    def __call__(self, x):
+        return np.tanh(self.weights @ x)
+
+
+_LAYER = _Layer(np.array([[1.0, 0.5], [0.2, -0.3]]))
+
+
+def calls_a_layer_object(x):
+    return np.sum(_LAYER(x) * _LAYER(x * 2.0))
+
+
 def statistics_methods(x):
     """The methods that stand for NumPy's functions (`x.var()` for `np.var(x)`)."""
     return (x.var() + x.std(axis=0).sum() + x.prod() + x.cumsum(axis=1).sum()
@@ -213,7 +230,8 @@ def statistics_methods(x):
 
 CORPUS += [(namespace_at_run_time, (np.array([[0.3, 0.9, -0.2], [0.4, 0.1, 0.7]]),), 0),
            (more_array_methods, (np.array([[0.3, 0.9, -0.2], [0.4, 0.1, 0.7]]),), 0),
-           (statistics_methods, (np.array([[0.3, 0.9, -0.3], [0.45, 0.1, 0.7]]),), 0)]
+           (statistics_methods, (np.array([[0.3, 0.9, -0.3], [0.45, 0.1, 0.7]]),), 0),
+           (calls_a_layer_object, (np.array([0.3, -0.4]),), 0)]
 
 
 def variadic(*values, scale=1.0, **extra):

@@ -50,7 +50,12 @@ class ParsedFunction:
 def unwrapped(fn):
     """`inspect.unwrap(fn)`, but a bound method of a decorated function (`functools.wraps`)
     stays bound: unwrapping the method itself reads `__wrapped__` through it and finds the
-    plain function, without the receiver it must be called with."""
+    plain function, without the receiver it must be called with. An object whose class
+    defines `__call__` in Python (a layer, a model) is that bound method."""
+    if not isinstance(fn, (types.FunctionType, types.MethodType, type)) \
+            and isinstance(getattr(type(fn), "__call__", None), types.FunctionType) \
+            and not type(fn).__module__.startswith("srcad."):  # (derivatives, custom rules)
+        fn = fn.__call__
     if isinstance(fn, types.MethodType):
         function = inspect.unwrap(fn.__func__)
         return fn if function is fn.__func__ else types.MethodType(function, fn.__self__)
