@@ -339,7 +339,8 @@ def _jvp_by_rules(fn, rules, active, tangents, args, kwargs):
         if tangent is None or position is None or rules.rules[position] is None:
             continue
         part = rules.rules[position](tangent, result, *args, **kwargs)
-        total = part if total is None else total + part
+        if part is not None:  # (None: a zero contribution)
+            total = part if total is None else total + part
     return result, total
 
 

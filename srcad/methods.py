@@ -12,7 +12,7 @@ import types
 import numpy as np
 
 from srcad.errors import MissingRuleError
-from srcad.rules.python_builtins import dict_items, dict_keys, dict_values
+from srcad.rules.python_builtins import dict_get, dict_items, dict_keys, dict_values
 
 # ndarray methods and the NumPy functions whose rules they share (receiver first).
 ARRAY_METHODS = {
@@ -29,7 +29,7 @@ ARRAY_METHODS = {
 _NUMBER_METHODS = {"astype": np.generic.astype, "item": np.generic.item}
 SHAPE_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) means np.reshape(x, (2, 3))
 # a dict's views, run as functions with rules (a list of the items, the values; the keys)
-DICT_METHODS = {"items": dict_items, "values": dict_values, "keys": dict_keys}
+DICT_METHODS = {"items": dict_items, "values": dict_values, "keys": dict_keys, "get": dict_get}
 
 
 def method_callee(receiver, name: str, active: tuple, args: tuple):
@@ -45,8 +45,9 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
         callee = ARRAY_METHODS[name] if isinstance(receiver, np.ndarray) \
             else _NUMBER_METHODS.get(name, ARRAY_METHODS[name])
         return callee, active, (receiver, *args), False
-    if isinstance(receiver, dict) and name in DICT_METHODS and not args:
-        return DICT_METHODS[name], active, (receiver,), False
+    if isinstance(receiver, dict) and name in DICT_METHODS \
+            and bool(args) == (name == "get"):  # (`get` takes a key; the views nothing)
+        return DICT_METHODS[name], active, (receiver, *args), False
     if isinstance(receiver, types.ModuleType):  # `xp.sum(x)` with `xp` chosen at run time
         kept = shifted(tuple(a for a in active if a != 0), -1)
         return getattr(receiver, name), kept, args, 0 in active

@@ -807,6 +807,14 @@ def validated_inputs(x, w):
 
 
 # ---- dict comprehensions, list.extend, map -----------------------------------------------
+def reads_with_get(x, w):
+    params = {"w": w, "b": x[0] * 2.0}
+    scale = params.get("w")
+    shift = params.get("b", 0.5)
+    missing = params.get("c", x * x)
+    return np.sum(np.tanh(scale * x + shift) * missing)
+
+
 def dict_comprehension(x):
     scaled = {k: x[k] * 2.0 for k in range(3) if k != 1}
     named = {name: np.sin(v) for name, v in zip(["a", "b"], [x[0], x[1] ** 2])}
@@ -958,6 +966,7 @@ CORPUS = [
     (list_repetition, [(np.array([0.5, -1.0, 2.0]),)], 0),
     (validated_inputs, [(np.array([0.5, -1.0, 2.0]), 1.5)], (0, 1)),
     (dict_comprehension, [(np.array([0.3, 0.5, 0.7]),)], 0),
+    (reads_with_get, [(np.array([0.3, 0.5, 0.7]), np.array([0.5, -1.0, 1.5]))], (0, 1)),
     (extended_lists, [(np.array([0.3, 0.5, 0.7]),)], 0),
     (mapped, [(np.array([0.3, 0.5, 0.7]), 1.3)], (0, 1)),
 ]

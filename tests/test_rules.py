@@ -26,7 +26,8 @@ from srcad import tangents
 from srcad.api import Derivative
 from srcad.rules import registry
 from srcad.rules.numpy_contractions import EINSUM_JVPS
-from srcad.rules.python_builtins import dict_items, dict_values, indexable, joined, repeated
+from srcad.rules.python_builtins import (dict_get, dict_items, dict_values, indexable, joined,
+                                         repeated)
 from srcad.runtime import accumulate
 from srcad.testing import numerical_gradient
 from tests.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
@@ -489,6 +490,8 @@ JOINING = [  # (primal, fn, shape pairs)
      [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
     (dict_values, lambda x, y: dict_values({"a": y, "b": x * x})[1] * y,
      [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
+    (dict_get, lambda x, y: dict_get({"a": x * y, "b": y}, "a") * dict_get({"b": x}, "c", y)
+     + dict_get({"b": x}, "b", y), [(None, None), ((3,), (3,)), ((2, 3), (3,))]),
     (joined, lambda x, y: np.stack(joined([x], [y * x, x])) * joined(x, y) + joined((y,), (x,))[0],
      [((3,), (3,)), ((2, 3), (3,))]),
     (repeated, lambda x, y: np.stack(repeated([x, y * x], 2)) * repeated(x, y)

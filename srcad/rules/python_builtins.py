@@ -149,6 +149,11 @@ def dict_values(mapping: dict) -> list:
     return list(mapping.values())
 
 
+def dict_get(mapping: dict, key, default=None):
+    """`mapping.get(key, default)`."""
+    return mapping.get(key, default)
+
+
 def dict_keys(mapping: dict):
     """`mapping.keys()`: keys carry no derivative."""
     return mapping.keys()
@@ -288,6 +293,19 @@ defvjp(dict_items, lambda g, ans, mapping: _by_key(
 defjvp(dict_items, lambda g, ans, mapping: [(None, g[key]) for key in mapping])
 defvjp(dict_values, lambda g, ans, mapping: _by_key(mapping, g))
 defjvp(dict_values, lambda g, ans, mapping: [g[key] for key in mapping])
+# `mapping.get(key, default)`: the cotangent goes to the item read, or to the default
+defvjp(dict_get, lambda g, ans, mapping, key, default=None: {
+           k: g if k == key else None for k in mapping},
+       None, lambda g, ans, mapping, key, default=None: _zero_like(default)
+       if key in mapping else g)
+defjvp(dict_get, lambda g, ans, mapping, key, default=None: g[key] if key in mapping
+       else _zero_like(ans), None, lambda g, ans, mapping, key, default=None:
+       _zero_like(ans) if key in mapping else g)
+
+
+def _zero_like(value):
+    return np.zeros(np.shape(value), np.promote_types(dtype_of(value), np.float16))
+
 nondifferentiable(dict_keys)
 
 
