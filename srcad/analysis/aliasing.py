@@ -21,7 +21,7 @@ import gast
 import numpy as np
 
 from srcad.errors import UnsoundAliasingError
-from srcad.frontend.resolve import Branch, Loop, Operation, operations, walk
+from srcad.frontend.resolve import Branch, Loop, Operation, operations, surely, walk
 from srcad.rules import is_nondifferentiable, vjp_rules
 from srcad.rules.python_builtins import indexable
 from srcad.transform.sequences import SEQUENCE_RESULTS
@@ -247,11 +247,11 @@ def resolve_array_copies(block: list, arrays) -> None:
 
     `arrays` names the parameters that hold arrays (the differentiated ones, as
     `grad` promotes them)."""
-    surely = surely_arrays(block, arrays)
+    held_arrays = surely_arrays(block, arrays)
     for op in operations(block):
         receiver = op.args[0] if op.args else None
         if op.kind == "call" and op.method == "copy" and len(op.args) == 1 \
-                and not op.keywords and getattr(receiver, "id", None) in surely:
+                and not op.keywords and getattr(receiver, "id", None) in held_arrays:
             op.callee, op.method, op.dynamic = np.copy, None, False
 
 
@@ -260,17 +260,8 @@ def surely_arrays(block: list, arrays) -> frozenset:
     `arrays` that do: what one-output ufuncs, NumPy functions with a rule (but for those
     returning several arrays) and `np.zeros` and its kin make, arithmetic of such names,
     their elements and slices, and copies of them (a greatest fixpoint, as in scalars.py)."""
-    candidates = set(arrays) | {t for op in operations(block) for t in op.targets}
-    while True:
-        size = len(candidates)
-        for node in walk(block):
-            if isinstance(node, Loop) and node.element:
-                candidates.discard(node.element)
-            elif isinstance(node, Operation) and not _makes_an_array(node, candidates):
-                candidates.difference_update(node.targets)
-                candidates.discard(node.mutates)
-        if len(candidates) == size:
-            return frozenset(candidates)
+    return surely(block, set(arrays) | {t for op in operations(block) for t in op.targets},
+                  _makes_an_array)
 
 
 def _makes_an_array(op: Operation, arrays: set) -> bool:

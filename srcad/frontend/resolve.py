@@ -212,6 +212,24 @@ def operations(block):
     return (node for node in walk(block) if isinstance(node, Operation))
 
 
+def surely(block, candidates, makes) -> frozenset:
+    """The names among `candidates` that hold a kind of value on every path: each operation
+    binding one makes that kind (`makes(op, names)`, given the names still candidates), and
+    no loop binds one as its element (a greatest fixpoint, as the names depend on each
+    other)."""
+    candidates = set(candidates)
+    while True:
+        size = len(candidates)
+        for node in walk(block):
+            if isinstance(node, Loop) and node.element:
+                candidates.discard(node.element)
+            elif isinstance(node, Operation) and not makes(node, candidates):
+                candidates.difference_update(node.targets)
+                candidates.discard(node.mutates)
+        if len(candidates) == size:
+            return frozenset(candidates)
+
+
 def resolve(simple_fn: gast.FunctionDef, resolver: Resolver) -> list:
     """The function's block of `Operation`s, `Branch`es and `Loop`s, without the `return`."""
     resolver.local_names = local_names(simple_fn)

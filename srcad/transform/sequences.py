@@ -10,7 +10,7 @@ import operator
 import gast
 import numpy as np
 
-from srcad.frontend.resolve import Loop, Operation, operations, walk
+from srcad.frontend.resolve import Loop, Operation, operations, surely, walk
 from srcad.rules.python_builtins import indexable, joined, repeated
 
 
@@ -83,16 +83,7 @@ def resolve_sequence_arithmetic(block, containers, active) -> None:
 def _surely_sequences(block) -> set:
     """The names bound only to lists or tuples: displays, `list(...)`, `tuple(...)`, joins
     and repetitions of them, and copies (a greatest fixpoint, as aliasing.surely_arrays)."""
-    candidates = {t for op in operations(block) for t in op.targets}
-    while True:
-        size = len(candidates)
-        for node in walk(block):
-            if isinstance(node, Loop) and node.element:
-                candidates.discard(node.element)
-            elif isinstance(node, Operation) and not _makes_a_sequence(node, candidates):
-                candidates.difference_update(node.targets)
-        if len(candidates) == size:
-            return candidates
+    return surely(block, {t for op in operations(block) for t in op.targets}, _makes_a_sequence)
 
 
 def _makes_a_sequence(op: Operation, sure: set) -> bool:
