@@ -1,5 +1,6 @@
-"""desugar: loops over `enumerate`/`zip`/`reversed`, comprehensions, conditional expressions
-and `and`/`or` values → the plain `for` and `if` of the simple form.
+"""desugar: loops over `enumerate`/`zip`/`reversed`, comprehensions, conditional expressions,
+`and`/`or` values, `xs.extend(ys)`, `raise`, `assert` and `with stop_recording():` → the
+plain statements of the simple form (and `map(...)`, `super()` before the rest).
 
 A mixin of the normalizer (it emits through the normalizer's own methods); each method
 takes the user's construct and returns the name or loop that replaces it.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 import gast
 
+from srcad.control import stop_recording
+from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.trees import clone, walk
 from srcad.rules import python_builtins
 
@@ -79,6 +82,26 @@ class Desugaring:
         failed = gast.Expr(gast.Call(helper, [node.msg] if node.msg is not None else [], []))
         self._statement(gast.copy_location(gast.If(
             gast.UnaryOp(gast.Not(), node.test), [gast.copy_location(failed, node)], []), node))
+
+    def _unrecorded_block(self, node: gast.With):
+        """`with srcad.stop_recording(): ...`: the block runs as written; its statements are
+        marked so that their results are constants to the derivative."""
+        manager = node.items[0].context_expr.func
+        if self.resolver.chain_value(manager) is not stop_recording:
+            raise UnsupportedSyntaxError(
+                f"srcad cannot differentiate `with` statements other than "
+                f"`with srcad.stop_recording():` (in {self.parsed.name}).",
+                self.parsed.location(node), "move the `with` block out of the differentiated "
+                "function")
+        start = len(self.body)
+        self.unrecorded += 1
+        for statement in node.body:
+            self._statement(statement)
+        self.unrecorded -= 1
+        for statement in self.body[start:]:
+            for part in walk(statement):
+                if isinstance(part, gast.stmt):
+                    part.unrecorded = True
 
     def _choice(self, node: gast.IfExp) -> gast.Name:
         """`a if c else b` as an `if` statement assigning a temporary."""

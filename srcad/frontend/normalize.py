@@ -42,8 +42,6 @@ import gast
 from srcad.frontend.closures import NestedFunctions, convert_closures
 from srcad.frontend.desugar import Desugaring, explicit_super, maps_as_comprehensions
 from srcad.frontend.exits import lower_exits
-from srcad.control import stop_recording
-from srcad.errors import UnsupportedSyntaxError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.scopes import local_names, store_counts, stores
 from srcad.frontend.trees import clone, walk
@@ -163,26 +161,6 @@ class _Normalizer(Desugaring, NestedFunctions):
             nested = self._nested_function(node)
             nested.name = self._define(node.name).id
             self._emit(nested, node)
-
-    def _unrecorded_block(self, node: gast.With):
-        """`with srcad.stop_recording(): ...`: the block runs as written; its statements are
-        marked so that their results are constants to the derivative."""
-        manager = node.items[0].context_expr.func
-        if self.resolver.chain_value(manager) is not stop_recording:
-            raise UnsupportedSyntaxError(
-                f"srcad cannot differentiate `with` statements other than "
-                f"`with srcad.stop_recording():` (in {self.parsed.name}).",
-                self.parsed.location(node), "move the `with` block out of the differentiated "
-                "function")
-        start = len(self.body)
-        self.unrecorded += 1
-        for statement in node.body:
-            self._statement(statement)
-        self.unrecorded -= 1
-        for statement in self.body[start:]:
-            for part in walk(statement):
-                if isinstance(part, gast.stmt):
-                    part.unrecorded = True
 
     def _for(self, node):
         indexed = self._indexed_iteration(node)
