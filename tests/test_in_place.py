@@ -131,7 +131,7 @@ def test_a_loop_over_a_list_drops_and_adds_one_cotangent_per_iteration():
 
 
 def test_list_adjoint_helpers_write_only_into_lists_they_made():
-    from srcad import runtime
+    from srcad import regions, runtime
     given = (1.0, 2.0, 3.0)
     made = runtime.accumulate_at(given, 5.0, [0.0] * 3, 1)
     assert type(made) is runtime.OwnedList and made == [1.0, 7.0, 3.0] and given == (1.0, 2.0, 3.0)
@@ -141,7 +141,7 @@ def test_list_adjoint_helpers_write_only_into_lists_they_made():
     dropped = runtime.without_last(caller)
     assert dropped == [1.0] and caller == [1.0, 2.0]
     assert runtime.without_last(dropped) is dropped and dropped == []
-    assert runtime.without_region(caller, 0) == [None, 2.0] and caller == [1.0, 2.0]
+    assert regions.without_region(caller, 0) == [None, 2.0] and caller == [1.0, 2.0]
 
 
 def test_a_list_cotangent_from_the_caller_is_left_alone():

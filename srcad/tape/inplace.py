@@ -26,7 +26,8 @@ import weakref
 import numpy as np
 
 from srcad.errors import MissingRuleError
-from srcad.runtime import region_adjoint, unbroadcast
+from srcad.regions import region_adjoint
+from srcad.runtime import unbroadcast
 from srcad.tape import dispatch
 from srcad.tape.errors import caller_location
 from srcad.tape.state import RECORDING, new_id

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad import outlines, runtime
+from srcad import outlines, regions, runtime
 from srcad.transform.naming import Namer, adjoint_name
 from srcad.transform.reuse import HELPERS
 
@@ -237,7 +237,7 @@ class Adjoints:
         for primal in sorted(set(primals) - self.sequences):
             state = self.state(primal)
             if state in (SET, MAYBE):
-                copy = self.bindings.name_for("owned_copy", runtime.owned_copy)
+                copy = self.bindings.name_for("owned_copy", regions.owned_copy)
                 statements.append(assign(self.name(primal), gast.Call(
                     load(copy), [load(self.name(primal))], [])))
                 self.states[primal] = OWNED if state == SET else MAYBE_OWNED
@@ -248,7 +248,7 @@ class Adjoints:
         (a loop of such writes would copy `y`'s whole adjoint per iteration), else a copy,
         which is owned from then on."""
         state = self.state(primal)
-        clear = runtime.cleared_region if state in (OWNED, MAYBE_OWNED) else runtime.without_region
+        clear = regions.cleared_region if state in (OWNED, MAYBE_OWNED) else regions.without_region
         if state == SET and primal not in self.sequences:
             self.states[primal] = OWNED
         call = gast.Call(load(self.bindings.name_for(clear.__name__, clear)),

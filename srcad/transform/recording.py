@@ -17,7 +17,7 @@ from collections import Counter
 
 import gast
 
-from srcad import runtime
+from srcad import regions, runtime
 from srcad.frontend.resolve import Branch, Loop, operations, walk
 from srcad.transform.adjoints import assign, load, store
 
@@ -52,7 +52,7 @@ def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=fro
         else:
             if (id(node), REGION) in recorded:
                 container, index, _ = node.args
-                saved = gast.Call(load(bind("saved_region", runtime.saved_region)),
+                saved = gast.Call(load(bind("saved_region", regions.saved_region)),
                                   [container, index], [])
                 statements.append(push(stack, saved))
             statements.extend(push(stack, _saved(t, shapes, bind)) for t in node.targets

@@ -23,7 +23,7 @@ import builtins
 
 import gast
 
-from srcad import calls, outlines, runtime
+from srcad import calls, outlines, regions, runtime
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError
@@ -262,7 +262,7 @@ class _Backward:
         container, index, value = op.args
         value, target = clone(value), clone(container)
         value.shape_only = target.shape_only = True  # (for unbroadcasting, and the dtype)
-        region = self.bindings.name_for("region_adjoint", runtime.region_adjoint)
+        region = self.bindings.name_for("region_adjoint", regions.region_adjoint)
         cotangent = gast.Call(load(region), [load(self.adjoints.name(op.mutates)), index,
                                              value, target], [])
         statements = [] if op.unrecorded else self._contribute(
@@ -271,13 +271,11 @@ class _Backward:
 
     def _append(self, op):
         """`xs.append(value)`: the last element's adjoint goes to `value` and is dropped."""
-        _, value = op.args
-        adjoint = load(self.adjoints.name(op.mutates))
-        last = gast.Subscript(adjoint, gast.Constant(-1, None), gast.Load())
+        adjoint = self.adjoints.name(op.mutates)
+        last = gast.Subscript(load(adjoint), gast.Constant(-1, None), gast.Load())
         rest = gast.Call(load(self.bindings.name_for("without_last", runtime.without_last)),
-                         [load(self.adjoints.name(op.mutates))], [])
-        return self._contribute(value, last, may_be_none=True) + [
-            assign(self.adjoints.name(op.mutates), rest)]
+                         [load(adjoint)], [])
+        return self._contribute(op.args[1], last, may_be_none=True) + [assign(adjoint, rest)]
 
     def _unpack(self, op):
         parts = [self.adjoints.returned(t) for t in op.targets]
