@@ -15,7 +15,7 @@ import gast
 
 from srcad.analysis.activity import analyze_activity
 from srcad.analysis.aliasing import check_in_place_updates, resolve_array_copies
-from srcad.transform.sequences import resolve_sequence_arithmetic
+from srcad.transform.sequences import resolve_sequence_arithmetic, sequences_as_arrays
 from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
@@ -62,6 +62,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     resolver = Resolver(fn, parsed)
     simple = normalize(parsed, namer, resolver)                  # normalize
     block = resolve(simple, resolver)                            # resolve
+    if sequences_as_arrays(simple, block, resolver, namer):
+        block = resolve(simple, resolver)
     output = simple.body[-1].value.id
     if has_aux:
         output, block = _split_aux(simple, output, block, namer)

@@ -289,3 +289,36 @@ def indexes_an_unpacked_list(x):
 
 
 CORPUS += [(indexes_an_unpacked_list, (np.array([0.4, 0.9]),), 0)]
+
+
+MIXING = np.array([[1.0, -0.5, 2.0], [0.3, 1.5, -1.0]])
+
+
+def lists_as_arrays(a, b, x):
+    """Lists and tuples of values handed to NumPy, which makes arrays of them."""
+    plane = np.dot([a, b], [b, a]) + np.sum([a, b] @ MIXING) + np.linalg.norm((a, x[0]))
+    scaled = x * [a, b, 1.0] - [b, x[1], a] / (1.0 + x[0] ** 2)
+    chosen = np.where(x > 0, scaled, [b, a * b, x[2]])
+    return plane + np.sum(chosen ** 2) + np.max([a, b * x[1]]) + np.mean((x[0], 2 * b))
+
+
+def comprehension_reduced(x):
+    squares = np.sum([v ** 2 for v in x])
+    return squares + np.prod([np.sin(v) + 2.0 for v in x]) + np.sum(np.exp([x[0], -x[1]]))
+
+
+CORPUS += [(lists_as_arrays, (0.7, -1.2, np.array([0.4, -0.9, 1.3])), (0, 1, 2)),
+           (comprehension_reduced, (np.array([0.4, -0.9, 1.3]),), 0)]
+
+
+def named_lists_reduced(x, a):
+    """Lists kept in names (built by appends, or a display) that NumPy reduces."""
+    terms = []
+    for v in x:
+        terms.append(np.sin(v) * a)
+    pair = (x[0], x[1] * a)
+    return np.sum(terms) + np.linalg.norm(terms) + np.max(terms) + np.dot(pair, pair) \
+        + np.sum(pair @ MIXING)
+
+
+CORPUS += [(named_lists_reduced, (np.array([0.4, -0.9, 1.3]), 1.7), (0, 1))]

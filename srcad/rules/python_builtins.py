@@ -271,8 +271,9 @@ def _repeated_jvp(first: bool):
         mine, other = (a, b) if first else (b, a)
         if _repetition(other, mine):
             return _like(ans, [None] * len(ans))
-        if not _repetition(mine, other):
-            return g * b if first else g * a
+        if not _repetition(mine, other):  # (a list's tangent as the array NumPy makes of it)
+            g = np.asarray(dense(g, mine)) if isinstance(g, (list, tuple)) else g
+            return broadcast_like(g * other, ans)
         return _like(ans, list(g) * other)
     return rule
 

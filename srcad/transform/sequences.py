@@ -11,6 +11,8 @@ import gast
 import numpy as np
 
 from srcad.frontend.resolve import Loop, Operation, operations, surely, walk
+from srcad.frontend.trees import walk as walk_tree
+from srcad.rules import vjp_rules
 from srcad.rules.python_builtins import indexable, joined, repeated
 
 
@@ -78,6 +80,78 @@ def resolve_sequence_arithmetic(block, containers, active) -> None:
             elif op.callee is operator.mul and (is_sure(first) and may_be_an_integer(second)
                                                 or may_be_an_integer(first) and is_sure(second)):
                 op.callee, changed = repeated, True
+
+
+def sequences_as_arrays(simple: gast.FunctionDef, block, resolver, namer) -> bool:
+    """Hand NumPy the array it would make of a list or tuple, `np.dot([a, b], w)`,
+    `[a, b] @ m` or `np.sum(xs)` after `xs.append(...)`: `t = np.asarray(xs)` goes in
+    before the call, which reads `t`. The callee's rules then see an array, and `asarray`'s
+    rules hand each item its share of the cotangent (or make the tangent of their array).
+    Only arguments that are surely sequences (a display, or a name only ever bound to one)
+    at positions the callee has a rule for (a shape or an index stays as written), and
+    never `+` and `*`, which join and repeat lists (`joined` and `repeated` decide when
+    they run). Returns whether `simple` changed (its block is then resolved again)."""
+    sure, parents, changed = _surely_sequences(block), _parents(simple), False
+    for op in operations(block):
+        if op.kind != "call" or op.method is not None or op.dynamic:
+            continue
+        for k in _array_positions(op.callee, len(op.args)):
+            atom = op.args[k]
+            if not (isinstance(atom, gast.Name) and atom.id in sure or isinstance(
+                    atom, (gast.List, gast.Tuple)) and _has_values(atom)):
+                continue
+            array = gast.Name(namer.temporary("array"), gast.Store(), None, None)
+            made = gast.copy_location(gast.Assign([array], gast.Call(
+                resolver.helper(np.asarray, namer), [atom], []), None), op.statement)
+            made.unrecorded = getattr(op.statement, "unrecorded", False)
+            statements = parents[id(op.statement)]
+            statements.insert(next(i for i, s in enumerate(statements) if s is op.statement),
+                              made)
+            _replace_operand(op.statement.value, atom, gast.Name(array.id, gast.Load(), None,
+                                                                 None))
+            changed = True
+    return changed
+
+
+# `x op y` on lists raises for these (NumPy makes arrays of them); `%` formats strings
+_ARRAY_OPERATORS = (operator.sub, operator.truediv, operator.floordiv, operator.pow,
+                    operator.matmul)
+# NumPy functions whose argument is a sequence of arrays (or that make the array themselves)
+_SEQUENCE_TAKERS = (np.array, np.asarray, np.asanyarray, np.concatenate, np.stack, np.vstack,
+                    np.hstack, np.linalg.multi_dot, np.atleast_1d, np.atleast_2d,
+                    np.atleast_3d)
+
+
+def _array_positions(callee, count: int) -> range | list:
+    """The positions of a call's arguments NumPy or SciPy takes as arrays, with a rule."""
+    if any(callee is op for op in _ARRAY_OPERATORS):
+        return range(count)
+    module = getattr(callee, "__module__", None) or ""
+    if module.split(".")[0] not in ("numpy", "scipy") \
+            or any(callee is taker for taker in _SEQUENCE_TAKERS):
+        return []
+    rules = vjp_rules(callee)
+    return [k for k, rule in enumerate(rules.rules[:count]) if rule is not None] if rules else []
+
+
+def _has_values(display) -> bool:
+    """Whether a display holds a name (all constants have no derivative to hand on)."""
+    return any(isinstance(node, gast.Name) for node in walk_tree(display))
+
+
+def _parents(simple: gast.FunctionDef) -> dict:
+    """The statement list each statement of the simple form stands in, by id."""
+    return {id(statement): statements for node in walk_tree(simple)
+            if isinstance(node, (gast.FunctionDef, gast.For, gast.While, gast.If))
+            for statements in (node.body, node.orelse if not isinstance(node, gast.FunctionDef)
+                               else []) for statement in statements}
+
+
+def _replace_operand(value, old, new) -> None:
+    if isinstance(value, gast.BinOp):
+        value.left, value.right = (new if o is old else o for o in (value.left, value.right))
+    else:
+        value.args = [new if a is old else a for a in value.args]
 
 
 def _surely_sequences(block) -> set:
