@@ -17,6 +17,7 @@ from srcad.analysis.activity import analyze_activity
 from srcad.analysis.aliasing import check_in_place_updates, resolve_array_copies
 from srcad.transform.sequences import resolve_sequence_arithmetic, sequences_as_arrays
 from srcad.analysis.scalars import only_numbers, scalar_names
+from srcad.analysis.shapes import shape_classes
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
 from srcad.frontend.normalize import normalize
@@ -70,7 +71,9 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     resolve_array_copies(block, frozenset(wrt) - containers)
     activity = analyze_activity(block, set(wrt), output)         # activity
     resolve_sequence_arithmetic(block, containers, activity.active)
-    activity = replace(activity, scalars=scalar_names(block, param_names(simple), scalars))
+    numbers = scalar_names(block, param_names(simple), scalars)
+    activity = replace(activity, scalars=numbers,
+                       shapes=shape_classes(block, frozenset(wrt) - containers, numbers))
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
                                      simple.versions, parsed, simple.return_variable)
     bindings = Bindings(namer, resolver)

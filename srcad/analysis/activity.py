@@ -15,7 +15,7 @@ useful, so `n` gets no adjoint even though it sits in the same tuple as `loss`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gast
 
@@ -32,6 +32,7 @@ class Activity:
     partial: dict              # packed name → keys of its only useful elements
     varied: frozenset          # names that depend on `wrt` (needed or not)
     scalars: frozenset = frozenset()  # names surely holding numbers (srcad.analysis.scalars)
+    shapes: dict = field(default_factory=dict)  # name → its shape class (analysis/shapes.py)
 
     def element_useful(self, name: str, key) -> bool:
         return name not in self.partial or _key(key) in self.partial[name]

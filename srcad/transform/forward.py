@@ -277,7 +277,7 @@ class Tangents(TangentWrites):
                   for name, argument in unruled_arguments(entry, op)
                   for tangent in [self.tangent_of_atom(argument)] if not is_none_constant(tangent)]
         target = op.targets[0]
-        same_shape = same_shape_arguments(op, self.activity.scalars)
+        same_shape = same_shape_arguments(op, self.activity.scalars, self.activity.shapes)
         parts, arguments = [], []
         for template, bound, argument in rule_applications(entry, op, self.parsed, "defjvp"):
             g = self.tangent_of_atom(argument) if argument is not None else _NONE

@@ -295,7 +295,7 @@ class _Backward:
                 f"register one with `srcad.defvjp({op.label}, lambda g, ans, x: ...)`: one "
                 "rule per positional argument, `None` for an argument without a gradient.")
         g, ans = load(self.adjoints.name(op.targets[0])), load(op.targets[0])
-        same_shape = same_shape_arguments(op, self.activity.scalars)
+        same_shape = same_shape_arguments(op, self.activity.scalars, self.activity.shapes)
         statements = [unruled_check(op, name, argument, gast.Constant(True, None), self.parsed,
                                     self.bindings, "defvjp")
                       for name, argument in unruled_arguments(entry, op)

@@ -77,13 +77,19 @@ def argument_at(op: Operation, template, bound, position: int):
     return bound.arguments.get(names[position]) if position < len(names) else None
 
 
-def same_shape_arguments(op: Operation, scalars: frozenset = frozenset()) -> frozenset:
+def same_shape_arguments(op: Operation, scalars: frozenset = frozenset(),
+                         shapes: dict | None = None) -> frozenset:
     """Arguments known to have the output's shape: of an elementwise call whose other
-    arguments are all scalar constants, or numbers when the output is a number."""
+    arguments are all scalar constants or of the output's shape class (analysis/shapes.py),
+    or numbers when the output is a number."""
     if op.targets and op.targets[0] in scalars:
         return frozenset(a.id for a in op.args if isinstance(a, gast.Name) and a.id in scalars)
     if not (isinstance(op.callee, np.ufunc) or op.label in ELEMENTWISE_SYMBOLS):
         return frozenset()
+    shape = (shapes or {}).get(op.targets[0]) if op.targets else None
+    if shape is not None:
+        return frozenset(a.id for a in op.args if isinstance(a, gast.Name)
+                         and shapes.get(a.id) == shape)
     names = [a for a in op.args if isinstance(a, gast.Name)]
     scalars = [a for a in op.args if isinstance(a, gast.Constant)
                and isinstance(a.value, (int, float))]

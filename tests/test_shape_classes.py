@@ -1,0 +1,73 @@
+"""Shape classes (srcad/analysis/shapes.py): where srcad proves operands share a shape it
+drops `unbroadcast`; random programs of slices, elementwise steps and broadcast operands
+check that it drops it only there. Each is compared with central finite differences, and
+the gradient program with the forward-mode Jacobian."""
+import importlib.util
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import srcad
+from srcad.testing import numerical_gradient
+
+_SLICES = ["x", "x[1:]", "x[:-1]", "x[2:]", "x[:-2]", "x[1:-1]", "x[:]"]
+_LENGTHS = {"x": 0, "x[1:]": 1, "x[:-1]": 1, "x[2:]": 2, "x[:-2]": 2, "x[1:-1]": 2, "x[:]": 0}
+_counter = itertools.count()
+
+
+@st.composite
+def programs(draw):
+    """`def f(x, w):` over slices of `x` that drop the same number of rows, elementwise
+    steps on them, and `w` (a row, broadcast over them) mixed in somewhere or not."""
+    dropped = draw(st.sampled_from([0, 1, 2]))
+    slices = [s for s in _SLICES if _LENGTHS[s] == dropped]
+    lines, names = [], []
+    for k in range(draw(st.integers(2, 6))):
+        if not names or draw(st.integers(0, 3)) == 0:
+            value = draw(st.sampled_from(slices))
+        else:
+            a, b = draw(st.sampled_from(names)), draw(st.sampled_from(names + ["w"] + slices))
+            op = draw(st.sampled_from(["+", "-", "*"]))
+            value = draw(st.sampled_from([f"{a} {op} {b}", f"np.sin({a}) {op} 0.5",
+                                          f"2.0 * {a} ** 2", f"np.tanh({a} {op} {b})"]))
+        names.append(f"v{k}")
+        lines.append(f"    v{k} = {value}")
+    lines.append(f"    return np.sum({' * '.join(names[-2:])})")
+    return "def f(x, w):\n" + "\n".join(lines) + "\n"
+
+
+@pytest.fixture(scope="module")
+def program_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("shape_programs")
+
+
+def _load(source, directory):
+    path = directory / f"shape_program_{next(_counter)}.py"
+    path.write_text("import numpy as np\n\n\n" + source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.f
+
+
+@given(source=programs(), rows=st.integers(2, 5), columns=st.sampled_from([0, 1, 3]))
+@settings(max_examples=60, deadline=None)
+def test_gradients_of_slices_and_broadcasts(program_dir, source, rows, columns):
+    f = _load(source, program_dir)
+    rng = np.random.default_rng(rows * 7 + columns)
+    x = rng.uniform(-1, 1, (rows, columns) if columns else (rows,))
+    w = rng.uniform(-1, 1, (columns,) if columns else ())
+    gx, gw = srcad.grad(f, wrt=(0, 1))(x, w)
+    np.testing.assert_allclose(gx, numerical_gradient(f, (x, w), 0), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(gw, numerical_gradient(f, (x, w), 1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(srcad.jacobian(f)(x, w), gx, rtol=1e-9, atol=1e-12)
+
+
+def test_rosenbrock_needs_no_unbroadcast():
+    def rosenbrock(x):
+        return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+    source = srcad.grad(rosenbrock).source
+    assert "unbroadcast" not in source and "shape_of" not in source
