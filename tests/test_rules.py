@@ -24,6 +24,7 @@ import srcad
 from srcad import cache as srcad_cache
 from srcad import tangents
 from srcad.api import Derivative
+from srcad.rules.python_math import polygamma
 from srcad.rules import registry
 from srcad.rules.numpy_contractions import EINSUM_JVPS
 from srcad.rules.python_builtins import (dict_get, dict_items, dict_values, indexable, joined,
@@ -100,6 +101,25 @@ SCALAR_ONLY = [
     (math.pow, lambda x: math.pow(x, 3.0) + math.pow(1.5, x), "positive"),
     (math.hypot, lambda x: math.hypot(x, 2.0) + math.hypot(0.5, x), "real"),
     (math.atan2, lambda x: math.atan2(x, 2.0) + math.atan2(0.5, x), "nonzero"),
+    (math.asinh, lambda x: math.asinh(x), "real"),
+    (math.acosh, lambda x: math.acosh(x), "above_one"),
+    (math.atanh, lambda x: math.atanh(x), "unit"),
+    (math.exp2, lambda x: math.exp2(x), "real"),
+    (math.cbrt, lambda x: math.cbrt(x), "nonzero"),
+    (math.copysign, lambda x: math.copysign(x, -2.0) + math.copysign(3.0, x) * x, "nonzero"),
+    (math.fmod, lambda x: math.fmod(x, 0.3) + math.fmod(2.5, x), "positive"),
+    (math.remainder, lambda x: math.remainder(x, 0.3) + math.remainder(2.5, x), "positive"),
+    (math.ldexp, lambda x: math.ldexp(x, 3), "real"),
+    (math.degrees, lambda x: math.degrees(x), "real"),
+    (math.radians, lambda x: math.radians(x), "real"),
+    (math.erf, lambda x: math.erf(x), "real"),
+    (math.erfc, lambda x: math.erfc(x), "real"),
+    (math.gamma, lambda x: math.gamma(x), "positive"),
+    (math.lgamma, lambda x: math.lgamma(x) + math.lgamma(-x - 0.5), "positive"),
+    (polygamma, lambda x: polygamma(0, x) + polygamma(2, x + 0.5), "positive"),
+    (math.fsum, lambda x: math.fsum([x, x * x, 2.0]), "real"),
+    (math.prod, lambda x: math.prod([x, x + 1.0, 2.0]) + math.prod((x, 0.0), start=2.0), "real"),
+    (math.dist, lambda x: math.dist([x, 1.0], (0.5, x * x)), "real"),
     (builtins.max, lambda x: max(x, 0.5 * x, 0.1) * max([x, x + 1.0]), "positive"),
     (builtins.min, lambda x: min(x, 2.0 * x) + min([x, x * x]), "positive"),
     (builtins.pow, lambda x: pow(x, 2) + pow(2.0, x), "positive"),

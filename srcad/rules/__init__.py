@@ -2,7 +2,7 @@
 from srcad.rules import (  # noqa: F401  (they register on import)
     numpy_arrays, numpy_contractions, numpy_decompositions, numpy_dtypes, numpy_fft,
     numpy_indexing, numpy_linalg, numpy_lookups, numpy_norms, numpy_reductions, numpy_ufuncs,
-    python_builtins, tangent_helpers)
+    python_builtins, python_math, tangent_helpers)
 from srcad.rules.registry import (defjvp, defvjp, is_nondifferentiable, jvp_rules,
                                   nondifferentiable, vjp_rules)
 

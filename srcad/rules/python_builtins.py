@@ -1,8 +1,9 @@
-"""Rules for Python builtins and the `math` module, for code written on Python floats, and
-for reading a named tuple's field (`np.linalg.eigh(a).eigenvalues`): VJPs and JVPs. A function of Python numbers has a diagonal Jacobian, so one rule per argument
-(`g` times the partial derivative) serves as its VJP and its JVP: `define_pointwise`."""
+"""Rules for Python builtins, for code written on Python floats and lists, and for reading a
+named tuple's field (`np.linalg.eigh(a).eigenvalues`): VJPs and JVPs. A function of Python
+numbers has a diagonal Jacobian, so one rule per argument (`g` times the partial
+derivative) serves as its VJP and its JVP: `define_pointwise` (the `math` module's rules
+are in python_math.py)."""
 import builtins
-import math
 import operator
 
 import numpy as np
@@ -103,38 +104,7 @@ for _extremum in (builtins.max, builtins.min):
 defvjp(builtins.pow, *vjp_rules(operator.pow).rules)
 defjvp(builtins.pow, *jvp_rules(operator.pow).rules)
 
-# ---- math, on Python floats ------------------------------------------------------------------
-define_pointwise(math.sin, lambda g, ans, x: g * math.cos(x))
-define_pointwise(math.cos, lambda g, ans, x: -g * math.sin(x))
-define_pointwise(math.tan, lambda g, ans, x: g / math.cos(x) ** 2)
-define_pointwise(math.asin, lambda g, ans, x: g / math.sqrt(1.0 - x * x))
-define_pointwise(math.acos, lambda g, ans, x: -g / math.sqrt(1.0 - x * x))
-define_pointwise(math.atan, lambda g, ans, x: g / (1.0 + x * x))
-define_pointwise(math.sinh, lambda g, ans, x: g * math.cosh(x))
-define_pointwise(math.cosh, lambda g, ans, x: g * math.sinh(x))
-define_pointwise(math.tanh, lambda g, ans, x: g * (1.0 - ans * ans))
-define_pointwise(math.exp, lambda g, ans, x: g * ans)
-define_pointwise(math.expm1, lambda g, ans, x: g * (ans + 1.0))
-define_pointwise(math.log,
-                 lambda g, ans, x, base=math.e: g / (x * math.log(base)),
-                 lambda g, ans, x, base=math.e: -g * ans / (base * math.log(base)))
-define_pointwise(math.log1p, lambda g, ans, x: g / (1.0 + x))
-define_pointwise(math.log2, lambda g, ans, x: g / (x * math.log(2.0)))
-define_pointwise(math.log10, lambda g, ans, x: g / (x * math.log(10.0)))
-define_pointwise(math.sqrt, lambda g, ans, x: g * 0.5 / ans)
-define_pointwise(math.fabs, lambda g, ans, x: g * math.copysign(1.0, x) if x else 0.0 * g)
-# At x == 0 with 0 < y < 1, Python's 0.0 ** (y - 1) raises ZeroDivisionError: the derivative
-# there is +inf, as np.power's rule gives for an array x.
-define_pointwise(math.pow,
-                 lambda g, ans, x, y: (g * y * x ** (y - 1) if x or y >= 1 else g * y * math.inf)
-                 if y else 0.0 * g,
-                 lambda g, ans, x, y: g * ans * math.log(x) if x > 0 else 0.0 * g)
-define_pointwise(math.hypot, lambda g, ans, x, y: g * x / ans, lambda g, ans, x, y: g * y / ans)
-define_pointwise(math.atan2, lambda g, ans, y, x: g * x / (x * x + y * y),
-                 lambda g, ans, y, x: -g * y / (x * x + y * y))
-
-nondifferentiable(int, bool, len, range, isinstance, round,
-                  math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite)
+nondifferentiable(int, bool, len, range, isinstance, round)
 
 
 # ---- a dict's views: what `d.items()`, `d.values()` and `d.keys()` run as (srcad.calls) ------
