@@ -294,6 +294,15 @@ def without_last(g):
     return OwnedList(g[:-1])
 
 
+def unpacked_adjoint(parts: tuple, value):
+    """The adjoint `a, b = value` gives `value`: its items', as a tuple, but for an array
+    (its rows unpacked) an array of them, zeros for None, as its other readers give."""
+    if type(value) is not np.ndarray or all(part is None for part in parts):
+        return parts if type(value) is not np.ndarray else None
+    return np.stack([np.zeros(row.shape, np.promote_types(row.dtype, np.float16))
+                     if part is None else part for part, row in zip(parts, value)])
+
+
 def accumulate(total, extra):
     """`total + extra` for adjoints of tuples, lists and dicts, element by element.
 

@@ -322,3 +322,24 @@ def named_lists_reduced(x, a):
 
 
 CORPUS += [(named_lists_reduced, (np.array([0.4, -0.9, 1.3]), 1.7), (0, 1))]
+
+
+def _pair_product(s):
+    x, y = s
+    return x * y
+
+
+def _row_mix(P):
+    top, bottom = P
+    return np.sum(top * np.sin(bottom))
+
+
+def unpacks_an_array_in_a_helper(a, b, M):
+    """A helper unpacking its array argument (`x, y = s`) hands its caller an array
+    cotangent (it was a tuple: `tuple * 2` repeated it, `-tuple` raised)."""
+    return _pair_product(2 * np.stack([a, b])) + _pair_product(-np.stack([b, a * a])) \
+        + _row_mix(M * a) + _row_mix(-M)
+
+
+CORPUS += [(unpacks_an_array_in_a_helper,
+            (0.7, -1.3, np.array([[0.5, -0.2, 1.1], [0.3, 0.9, -0.4]])), (0, 1, 2))]

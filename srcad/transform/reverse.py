@@ -278,8 +278,9 @@ class _Backward:
         return self._contribute(op.args[1], last, may_be_none=True) + [assign(adjoint, rest)]
 
     def _unpack(self, op):
-        parts = [self.adjoints.returned(t) for t in op.targets]
-        return self._contribute(op.args[0], gast.Tuple(parts, gast.Load()))
+        parts = gast.Tuple([self.adjoints.returned(t) for t in op.targets], gast.Load())
+        helper = load(self.bindings.name_for("unpacked_adjoint", runtime.unpacked_adjoint))
+        return self._contribute(op.args[0], gast.Call(helper, [parts, op.args[0]], []))
 
     def _call(self, op):
         if op.dynamic:
