@@ -12,6 +12,8 @@ import types
 import numpy as np
 
 from srcad.errors import MissingRuleError
+from srcad.rules.numpy_arrays import flattened
+from srcad.rules.numpy_dtypes import converted
 from srcad.rules.python_builtins import dict_get, dict_items, dict_keys, dict_values
 
 # ndarray methods and the NumPy functions whose rules they share (receiver first).
@@ -25,6 +27,13 @@ ARRAY_METHODS = {
         "swapaxes", "repeat", "take", "round", "argmax", "argmin", "any", "all", "nonzero",
         "argsort", "searchsorted")},
 }
+# The functions source mode calls in place of the methods of a value that surely is an array
+# or a NumPy number (analysis/aliasing.py): those that take the same arguments as the method
+# and give the same result for either (`astype` and `flatten` by srcad's functions of them)
+# (a shape method's arguments are packed into one shape tuple: SHAPE_METHODS)
+STATIC_METHODS = {**{name: fn for name, fn in ARRAY_METHODS.items()
+                     if name not in ("item", "astype", "flatten")},
+                  "astype": converted, "flatten": flattened}
 # a NumPy number's own methods, where NumPy's function would make it an array
 _NUMBER_METHODS = {"astype": np.generic.astype, "item": np.generic.item}
 SHAPE_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) means np.reshape(x, (2, 3))

@@ -14,7 +14,7 @@ from dataclasses import replace
 import gast
 
 from srcad.analysis.activity import analyze_activity
-from srcad.analysis.aliasing import check_in_place_updates, resolve_array_copies
+from srcad.analysis.aliasing import check_in_place_updates, resolve_array_methods
 from srcad.transform.sequences import resolve_sequence_arithmetic, sequences_as_arrays
 from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.analysis.shapes import shape_classes
@@ -68,7 +68,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     output = simple.body[-1].value.id
     if has_aux:
         output, block = _split_aux(simple, output, block, namer)
-    resolve_array_copies(block, frozenset(wrt) - containers)
+    bindings = Bindings(namer, resolver)
+    resolve_array_methods(block, frozenset(wrt) - containers, bindings.name_for)
     activity = analyze_activity(block, set(wrt), output)         # activity
     resolve_sequence_arithmetic(block, containers, activity.active)
     numbers = scalar_names(block, param_names(simple), scalars)
@@ -76,7 +77,6 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
                        shapes=shape_classes(block, frozenset(wrt) - containers, numbers))
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
                                      simple.versions, parsed, simple.return_variable)
-    bindings = Bindings(namer, resolver)
     if mode in ("fwd", "batch", "slope"):
         if mode == "batch":  # tangents of whole arrays: no float specialisation
             activity = replace(activity, scalars=frozenset())

@@ -326,7 +326,30 @@ def flipped_then_written(x):
     return np.sum(r * np.arange(1.0, 4.0))
 
 
+def written_after_a_conversion(x):
+    """Methods that make new arrays: writing into their results leaves `x` as it was."""
+    y = x.astype(float)
+    y[0] = 1.0
+    c = x.cumsum()
+    c[-1] = c[0] * 3.0
+    m = (x * x).reshape(1, -1).sum(axis=0)
+    m[1] = 0.0
+    f = x.flatten()
+    f[2] = 0.5
+    r = x.reshape(-1).copy()
+    r[0] = r[1] * r[2]
+    return np.sum(y * x) + np.sum(c * x) + np.sum(m * x) + np.sum(f * x) + np.sum(r * x)
+
+
+def converted_without_a_copy_then_written(x):
+    y = x * 2.0
+    z = y.astype(float, copy=False)  # y itself: it already holds floats
+    z[0] = 0.0
+    return np.sum(y * x)
+
+
 CORPUS = [
+    (written_after_a_conversion, (np.array([0.5, -1.0, 2.0]),), 0),
     (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
     (empty_buffer_rows, (X, W), (0, 1)),
     (slice_updates, (np.array([0.1, 0.9, 0.3, 0.7]), np.array([1.0, 2.0, 3.0, 4.0])), (0, 1)),

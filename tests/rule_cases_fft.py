@@ -12,6 +12,7 @@ import operator
 
 import numpy as np
 
+from srcad.rules.numpy_dtypes import converted
 from tests.rule_table import DOMAINS, Case, binary, on, unary
 
 # Away from 0 and from the branch cut of log, sqrt and angle along the negative reals.
@@ -55,7 +56,7 @@ COMPLEX_UNARY = [
     (builtins.abs, lambda z: abs(z * z) * z, "complex_nonzero"),
 ]
 ARRAY_METHODS = [  # of complex arrays
-    (np.ndarray.astype, lambda z: z.astype(np.real(z).dtype) * (1.0 + 2.0j), "complex"),
+    (converted, lambda z: z.astype(np.real(z).dtype) * (1.0 + 2.0j), "complex"),
     (np.conjugate, lambda z: z.conj() * z.conjugate() * 1j, "complex"),
 ]
 ON_REALS = [  # real arguments through complex intermediates and back

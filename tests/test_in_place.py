@@ -26,7 +26,8 @@ def test_arguments_written_in_place_are_restored_after_the_gradient():
 
 
 @pytest.mark.parametrize("fn, shared", [(p.view_then_write, "row"), (p.alias_then_augment, "z"),
-                                        (p.flipped_then_written, "r")])
+                                        (p.flipped_then_written, "r"),
+                                        (p.converted_without_a_copy_then_written, "z")])
 def test_writes_into_shared_memory_are_refused(fn, shared):
     with pytest.raises(UnsoundAliasingError, match=f"`{shared}`") as info:
         srcad.grad(fn)(np.array([0.5, -0.3, 0.8]))

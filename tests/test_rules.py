@@ -24,6 +24,8 @@ import srcad
 from srcad import cache as srcad_cache
 from srcad import tangents
 from srcad.api import Derivative
+from srcad.rules.numpy_arrays import flattened
+from srcad.rules.numpy_dtypes import converted
 from srcad.rules.python_math import polygamma
 from srcad.rules import registry
 from srcad.rules.numpy_contractions import EINSUM_JVPS
@@ -229,8 +231,12 @@ ON_CUBE = [  # x of shape (2, 3, 4)
     (np.max, lambda x: x.max(axis=(0, 2))),
     (np.min, lambda x: np.min(x, axis=-1)),
     (np.min, lambda x: x.min()),
-    (np.ndarray.astype, lambda x: x.astype(np.float64) * 2.0),
-    (np.generic.astype, lambda x: np.sum(x).astype(np.float64) * x),
+    (converted, lambda x: x.astype(np.float64) * 2.0),  # (x surely is an array)
+    (converted, lambda x: np.sum(x).astype(np.float64) * x),
+    (np.ndarray.astype, lambda x: [x][0].astype(np.float64) * 2.0),  # (a method call)
+    (np.generic.astype, lambda x: [np.sum(x)][0].astype(np.float64) * x),
+    (flattened, lambda x: x.flatten() * 2.0),
+    (flattened, lambda x: x.T.flatten("F") * 2.0),
     (np.reshape, lambda x: np.reshape(x, (4, 6))),
     (np.reshape, lambda x: np.reshape(x, -1)),
     (np.reshape, lambda x: np.reshape(x, (6, 4), order="F")),

@@ -16,6 +16,7 @@ gradient.
 from __future__ import annotations
 
 import operator
+import types
 
 import gast
 import numpy as np
@@ -23,6 +24,8 @@ import numpy as np
 from srcad.errors import UnsoundAliasingError
 from srcad.frontend.resolve import Branch, Loop, Operation, operations, surely, walk
 from srcad.rules import is_nondifferentiable, vjp_rules
+from srcad.methods import ARRAY_METHODS, SHAPE_METHODS, STATIC_METHODS
+from srcad.rules.numpy_dtypes import converted
 from srcad.rules.python_builtins import indexable
 from srcad.transform.sequences import SEQUENCE_RESULTS
 
@@ -238,21 +241,37 @@ _SHARING_SEQUENCES = (list, tuple, dict, np.split, np.array_split, np.hsplit, np
                       np.dsplit)
 
 
-def resolve_array_copies(block: list, arrays) -> None:
-    """Make each `y = x.copy()` of an `x` that surely holds an array a call of `np.copy`,
-    known to return a new array, so writes into `y` are not refused as writes into memory
-    `x` may share; its derivative is `np.copy`'s rule, not a method looked up at run time
-    (whose result a derivative of the derivative could not tell apart from a view). A
-    list's `.copy()` is shallow, its items still the list's: it stays a method call.
+def resolve_array_methods(block: list, arrays, name_of) -> None:
+    """Make each method call on an `x` that surely holds an array (or a NumPy number) a call
+    of the function it stands for (`methods.STATIC_METHODS`), in its operation and its
+    statement: `x.copy()` → `numpy.copy(x)`, `x.reshape(2, -1)` → `numpy.reshape(x, (2,
+    -1))`, `x.astype(t)` → `converted(x, t)`. Their results are then known to be new arrays
+    where they are (writes into `y = x.copy()` are not refused as writes into memory `x` may
+    share, in a derivative of the derivative too, which reads the generated code), and the
+    derivative is the function's rule, not a method looked up at run time. A list's
+    `.copy()` is shallow, its items still the list's: it stays a method call.
 
-    `arrays` names the parameters that hold arrays (the differentiated ones, as
-    `grad` promotes them)."""
+    `arrays` names the parameters that hold arrays (the differentiated ones, as `grad`
+    promotes them); `name_of(preferred, obj)`: the name the generated code calls `obj` by
+    (transform/bindings.py)."""
     held_arrays = surely_arrays(block, arrays)
     for op in operations(block):
         receiver = op.args[0] if op.args else None
-        if op.kind == "call" and op.method == "copy" and len(op.args) == 1 \
-                and not op.keywords and getattr(receiver, "id", None) in held_arrays:
-            op.callee, op.method, op.dynamic = np.copy, None, False
+        if op.kind != "call" or op.method not in STATIC_METHODS \
+                or getattr(receiver, "id", None) not in held_arrays \
+                or op.method in SHAPE_METHODS and len(op.args) < 2:
+            continue
+        function, rest = STATIC_METHODS[op.method], list(op.args[1:])
+        if op.method in SHAPE_METHODS and len(rest) > 1:  # `x.reshape(2, 3)`: one shape
+            rest = [gast.Tuple(rest, gast.Load())]
+        name = function.__name__
+        callee = gast.Attribute(gast.Name(name_of("np", np), gast.Load(), None, None), name,
+                                gast.Load()) if getattr(np, name, None) is function \
+            else gast.Name(name_of(name, function), gast.Load(), None, None)
+        op.statement.value = gast.copy_location(gast.Call(
+            callee, [receiver, *rest], op.statement.value.keywords), op.statement.value)
+        op.callee, op.method, op.dynamic = function, None, False
+        op.args = (receiver, *rest)
 
 
 def surely_arrays(block: list, arrays) -> frozenset:
@@ -270,10 +289,13 @@ def _makes_an_array(op: Operation, arrays: set) -> bool:
     if len(op.targets) != 1 or op.kind not in ("call", "copy"):
         return False
     of_arrays = {a.id for a in op.args if hasattr(a, "id")} <= arrays
-    if op.kind == "copy" or op.method == "copy" or _among(op.callee, _ARITHMETIC):
+    if op.kind == "copy" or _among(op.callee, _ARITHMETIC):
         return of_arrays  # (`+` of two lists is a list)
-    if op.callee is operator.getitem:  # an element, a view or a gather of an array
-        return getattr(op.args[0], "id", None) in arrays
+    if op.method in ARRAY_METHODS and op.method not in ("item", "nonzero"):
+        return getattr(op.args[0], "id", None) in arrays  # (an array's method)
+    if op.callee is operator.getitem or isinstance(op.callee, types.GetSetDescriptorType) \
+            and op.callee.__objclass__ is np.ndarray:  # an element, a view or a gather of an
+        return getattr(op.args[0], "id", None) in arrays  # array, or its `.T`, `.real`
     callee = op.callee
     if op.method is not None or _among(callee, SEQUENCE_RESULTS):
         return False
@@ -295,8 +317,9 @@ _CREATORS = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, 
 
 
 def _array_without_copy(op: Operation) -> bool:
-    """`np.array(y, copy=False)` or `copy=None`: `y` itself where no copy is needed."""
-    return op.callee is np.array and any(
+    """`np.array(y, copy=False)` or `copy=None`, `y.astype(t, copy=False)`: `y` itself
+    where no copy is needed."""
+    return (op.callee is np.array or op.callee is converted) and any(
         name == "copy" and not (isinstance(value, gast.Constant) and value.value is True)
         for name, value in op.keywords)
 

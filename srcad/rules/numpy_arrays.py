@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.rules.registry import defjvp, defvjp, nondifferentiable
+from srcad.rules.registry import defjvp, defvjp, nondifferentiable, vjp_rules
 from srcad.runtime import dtype_of, index_adjoint, inverse_permutation, unbroadcast, unravel
 from srcad.tangents import broadcast_like, dense
 
@@ -33,6 +33,17 @@ def ravel_jvp(g, ans, a, order="C"):
 
 
 defjvp(np.ravel, ravel_jvp)
+
+
+def flattened(a, order="C"):
+    """`a.flatten(order)`, a new array (np.ravel's may be a view), as a function: what source
+    mode calls for the method of a value that surely is an array or a NumPy number
+    (analysis/aliasing.py)."""
+    return a.flatten(order)
+
+
+defvjp(flattened, *vjp_rules(np.ravel).rules)
+defjvp(flattened, ravel_jvp)
 defvjp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, inverse_permutation(axes)))
 defjvp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, axes))
 defvjp(np.ndarray.T, lambda g, ans, a: np.transpose(g))

@@ -28,9 +28,17 @@ def astype_jvp(g, ans, a, dtype, *args, **kwargs):
 
 defvjp(np.ndarray.astype, astype_vjp)
 defjvp(np.ndarray.astype, astype_jvp)
-for _astype in [np.generic.astype] + ([np.astype] if hasattr(np, "astype") else []):
-    defvjp(_astype, *vjp_rules(np.ndarray.astype).rules)  # a NumPy number's, and NumPy 2.1's
-    defjvp(_astype, *jvp_rules(np.ndarray.astype).rules)  # function form of x.astype
+
+
+def converted(a, dtype, *args, **kwargs):
+    """`a.astype(dtype, ...)` for an array or a NumPy number, as a function: what source
+    mode calls for the method of a value that surely is one (analysis/aliasing.py)."""
+    return a.astype(dtype, *args, **kwargs)
+
+
+for _astype in [np.generic.astype, converted] + ([np.astype] if hasattr(np, "astype") else []):
+    defvjp(_astype, *vjp_rules(np.ndarray.astype).rules)  # a NumPy number's, srcad's and
+    defjvp(_astype, *jvp_rules(np.ndarray.astype).rules)  # NumPy 2.1's function form
 
 
 def _flat_index(shape: tuple, args: tuple) -> int:
