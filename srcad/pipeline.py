@@ -76,7 +76,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     activity = replace(activity, scalars=numbers,
                        shapes=shape_classes(block, frozenset(wrt) - containers, numbers))
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
-                                     simple.versions, parsed, simple.return_variable)
+                                     simple.versions, parsed, simple.return_variable,
+                                     numbers)
     if mode in ("fwd", "batch", "slope"):
         if mode == "batch":  # tangents of whole arrays: no float specialisation
             activity = replace(activity, scalars=frozenset())

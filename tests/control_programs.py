@@ -842,7 +842,22 @@ def mapped(x, w):
     return total + np.sum(np.stack(list(map(np.tanh, [x, x * w]))))
 
 
+
+def nested_iterations(ws, xs):
+    """enumerate, zip and reversed inside one another, in loops and a comprehension."""
+    total = sum((i + 1) * w * x for i, (w, x) in enumerate(zip(ws, xs)))
+    for k, w in enumerate(reversed(ws), start=2):
+        total = total + k * w * xs[0]
+    for (i, w), x in zip(enumerate(ws), reversed(xs)):
+        total = total + i * w * x
+    for j, pair in enumerate(zip(ws, xs)):
+        total = total + pair[0] * pair[1] * j
+    return total
+
+
 CORPUS = [
+    (nested_iterations, [(np.array([1.0, -2.0, 0.5]), np.array([0.1, 0.2, -0.3, 0.4]))],
+     (0, 1)),
     (while_in_each_step, [(0.8, 0.6), (0.3, 0.9)], (0, 1)),
     (rnn, [(np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]]))], (0, 1)),
     (branch_on_data, [(np.array([1.0, 2.0]), np.array([0.5, -1.0])),

@@ -327,3 +327,24 @@ def test_super_without_arguments_in_forward_mode():
     assert_jvp_matches_finite_differences(acts_through_super, (x,), 0, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(np.diag(srcad.hessian(acts_through_super)(x)),
                                -4.0 * np.tanh(x) * (1.0 - np.tanh(x) ** 2), rtol=1e-10)
+
+
+def scales_a_float_in_place(a, b):
+    y = a
+    y *= 2.0
+    z = b
+    z += y
+    return y * a + z * b
+
+
+def test_an_augmented_assignment_on_a_float_only_rebinds_it():
+    """Floats are immutable, so `y *= 2.0` after `y = a` leaves `a` as it was. It was
+    refused as an unsound in-place update. A 0-d array, which it does change, still is."""
+    a, b = 0.7, -1.1
+    assert srcad.grad(scales_a_float_in_place, wrt=(0, 1))(a, b) == pytest.approx(
+        (4 * a + 2 * b, 2 * a + 2 * b), rel=1e-12)
+    value, gradient = srcad.value_and_grad(scales_a_float_in_place, wrt=(0, 1))(a, b)
+    assert value == pytest.approx(scales_a_float_in_place(a, b)) and gradient[0] == \
+        pytest.approx(4 * a + 2 * b)
+    with pytest.raises(UnsoundAliasingError):
+        srcad.grad(scales_a_float_in_place)(np.array(a), b)

@@ -336,13 +336,14 @@ def _may_return_a_view(callee) -> bool:
 
 
 def check_in_place_updates(block: list, output: str, params, versions: dict, parsed,
-                           return_variable=None) -> Aliases:
+                           return_variable=None, numbers=frozenset()) -> Aliases:
     """Refuse an in-place update of memory that another name, read later, also shows, and
     return what may share memory with what (to decide which in-place updates to undo).
 
     `versions` maps SSA versions to the user's names: `x_1` and `x` are one variable.
     `return_variable` holds the value of a lowered `return`: once it is assigned no user
-    statement runs, so it never sees a later update."""
+    statement runs, so it never sees a later update. `numbers`: names that surely hold
+    Python numbers (analysis/scalars.py), whose `x += v` only rebinds `x`."""
     analysis = _PointsTo(return_variable)
     start = {name: {name} for name in params}
     for name, objects in start.items():
@@ -354,7 +355,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
         if not isinstance(node, Operation):
             continue
         written = node.mutates if node.kind in ("setitem", "append") else node.augmented
-        if written is None:
+        if written is None or written in numbers and node.augmented:
             continue
         state = analysis.before[id(node)]
         objects = state.get(written, {written})

@@ -17,47 +17,65 @@ from srcad.rules import python_builtins
 
 class Desugaring:
     def _indexed_iteration(self, node):
-        """`for t in enumerate(s)` / `zip(a, b)` / `reversed(s)` as a loop over indices,
-        `for k in range(len(s)): t = (k, s[k])`, so element adjoints reach the sequences
-        (each read through `indexable`: a dict's `s[k]` is not its k-th key)."""
-        call = node.iter
+        """`for t in enumerate(s)` / `zip(a, b)` / `reversed(s)` (nested too, as in
+        `enumerate(zip(a, b))`) as a loop over indices, `for k in range(len(s)): t = (k,
+        s[k])`, so element adjoints reach the sequences (each read through `indexable`: a
+        dict's `s[k]` is not its k-th key)."""
+        kind = self._iteration_kind(node.iter)
+        if kind is None or {"len", "min", "range"} & self.locals:  # (the rewrite calls them)
+            return None
+        index = gast.Name(self.namer.temporary("index"), gast.Load(), None, None)
+        if kind == "reversed":  # (counting down, each item read as it is)
+            count, item = self._view(node.iter.args[0])
+            indices = _call("range", [gast.BinOp(count, gast.Sub(), gast.Constant(1, None)),
+                                      gast.Constant(-1, None), gast.Constant(-1, None)])
+        else:
+            count, item = self._view(node.iter)
+            indices = _call("range", [count])
+        assignment = gast.copy_location(gast.Assign([node.target], item(index), None), node)
+        return gast.copy_location(gast.For(gast.Name(index.id, gast.Store(), None, None),
+                                           indices, [assignment] + node.body, [], None), node)
+
+    def _iteration_kind(self, call):
+        """"enumerate", "zip" or "reversed" for a call of that builtin this rewrite takes."""
         if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
                 and call.args and not any(isinstance(a, gast.Starred) for a in call.args)):
             return None
         kind = call.func.id
-        if {"len", "min", "range"} & self.locals:  # the rewrite calls these builtins
-            return None
         if kind not in _INDEXED or not self.resolver.is_builtin(kind, _INDEXED[kind]) \
                 or (call.keywords and kind != "enumerate") or (kind != "zip" and len(call.args) != 1):
             return None
-        indexable = self.resolver.helper(python_builtins.indexable, self.namer)
-        atoms = [self._atom(a) for a in call.args]  # (a display is indexable as it is)
-        sequences = [self._name_for(atom if isinstance(atom, (gast.List, gast.Tuple)) else
-                                    gast.Call(indexable, [atom], []), a, base="sequence",
-                                    force=True) for atom, a in zip(atoms, call.args)]
-        index = gast.Name(self.namer.temporary("index"), gast.Load(), None, None)
+        if kind == "reversed" and self._iteration_kind(call.args[0]) is not None:
+            return None  # (Python refuses: an iterator is not reversible)
+        return kind
 
-        def item(sequence):
-            return gast.Subscript(sequence, index, gast.Load())
-
-        lengths = [_call("len", [s]) for s in sequences]
-        count = lengths[0] if len(lengths) == 1 else _call("min", lengths)
+    def _view(self, expression):
+        """`(length, item)` of what a loop iterates: `length` an expression, `item(k)` the
+        expression of item k; a sequence is evaluated once, into a name."""
+        kind = self._iteration_kind(expression)
+        if kind is None:
+            atom = self._atom(expression)  # (a display is indexable as it is)
+            sequence = self._name_for(atom if isinstance(atom, (gast.List, gast.Tuple)) else
+                                      gast.Call(self.resolver.helper(
+                                          python_builtins.indexable, self.namer), [atom], []),
+                                      expression, base="sequence", force=True)
+            return _call("len", [sequence]), lambda k: gast.Subscript(clone(sequence), clone(k),
+                                                                      gast.Load())
+        views = [self._view(argument) for argument in expression.args]
+        counts = [count for count, _ in views]
+        count = counts[0] if len(counts) == 1 else _call("min", counts)
+        if kind == "zip":
+            return count, lambda k: gast.Tuple([item(k) for _, item in views], gast.Load())
+        (inner, item), = views
         if kind == "reversed":
-            indices = _call("range", [gast.BinOp(count, gast.Sub(), gast.Constant(1, None)),
-                                      gast.Constant(-1, None), gast.Constant(-1, None)])
-            value = item(sequences[0])
-        elif kind == "zip":
-            indices, value = _call("range", [count]), gast.Tuple(
-                [item(s) for s in sequences], gast.Load())
-        else:
-            start = call.keywords[0].value if call.keywords else gast.Constant(0, None)
-            counter = index if isinstance(start, gast.Constant) and start.value == 0 else \
-                gast.BinOp(index, gast.Add(), start)
-            indices, value = _call("range", [count]), gast.Tuple(
-                [counter, item(sequences[0])], gast.Load())
-        assignment = gast.copy_location(gast.Assign([node.target], value, None), node)
-        return gast.copy_location(gast.For(gast.Name(index.id, gast.Store(), None, None),
-                                           indices, [assignment] + node.body, [], None), node)
+            return count, lambda k: item(gast.BinOp(gast.BinOp(clone(inner), gast.Sub(),
+                                                               gast.Constant(1, None)),
+                                                    gast.Sub(), k))
+        start = expression.keywords[0].value if expression.keywords else gast.Constant(0, None)
+        return count, lambda k: gast.Tuple([clone(k) if isinstance(start, gast.Constant)
+                                            and start.value == 0 else
+                                            gast.BinOp(clone(k), gast.Add(), clone(start)),
+                                            item(k)], gast.Load())
 
     def _extend(self, node: gast.Expr):
         """`xs.extend(ys)` as `for y in ys: xs.append(y)`."""
