@@ -14,7 +14,8 @@ from dataclasses import replace
 import gast
 
 from srcad.analysis.activity import analyze_activity
-from srcad.analysis.aliasing import check_in_place_updates, resolve_array_methods
+from srcad.analysis.aliasing import check_in_place_updates
+from srcad.analysis.arrays import resolve_array_methods
 from srcad.transform.sequences import resolve_sequence_arithmetic, sequences_as_arrays
 from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.analysis.shapes import shape_classes

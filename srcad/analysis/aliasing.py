@@ -16,15 +16,14 @@ gradient.
 from __future__ import annotations
 
 import operator
-import types
 
 import gast
 import numpy as np
 
 from srcad.errors import UnsoundAliasingError
-from srcad.frontend.resolve import Branch, Loop, Operation, operations, surely, walk
+from srcad.analysis.arrays import among
+from srcad.frontend.resolve import Branch, Loop, Operation, walk
 from srcad.rules import is_nondifferentiable, vjp_rules
-from srcad.methods import ARRAY_METHODS, SHAPE_METHODS, STATIC_METHODS
 from srcad.rules.numpy_dtypes import converted
 from srcad.rules.python_builtins import indexable
 from srcad.transform.sequences import SEQUENCE_RESULTS
@@ -145,9 +144,9 @@ class _PointsTo:
                                             else set())
         elif op.kind == "copy":
             made = self._of(names, objects)
-        elif op.kind == "unpack" or _among(op.callee, _ITEM_READS):
+        elif op.kind == "unpack" or among(op.callee, _ITEM_READS):
             made = self._held(objects(names[0]), state) if names else None
-        elif op.kind == "pack" or op.kind == "call" and _among(op.callee, SEQUENCE_RESULTS):
+        elif op.kind == "pack" or op.kind == "call" and among(op.callee, SEQUENCE_RESULTS):
             made = self._container(op, names, objects, state)
         elif op.kind == "call" and (_may_return_a_view(op.callee) or _array_without_copy(op)):
             made = _reach(self._of(op.read_names(), objects), state, _HOLDS)
@@ -164,7 +163,7 @@ class _PointsTo:
         self.containers.add(container)
         if op.kind == "pack":
             held = self._of(names, objects)
-        elif _among(op.callee, _SHARING_SEQUENCES):  # `list(xs)` holds what xs holds,
+        elif among(op.callee, _SHARING_SEQUENCES):  # `list(xs)` holds what xs holds,
             written_out = set(op.read_names()) - set(names)  # `list([y])` y itself
             held = self._held(self._of(names, objects), state) | self._of(written_out, objects)
         else:  # new arrays (`np.linalg.eigh`)
@@ -240,80 +239,6 @@ _ITEM_READS = (operator.getitem,)
 _SHARING_SEQUENCES = (list, tuple, dict, np.split, np.array_split, np.hsplit, np.vsplit,
                       np.dsplit)
 
-
-def resolve_array_methods(block: list, arrays, name_of) -> None:
-    """Make each method call on an `x` that surely holds an array (or a NumPy number) a call
-    of the function it stands for (`methods.STATIC_METHODS`), in its operation and its
-    statement: `x.copy()` → `numpy.copy(x)`, `x.reshape(2, -1)` → `numpy.reshape(x, (2,
-    -1))`, `x.astype(t)` → `converted(x, t)`. Their results are then known to be new arrays
-    where they are (writes into `y = x.copy()` are not refused as writes into memory `x` may
-    share, in a derivative of the derivative too, which reads the generated code), and the
-    derivative is the function's rule, not a method looked up at run time. A list's
-    `.copy()` is shallow, its items still the list's: it stays a method call.
-
-    `arrays` names the parameters that hold arrays (the differentiated ones, as `grad`
-    promotes them); `name_of(preferred, obj)`: the name the generated code calls `obj` by
-    (transform/bindings.py)."""
-    held_arrays = surely_arrays(block, arrays)
-    for op in operations(block):
-        receiver = op.args[0] if op.args else None
-        if op.kind != "call" or op.method not in STATIC_METHODS \
-                or getattr(receiver, "id", None) not in held_arrays \
-                or op.method in SHAPE_METHODS and len(op.args) < 2:
-            continue
-        function, rest = STATIC_METHODS[op.method], list(op.args[1:])
-        if op.method in SHAPE_METHODS and len(rest) > 1:  # `x.reshape(2, 3)`: one shape
-            rest = [gast.Tuple(rest, gast.Load())]
-        name = function.__name__
-        callee = gast.Attribute(gast.Name(name_of("np", np), gast.Load(), None, None), name,
-                                gast.Load()) if getattr(np, name, None) is function \
-            else gast.Name(name_of(name, function), gast.Load(), None, None)
-        op.statement.value = gast.copy_location(gast.Call(
-            callee, [receiver, *rest], op.statement.value.keywords), op.statement.value)
-        op.callee, op.method, op.dynamic = function, None, False
-        op.args = (receiver, *rest)
-
-
-def surely_arrays(block: list, arrays) -> frozenset:
-    """The names that hold a NumPy array or number on every path, given the parameters
-    `arrays` that do: what one-output ufuncs, NumPy functions with a rule (but for those
-    returning several arrays) and `np.zeros` and its kin make, arithmetic of such names,
-    their elements and slices, and copies of them (a greatest fixpoint, as in scalars.py)."""
-    return surely(block, set(arrays) | {t for op in operations(block) for t in op.targets},
-                  _makes_an_array)
-
-
-def _makes_an_array(op: Operation, arrays: set) -> bool:
-    if op.kind == "setitem":  # (writing an element keeps the array one)
-        return True
-    if len(op.targets) != 1 or op.kind not in ("call", "copy"):
-        return False
-    of_arrays = {a.id for a in op.args if hasattr(a, "id")} <= arrays
-    if op.kind == "copy" or _among(op.callee, _ARITHMETIC):
-        return of_arrays  # (`+` of two lists is a list)
-    if op.method in ARRAY_METHODS and op.method not in ("item", "nonzero"):
-        return getattr(op.args[0], "id", None) in arrays  # (an array's method)
-    if op.callee is operator.getitem or isinstance(op.callee, types.GetSetDescriptorType) \
-            and op.callee.__objclass__ is np.ndarray:  # an element, a view or a gather of an
-        return getattr(op.args[0], "id", None) in arrays  # array, or its `.T`, `.real`
-    callee = op.callee
-    if op.method is not None or _among(callee, SEQUENCE_RESULTS):
-        return False
-    if isinstance(callee, np.ufunc):
-        return callee.nout == 1
-    module = getattr(callee, "__module__", None) or ""
-    return module.split(".")[0] == "numpy" and vjp_rules(callee) is not None \
-        or _among(callee, _CREATORS)
-
-
-def _among(callee, functions) -> bool:
-    return any(callee is fn for fn in functions)  # (a callee may be unhashable)
-
-
-_ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
-               operator.matmul, operator.neg, operator.pos}
-_CREATORS = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-             np.full_like, np.eye, np.identity, np.arange, np.linspace}
 
 
 def _array_without_copy(op: Operation) -> bool:

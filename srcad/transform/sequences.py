@@ -156,7 +156,7 @@ def _replace_operand(value, old, new) -> None:
 
 def _surely_sequences(block) -> set:
     """The names bound only to lists or tuples: displays, `list(...)`, `tuple(...)`, joins
-    and repetitions of them, and copies (a greatest fixpoint, as aliasing.surely_arrays)."""
+    and repetitions of them, and copies (a greatest fixpoint, as arrays.surely_arrays)."""
     return surely(block, {t for op in operations(block) for t in op.targets}, _makes_a_sequence)
 
 
