@@ -341,6 +341,20 @@ def written_after_a_conversion(x):
     return np.sum(y * x) + np.sum(c * x) + np.sum(m * x) + np.sum(f * x) + np.sum(r * x)
 
 
+ELEMENTS = np.array([0, 2, 2, 1, 0])
+
+
+def assembles_with_add_at(x, w):
+    """np.add.at and np.subtract.at add into an array in place, repeated indices adding up
+    (as a finite-element assembly does)."""
+    K = np.zeros(3)
+    np.add.at(K, ELEMENTS, x * w)
+    np.subtract.at(K, [1, 1], w[:2] ** 2)
+    for e in range(2):
+        np.add.at(K, [e, e + 1], np.sin(x[e]))
+    return np.sum(K ** 2) + K[2] * x[0]
+
+
 def converted_without_a_copy_then_written(x):
     y = x * 2.0
     z = y.astype(float, copy=False)  # y itself: it already holds floats
@@ -349,6 +363,8 @@ def converted_without_a_copy_then_written(x):
 
 
 CORPUS = [
+    (assembles_with_add_at, (np.array([0.3, -1.2, 0.5, 2.0, 0.7]),
+                             np.array([1.0, 0.5, -0.3, 0.8, 1.1])), (0, 1)),
     (written_after_a_conversion, (np.array([0.5, -1.0, 2.0]),), 0),
     (fill_buffer, (np.array([0.1, 0.2, 0.3, 0.4]),), 0),
     (empty_buffer_rows, (X, W), (0, 1)),

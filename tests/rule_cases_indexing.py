@@ -7,6 +7,7 @@ import operator
 
 import numpy as np
 
+from srcad.rules.numpy_indexing import scattered_add
 from tests.rule_table import DOMAINS, binary, on, unary
 
 DOMAINS["near_zero"] = lambda rng, shape: rng.uniform(-0.03, 0.03, shape)
@@ -50,6 +51,8 @@ ON_CUBE = [  # x of shape (2, 3, 4)
     (np.take_along_axis, lambda x: np.take_along_axis(x, PICKS, axis=1)),
     (np.take_along_axis, lambda x: np.take_along_axis(x, np.array([3, 3, 0, 23]), None)),
     (np.take_along_axis, sorted_by_row_sums),
+    (scattered_add, lambda x: scattered_add(x * 2.0, [0, 0, 1], np.sin(x[1]))),  # rows
+    (scattered_add, lambda x: scattered_add(x, (1, [0, 2, 2], [3, 3, 1]), x[0, :3, 0] ** 2)),
     (np.rollaxis, lambda x: np.rollaxis(x, 2)),
     (np.rollaxis, lambda x: np.rollaxis(x, 0, 3)),
     (np.rollaxis, lambda x: np.rollaxis(x, -1, 1)),

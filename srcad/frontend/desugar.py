@@ -8,11 +8,13 @@ takes the user's construct and returns the name or loop that replaces it.
 from __future__ import annotations
 
 import gast
+import numpy as np
 
 from srcad.control import stop_recording
 from srcad.errors import UnsupportedSyntaxError
+from srcad.frontend.scopes import local_names
 from srcad.frontend.trees import clone, walk
-from srcad.rules import python_builtins
+from srcad.rules import numpy_indexing, python_builtins
 
 
 class Desugaring:
@@ -249,3 +251,42 @@ def explicit_super(fn: gast.FunctionDef, code) -> None:
                 and node.func.id == "super" and not node.args and not node.keywords:
             node.args = [gast.Name("__class__", gast.Load(), None, None),
                          gast.Name(parameters[0].id, gast.Load(), None, None)]
+
+
+def scatters_as_writes(fn: gast.FunctionDef, resolver, namer) -> None:
+    """`np.add.at(a, index, v)` (and `np.subtract.at`) as `a[...] = scattered_add(a, index,
+    v)` (or `-v`): NumPy adds into `a` in place, as a call srcad cannot see into; written as
+    an assignment into `a`, it is an in-place update like any other (saved, undone, checked
+    for aliasing), and the addition has rules (rules/numpy_indexing.py)."""
+    shadowed = local_names(fn)
+    for node in walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list):
+                statements[:] = [_scatter_as_write(s, resolver, namer, shadowed)
+                                 for s in statements]
+
+
+def _scatter_as_write(statement, resolver, namer, shadowed):
+    call = statement.value if isinstance(statement, gast.Expr) else None
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and len(call.args) == 3 and not call.keywords
+            and isinstance(call.args[0], gast.Name) and _root(call.func) not in shadowed):
+        return statement
+    callee = resolver.chain_value(call.func)
+    if not any(callee == scatter for scatter in (np.add.at, np.subtract.at)):
+        return statement
+    array, index, values = call.args
+    if callee == np.subtract.at:
+        values = gast.UnaryOp(gast.USub(), values)
+    target = gast.Subscript(gast.Name(array.id, gast.Store(), None, None),
+                            gast.Constant(Ellipsis, None), gast.Store())
+    value = gast.Call(resolver.helper(numpy_indexing.scattered_add, namer),
+                      [gast.Name(array.id, gast.Load(), None, None), index, values], [])
+    return gast.copy_location(gast.Assign([target], value, None), statement)
+
+
+def _root(node) -> str | None:
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None

@@ -26,6 +26,22 @@ def added_into_zeros(values, shape, index):
     return result
 
 
+def scattered_add(a, index, values):
+    """A copy of `a` with `values` added at `index`, repeated positions adding up: what
+    `np.add.at(a, index, values)` writes into `a`, which source mode differentiates as
+    `a[...] = scattered_add(a, index, values)` (frontend/desugar.py)."""
+    result = np.copy(a)
+    np.add.at(result, index, values)
+    return result
+
+
+defvjp(scattered_add, lambda g, ans, a, index, values: g, None,
+       lambda g, ans, a, index, values: unbroadcast(g[index], values))
+defjvp(scattered_add, lambda g, ans, a, index, values: g, None,
+       lambda g, ans, a, index, values: added_into_zeros(
+           np.broadcast_to(g, np.shape(ans[index])), np.shape(ans), index))
+
+
 # ---- sorting ---------------------------------------------------------------------------------
 def _sort_order(a, axis):
     """The permutation np.sort applies along `axis`, found by a stable sort: of elements

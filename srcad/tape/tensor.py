@@ -287,12 +287,14 @@ class Tensor:
         out = kwargs.pop("out", None)
         if method != "__call__":
             if method == "at" and isinstance(inputs[0], Tensor):
-                if ufunc is not np.add or len(inputs) != 3:
+                if ufunc not in (np.add, np.subtract) or len(inputs) != 3:
                     raise MissingRuleError(
-                        f"tape mode records `np.add.at` into a tensor, not "
-                        f"`np.{ufunc.__name__}.at`.", caller_location(),
+                        f"tape mode records `np.add.at` and `np.subtract.at` into a tensor, "
+                        f"not `np.{ufunc.__name__}.at`.", caller_location(),
                         fix="write `y[index] = ...` instead.")
-                return inplace.add_at(*inputs)
+                target, index, values = inputs
+                return inplace.add_at(target, index,
+                                      values if ufunc is np.add else np.negative(values))
             result = dispatch.call(getattr(ufunc, method), inputs, kwargs)
         elif kwargs:
             result = _ufunc_with_options(ufunc, inputs, kwargs)
