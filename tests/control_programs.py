@@ -3,6 +3,9 @@
 Each entry of CORPUS is (function, list of argument tuples, wrt); the argument tuples are
 chosen to take different branches and trip counts.
 """
+import functools
+import operator
+
 import numpy as np
 
 
@@ -855,7 +858,18 @@ def nested_iterations(ws, xs):
     return total
 
 
+
+def folds_with_reduce(x, A):
+    """functools.reduce over arrays, numbers and a generator, with a lambda reading `x`."""
+    M = functools.reduce(np.dot, [A, A.T * x[0], A])
+    s = functools.reduce(lambda acc, v: acc * v + x[1], x, 1.0)
+    t = functools.reduce(operator.add, (v ** 2 for v in x))
+    return np.sum(M) + s + t
+
+
 CORPUS = [
+    (folds_with_reduce, [(np.array([0.3, -0.7, 1.2]), np.array([[1.0, 0.5], [-0.3, 0.8]]))],
+     (0, 1)),
     (nested_iterations, [(np.array([1.0, -2.0, 0.5]), np.array([0.1, 0.2, -0.3, 0.4]))],
      (0, 1)),
     (while_in_each_step, [(0.8, 0.6), (0.3, 0.9)], (0, 1)),

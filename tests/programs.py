@@ -166,7 +166,7 @@ def extension_callee(x):
 
 
 def opaque_callee(x):
-    return np.sum(np.median(x))
+    return np.sum(np.vander(x))  # (NumPy writes it in Python, with out=)
 
 
 def rnn_loop(x, W):

@@ -256,6 +256,13 @@ ON_CUBE = [  # x of shape (2, 3, 4)
     (np.transpose, lambda x: np.transpose(x, [0, 2, 1])),
     (np.transpose, lambda x: np.transpose(x, (0, -1, -2))),
     (np.ndarray.T, lambda x: x.T),
+    (np.ptp, lambda x: np.ptp(x)),
+    (np.ptp, lambda x: np.ptp(x, axis=1)),
+    (np.ptp, lambda x: np.ptp(x * x, axis=(0, 2), keepdims=True)),
+    (np.median, lambda x: np.median(x)),  # (24 elements: the middle two, half each)
+    (np.median, lambda x: np.median(x, axis=1)),  # (3: the middle one)
+    (np.median, lambda x: np.median(x, axis=-1, keepdims=True)),
+    (np.median, lambda x: np.median(x[0], keepdims=True) * x),
     (np.var, lambda x: np.var(x)),
     (np.var, lambda x: np.var(x, axis=1)),
     (np.var, lambda x: np.var(x, axis=(0, 2), ddof=1, keepdims=True)),

@@ -7,6 +7,8 @@ takes the user's construct and returns the name or loop that replaces it.
 """
 from __future__ import annotations
 
+import functools
+
 import gast
 import numpy as np
 
@@ -89,6 +91,43 @@ class Desugaring:
         self._statement(gast.copy_location(gast.For(
             gast.Name(item, gast.Store(), None, None), call.args[0],
             [gast.copy_location(append, node)], [], None), node))
+
+    def _is_reduce(self, call: gast.Call) -> bool:
+        return 2 <= len(call.args) <= 3 and not call.keywords \
+            and not any(isinstance(a, gast.Starred) for a in call.args) \
+            and self._is_global_chain(call.func) \
+            and self.resolver.chain_value(call.func) is functools.reduce
+
+    def _reduction(self, call: gast.Call) -> gast.Name:
+        """`functools.reduce(f, items[, start])` as the loop it runs, `total = items[0]` (or
+        `start`), then `for item in items[1:]` (or `items`): `total = f(total, item)`, so
+        each step is differentiated (`items` a sequence or an array; a generator, a
+        comprehension or `map(...)` is made a list first)."""
+        parameters = _simple_parameters(call.args[0]) if isinstance(
+            call.args[0], gast.Lambda) else None  # (a lambda's body is inlined, as map's)
+        function = None if parameters is not None and len(parameters) == 2 else self._name_for(
+            self._atom(call.args[0]), call.args[0], base="function", force=True)
+        items = self._name_for(self._atom(call.args[1]), call.args[1], base="items",
+                               force=True)
+        total, item = self.namer.claim("total"), self.namer.claim("item")
+        self.stores[item] = 1
+        if len(call.args) == 3:
+            start, rest = call.args[2], items
+        else:
+            start = gast.Subscript(items, gast.Constant(0, None), gast.Load())
+            rest = gast.Subscript(items, gast.Slice(gast.Constant(1, None), None, None),
+                                  gast.Load())
+        self._statement(gast.copy_location(gast.Assign(
+            [gast.Name(total, gast.Store(), None, None)], start, None), call))
+        step = gast.Assign([gast.Name(total, gast.Store(), None, None)], gast.Call(
+            function, [gast.Name(total, gast.Load(), None, None),
+                       gast.Name(item, gast.Load(), None, None)], []) if function else
+            _renamed_names(call.args[0].body, dict(zip(parameters, (total, item)))),
+            None)
+        self._statement(gast.copy_location(gast.For(
+            gast.Name(item, gast.Store(), None, None), rest,
+            [gast.copy_location(step, call)], [], None), call))
+        return self._load(total)
 
     def _raise(self, node: gast.Raise):
         """`raise E` (`from C`) as a call the forward sweep runs, `raised(E, C)`."""

@@ -297,6 +297,8 @@ class _Normalizer(Desugaring, NestedFunctions):
             return self._nested_function(node)
         if isinstance(node, gast.BoolOp):
             return self._short_circuit(node)
+        if isinstance(node, gast.Call) and self._is_reduce(node):
+            return self._reduction(node)
         if isinstance(node, gast.Call):
             func = node.func if self._is_global_chain(node.func) else self._simple(
                 node.func) if isinstance(node.func, (gast.Name, gast.Attribute)) \

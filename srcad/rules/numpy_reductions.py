@@ -207,3 +207,63 @@ def cumprod_jvp(g, ans, a, axis=None, dtype=None, out=None):
 
 defvjp(np.cumprod, cumprod_vjp)
 defjvp(np.cumprod, cumprod_jvp)
+
+
+# ---- the range and the median: elements picked out, as by np.max ----------------------------
+def ptp_vjp(g, ans, a, axis=None, out=None, keepdims=False):
+    """`np.ptp`, the maximum minus the minimum: each one's rule, the minimum's negated."""
+    highest, lowest = (np.max(a, axis=axis, keepdims=keepdims),
+                       np.min(a, axis=axis, keepdims=keepdims))
+    return extremum_vjp(g, highest, a, axis, keepdims=keepdims) \
+        - extremum_vjp(g, lowest, a, axis, keepdims=keepdims)
+
+
+def ptp_jvp(g, ans, a, axis=None, out=None, keepdims=False):
+    highest, lowest = (np.max(a, axis=axis, keepdims=keepdims),
+                       np.min(a, axis=axis, keepdims=keepdims))
+    return extremum_jvp(g, highest, a, axis, keepdims=keepdims) \
+        - extremum_jvp(g, lowest, a, axis, keepdims=keepdims)
+
+
+defvjp(np.ptp, ptp_vjp)
+defjvp(np.ptp, ptp_jvp)
+
+
+def _middle(a, axis):
+    """`(a, axis, middle)`: `a` (raveled for axis None) and the positions, along `axis`, of
+    the one or two elements np.median averages (a stable sort breaks ties)."""
+    if axis is None:
+        a, axis = np.ravel(a), 0
+    if not isinstance(axis, (int, np.integer)):
+        raise SrcadError("srcad differentiates np.median over one axis or all of them, not "
+                         "over a tuple of axes.", fix="move the axes together and reshape "
+                         "them into one (np.moveaxis, then np.reshape).")
+    order = np.argsort(a, axis=axis, kind="stable")
+    count = np.shape(a)[axis]
+    picks = sorted({(count - 1) // 2, count // 2})
+    return a, axis, [np.take(order, [k], axis=axis) for k in picks]
+
+
+def median_vjp(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    """`np.median`: the middle element (or each of the middle two, half) takes `g`."""
+    flat, along, middle = _middle(a, axis)
+    g = np.expand_dims(g, along) if not keepdims or axis is None else g
+    if axis is None:
+        g = np.reshape(g, (1,))
+    result = np.zeros(np.shape(flat), np.promote_types(dtype_of(g), dtype_of(a)))
+    for positions in middle:
+        np.put_along_axis(result, positions, g / len(middle), axis=along)
+    return np.reshape(result, np.shape(a))
+
+
+def median_jvp(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
+    flat, along, middle = _middle(a, axis)
+    g = np.ravel(g) if axis is None else g
+    total = sum(np.take_along_axis(g, positions, axis=along) for positions in middle)
+    tangent = total / len(middle)
+    return np.reshape(tangent, np.shape(ans)) if axis is None else \
+        tangent if keepdims else np.squeeze(tangent, along)
+
+
+defvjp(np.median, median_vjp)
+defjvp(np.median, median_jvp)
