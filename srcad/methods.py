@@ -57,6 +57,8 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
     if isinstance(receiver, dict) and name in DICT_METHODS \
             and bool(args) == (name == "get"):  # (`get` takes a key; the views nothing)
         return DICT_METHODS[name], active, (receiver, *args), False
+    if type(receiver) in (list, dict) and name == "copy" and not args:  # (a shallow copy)
+        return type(receiver), active, (receiver,), False
     if isinstance(receiver, types.ModuleType):  # `xp.sum(x)` with `xp` chosen at run time
         kept = shifted(tuple(a for a in active if a != 0), -1)
         return getattr(receiver, name), kept, args, 0 in active

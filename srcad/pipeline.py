@@ -16,7 +16,8 @@ import gast
 from srcad.analysis.activity import analyze_activity
 from srcad.analysis.aliasing import check_in_place_updates
 from srcad.analysis.arrays import resolve_array_methods
-from srcad.transform.sequences import resolve_sequence_arithmetic, sequences_as_arrays
+from srcad.transform.sequences import (resolve_container_copies,
+                                       resolve_sequence_arithmetic, sequences_as_arrays)
 from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.analysis.shapes import shape_classes
 from srcad.compile import CompiledAdjoint, compile_adjoint
@@ -71,6 +72,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
         output, block = _split_aux(simple, output, block, namer)
     bindings = Bindings(namer, resolver)
     resolve_array_methods(block, frozenset(wrt) - containers, bindings.name_for)
+    resolve_container_copies(block, bindings.name_for)
     activity = analyze_activity(block, set(wrt), output)         # activity
     resolve_sequence_arithmetic(block, containers, activity.active)
     numbers = scalar_names(block, param_names(simple), scalars)

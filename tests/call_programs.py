@@ -343,3 +343,28 @@ def unpacks_an_array_in_a_helper(a, b, M):
 
 CORPUS += [(unpacks_an_array_in_a_helper,
             (0.7, -1.3, np.array([[0.5, -0.2, 1.1], [0.3, 0.9, -0.4]])), (0, 1, 2))]
+
+
+def copies_containers(x):
+    """`.copy()` of a list or dict is a new container holding the same items."""
+    xs = [x[0], x[1]]
+    ys = xs.copy()
+    ys.append(x[2])
+    d = {"a": x[0] * 2, "b": x[1]}
+    e = d.copy()
+    e["a"] = e["a"] * x[2]
+    return ys[0] * ys[2] + xs[1] * e["a"] + d["a"] + e["b"] + len(xs)
+
+
+CORPUS += [(copies_containers, (np.array([0.5, -1.0, 2.0]),), 0)]
+
+
+def merges_dicts(x):
+    """Dict displays with `**` entries: later keys win."""
+    p = {"a": x[0] * 2, "b": x[1]}
+    q = {**p, "c": x[2], "a": x[1] ** 2}
+    r = {"z": x[0], **q, **{"b": x[2] * 3}}
+    return q["a"] * r["z"] + r["b"] * p["b"] + r["c"] + p["a"]
+
+
+CORPUS += [(merges_dicts, (np.array([0.5, -1.0, 2.0]),), 0)]

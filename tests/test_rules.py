@@ -26,6 +26,7 @@ from srcad import tangents
 from srcad.api import Derivative
 from srcad.rules.numpy_arrays import flattened
 from srcad.rules.numpy_dtypes import converted
+from srcad.rules.python_builtins import merged
 from srcad.rules.python_math import polygamma
 from srcad.rules import registry
 from srcad.rules.numpy_contractions import EINSUM_JVPS
@@ -103,6 +104,9 @@ SCALAR_ONLY = [
     (math.pow, lambda x: math.pow(x, 3.0) + math.pow(1.5, x), "positive"),
     (math.hypot, lambda x: math.hypot(x, 2.0) + math.hypot(0.5, x), "real"),
     (math.atan2, lambda x: math.atan2(x, 2.0) + math.atan2(0.5, x), "nonzero"),
+    (dict, lambda x: dict({"a": x * x, "b": 2.0})["a"] + {"c": x}.copy()["c"], "real"),
+    (merged, lambda x: merged({"a": x, "b": 2.0 * x}, {"b": x * x})["b"]
+     + merged({"a": x, "b": 2.0 * x}, {"b": x * x})["a"], "real"),
     (math.asinh, lambda x: math.asinh(x), "real"),
     (math.acosh, lambda x: math.acosh(x), "above_one"),
     (math.atanh, lambda x: math.atanh(x), "unit"),

@@ -129,6 +129,26 @@ class Desugaring:
             [gast.copy_location(step, call)], [], None), call))
         return self._load(total)
 
+    def _merged_display(self, node: gast.Dict):
+        """`{**a, "k": v, **b}` as `merged(merged(a, {"k": v}), b)`: the displays between
+        the unpacked mappings, merged in order (later keys win, as in Python)."""
+        merge = self.resolver.helper(python_builtins.merged, self.namer)
+        parts, pairs = [], []
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                if pairs:
+                    parts.append(gast.Dict(*map(list, zip(*pairs))))
+                    pairs = []
+                parts.append(value)
+            else:
+                pairs.append((key, value))
+        if pairs:
+            parts.append(gast.Dict(*map(list, zip(*pairs))))
+        result = parts[0] if isinstance(parts[0], gast.Dict) else gast.Dict([], [])
+        for part in parts[1:] if isinstance(parts[0], gast.Dict) else parts:
+            result = gast.Call(merge, [result, part], [])
+        return self._simple(gast.copy_location(result, node))
+
     def _raise(self, node: gast.Raise):
         """`raise E` (`from C`) as a call the forward sweep runs, `raised(E, C)`."""
         helper = self.resolver.helper(python_builtins.raised, self.namer)

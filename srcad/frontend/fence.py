@@ -126,8 +126,6 @@ def _check_expression_tree(root, parsed):
             if isinstance(node, gast.comprehension) and node.is_async:
                 _refuse(node, parsed, what="asynchronous comprehensions",
                         fix="use an ordinary loop")
-            if isinstance(node, gast.Dict) and None in node.keys:
-                _refuse(node, parsed, what="`**` in dict displays", fix="list the keys explicitly")
             continue
         _refuse(node, parsed)
 

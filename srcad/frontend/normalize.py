@@ -311,6 +311,8 @@ class _Normalizer(Desugaring, NestedFunctions):
             return gast.Attribute(self._atom(node.value), node.attr, gast.Load())
         if isinstance(node, (gast.Tuple, gast.List)):
             return type(node)([self._atom(e) for e in node.elts], gast.Load())
+        if isinstance(node, gast.Dict) and None in node.keys:
+            return self._merged_display(node)
         if isinstance(node, gast.Dict):
             return gast.Dict([self._atom(k) for k in node.keys], [self._atom(v) for v in node.values])
         raise AssertionError(f"fence let through {type(node).__name__}")

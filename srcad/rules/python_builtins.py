@@ -8,6 +8,7 @@ import operator
 
 import numpy as np
 
+from srcad.errors import MissingRuleError
 from srcad.rules.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 from srcad.runtime import (accumulate, dtype_of, field, field_adjoint, field_index,
@@ -96,6 +97,48 @@ defjvp(list, lambda g, ans, iterable=(): [None] * len(ans) if isinstance(iterabl
 defvjp(tuple, sequence_vjp)
 defjvp(tuple, lambda g, ans, iterable=(): (None,) * len(ans) if isinstance(iterable, dict)
        else tuple(g))
+
+
+def dict_copy_rule(g, ans, mapping=(), **items):
+    """`dict(d)` of a dict `d` (what `d.copy()` runs): each key's derivative is `d`'s
+    (VJP and JVP alike); built from pairs or keywords, a dict has no rule here."""
+    if items or not isinstance(mapping, dict):
+        raise MissingRuleError("srcad differentiates `dict(d)` of a dict `d` (a copy), not "
+                               "a dict built from pairs or keyword arguments.",
+                               fix="write a dict display instead: `{'a': x, 'b': y}`.")
+    return None if g is None else {key: g.get(key) for key in mapping}
+
+
+defvjp(dict, dict_copy_rule)
+defjvp(dict, dict_copy_rule)
+
+
+def merged(a: dict, b: dict) -> dict:
+    """`{**a, **b}`: what the frontend writes for a dict display with `**` entries."""
+    return {**a, **b}
+
+
+def _merged_vjp(first: bool):
+    """Each key's cotangent goes to the mapping the key's value came from (`b` where both
+    have it)."""
+    def rule(g, ans, a, b):
+        if g is None:
+            return None
+        return {key: None if first and key in b else g.get(key) for key in (a if first else b)}
+    return rule
+
+
+def _merged_jvp(first: bool):
+    """A key of the result takes its tangent from the mapping its value came from."""
+    def rule(g, ans, a, b):
+        if g is None:
+            return None
+        return {key: g.get(key) if (key in b) != first else None for key in ans}
+    return rule
+
+
+defvjp(merged, _merged_vjp(True), _merged_vjp(False))
+defjvp(merged, _merged_jvp(True), _merged_jvp(False))
 defvjp(abs, absolute_vjp)  # np.abs's rules: conj(z) / |z| for complex z
 defjvp(abs, absolute_jvp)
 for _extremum in (builtins.max, builtins.min):

@@ -154,6 +154,36 @@ def _replace_operand(value, old, new) -> None:
         value.args = [new if a is old else a for a in value.args]
 
 
+def resolve_container_copies(block, name_of) -> None:
+    """`ys = xs.copy()` of an `xs` that surely is a list (or a dict) as `ys = list(xs)` (or
+    `dict(xs)`): a new container, holding the items `xs` holds (so appending to `ys`, or
+    setting a key of it, leaves `xs` alone), with the rules of `list` (`dict`).
+    `name_of(preferred, obj)`: the name generated code calls `obj` by."""
+    lists, dicts = _surely_sequences(block), _surely_dicts(block)
+    for op in operations(block):
+        receiver = getattr(op.args[0], "id", None) if op.args else None
+        kind = list if receiver in lists else dict if receiver in dicts else None
+        if op.kind == "call" and op.method == "copy" and len(op.args) == 1 \
+                and not op.keywords and kind is not None:
+            callee = gast.Name(name_of(kind.__name__, kind), gast.Load(), None, None)
+            op.statement.value = gast.copy_location(gast.Call(callee, [op.args[0]], []),
+                                                    op.statement.value)
+            op.callee, op.method, op.dynamic = kind, None, False
+
+
+def _surely_dicts(block) -> frozenset:
+    """The names bound only to dicts: displays, comprehensions, `dict(...)` and copies."""
+    def makes(op: Operation, sure: set) -> bool:
+        if op.kind == "setitem":
+            return True
+        if op.kind == "pack":
+            return isinstance(op.statement.value, gast.Dict)
+        if op.kind == "copy" or op.method == "copy":
+            return bool(op.args) and getattr(op.args[0], "id", None) in sure
+        return op.kind == "call" and op.callee is dict
+    return surely(block, {t for op in operations(block) for t in op.targets}, makes)
+
+
 def _surely_sequences(block) -> set:
     """The names bound only to lists or tuples: displays, `list(...)`, `tuple(...)`, joins
     and repetitions of them, and copies (a greatest fixpoint, as arrays.surely_arrays)."""
