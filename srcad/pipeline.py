@@ -15,13 +15,15 @@ import gast
 
 from srcad.analysis.activity import analyze_activity
 from srcad.analysis.aliasing import check_in_place_updates
-from srcad.analysis.arrays import resolve_array_methods
+from srcad.analysis.arrays import resolve_array_methods, surely_ndarrays
 from srcad.transform.sequences import (resolve_container_copies,
                                        resolve_sequence_arithmetic, sequences_as_arrays)
 from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.analysis.shapes import shape_classes
 from srcad.compile import CompiledAdjoint, compile_adjoint
+from srcad.errors import SrcadError
 from srcad.frontend.fence import fence
+from srcad.frontend.functional import call_written_helpers
 from srcad.frontend.normalize import normalize
 from srcad.frontend.parse import param_names, parse_function
 from srcad.frontend.resolve import Operation, Resolver, operations, resolve
@@ -59,14 +61,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     `containers` names the `wrt` parameters that hold dicts, lists or tuples of values;
     `scalars` those that hold Python numbers (the code is specialised on it).
     """
-    parsed = parse_function(fn)                                  # parse
-    fence(parsed)                                                # fence
-    namer = Namer.for_function(parsed.node)
-    resolver = Resolver(fn, parsed)
-    simple = normalize(parsed, namer, resolver)                  # normalize
-    block = resolve(simple, resolver)                            # resolve
-    if sequences_as_arrays(simple, block, resolver, namer):
-        block = resolve(simple, resolver)
+    parsed, namer, resolver, simple, block = _frontend(fn, frozenset(wrt) - containers - scalars)
     output = simple.body[-1].value.id
     if has_aux:
         output, block = _split_aux(simple, output, block, namer)
@@ -80,7 +75,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
                        shapes=shape_classes(block, frozenset(wrt) - containers, numbers))
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
                                      simple.versions, parsed, simple.return_variable,
-                                     numbers)
+                                     numbers, resolver.peek)
     if mode in ("fwd", "batch", "slope"):
         if mode == "batch":  # tangents of whole arrays: no float specialisation
             activity = replace(activity, scalars=frozenset())
@@ -109,6 +104,48 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
                            replayable=mode == "rev" and _replayable(block),
                            writes=not _replayable(block),
                            optimistic=optimistic, argument_writes=aliases.argument_writes)
+
+
+def _frontend(fn, arrays: frozenset):
+    """parse ─▶ fence ─▶ normalize ─▶ resolve, and the rewrites that need resolved callees
+    (a list handed to NumPy, a helper that writes into an array of `arrays`)."""
+    parsed = parse_function(fn)                                  # parse
+    fence(parsed)                                                # fence
+    namer = Namer.for_function(parsed.node)
+    resolver = Resolver(fn, parsed)
+    simple = normalize(parsed, namer, resolver)                  # normalize
+    block = resolve(simple, resolver)                            # resolve
+    if sequences_as_arrays(simple, block, resolver, namer):
+        block = resolve(simple, resolver)
+    if call_written_helpers(simple, block, resolver, namer, surely_ndarrays(block, arrays),
+                            parameters_written):
+        block = resolve(simple, resolver)
+    return parsed, namer, resolver, simple, block
+
+
+_WRITTEN: dict = {}  # function → the parameters it writes into (None while it is analysed)
+
+
+def parameters_written(fn) -> tuple:
+    """The parameters `fn` writes into (an array passed to it changed in place), for
+    frontend/functional.py; () where it writes none, returns one of them (its variant would
+    hand the caller a copy), is being analysed (recursion) or cannot be transformed."""
+    if fn in _WRITTEN:
+        return _WRITTEN[fn] or ()
+    _WRITTEN[fn] = None
+    written = ()
+    try:
+        parsed, _, resolver, simple, block = _frontend(fn, frozenset())
+        output = simple.body[-1].value.id
+        aliases = check_in_place_updates(block, output, param_names(simple), simple.versions,
+                                         parsed, simple.return_variable,
+                                         value_of=resolver.peek)
+        if not set(aliases.argument_writes) & aliases.points_to.get(output, set()):
+            written = tuple(sorted(aliases.argument_writes))
+    except SrcadError:
+        pass
+    _WRITTEN[fn] = written
+    return written
 
 
 def _replayable(block) -> bool:

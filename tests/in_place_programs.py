@@ -226,6 +226,39 @@ def accumulates_through_a_helper(x):
     return _accumulate(state, x) * _accumulate(state, x)
 
 
+def _zero_first(u):
+    u[0] = 0.0
+    return u                      # the array it wrote: the caller's, not a copy
+
+
+def returns_the_array_it_wrote(x):
+    b = x * 2.0
+    c = _zero_first(b)
+    return np.sum(c * b)
+
+
+def _apply_boundary(u):
+    u[0] = 0.0
+    u[-1] = u[-2] * 0.5
+
+
+def _diffuse(u, dt):
+    flux = u[1:] - u[:-1]
+    u[1:-1] += dt * (flux[1:] - flux[:-1])
+    _apply_boundary(u)            # a helper's helper writes into the same array
+    return np.sum(flux ** 2)
+
+
+def simulates_with_helpers_that_write(u0, dt):
+    """A simulator whose steps update the state in place in helpers."""
+    u = u0 * 1.0
+    energy = 0.0
+    for _ in range(3):
+        energy = energy + _diffuse(u, dt)
+    _apply_boundary(u)
+    return np.sum(u ** 2) + energy
+
+
 def _advance(t, dt):
     t += dt                       # on a number, `+=` only rebinds the name
     return t * t
@@ -363,6 +396,9 @@ def converted_without_a_copy_then_written(x):
 
 
 CORPUS = [
+    (reads_a_buffer_a_helper_filled, (np.array([0.5, 1.5]),), 0),
+    (accumulates_through_a_helper, (np.array([0.5, 1.5, 2.0]),), 0),
+    (simulates_with_helpers_that_write, (np.array([0.3, 1.0, -0.5, 0.8, 0.2]), 0.1), 0),
     (assembles_with_add_at, (np.array([0.3, -1.2, 0.5, 2.0, 0.7]),
                              np.array([1.0, 0.5, -0.3, 0.8, 1.1])), (0, 1)),
     (written_after_a_conversion, (np.array([0.5, -1.0, 2.0]),), 0),

@@ -24,6 +24,7 @@ import srcad
 from srcad import cache as srcad_cache
 from srcad import tangents
 from srcad.api import Derivative
+from srcad.frontend.functional import copied
 from srcad.rules.numpy_arrays import flattened
 from srcad.rules.numpy_dtypes import converted
 from srcad.rules.python_builtins import merged
@@ -239,6 +240,7 @@ ON_CUBE = [  # x of shape (2, 3, 4)
     (converted, lambda x: np.sum(x).astype(np.float64) * x),
     (np.ndarray.astype, lambda x: [x][0].astype(np.float64) * 2.0),  # (a method call)
     (np.generic.astype, lambda x: [np.sum(x)][0].astype(np.float64) * x),
+    (copied, lambda x: copied(x * x) * 2.0),
     (flattened, lambda x: x.flatten() * 2.0),
     (flattened, lambda x: x.T.flatten("F") * 2.0),
     (np.reshape, lambda x: np.reshape(x, (4, 6))),

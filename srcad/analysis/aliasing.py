@@ -15,13 +15,16 @@ gradient.
 """
 from __future__ import annotations
 
+import inspect
 import operator
 
 import gast
 import numpy as np
 
+from srcad import calls
 from srcad.errors import UnsoundAliasingError
 from srcad.analysis.arrays import among
+from srcad.frontend import trees
 from srcad.frontend.resolve import Branch, Loop, Operation, walk
 from srcad.rules import is_nondifferentiable, vjp_rules
 from srcad.rules.numpy_dtypes import converted
@@ -107,10 +110,11 @@ class _PointsTo:
     `contents` gather, over the whole function, what each name may refer to and what each
     object may hold, the older objects folded into theirs (for `Aliases`)."""
 
-    def __init__(self, return_variable=None):
+    def __init__(self, return_variable=None, value_of=lambda name: None):
         self.before: dict[int, dict] = {}
         self.everywhere: dict[str, set] = {}
         self.return_variable = return_variable
+        self.value_of = value_of  # a free name → the object it is bound to (or None)
         self.contents: dict[str, set] = {}
         self.containers: set[str] = set()  # the objects surely a list, tuple or dict
         self.depth = 0  # how many loops enclose the operations being analysed
@@ -148,6 +152,8 @@ class _PointsTo:
             made = self._held(objects(names[0]), state) if names else None
         elif op.kind == "pack" or op.kind == "call" and among(op.callee, SEQUENCE_RESULTS):
             made = self._container(op, names, objects, state)
+        elif op.kind == "call" and self._variant_call(op) is not None:
+            made = self._returned_with_copies(op, objects, state)
         elif op.kind == "call" and (_may_return_a_view(op.callee) or _array_without_copy(op)):
             made = _reach(self._of(op.read_names(), objects), state, _HOLDS)
         else:
@@ -155,6 +161,45 @@ class _PointsTo:
         for target in op.targets:
             state[target] = made if made is not None else {f"{target}@{id(op)}"}
             self._note(target, state[target])
+
+    def _variant_call(self, op: Operation):
+        """For a call of a helper's functional variant (frontend/functional.py), directly
+        or through `call_jvp`/`call_vjp` in a derivative program: `(variant, arguments,
+        keywords, {position: tangent})`; else None."""
+        if getattr(op.callee, "copied_parameters", None):
+            return op.callee, op.args, op.keywords, {}
+        if not (among(op.callee, (calls.call_jvp, calls.call_vjp)) and op.args
+                and isinstance(op.args[0], gast.Name)):
+            return None
+        variant = self.value_of(op.args[0].id)
+        if not getattr(variant, "copied_parameters", None):
+            return None
+        if op.callee is calls.call_vjp:
+            return variant, op.args[2:], op.keywords, {}
+        active, tangents = op.args[1], op.args[2]
+        pairs = zip(active.elts, tangents.elts) if isinstance(active, gast.Tuple) \
+            and isinstance(tangents, gast.Tuple) else ()
+        return variant, op.args[3:], op.keywords, {
+            position.value: tangent for position, tangent in pairs
+            if isinstance(position, gast.Constant)}
+
+    def _returned_with_copies(self, op: Operation, objects, state) -> set:
+        """A helper's functional variant returns a tuple of its value, which may show what
+        the other arguments (and their tangents) show, and copies of the arrays passed for
+        its `copied_parameters`: new memory (their tangents too)."""
+        variant, args, keywords, tangents = self._variant_call(op)
+        parameters = list(inspect.signature(variant).parameters)
+        copied = {p for p in variant.copied_parameters}
+        bound = inspect.signature(variant).bind(*args, **dict(keywords)).arguments
+        kept = [value for parameter, value in bound.items() if parameter not in copied] + [
+            tangent for position, tangent in tangents.items()
+            if (parameters[position] if isinstance(position, int) else position) not in copied]
+        others = [n.id for value in kept for n in trees.walk(value) if isinstance(n, gast.Name)]
+        container = f"{op.targets[0]}@{id(op)}"
+        self.containers.add(container)
+        self._hold(state, container, _reach(self._of(others, objects), state, _HOLDS)
+                   | {f"{container}[]"})
+        return {container}
 
     def _container(self, op: Operation, names, objects, state) -> set:
         """A new list, tuple or dict, holding the objects of the items it was made of (the
@@ -261,15 +306,17 @@ def _may_return_a_view(callee) -> bool:
 
 
 def check_in_place_updates(block: list, output: str, params, versions: dict, parsed,
-                           return_variable=None, numbers=frozenset()) -> Aliases:
+                           return_variable=None, numbers=frozenset(),
+                           value_of=lambda name: None) -> Aliases:
     """Refuse an in-place update of memory that another name, read later, also shows, and
     return what may share memory with what (to decide which in-place updates to undo).
 
     `versions` maps SSA versions to the user's names: `x_1` and `x` are one variable.
     `return_variable` holds the value of a lowered `return`: once it is assigned no user
     statement runs, so it never sees a later update. `numbers`: names that surely hold
-    Python numbers (analysis/scalars.py), whose `x += v` only rebinds `x`."""
-    analysis = _PointsTo(return_variable)
+    Python numbers (analysis/scalars.py), whose `x += v` only rebinds `x`; `value_of(name)`:
+    the object a free name is bound to (Resolver.peek)."""
+    analysis = _PointsTo(return_variable, value_of)
     start = {name: {name} for name in params}
     for name, objects in start.items():
         analysis._note(name, objects)

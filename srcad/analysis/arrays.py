@@ -14,6 +14,7 @@ import types
 import gast
 import numpy as np
 
+from srcad.frontend.functional import copied
 from srcad.frontend.resolve import Operation, operations, surely
 from srcad.methods import ARRAY_METHODS, SHAPE_METHODS, STATIC_METHODS
 from srcad.rules import vjp_rules
@@ -62,6 +63,34 @@ def surely_arrays(block: list, arrays) -> frozenset:
                   _makes_an_array)
 
 
+def surely_ndarrays(block: list, arrays) -> frozenset:
+    """The names that hold a NumPy array (never a number) on every path, given the
+    parameters `arrays` that do: what `np.zeros` and its kin, `np.array`, copies and whole
+    slices make, and arithmetic and ufuncs with such an array (frontend/functional.py
+    writes into them)."""
+    return surely(block, set(arrays) | {t for op in operations(block) for t in op.targets},
+                  _makes_an_ndarray)
+
+
+def _makes_an_ndarray(op: Operation, arrays: set) -> bool:
+    if op.kind == "setitem":
+        return True
+    if len(op.targets) != 1 or op.kind not in ("call", "copy"):
+        return False
+    first = getattr(op.args[0], "id", None) if op.args else None
+    if op.kind == "copy" or op.method == "copy" or op.callee is np.copy or op.callee is copied:
+        return first in arrays
+    if among(op.callee, _ARITHMETIC) or isinstance(op.callee, np.ufunc) and op.callee.nout == 1:
+        return any(getattr(a, "id", None) in arrays for a in op.args)
+    if among(op.callee, (np.array, np.asarray, np.ascontiguousarray)):
+        return True
+    if op.callee is operator.getitem:  # (a slice, not an element)
+        index = op.args[1]
+        return first in arrays and isinstance(index, gast.Call) \
+            and getattr(index.func, "id", None) == "slice"
+    return op.method is None and among(op.callee, _CREATORS)
+
+
 def _makes_an_array(op: Operation, arrays: set) -> bool:
     if op.kind == "setitem":  # (writing an element keeps the array one)
         return True
@@ -82,7 +111,7 @@ def _makes_an_array(op: Operation, arrays: set) -> bool:
         return callee.nout == 1
     module = getattr(callee, "__module__", None) or ""
     return module.split(".")[0] == "numpy" and vjp_rules(callee) is not None \
-        or among(callee, _CREATORS)
+        or among(callee, _CREATORS) or callee is copied
 
 
 def among(callee, functions) -> bool:

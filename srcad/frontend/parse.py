@@ -75,9 +75,15 @@ def code_of(fn):
     return code
 
 
+# code object → the tree srcad made it from (frontend/functional.py: a helper's variant)
+VARIANTS: dict = {}
+
+
 def parse_function(fn) -> ParsedFunction:
     """Locate `fn`'s definition in its source file and return it as gast."""
     code = code_of(fn)
+    if code in VARIANTS:
+        return VARIANTS[code]
     lines = tuple(linecache.getlines(code.co_filename))
     if not lines:
         linecache.checkcache(code.co_filename)

@@ -38,3 +38,11 @@ def walk(node):
             elif isinstance(value, gast.AST):
                 todo.append(value)
         yield node
+
+
+def statement_lists(fn: gast.FunctionDef) -> dict:
+    """The statement list each statement of `fn` stands in, by the statement's id."""
+    return {id(statement): statements for node in walk(fn)
+            if isinstance(node, (gast.FunctionDef, gast.For, gast.While, gast.If))
+            for statements in (node.body, getattr(node, "orelse", []))
+            for statement in statements}

@@ -11,7 +11,7 @@ import gast
 import numpy as np
 
 from srcad.frontend.resolve import Loop, Operation, operations, surely, walk
-from srcad.frontend.trees import walk as walk_tree
+from srcad.frontend.trees import statement_lists, walk as walk_tree
 from srcad.rules import vjp_rules
 from srcad.rules.python_builtins import indexable, joined, repeated
 
@@ -91,7 +91,7 @@ def sequences_as_arrays(simple: gast.FunctionDef, block, resolver, namer) -> boo
     at positions the callee has a rule for (a shape or an index stays as written), and
     never `+` and `*`, which join and repeat lists (`joined` and `repeated` decide when
     they run). Returns whether `simple` changed (its block is then resolved again)."""
-    sure, parents, changed = _surely_sequences(block), _parents(simple), False
+    sure, parents, changed = _surely_sequences(block), statement_lists(simple), False
     for op in operations(block):
         if op.kind != "call" or op.method is not None or op.dynamic:
             continue
@@ -137,14 +137,6 @@ def _array_positions(callee, count: int) -> range | list:
 def _has_values(display) -> bool:
     """Whether a display holds a name (all constants have no derivative to hand on)."""
     return any(isinstance(node, gast.Name) for node in walk_tree(display))
-
-
-def _parents(simple: gast.FunctionDef) -> dict:
-    """The statement list each statement of the simple form stands in, by id."""
-    return {id(statement): statements for node in walk_tree(simple)
-            if isinstance(node, (gast.FunctionDef, gast.For, gast.While, gast.If))
-            for statements in (node.body, node.orelse if not isinstance(node, gast.FunctionDef)
-                               else []) for statement in statements}
 
 
 def _replace_operand(value, old, new) -> None:
