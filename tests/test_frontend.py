@@ -49,6 +49,14 @@ def test_example_runs():
     assert "fitted w" in result.stdout
 
 
+def test_in_place_example_runs():
+    root = Path(__file__).parent.parent
+    result = subprocess.run([sys.executable, str(root / "examples" / "heat_inverse_problem.py")],
+                            capture_output=True, text=True, check=True)
+    difference = float(result.stdout.split("max difference ")[1].split()[0])
+    assert difference < 1e-6 and "misfit after" in result.stdout
+
+
 def failing_rule(g, ans, x):
     raise FloatingPointError("rule failed")
 
