@@ -867,7 +867,19 @@ def folds_with_reduce(x, A):
     return np.sum(M) + s + t
 
 
+
+def unpacks_with_a_star(x, W):
+    """`first, *rest = ...` of an array, of a matrix's rows and of a list."""
+    first, *rest = x
+    a, *middle, b = W
+    head, *tail = [x[0] * 2, x[1], x[2] ** 2]
+    return first * sum(rest) + np.sum(a * b) + np.sum(middle[0]) * x[1] + head * tail[1] \
+        + len(tail)
+
+
 CORPUS = [
+    (unpacks_with_a_star, [(np.array([0.5, -1.0, 2.0]), np.arange(12.0).reshape(4, 3) / 5)],
+     (0, 1)),
     (folds_with_reduce, [(np.array([0.3, -0.7, 1.2]), np.array([[1.0, 0.5], [-0.3, 0.8]]))],
      (0, 1)),
     (nested_iterations, [(np.array([1.0, -2.0, 0.5]), np.array([0.1, 0.2, -0.3, 0.4]))],

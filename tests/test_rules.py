@@ -27,7 +27,7 @@ from srcad.api import Derivative
 from srcad.frontend.functional import copied
 from srcad.rules.numpy_arrays import flattened
 from srcad.rules.numpy_dtypes import converted
-from srcad.rules.python_builtins import merged
+from srcad.rules.python_builtins import merged, starred_parts
 from srcad.rules.python_math import polygamma
 from srcad.rules import registry
 from srcad.rules.numpy_contractions import EINSUM_JVPS
@@ -241,6 +241,7 @@ ON_CUBE = [  # x of shape (2, 3, 4)
     (np.ndarray.astype, lambda x: [x][0].astype(np.float64) * 2.0),  # (a method call)
     (np.generic.astype, lambda x: [np.sum(x)][0].astype(np.float64) * x),
     (copied, lambda x: copied(x * x) * 2.0),
+    (starred_parts, lambda x: starred_parts(x, 1, 0)[1][0] * starred_parts(x, 0, 1)[1]),
     (flattened, lambda x: x.flatten() * 2.0),
     (flattened, lambda x: x.T.flatten("F") * 2.0),
     (np.reshape, lambda x: np.reshape(x, (4, 6))),

@@ -14,6 +14,7 @@ import numpy as np
 
 from srcad.control import stop_recording
 from srcad.errors import UnsupportedSyntaxError
+from srcad.frontend.fence import starred_unpacking
 from srcad.frontend.scopes import local_names
 from srcad.frontend.trees import clone, walk
 from srcad.rules import numpy_indexing, python_builtins
@@ -349,3 +350,25 @@ def _root(node) -> str | None:
     while isinstance(node, gast.Attribute):
         node = node.value
     return node.id if isinstance(node, gast.Name) else None
+
+
+def starred_unpackings(fn: gast.FunctionDef, resolver, namer) -> None:
+    """`first, *rest, last = value` as `first, rest, last = starred_parts(value, 1, 1)`,
+    a plain unpacking of what Python's gives (`rest` a list; rules/python_builtins.py)."""
+    for node in walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list):
+                for statement in statements:
+                    if starred_unpacking(statement):
+                        _unstarred(statement, resolver, namer)
+
+
+def _unstarred(statement: gast.Assign, resolver, namer) -> None:
+    target = statement.targets[0]
+    before = next(k for k, e in enumerate(target.elts) if isinstance(e, gast.Starred))
+    after = len(target.elts) - before - 1
+    statement.targets = [gast.Tuple([e.value if isinstance(e, gast.Starred) else e
+                                     for e in target.elts], gast.Store())]
+    statement.value = gast.Call(resolver.helper(python_builtins.starred_parts, namer), [
+        statement.value, gast.Constant(before, None), gast.Constant(after, None)], [])

@@ -77,6 +77,8 @@ def _check_block(statements, parsed):
         for field, child in gast.iter_fields(statement):
             if field in ("body", "orelse"):
                 _check_block(child, parsed)
+            elif field == "targets" and starred_unpacking(statement):
+                continue  # (names only, desugar.starred_unpackings rewrites it)
             else:
                 for part in child if isinstance(child, list) else [child]:
                     if isinstance(part, gast.AST):
@@ -135,3 +137,14 @@ def _refuse(node, parsed, what=None, fix=None):
     raise UnsupportedSyntaxError(
         f"srcad cannot differentiate {what or default_what} (in {parsed.name}).",
         parsed.location(node), fix or default_fix)
+
+
+def starred_unpacking(statement) -> bool:
+    """`first, *rest = value` (names, one of them starred): desugar rewrites it."""
+    if not (isinstance(statement, gast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], (gast.Tuple, gast.List))):
+        return False
+    elements = statement.targets[0].elts
+    starred = [e for e in elements if isinstance(e, gast.Starred)]
+    return len(starred) == 1 and isinstance(starred[0].value, gast.Name) and all(
+        isinstance(e, gast.Name) for e in elements if not isinstance(e, gast.Starred))

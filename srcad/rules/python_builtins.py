@@ -12,7 +12,7 @@ from srcad.errors import MissingRuleError
 from srcad.rules.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.rules.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 from srcad.runtime import (accumulate, dtype_of, field, field_adjoint, field_index,
-                            index_adjoint, unbroadcast)
+                            index_adjoint, unbroadcast, unpacked_adjoint)
 from srcad.tangents import broadcast_like, dense
 
 
@@ -111,6 +111,30 @@ def dict_copy_rule(g, ans, mapping=(), **items):
 
 defvjp(dict, dict_copy_rule)
 defjvp(dict, dict_copy_rule)
+
+
+def starred_parts(value, before: int, after: int) -> tuple:
+    """What `first, *rest, last = value` unpacks (`before` names, then `rest`, a list, then
+    `after` names), raising as Python does when `value` is too short."""
+    items = list(value)
+    if len(items) < before + after:
+        raise ValueError(f"not enough values to unpack (expected at least {before + after}, "
+                         f"got {len(items)})")
+    end = len(items) - after
+    return (*items[:before], items[before:end], *items[end:])
+
+
+def _items_of_parts(parts, before: int, count: int) -> tuple:
+    """The items' derivatives in `starred_parts`'s result `parts` (the middle one a list),
+    None for those without."""
+    middle = parts[before] if parts[before] is not None else [None] * count
+    return (*parts[:before], *middle, *parts[before + 1:])
+
+
+defvjp(starred_parts, lambda g, ans, value, before, after: None if g is None else
+       unpacked_adjoint(_items_of_parts(g, before, len(ans[before])), value), None, None)
+defjvp(starred_parts, lambda g, ans, value, before, after: None if g is None else
+       starred_parts(g, before, after), None, None)
 
 
 def merged(a: dict, b: dict) -> dict:
