@@ -52,3 +52,4 @@ def clear_cache() -> None:
     with _lock:
         _entries.clear()
         _counts.update(hits=0, misses=0)
+        pipeline.forget_helper_analyses()

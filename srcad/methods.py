@@ -28,7 +28,7 @@ ARRAY_METHODS = {
         "argsort", "searchsorted")},
 }
 # The functions source mode calls in place of the methods of a value that surely is an array
-# or a NumPy number (analysis/aliasing.py): those that take the same arguments as the method
+# or a NumPy number (analysis/arrays.py): those that take the same arguments as the method
 # and give the same result for either (`astype` and `flatten` by srcad's functions of them)
 # (a shape method's arguments are packed into one shape tuple: SHAPE_METHODS)
 STATIC_METHODS = {**{name: fn for name, fn in ARRAY_METHODS.items()

@@ -14,16 +14,15 @@ from dataclasses import replace
 import gast
 
 from srcad.analysis.activity import analyze_activity
-from srcad.analysis.aliasing import check_in_place_updates
+from srcad.analysis.aliasing import check_in_place_updates, reach
 from srcad.analysis.arrays import resolve_array_methods, surely_ndarrays
 from srcad.transform.sequences import (resolve_container_copies,
                                        resolve_sequence_arithmetic, sequences_as_arrays)
 from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.analysis.shapes import shape_classes
 from srcad.compile import CompiledAdjoint, compile_adjoint
-from srcad.errors import SrcadError
 from srcad.frontend.fence import fence
-from srcad.frontend.functional import call_written_helpers
+from srcad.frontend.functional import call_written_helpers, forget_variants
 from srcad.frontend.normalize import normalize
 from srcad.frontend.parse import param_names, parse_function
 from srcad.frontend.resolve import Operation, Resolver, operations, resolve
@@ -140,12 +139,19 @@ def parameters_written(fn) -> tuple:
         aliases = check_in_place_updates(block, output, param_names(simple), simple.versions,
                                          parsed, simple.return_variable,
                                          value_of=resolver.peek)
-        if not set(aliases.argument_writes) & aliases.points_to.get(output, set()):
+        returned = reach(aliases.points_to.get(output, {output}), aliases.contents)
+        if not set(aliases.argument_writes) & returned:
             written = tuple(sorted(aliases.argument_writes))
-    except SrcadError:
+    except Exception:  # (any function srcad cannot analyse: its call stays as it is)
         pass
     _WRITTEN[fn] = written
     return written
+
+
+def forget_helper_analyses() -> None:
+    """Forget what `parameters_written` found and the variants made (`clear_cache`)."""
+    _WRITTEN.clear()
+    forget_variants()
 
 
 def _replayable(block) -> bool:

@@ -864,7 +864,8 @@ def folds_with_reduce(x, A):
     M = functools.reduce(np.dot, [A, A.T * x[0], A])
     s = functools.reduce(lambda acc, v: acc * v + x[1], x, 1.0)
     t = functools.reduce(operator.add, (v ** 2 for v in x))
-    return np.sum(M) + s + t
+    r = functools.reduce(lambda a, b: a - b * x[2], reversed([x[0], x[1], 3.0]))
+    return np.sum(M) + s + t + r
 
 
 

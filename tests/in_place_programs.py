@@ -431,3 +431,36 @@ CORPUS = [
     (written_after_a_shifted_copy, (np.array([0.5, -1.0, 2.0]),), 0),
 ]
 
+
+
+def _set_first(u, v):
+    u[0] = v
+
+
+def sets_with_an_expression(x):
+    u = x ** 2
+    _set_first(u, 2.0 * x[0])     # a call made for its effect keeps its expressions
+    return np.sum(u ** 3)
+
+
+def _set_both(a, b):
+    a[0] = 1.0
+    b[1] = 2.0
+
+
+def passes_one_array_twice(x):
+    u = x * 1.0
+    _set_both(u, u)
+    return np.sum(u * x)
+
+
+def _zero_and_pair(u):
+    u[0] = 0.0
+    return u, 1.0                 # the array it wrote, inside a tuple
+
+
+def keeps_the_array_a_tuple_returned(x):
+    u = x * 1.0
+    a, c = _zero_and_pair(u)
+    u[1] = 5.0
+    return np.sum(a * x) * c

@@ -66,6 +66,34 @@ def test_a_helper_returning_the_array_it_writes_into_is_refused():
         srcad.jvp(p.returns_the_array_it_wrote, (x,), (np.ones(x.shape),))
 
 
+@pytest.mark.parametrize("fn", [p.sets_with_an_expression, p.passes_one_array_twice,
+                                p.keeps_the_array_a_tuple_returned])
+def test_helper_writes_a_variant_cannot_follow_are_refused(fn):
+    """An argument computed in the call's own statement, one array passed for two
+    parameters, an array a tuple returns: called as written, refused (each gave a wrong
+    gradient when called as the helper's functional variant)."""
+    with pytest.raises(UnsoundAliasingError):
+        srcad.grad(fn)(np.array([0.5, -1.5, 2.0]))
+
+
+def _relu_in_place(u):
+    u[u < 0] = 0.0
+    return np.sum(u)
+
+
+srcad.defvjp(_relu_in_place, lambda g, ans, u: g * (u > 0) * 10.0)
+
+
+def calls_a_writing_helper_with_a_rule(x):
+    u = x * 1.0
+    return _relu_in_place(u)
+
+
+def test_a_writing_helper_with_a_registered_rule_keeps_its_rule():
+    np.testing.assert_allclose(srcad.grad(calls_a_writing_helper_with_a_rule)(
+        np.array([0.5, -1.5, 2.0])), [10.0, 0.0, 10.0])
+
+
 def test_a_copy_method_of_a_list_keeps_its_items_shared():
     rows = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
     with pytest.raises(UnsoundAliasingError, match="`first` may share memory with `rows`"):

@@ -348,3 +348,41 @@ def test_an_augmented_assignment_on_a_float_only_rebinds_it():
         pytest.approx(4 * a + 2 * b)
     with pytest.raises(UnsoundAliasingError):
         srcad.grad(scales_a_float_in_place)(np.array(a), b)
+
+
+def unpacks_and_reads_whole(x):
+    y = x * 1.0
+    p, q = y
+    return np.sum(p) * 2.0 + np.sum(y)
+
+
+def median_of_squares(x):
+    return np.median(x ** 2) + np.median(x.reshape(2, 2), axis=0)[1]
+
+
+def copies_a_tuple(x):
+    t = (x, 2 * x)
+    u = t.copy()
+    return np.sum(u[0])
+
+
+def empty_slice_added(x):
+    return np.sum(x + x[0:0])
+
+
+def test_second_derivatives_through_an_unpacking_and_a_median():
+    """An unpacking whose items got no adjoint gave None to add up (hvp raised); a median's
+    rule built a set display, which the second derivative could not follow."""
+    x = np.array([0.5, -1.5, 2.0, 0.3])
+    assert not srcad.hessian(unpacks_and_reads_whole)(x[:2].reshape(2, 1)).any()
+    h = srcad.hessian(median_of_squares)(x)
+    g = srcad.grad(median_of_squares)
+    numeric = np.stack([(g(x + 1e-6 * e) - g(x - 1e-6 * e)) / 2e-6 for e in np.eye(4)])
+    np.testing.assert_allclose(h, numeric, atol=1e-6)
+
+
+def test_a_tuple_has_no_copy_method_and_an_empty_slice_broadcasts():
+    """`t.copy()` of a tuple ran as `list(t)`; `x[0:0]` was given the shape of `x[0:]`."""
+    with pytest.raises(AttributeError):
+        srcad.grad(copies_a_tuple)(np.array([0.5]))
+    assert srcad.grad(empty_slice_added)(np.array([2.0])) == pytest.approx([0.0])

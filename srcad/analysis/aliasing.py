@@ -60,10 +60,10 @@ class Aliases:
         same object, or a list, tuple or dict holding it."""
         objects = self.points_to.get(name, {name})
         return {n for n, pointed in self.points_to.items()
-                if _reach(pointed, self.contents) & objects} | {name}
+                if reach(pointed, self.contents) & objects} | {name}
 
 
-def _reach(objects: set, contents: dict, prefix: str = "") -> set:
+def reach(objects: set, contents: dict, prefix: str = "") -> set:
     """`objects` and everything they hold, at any depth (`contents[prefix + obj]`: what `obj`
     holds)."""
     reached, todo = set(objects), list(objects)
@@ -155,7 +155,7 @@ class _PointsTo:
         elif op.kind == "call" and self._variant_call(op) is not None:
             made = self._returned_with_copies(op, objects, state)
         elif op.kind == "call" and (_may_return_a_view(op.callee) or _array_without_copy(op)):
-            made = _reach(self._of(op.read_names(), objects), state, _HOLDS)
+            made = reach(self._of(op.read_names(), objects), state, _HOLDS)
         else:
             made = None
         for target in op.targets:
@@ -197,7 +197,7 @@ class _PointsTo:
         others = [n.id for value in kept for n in trees.walk(value) if isinstance(n, gast.Name)]
         container = f"{op.targets[0]}@{id(op)}"
         self.containers.add(container)
-        self._hold(state, container, _reach(self._of(others, objects), state, _HOLDS)
+        self._hold(state, container, reach(self._of(others, objects), state, _HOLDS)
                    | {f"{container}[]"})
         return {container}
 
@@ -335,7 +335,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
         for param in sorted(objects & set(params) - set(argument_writes)):
             argument_writes[param] = _argument_write(param, variable, node, parsed)
         shared = sorted(n for n in later[id(node)] if versions.get(n, n) != variable
-                        and _reach(state.get(n, {n}), state, _HOLDS) & objects)
+                        and reach(state.get(n, {n}), state, _HOLDS) & objects)
         if shared:
             other = versions.get(shared[0], shared[0])  # (the user's names, not versions)
             raise UnsoundAliasingError(

@@ -55,6 +55,7 @@ def _class_of(op: Operation, classes: dict, scalars: frozenset):
         shape = classes[base.id]
         return shape if rows == 0 else (shape, rows)
     if not (isinstance(op.callee, np.ufunc) and op.callee.nout == 1
+            and op.callee.signature is None  # (np.matmul contracts)
             or any(op.callee is elementwise for elementwise in _ELEMENTWISE_OPERATORS)):
         return None
     shapes = set()
@@ -68,13 +69,14 @@ def _class_of(op: Operation, classes: dict, scalars: frozenset):
 
 
 def _rows_dropped(index):
-    """For `slice(s, -e)` (start and stop constants, s >= 0, e >= 0, no step): s + e."""
+    """For `slice(s, -e)` or `slice(s, None)` (constants, s >= 0, e > 0, no step): s + e."""
     if not (isinstance(index, gast.Call) and isinstance(index.func, gast.Name)
             and index.func.id == "slice" and len(index.args) == 2
             and all(isinstance(a, gast.Constant) for a in index.args)):
         return None
     start, stop = (a.value for a in index.args)
-    start, stop = 0 if start is None else start, 0 if stop is None else stop
-    if type(start) is not int or type(stop) is not int or start < 0 or stop > 0:
+    start = 0 if start is None else start
+    stop = 0 if stop is None else stop if type(stop) is int and stop < 0 else None
+    if type(start) is not int or start < 0 or stop is None:  # (`x[s:0]` is empty)
         return None
     return start - stop

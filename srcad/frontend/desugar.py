@@ -102,14 +102,18 @@ class Desugaring:
     def _reduction(self, call: gast.Call) -> gast.Name:
         """`functools.reduce(f, items[, start])` as the loop it runs, `total = items[0]` (or
         `start`), then `for item in items[1:]` (or `items`): `total = f(total, item)`, so
-        each step is differentiated (`items` a sequence or an array; a generator, a
-        comprehension or `map(...)` is made a list first)."""
+        each step is differentiated (without `start`, `items` is a list comprehension over
+        what was passed, which any iterable gives)."""
         parameters = _simple_parameters(call.args[0]) if isinstance(
             call.args[0], gast.Lambda) else None  # (a lambda's body is inlined, as map's)
         function = None if parameters is not None and len(parameters) == 2 else self._name_for(
             self._atom(call.args[0]), call.args[0], base="function", force=True)
-        items = self._name_for(self._atom(call.args[1]), call.args[1], base="items",
-                               force=True)
+        element = self.namer.claim("element")  # (a list of any iterable, zip(...) too)
+        iterable = call.args[1] if len(call.args) == 3 else gast.copy_location(gast.ListComp(
+            gast.Name(element, gast.Load(), None, None), [gast.comprehension(
+                gast.Name(element, gast.Store(), None, None), call.args[1], [], 0)]),
+            call.args[1])
+        items = self._name_for(self._atom(iterable), call.args[1], base="items", force=True)
         total, item = self.namer.claim("total"), self.namer.claim("item")
         self.stores[item] = 1
         if len(call.args) == 3:

@@ -12,8 +12,10 @@ The variant is the helper's own tree with `u = copy(u)` first and `(value, u)` r
 its writes go into its own copy, an in-place update like any other in its derivative, and
 the write back is one in the caller's (saved, undone and checked for aliasing there). It is
 compiled with the helper's file name, globals and closure, and `parse_function` returns its
-tree (parse.VARIANTS), so errors point at the helper's lines. Only where the caller passes
-an array it surely holds, and the helper does not return the array it writes.
+tree (parse.VARIANTS), so errors point at the helper's lines. Only for a helper of the
+user's without a rule, called with names and constants, passed an array the caller surely
+holds and passes nowhere else in the call, that returns nothing that may show that array
+(pipeline.parameters_written).
 """
 from __future__ import annotations
 
@@ -28,7 +30,7 @@ from srcad.frontend.exits import walk_local
 from srcad.frontend.parse import VARIANTS, ParsedFunction, parse_function
 from srcad.frontend.resolve import operations
 from srcad.frontend.trees import clone, statement_lists, walk
-from srcad.rules.registry import defjvp, defvjp
+from srcad.rules.registry import defjvp, defvjp, is_nondifferentiable, vjp_rules
 
 _MADE: dict = {}  # (helper, written parameters) → its functional variant
 
@@ -43,14 +45,19 @@ def call_written_helpers(simple: gast.FunctionDef, block, resolver, namer, array
     parents, changed = statement_lists(simple), False
     for op in operations(block):
         call = getattr(op.statement, "value", None)
-        if op.kind not in ("call", "effect") or not isinstance(op.callee, types.FunctionType) \
-                or not isinstance(call, gast.Call) or op.method is not None:
-            continue
+        if op.kind not in ("call", "effect") or not _user_function(op.callee) \
+                or not isinstance(call, gast.Call) or op.method is not None \
+                or not all(map(_is_atom, [*call.args, *(k.value for k in call.keywords)])):
+            continue  # (a call made for its effect keeps expressions as its arguments)
         written = written_by(op.callee)
         passed = _passed(op.callee, call, written)
         if not written or passed is None or not all(
                 isinstance(a, gast.Name) and a.id in arrays for a in passed):
             continue
+        names = [n.id for a in [*call.args, *(k.value for k in call.keywords)]
+                 for n in walk(a) if isinstance(n, gast.Name)]
+        if any(names.count(a.id) > 1 for a in passed):
+            continue  # (`h(u, u)`: the helper's writes into one show in the other)
         variant = resolver.helper(functional_variant(op.callee, written), namer)
         returned = namer.temporary("returned")
         statements = [gast.Assign([gast.Name(returned, gast.Store(), None, None)],
@@ -119,6 +126,10 @@ def functional_variant(fn: types.FunctionType, written: tuple):
     return variant
 
 
+def forget_variants() -> None:
+    _MADE.clear()
+
+
 def copied(array):
     """A copy of an array passed to a helper's variant; its tangent is a copy too (the
     caller writes both back into its own)."""
@@ -127,6 +138,18 @@ def copied(array):
 
 defvjp(copied, lambda g, ans, array: g)
 defjvp(copied, lambda g, ans, array: np.copy(g))
+
+
+def _user_function(callee) -> bool:
+    """A Python function of the user's, without a rule (a library's is left as it is)."""
+    module = getattr(callee, "__module__", None) or ""
+    return isinstance(callee, types.FunctionType) and vjp_rules(callee) is None \
+        and not is_nondifferentiable(callee) \
+        and module.split(".")[0] not in ("numpy", "scipy", "srcad")
+
+
+def _is_atom(node) -> bool:
+    return isinstance(node, (gast.Name, gast.Constant))
 
 
 def _passed(fn, call: gast.Call, written: tuple):

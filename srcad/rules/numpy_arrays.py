@@ -38,7 +38,7 @@ defjvp(np.ravel, ravel_jvp)
 def flattened(a, order="C"):
     """`a.flatten(order)`, a new array (np.ravel's may be a view), as a function: what source
     mode calls for the method of a value that surely is an array or a NumPy number
-    (analysis/aliasing.py)."""
+    (analysis/arrays.py)."""
     return a.flatten(order)
 
 

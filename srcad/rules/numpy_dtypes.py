@@ -32,7 +32,7 @@ defjvp(np.ndarray.astype, astype_jvp)
 
 def converted(a, dtype, *args, **kwargs):
     """`a.astype(dtype, ...)` for an array or a NumPy number, as a function: what source
-    mode calls for the method of a value that surely is one (analysis/aliasing.py)."""
+    mode calls for the method of a value that surely is one (analysis/arrays.py)."""
     return a.astype(dtype, *args, **kwargs)
 
 

@@ -240,7 +240,7 @@ def _middle(a, axis):
                          "them into one (np.moveaxis, then np.reshape).")
     order = np.argsort(a, axis=axis, kind="stable")
     count = np.shape(a)[axis]
-    picks = sorted({(count - 1) // 2, count // 2})
+    picks = [count // 2] if count % 2 else [count // 2 - 1, count // 2]
     return a, axis, [np.take(order, [k], axis=axis) for k in picks]
 
 

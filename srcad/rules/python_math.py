@@ -67,6 +67,10 @@ def polygamma(n: int, x: float) -> float:
     x = float(x)
     if x <= 0.0 and x == math.floor(x):
         return math.nan  # a pole
+    if x < -1e4:  # (too many steps of the recurrence)
+        if n:
+            raise ValueError(f"srcad computes polygamma({n}, x) for x >= -1e4 only.")
+        return polygamma(0, 1.0 - x) - math.pi / math.tan(math.pi * x)  # (reflection)
     factorial, shift = math.factorial(n), 0.0
     while x < 10.0:
         shift -= (-1) ** n * factorial / x ** (n + 1)

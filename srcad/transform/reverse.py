@@ -14,9 +14,8 @@ For `def f(x, w)` returning `out`, the generated module reads
 Control flow is replayed with tape semantics: a branch is taken again by its condition
 (restored from the stack if it was overwritten), a loop runs again for its pushed trip
 count, and every overwritten value the backward sweep reads is popped back right after the
-adjoint of the statement that overwrote it (see analysis/tbr.py), so adjoint code reads
-primal values by name. Adjoints follow srcad/transform/adjoints.py.
-"""
+adjoint of the statement that overwrote it (analysis/tbr.py), so adjoint code reads primal
+values by name. Adjoints follow srcad/transform/adjoints.py."""
 from __future__ import annotations
 
 import builtins
@@ -279,8 +278,9 @@ class _Backward:
 
     def _unpack(self, op):
         parts = gast.Tuple([self.adjoints.returned(t) for t in op.targets], gast.Load())
-        helper = load(self.bindings.name_for("unpacked_adjoint", runtime.unpacked_adjoint))
-        return self._contribute(op.args[0], gast.Call(helper, [parts, op.args[0]], []))
+        helper = self.bindings.name_for("unpacked_adjoint", runtime.unpacked_adjoint)
+        whole = gast.Call(load(helper), [parts, op.args[0]], [])
+        return self._contribute(op.args[0], whole, may_be_none=True)
 
     def _call(self, op):
         if op.dynamic:
