@@ -28,11 +28,13 @@ def filled(tangents) -> list:
 
 
 def dense(tangents, primals) -> list:
-    """The tangents of a sequence's elements, a zero array in place of each None."""
+    """The tangents of a sequence's elements, a zero array in place of each None (in a
+    nested display too: `[x, [x[0], 5.0]]` to np.concatenate)."""
     if tangents is None:
         tangents = [None] * len(primals)
-    return [np.zeros(np.shape(p), np.promote_types(dtype_of(p), np.float16)) if t is None else t
-            for t, p in zip(tangents, primals)]
+    return [np.zeros(np.shape(p), np.promote_types(dtype_of(p), np.float16)) if t is None
+            else dense(t, p) if isinstance(t, (list, tuple)) and isinstance(p, (list, tuple))
+            else t for t, p in zip(tangents, primals)]
 
 
 def owned(tangent):

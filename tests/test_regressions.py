@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 import srcad
+import srcad.tape
 from srcad.errors import MissingRuleError, UnsoundAliasingError
+from tests.checks import assert_gradient_matches_finite_differences
 from tests.test_rules import (assert_jvp_matches_finite_differences,
                               assert_vjp_matches_finite_differences)
 
@@ -386,3 +388,64 @@ def test_a_tuple_has_no_copy_method_and_an_empty_slice_broadcasts():
     with pytest.raises(AttributeError):
         srcad.grad(copies_a_tuple)(np.array([0.5]))
     assert srcad.grad(empty_slice_added)(np.array([2.0])) == pytest.approx([0.0])
+
+
+def product_with_initial(x):
+    return x.prod(initial=3.0) + np.prod(x.reshape(2, 2), axis=0, initial=2.0)[1]
+
+
+def product_where(x):
+    return np.prod(x, where=np.array([True, False, True, True]))
+
+
+def median_overwriting(x):
+    y = x * 1.0
+    return np.median(y, overwrite_input=True) * np.sum(y)
+
+
+def median_of(x):
+    return np.median(x)
+
+
+def constants_and_slices_to_dot(x):
+    values = [x[0], x[1] * 2.0]
+    return np.dot(x[:2], [1.0, 2.0]) + np.sum([3.0, -1.0] @ x.reshape(2, 2)) \
+        + np.dot(values[::-1], [0.5, 1.5])
+
+
+def concatenates_a_mixed_display(x):
+    return np.sum(np.concatenate([x, [x[0], 5.0]]) ** 2)
+
+
+def converts_without_a_copy(x):
+    y = x.copy()
+    z = y.astype(float, copy=False)  # y itself
+    z *= 2.0
+    return np.sum(y * x)
+
+
+def test_options_of_reductions_are_honoured_or_refused():
+    """np.prod's `initial` scales its derivative and `where` is refused (both were ignored:
+    a wrong gradient); np.median's `overwrite_input=True` sorts its argument, refused."""
+    x = np.array([0.5, -1.0, 2.0, 0.3])
+    assert_gradient_matches_finite_differences(product_with_initial, (x,), 0)
+    with pytest.raises(srcad.errors.SrcadError, match="where"):
+        srcad.grad(product_where)(x)
+    with pytest.raises(srcad.errors.SrcadError, match="overwrite_input"):
+        srcad.grad(median_overwriting)(x)
+    assert srcad.grad(median_of)(np.zeros(0)).shape == (0,)
+
+
+def test_constant_lists_slices_of_lists_and_mixed_displays_reach_numpy_as_arrays():
+    """A constant list or a list's slice passed to np.dot or `@` crashed its rule; a display
+    mixing constants inside np.concatenate's list gave forward mode a None tangent."""
+    x = np.array([0.5, -1.0, 2.0, 0.3])
+    for fn in (constants_and_slices_to_dot, concatenates_a_mixed_display):
+        assert_gradient_matches_finite_differences(fn, (x,), 0)
+        np.testing.assert_allclose(srcad.jacobian(fn, mode="fwd")(x), srcad.grad(fn)(x),
+                                   rtol=1e-12)
+
+
+def test_tape_mode_astype_without_a_copy_is_the_array_itself():
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(srcad.tape.grad(converts_without_a_copy)(x), 4.0 * x)

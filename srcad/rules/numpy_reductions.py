@@ -138,14 +138,25 @@ def _others_product(a, axis):
     return np.transpose(np.reshape(left * right, np.shape(moved)), inverse_permutation(order))
 
 
-def prod_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+def _others_product_times_initial(a, axis, options):
+    """`_others_product`, times np.prod's `initial` (a constant factor); its `where` mask
+    is refused rather than ignored."""
+    if options.get("where", True) is not True:
+        raise SrcadError("srcad's rules for np.prod do not take a `where` mask.",
+                         fix="select the elements first (`np.prod(a[mask])`), or write "
+                         "`np.prod(np.where(mask, a, 1.0))`.")
+    return _others_product(a, axis) * options.get("initial", 1)
+
+
+def prod_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **options):
     """`np.prod`: each element gets the product of the others."""
-    return expand_reduced(g, a, axis, keepdims) * _others_product(a, axis)
+    return expand_reduced(g, a, axis, keepdims) * _others_product_times_initial(a, axis, options)
 
 
-def prod_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **kwargs):
+def prod_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **options):
     """`np.prod`: the sum of each tangent times the product of the others."""
-    return np.sum(g * _others_product(a, axis), axis=axis, dtype=dtype, keepdims=keepdims)
+    return np.sum(g * _others_product_times_initial(a, axis, options), axis=axis, dtype=dtype,
+                  keepdims=keepdims)
 
 
 defvjp(np.prod, prod_vjp)
@@ -229,9 +240,12 @@ defvjp(np.ptp, ptp_vjp)
 defjvp(np.ptp, ptp_jvp)
 
 
-def _middle(a, axis):
+def _middle(a, axis, overwrite_input=False):
     """`(a, axis, middle)`: `a` (raveled for axis None) and the positions, along `axis`, of
-    the one or two elements np.median averages (a stable sort breaks ties)."""
+    the one or two elements np.median averages (a stable sort breaks ties; none if empty)."""
+    if overwrite_input:
+        raise SrcadError("srcad differentiates np.median without `overwrite_input=True`, "
+                         "which sorts the array in place.", fix="drop `overwrite_input`.")
     if axis is None:
         a, axis = np.ravel(a), 0
     if not isinstance(axis, (int, np.integer)):
@@ -240,13 +254,13 @@ def _middle(a, axis):
                          "them into one (np.moveaxis, then np.reshape).")
     order = np.argsort(a, axis=axis, kind="stable")
     count = np.shape(a)[axis]
-    picks = [count // 2] if count % 2 else [count // 2 - 1, count // 2]
+    picks = [count // 2] if count % 2 else [count // 2 - 1, count // 2] if count else []
     return a, axis, [np.take(order, [k], axis=axis) for k in picks]
 
 
 def median_vjp(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
     """`np.median`: the middle element (or each of the middle two, half) takes `g`."""
-    flat, along, middle = _middle(a, axis)
+    flat, along, middle = _middle(a, axis, overwrite_input)
     g = np.expand_dims(g, along) if not keepdims or axis is None else g
     if axis is None:
         g = np.reshape(g, (1,))
@@ -257,7 +271,9 @@ def median_vjp(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=F
 
 
 def median_jvp(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=False):
-    flat, along, middle = _middle(a, axis)
+    flat, along, middle = _middle(a, axis, overwrite_input)
+    if not middle:  # (an empty array's median is nan)
+        return np.full(np.shape(ans), np.nan)
     g = np.ravel(g) if axis is None else g
     total = sum(np.take_along_axis(g, positions, axis=along) for positions in middle)
     tangent = total / len(middle)

@@ -216,7 +216,11 @@ class Tensor:
         return np.copy(np.ravel(self, order))
 
     def astype(self, dtype, **kwargs):
-        method = np.ndarray.astype if isinstance(dispatch.value_of(self), np.ndarray) \
+        value = dispatch.value_of(self)
+        if kwargs.get("copy", True) is not True and isinstance(value, np.ndarray) \
+                and np.dtype(dtype) == value.dtype:
+            return self  # (NumPy returns the array itself, which writes then change)
+        method = np.ndarray.astype if isinstance(value, np.ndarray) \
             else np.generic.astype  # (a tensor may hold a NumPy number)
         return dispatch.call(method, (self, dtype), kwargs)
 

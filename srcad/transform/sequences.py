@@ -11,7 +11,7 @@ import gast
 import numpy as np
 
 from srcad.frontend.resolve import Loop, Operation, operations, surely, walk
-from srcad.frontend.trees import statement_lists, walk as walk_tree
+from srcad.frontend.trees import statement_lists
 from srcad.rules import vjp_rules
 from srcad.rules.python_builtins import indexable, joined, repeated
 
@@ -97,8 +97,8 @@ def sequences_as_arrays(simple: gast.FunctionDef, block, resolver, namer) -> boo
             continue
         for k in _array_positions(op.callee, len(op.args)):
             atom = op.args[k]
-            if not (isinstance(atom, gast.Name) and atom.id in sure or isinstance(
-                    atom, (gast.List, gast.Tuple)) and _has_values(atom)):
+            if not (isinstance(atom, gast.Name) and atom.id in sure
+                    or isinstance(atom, (gast.List, gast.Tuple))):
                 continue
             array = gast.Name(namer.temporary("array"), gast.Store(), None, None)
             made = gast.copy_location(gast.Assign([array], gast.Call(
@@ -132,11 +132,6 @@ def _array_positions(callee, count: int) -> range | list:
         return []
     rules = vjp_rules(callee)
     return [k for k, rule in enumerate(rules.rules[:count]) if rule is not None] if rules else []
-
-
-def _has_values(display) -> bool:
-    """Whether a display holds a name (all constants have no derivative to hand on)."""
-    return any(isinstance(node, gast.Name) for node in walk_tree(display))
 
 
 def _replace_operand(value, old, new) -> None:
@@ -207,6 +202,10 @@ def _makes_a_sequence(op: Operation, sure: set) -> bool:
         return bool(op.args) and all(map(is_sure, op.args))
     if op.kind != "call":
         return False
+    if op.callee is operator.getitem:  # (a slice of a sequence is one)
+        index = op.args[1]
+        return is_sure(op.args[0]) and isinstance(index, gast.Call) \
+            and getattr(index.func, "id", None) == "slice"
     if op.callee is operator.add or op.callee is joined:  # (a join of two sequences)
         return all(map(is_sure, op.args))
     if op.callee is operator.mul or op.callee is repeated:  # (a sequence repeated)
