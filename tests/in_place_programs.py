@@ -439,7 +439,7 @@ def _set_first(u, v):
 
 def sets_with_an_expression(x):
     u = x ** 2
-    _set_first(u, 2.0 * x[0])     # a call made for its effect keeps its expressions
+    _set_first(u, 2.0 * x[0])     # (its argument computed in the statement of the call)
     return np.sum(u ** 3)
 
 
@@ -464,3 +464,6 @@ def keeps_the_array_a_tuple_returned(x):
     a, c = _zero_and_pair(u)
     u[1] = 5.0
     return np.sum(a * x) * c
+
+
+CORPUS += [(sets_with_an_expression, (np.array([0.3, -0.2, 0.5, 0.9]),), 0)]

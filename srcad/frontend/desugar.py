@@ -8,6 +8,7 @@ takes the user's construct and returns the name or loop that replaces it.
 from __future__ import annotations
 
 import functools
+import types
 
 import gast
 import numpy as np
@@ -92,6 +93,15 @@ class Desugaring:
         self._statement(gast.copy_location(gast.For(
             gast.Name(item, gast.Store(), None, None), call.args[0],
             [gast.copy_location(append, node)], [], None), node))
+
+    def _calls_a_helper(self, call) -> bool:
+        """`helper(...)` of a Python function of the user's, made for its effect."""
+        return isinstance(call, gast.Call) and self._is_global_chain(call.func) \
+            and not any(isinstance(a, gast.Starred) for a in call.args) \
+            and all(k.arg is not None for k in call.keywords) \
+            and isinstance(self.resolver.chain_value(call.func), types.FunctionType) \
+            and (self.resolver.chain_value(call.func).__module__ or "").split(".")[0] \
+            not in ("numpy", "scipy", "srcad")
 
     def _is_reduce(self, call: gast.Call) -> bool:
         return 2 <= len(call.args) <= 3 and not call.keywords \

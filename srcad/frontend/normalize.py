@@ -138,6 +138,10 @@ class _Normalizer(Desugaring, NestedFunctions):
             call = node.value
             method = gast.Attribute(self._load(call.func.value.id), "append", gast.Load())
             self._emit(gast.Expr(gast.Call(method, [self._atom(call.args[0])], [])), node)
+        elif isinstance(node, gast.Expr) and self._calls_a_helper(node.value):
+            call = node.value  # (its arguments as atoms: frontend/functional.py may rewrite it)
+            self._emit(gast.Expr(gast.Call(call.func, [self._atom(a) for a in call.args], [
+                gast.keyword(k.arg, self._atom(k.value)) for k in call.keywords])), node)
         elif isinstance(node, gast.Expr) and not _is_docstring(node):
             self._emit(gast.Expr(self._renamed(node.value)), node)
         elif isinstance(node, gast.If):
