@@ -1,6 +1,7 @@
 """Regressions: derivatives that once came out silently wrong (or crashed) in source and
 forward mode, each checked against the value it must have."""
 import functools
+import math
 
 import numpy as np
 import pytest
@@ -449,3 +450,12 @@ def test_constant_lists_slices_of_lists_and_mixed_displays_reach_numpy_as_arrays
 def test_tape_mode_astype_without_a_copy_is_the_array_itself():
     x = np.array([1.0, 2.0, 3.0])
     np.testing.assert_allclose(srcad.tape.grad(converts_without_a_copy)(x), 4.0 * x)
+
+
+def product_of_a_list(x):
+    return math.prod([x, x + 1.0, 2.0])
+
+
+def test_second_derivative_of_math_prod():
+    """math.prod's rule joined two list slices, which its own derivative could not follow."""
+    assert srcad.hessian(product_of_a_list)(1.2) == pytest.approx(4.0)

@@ -100,7 +100,8 @@ def _items_like(iterable, items):
 def _products_of_the_others(items: list, start) -> list:
     """Item k: `start` times the product of every item but item k (no division: a zero
     item is allowed)."""
-    return [math.prod(items[:k] + items[k + 1:], start=start) for k in range(len(items))]
+    return [math.prod([item for j, item in enumerate(items) if j != k], start=start)
+            for k in range(len(items))]
 
 
 defvjp(math.fsum, sum_vjp_iterable)
