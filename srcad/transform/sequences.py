@@ -146,7 +146,7 @@ def resolve_container_copies(block, name_of) -> None:
     `dict(xs)`): a new container, holding the items `xs` holds (so appending to `ys`, or
     setting a key of it, leaves `xs` alone), with the rules of `list` (`dict`).
     `name_of(preferred, obj)`: the name generated code calls `obj` by."""
-    lists, dicts = _surely_made(block, _makes_a_list), _surely_made(block, _makes_a_dict)
+    lists, dicts = _surely_made(block, list), _surely_made(block, dict)
     for op in operations(block):
         receiver = getattr(op.args[0], "id", None) if op.args else None
         kind = list if receiver in lists else dict if receiver in dicts else None
@@ -158,30 +158,21 @@ def resolve_container_copies(block, name_of) -> None:
             op.callee, op.method, op.dynamic = kind, None, False
 
 
-def _surely_made(block, makes) -> frozenset:
+def _surely_made(block, kind) -> frozenset:
+    """The names bound only to containers of `kind` (list or dict): displays (and for dicts,
+    comprehensions), `kind(...)` and copies, kept by writes and appends (a tuple has no
+    `.copy()`: it is no list here)."""
+    display = gast.List if kind is list else gast.Dict
+
+    def makes(op: Operation, sure: set) -> bool:
+        if op.kind == "setitem" or op.kind == "append" and kind is list:
+            return True
+        if op.kind == "pack":
+            return isinstance(op.statement.value, display)
+        if op.kind == "copy" or op.method == "copy":
+            return bool(op.args) and getattr(op.args[0], "id", None) in sure
+        return op.kind == "call" and op.callee is kind
     return surely(block, {t for op in operations(block) for t in op.targets}, makes)
-
-
-def _makes_a_list(op: Operation, sure: set) -> bool:
-    """Displays, `list(...)` and copies of lists (a tuple has no `.copy()`)."""
-    if op.kind in ("setitem", "append"):
-        return True
-    if op.kind == "pack":
-        return isinstance(op.statement.value, gast.List)
-    if op.kind == "copy" or op.method == "copy":
-        return bool(op.args) and getattr(op.args[0], "id", None) in sure
-    return op.kind == "call" and op.callee is list
-
-
-def _makes_a_dict(op: Operation, sure: set) -> bool:
-    """Displays, comprehensions, `dict(...)` and copies of dicts."""
-    if op.kind == "setitem":
-        return True
-    if op.kind == "pack":
-        return isinstance(op.statement.value, gast.Dict)
-    if op.kind == "copy" or op.method == "copy":
-        return bool(op.args) and getattr(op.args[0], "id", None) in sure
-    return op.kind == "call" and op.callee is dict
 
 
 def _surely_sequences(block) -> set:
