@@ -434,7 +434,8 @@ def test_options_of_reductions_are_honoured_or_refused():
         srcad.grad(product_where)(x)
     with pytest.raises(srcad.errors.SrcadError, match="overwrite_input"):
         srcad.grad(median_overwriting)(x)
-    assert srcad.grad(median_of)(np.zeros(0)).shape == (0,)
+    with pytest.warns(RuntimeWarning):  # (NumPy's: the median of nothing is nan)
+        assert srcad.grad(median_of)(np.zeros(0)).shape == (0,)
 
 
 def test_constant_lists_slices_of_lists_and_mixed_displays_reach_numpy_as_arrays():
