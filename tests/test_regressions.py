@@ -460,3 +460,17 @@ def product_of_a_list(x):
 def test_second_derivative_of_math_prod():
     """math.prod's rule joined two list slices, which its own derivative could not follow."""
     assert srcad.hessian(product_of_a_list)(1.2) == pytest.approx(4.0)
+
+
+def lists_beside_tensors(x, w):
+    return np.dot([x[0] * x[1], np.sin(x[2])], w) + np.sum(x @ [1.0, 2.0, 3.0]) \
+        + np.dot(x[:2], (0.5, -1.0))
+
+
+def test_tape_mode_records_lists_beside_tensors_as_arrays():
+    """A list NumPy took as an array, next to a tensor, reached the rules as a list (a
+    TypeError in np.dot's); one holding tensors passes them their rows."""
+    x, w = np.array([0.5, 1.5, 0.2]), np.array([0.5, -1.2])
+    for got, expected in zip(srcad.tape.grad(lists_beside_tensors, wrt=(0, 1))(x, w),
+                             srcad.grad(lists_beside_tensors, wrt=(0, 1))(x, w)):
+        np.testing.assert_allclose(got, expected, rtol=1e-12)

@@ -24,6 +24,7 @@ import numpy as np
 
 from srcad.errors import MissingRuleError
 from srcad.rules import is_nondifferentiable, vjp_rules
+from srcad.rules.array_arguments import array_positions
 from srcad.tape.errors import TapeConversionError, caller_location
 from srcad.tape.state import RECORDING, new_id
 
@@ -114,8 +115,10 @@ def binary(op, rules, a, b):
         for tape in tapes:
             tracked = tape._tracked
             if ia in tracked or ib in tracked:
-                if node is None:
-                    node = (rules, (av, bv), None, (ia, ib), out_id, value)
+                if node is None:  # (a list operand as NumPy's array of it, for the rules)
+                    node = (rules, (np.asarray(av) if type(av) in (list, tuple) else av,
+                                    np.asarray(bv) if type(bv) in (list, tuple) else bv),
+                            None, (ia, ib), out_id, value)
                 tape._nodes.append(node)
                 tracked.add(out_id)
     return out
@@ -197,12 +200,24 @@ def call(func, args, kwargs, implementation=None):
             _check_rule_coverage(func, rules, ids, tapes)
     out, out_id = wrap(value)
     if recorders and out_id is not None:
+        raw_args = _with_arrays(func, raw_args, ids)
         ids = NestedIds(ids) if any(type(i) is tuple for i in ids) else tuple(ids)
         node = (rules, tuple(raw_args), raw_kwargs or None, ids, out_id, value)
         for tape in recorders:
             tape._nodes.append(node)
             _track(tape._tracked, out_id)
     return out
+
+
+def _with_arrays(func, raw_args: list, ids) -> list:
+    """`raw_args` with the array NumPy made of each list or tuple it took as one
+    (`np.dot(x, [1.0, 2.0])`): the rules are written for arrays (rules/array_arguments.py);
+    a cotangent reaches the tensors in the list by its rows."""
+    if not any(type(a) in (list, tuple) for a in raw_args):
+        return raw_args
+    positions = set(array_positions(func, len(raw_args)))
+    return [np.asarray(a) if k in positions and type(a) in (list, tuple) else a
+            for k, a in enumerate(raw_args)]
 
 
 # NumPy functions that write into their first argument: `dispatch.call` would change the

@@ -12,7 +12,7 @@ import numpy as np
 
 from srcad.frontend.resolve import Loop, Operation, operations, surely, walk
 from srcad.frontend.trees import statement_lists
-from srcad.rules import vjp_rules
+from srcad.rules.array_arguments import array_positions
 from srcad.rules.python_builtins import indexable, joined, repeated
 
 
@@ -95,7 +95,7 @@ def sequences_as_arrays(simple: gast.FunctionDef, block, resolver, namer) -> boo
     for op in operations(block):
         if op.kind != "call" or op.method is not None or op.dynamic:
             continue
-        for k in _array_positions(op.callee, len(op.args)):
+        for k in array_positions(op.callee, len(op.args)):
             atom = op.args[k]
             if not (isinstance(atom, gast.Name) and atom.id in sure
                     or isinstance(atom, (gast.List, gast.Tuple))):
@@ -111,27 +111,6 @@ def sequences_as_arrays(simple: gast.FunctionDef, block, resolver, namer) -> boo
                                                                  None))
             changed = True
     return changed
-
-
-# `x op y` on lists raises for these (NumPy makes arrays of them); `%` formats strings
-_ARRAY_OPERATORS = (operator.sub, operator.truediv, operator.floordiv, operator.pow,
-                    operator.matmul)
-# NumPy functions whose argument is a sequence of arrays (or that make the array themselves)
-_SEQUENCE_TAKERS = (np.array, np.asarray, np.asanyarray, np.concatenate, np.stack, np.vstack,
-                    np.hstack, np.linalg.multi_dot, np.atleast_1d, np.atleast_2d,
-                    np.atleast_3d)
-
-
-def _array_positions(callee, count: int) -> range | list:
-    """The positions of a call's arguments NumPy or SciPy takes as arrays, with a rule."""
-    if any(callee is op for op in _ARRAY_OPERATORS):
-        return range(count)
-    module = getattr(callee, "__module__", None) or ""
-    if module.split(".")[0] not in ("numpy", "scipy") \
-            or any(callee is taker for taker in _SEQUENCE_TAKERS):
-        return []
-    rules = vjp_rules(callee)
-    return [k for k, rule in enumerate(rules.rules[:count]) if rule is not None] if rules else []
 
 
 def _replace_operand(value, old, new) -> None:
