@@ -2,6 +2,7 @@
 forward mode, each checked against the value it must have."""
 import functools
 import math
+import operator
 
 import numpy as np
 import pytest
@@ -474,3 +475,12 @@ def test_tape_mode_records_lists_beside_tensors_as_arrays():
     for got, expected in zip(srcad.tape.grad(lists_beside_tensors, wrt=(0, 1))(x, w),
                              srcad.grad(lists_beside_tensors, wrt=(0, 1))(x, w)):
         np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def reduces_nothing(x):
+    return functools.reduce(operator.add, [v for v in x if v > 10.0]) * 2.0
+
+
+def test_reduce_of_nothing_raises_as_python_does():
+    with pytest.raises(TypeError, match="reduce"):
+        srcad.grad(reduces_nothing)(np.array([0.5, 1.0]))

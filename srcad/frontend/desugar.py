@@ -128,7 +128,12 @@ class Desugaring:
         self.stores[item] = 1
         if len(call.args) == 3:
             start, rest = call.args[2], items
-        else:
+        else:  # (Python's error for no items, where `items[0]` would raise IndexError)
+            error = gast.Call(gast.Name("TypeError", gast.Load(), None, None), [gast.Constant(
+                "reduce() of empty iterable with no initial value", None)], [])
+            self._statement(gast.copy_location(gast.If(
+                gast.UnaryOp(gast.Not(), items), [gast.copy_location(
+                    gast.Raise(error, None), call)], []), call))
             start = gast.Subscript(items, gast.Constant(0, None), gast.Load())
             rest = gast.Subscript(items, gast.Slice(gast.Constant(1, None), None, None),
                                   gast.Load())
