@@ -7,6 +7,8 @@ the others are `def`s called by name. The linear reductions' JVPs are the reduct
 tangent; prod and cumprod are exact where the array has zeros, and max and min share
 between tied elements in both modes.
 """
+import math
+
 import numpy as np
 
 from srcad.errors import SrcadError
@@ -70,12 +72,14 @@ for _extremum in (np.amax, np.amin):  # NumPy 2's np.amax and np.amin are functi
     defjvp(_extremum, extremum_jvp)
 
 
-def _degrees_of_freedom(a, axis, ddof, options) -> int:
-    """`n - ddof` of `np.var`/`np.std` (NumPy 2 also spells ddof `correction`)."""
+def _scale(a, axis, ddof, options) -> float:
+    """`2 / (n - ddof)` of `np.var`/`np.std` (NumPy 2 also spells ddof `correction`); no
+    degrees of freedom left give infinity, as NumPy's own quotient does (with its warning)."""
     if options.get("where", None) is not None:
         raise SrcadError("srcad's rules for np.var and np.std do not take a `where` mask.",
                          fix="select the elements first: `np.var(a[mask])`.")
-    return reduced_size(a, axis) - options.get("correction", ddof)
+    freedom = reduced_size(a, axis) - options.get("correction", ddof)
+    return 2.0 / freedom if freedom > 0 else math.inf
 
 
 def _variance_cotangent(g, a, axis, keepdims, ddof, options):
@@ -86,7 +90,7 @@ def _variance_cotangent(g, a, axis, keepdims, ddof, options):
     spread = expand_reduced(g, a, axis, keepdims)
     if dtype_of(a).kind == "c":
         spread, centred = np.real(spread), np.conj(centred)
-    return spread * centred * (2.0 / _degrees_of_freedom(a, axis, ddof, options))
+    return spread * centred * _scale(a, axis, ddof, options)
 
 
 def _variance_tangent(g, a, axis, dtype, keepdims, ddof, options):
@@ -94,8 +98,8 @@ def _variance_tangent(g, a, axis, dtype, keepdims, ddof, options):
     complex `a`, of 2 Re(conj(a - mean) g) / (n - ddof)."""
     centred = a - np.mean(a, axis=axis, keepdims=True)
     terms = np.real(np.conj(centred) * g) if dtype_of(a).kind == "c" else centred * g
-    return np.sum(terms, axis=axis, dtype=dtype, keepdims=keepdims) * (
-        2.0 / _degrees_of_freedom(a, axis, ddof, options))
+    return np.sum(terms, axis=axis, dtype=dtype, keepdims=keepdims) * _scale(
+        a, axis, ddof, options)
 
 
 # (the options pass on as a dict, not `**kwargs`: a derivative of these rules reads them)
@@ -117,7 +121,7 @@ def std_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, 
     return _variance_tangent(g, a, axis, dtype, keepdims, ddof, kwargs) / (2.0 * ans)
 
 
-nondifferentiable(_degrees_of_freedom)  # (a count; a derivative of the rules need not read it)
+nondifferentiable(_scale)  # (from a count; a derivative of the rules need not read it)
 defvjp(np.var, var_vjp)
 defjvp(np.var, var_jvp)
 defvjp(np.std, std_vjp)
