@@ -71,3 +71,56 @@ def test_rosenbrock_needs_no_unbroadcast():
         return np.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
     source = srcad.grad(rosenbrock).source
     assert "unbroadcast" not in source and "shape_of" not in source
+
+
+def centred_by_row_max(x):
+    r = np.max(x, axis=-1, keepdims=True)
+    d = x - r
+    return np.sum(np.sin(d) * r * d)
+
+
+def centred_by_column_mean(x):
+    d = x - np.mean(x, axis=0, keepdims=True)
+    return np.sum(d ** 3 + np.sin(x) * d)
+
+
+def centred_by_total(x):
+    r = np.sum(x)
+    return np.sum(np.tanh(x * r - r))
+
+
+def centred_by_a_row_sum_not_kept(x):  # square x: (n,) broadcasts along the other axis
+    r = np.sum(x, axis=1)
+    return np.sum(np.sin(x - r) * r)
+
+
+def centred_by_a_variance_with_options(x):
+    d = x - np.var(x, axis=0, ddof=0, keepdims=True)
+    return np.sum(np.cos(d) * x)
+
+
+@pytest.mark.parametrize("f, kept", [(centred_by_row_max, True), (centred_by_column_mean, True),
+                                     (centred_by_total, True),
+                                     (centred_by_a_row_sum_not_kept, False),
+                                     (centred_by_a_variance_with_options, False)])
+@pytest.mark.parametrize("shape", [(4, 4), (1, 4), (4, 1)])
+def test_operands_reduced_with_their_axes_kept(f, kept, shape):
+    """`x - np.max(x, axis=1, keepdims=True)` has the shape of `x`; a reduction that drops
+    the axes it reduces (or one srcad cannot read) may be broadcast to a larger shape."""
+    x = np.random.default_rng(3).uniform(-1, 1, shape)
+    np.testing.assert_allclose(srcad.grad(f)(x), numerical_gradient(f, (x,), 0),
+                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(srcad.grad(f)(x), srcad.tape.grad(f)(x), rtol=1e-10, atol=1e-12)
+    sub_adjoint = [line for line in srcad.grad(f).source.splitlines() if "b_x" in line]
+    assert kept != any("unbroadcast(" in line for line in sub_adjoint), sub_adjoint
+
+
+def sample_deviation(x):
+    return np.sum(np.std(x, axis=0, ddof=1))
+
+
+def test_a_deviation_with_no_degrees_of_freedom_left_is_nan_as_in_numpy():
+    x = np.array([[0.5, -1.0, 2.0]])
+    with np.errstate(invalid="ignore", divide="ignore"), pytest.warns(RuntimeWarning):
+        assert np.isnan(sample_deviation(x))
+        assert np.isnan(srcad.grad(sample_deviation)(x)).all()
