@@ -20,6 +20,7 @@ from srcad.transform.sequences import (resolve_container_copies,
                                        resolve_sequence_arithmetic, sequences_as_arrays)
 from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.analysis.shapes import shape_classes
+from srcad.transform.softmax import use_softmax_rules
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.frontend.fence import fence
 from srcad.frontend.functional import call_written_helpers, forget_variants
@@ -67,6 +68,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     bindings = Bindings(namer, resolver)
     resolve_array_methods(block, frozenset(wrt) - containers, bindings.name_for)
     resolve_container_copies(block, bindings.name_for)
+    if mode in ("rev", "fused", "gradient"):
+        use_softmax_rules(simple, block)                         # softmax
     activity = analyze_activity(block, set(wrt), output)         # activity
     resolve_sequence_arithmetic(block, containers, activity.active)
     numbers = scalar_names(block, param_names(simple), scalars)
