@@ -143,3 +143,52 @@ def test_forward_mode_and_jacobians_of_a_softmax(program_dir):
     behind = srcad.grad(f)(args[0] - step, *args[1:])
     np.testing.assert_allclose(hessian_vector, (ahead - behind) / (2 * step), rtol=1e-5,
                                atol=1e-7)
+
+
+_IN_LOOPS = {
+    "rebound between the exponential and the quotient": """def f(x, y, w):
+    d = x
+    total = 0.0
+    for i in range(2):
+        e = np.exp(d)
+        d = d * 2.0
+        s = np.sum(e, axis=1, keepdims=True)
+        a = e / s
+        total = total + np.sum(a * np.cos(d) * w)
+    return total
+""",
+    "rebound in a nested loop in between": """def f(x, y, w):
+    d = x * 1.0
+    e = np.exp(d)
+    for i in range(2):
+        d = d + y
+    a = e / np.sum(e, axis=-1, keepdims=True)
+    return np.sum(a * w * d)
+""",
+    "made in a loop, normalised after it": """def f(x, y, w):
+    for i in range(2):
+        e = np.exp(x * (i + 1.0))
+    a = e / np.sum(e, axis=1, keepdims=True)
+    return np.sum(a * w)
+""",
+    "a softmax per trip": """def f(x, y, w):
+    total = 0.0
+    for i in range(3):
+        h = x * (i + 1.0) + y
+        m = np.max(h, axis=1, keepdims=True)
+        e = np.exp(h - m)
+        a = e / np.sum(e, axis=1, keepdims=True)
+        total = total + np.sum(a * w)
+    return total
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_IN_LOOPS))
+def test_softmaxes_in_loops(program_dir, name):
+    """The softmax's VJP reaches the exponent's cotangent where the quotient is: only where
+    the exponent is the value `np.exp` read (not rebound in between) is the rule used."""
+    f = _load(_IN_LOOPS[name], program_dir)
+    _check(f, tuple(np.random.default_rng(4).normal(size=(3, 4)) for _ in range(3)))
+    uses_rule = "softmax_vjp" in _source(f)
+    assert uses_rule == (name == "a softmax per trip"), _source(f)

@@ -27,7 +27,7 @@ import numpy as np
 
 from srcad.frontend.parse import param_names
 from srcad.analysis.shapes import reduction_axes
-from srcad.frontend.resolve import operations
+from srcad.frontend.resolve import Branch, Loop, Operation, walk
 from srcad.rules.registry import defjvp, defvjp, returns_new_array
 from srcad.runtime import unbroadcast
 from srcad.tangents import broadcast_like
@@ -71,17 +71,37 @@ def use_softmax_rules(simple: gast.FunctionDef, block) -> None:
     rules of `softmax` (and its shift by those of `invariant_shift`)."""
     reads, binds = _name_counts(simple)
     parameters = set(param_names(simple))
-    made = {op.targets[0]: op for op in operations(block)
-            if op.kind == "call" and len(op.targets) == 1 and binds[op.targets[0]] == 1}
+    for nodes in _blocks(block):
+        _use_in_block(nodes, reads, binds, parameters)
+
+
+def _blocks(block):
+    """`block` and every block nested in it: the straight-line lists of nodes."""
+    yield block
+    for node in walk(block):
+        if isinstance(node, Branch):
+            yield node.body
+            yield node.orelse
+        elif isinstance(node, Loop):
+            yield node.body
+
+
+def _use_in_block(nodes: list, reads: Counter, binds: Counter, parameters: set) -> None:
+    """`use_softmax_rules` on the lines of one block: `A = E / s` differentiated as the
+    softmax of `S` only where `S` is the value `E` was made of (not bound in between)."""
+    made = {node.targets[0]: position for position, node in enumerate(nodes)
+            if isinstance(node, Operation) and node.kind == "call" and len(node.targets) == 1
+            and binds[node.targets[0]] == 1}
 
     def only_read_by(name: str, count: int) -> bool:
         return binds[name] == 1 and reads[name] == count
 
-    for normalised in operations(block):  # A = E / s
-        if not (normalised.kind == "call" and normalised.callee is operator.truediv
+    for position, normalised in enumerate(nodes):  # A = E / s
+        if not (isinstance(normalised, Operation) and normalised.kind == "call"
+                and normalised.callee is operator.truediv
                 and all(isinstance(a, gast.Name) for a in normalised.args)):
             continue
-        exponentials, total = (made.get(a.id) for a in normalised.args)
+        exponentials, total = (_made_by(nodes, made, a) for a in normalised.args)
         if exponentials is None or total is None or not only_read_by(total.targets[0], 1) \
                 or not only_read_by(exponentials.targets[0], 2) \
                 or not _is_call(exponentials, np.exp) or exponentials.keywords \
@@ -92,17 +112,32 @@ def use_softmax_rules(simple: gast.FunctionDef, block) -> None:
         if summed is None or summed[0] is not None and not summed[1]:
             continue  # (`E / np.sum(E, axis=1)` divides along another axis)
         exponent = exponentials.args[0]
+        between = nodes[made[exponentials.targets[0]] + 1:position]
+        if any(_binds(node, exponent.id) for node in between):
+            continue  # (the softmax's VJP goes to the cotangent of `S` as it is now)
         axes = summed[0] or (None,)
         axis = gast.Constant(axes[0], None) if len(axes) == 1 else gast.Tuple(
             [gast.Constant(a, None) for a in axes], gast.Load())
         normalised.callee, normalised.args = softmax, (exponent,)
         normalised.keywords = (("axis", axis),)
-        shifted = made.get(exponent.id)
+        shifted = _made_by(nodes, made, exponent)
         if shifted is not None and only_read_by(shifted.targets[0], 1) \
                 and shifted.callee is operator.sub and _is_invariant(
-                    shifted, made.get(getattr(shifted.args[1], "id", None)), summed,
-                    binds, parameters):
+                    shifted, _made_by(nodes, made, shifted.args[1]), summed, binds,
+                    parameters):
             shifted.callee = invariant_shift
+
+
+def _made_by(nodes, made, name):
+    """The operation of `nodes` binding `name`, if it is a name bound once there."""
+    position = made.get(getattr(name, "id", None))
+    return None if position is None else nodes[position]
+
+
+def _binds(node, name: str) -> bool:
+    """Whether the statement of `node` (nested ones included) binds `name`."""
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+               for n in gast.walk(node.statement))
 
 
 def _is_invariant(shifted, shift, summed, binds, parameters) -> bool:
