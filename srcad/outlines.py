@@ -95,19 +95,9 @@ def outline(fn, *operands):
     it is not (integer division gives floats, not integers), where no operand is an array
     (Python's own arithmetic: a negative float to a fractional power is complex) or where an
     operand holds no numbers."""
-    shape = dtype = None  # the common case first: inexact arrays of one shape and dtype,
-    for operand in operands:  # and Python numbers, which take their precision
-        kind = type(operand)
-        if kind is np.ndarray or kind is Outline:
-            if dtype is None:
-                shape, dtype = operand.shape, operand.dtype
-            elif operand.dtype != dtype or operand.shape != shape:
-                break
-        elif kind is not float and kind is not int:
-            break
-    else:
-        if dtype is not None and dtype.kind in "fc":
-            return Outline(shape, dtype)
+    common = _common_outline(operands)  # the common case first
+    if common is not None:
+        return common
     shapes, types, arrays = [], [], False
     for operand in operands:
         kind = type(operand)
@@ -137,6 +127,38 @@ def outline(fn, *operands):
     if dtype.kind not in "fc":
         return _computed(fn, operands)
     return Outline(_broadcast(shapes), dtype)
+
+
+def _common_outline(operands, numbers: bool = True):
+    """The outline of an elementwise operation on `operands` where they are inexact arrays
+    (or outlines) of one shape and dtype and, if `numbers`, Python numbers, which take
+    their precision: that shape and dtype. None for any other operands."""
+    shape = dtype = None
+    for operand in operands:
+        kind = type(operand)
+        if kind is np.ndarray or kind is Outline:
+            if dtype is None:
+                shape, dtype = operand.shape, operand.dtype
+            elif operand.dtype != dtype or operand.shape != shape:
+                return None
+        elif not numbers or kind is not float and kind is not int:
+            return None
+    if dtype is None or dtype.kind not in "fc":
+        return None
+    return Outline(shape, dtype)
+
+
+def joint_outline(fn, *leaves):
+    """The outline of a chain of outlined operations that `fn` ends (transform/outline.py
+    joins such chains), each on at least one of `leaves` or an earlier step and on real
+    Python numbers, where the leaves are inexact arrays or outlines of one shape and dtype:
+    each step's outline is then that shape and dtype (a step on numbers alone would follow
+    Python's arithmetic), and a sum or mean over all axes that dtype's number. None in any
+    other case, where the caller outlines the chain step by step."""
+    common = _common_outline(leaves, numbers=False)
+    if common is not None and (fn is np.sum or fn is np.mean):
+        return Outline((), common.dtype)
+    return common
 
 
 _PROMOTED = {}  # the operands' dtypes and Python number types → the result's dtype

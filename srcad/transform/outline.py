@@ -18,14 +18,22 @@ An assignment whose target is read only for its shape becomes its outline if it 
 elementwise operator or ufunc that keeps its operands' inexact dtype, or a sum or mean over
 all axes: its operands are then read for their outline only, in turn. So is an assignment
 nothing reads (left out, it would not raise where the function does). Everything else
-stays, and what it reads is read in full.
+stays, and what it reads is read in full. A chain of elementwise outlines that only feed
+one another is then outlined by one call, `joint_outline`, which checks once that its leaves
+are inexact arrays of one shape and dtype (each step's outline is then theirs) and
+otherwise falls back on the chain, nested in one expression:
+
+    sum_10 = joint_outline(np.sum, sub_3, sub_7) or reduction_outline(np.sum, outline(...))
 """
 from __future__ import annotations
+
+from collections import Counter
 
 import gast
 import numpy as np
 
 from srcad import outlines
+from srcad.frontend.trees import clone
 from srcad.transform.adjoints import assign, load
 from srcad.transform.optimize import names_read
 
@@ -37,8 +45,9 @@ def outline_unread(statements: list, values: set, shapes: set, bindings) -> tupl
     """`statements` (loops and branches are kept whole) with outlines in place of the values
     only the shapes of are read after them (`shapes`; `values` are read in full), and the
     names that now hold outlines."""
+    read_after = set(values) | set(shapes)
     values, shapes = set(values), set(shapes)
-    kept, outlined = [], set()
+    kept, outlined = [], {}
     for statement in reversed(statements):
         target = _assigned_name(statement)
         if target is not None:
@@ -54,14 +63,81 @@ def outline_unread(statements: list, values: set, shapes: set, bindings) -> tupl
                     if kind == "reduction" else ("outline", outlines.outline)
                 kept.append(assign(target, gast.Call(
                     load(bindings.name_for(*helper)), [fn, *operands], [])))
-                outlined.add(target)
+                outlined[target] = kind
                 shapes.update(o.id for o in operands if isinstance(o, gast.Name))
                 continue
         read_values, read_shapes = names_read([statement])
         values |= read_values
         shapes |= read_shapes
         kept.append(statement)
-    return kept[::-1], outlined
+    return _joined(kept[::-1], outlined, read_after, bindings)
+
+
+def _joined(statements: list, outlined: dict, read_after: set, bindings) -> tuple[list, set]:
+    """`statements` with each chain of elementwise outlines that only feed one another
+    outlined by one `joint_outline` call, falling back on the chain as one nested expression
+    where it gives None (`outline` costs a call per step: five for Rosenbrock's loss), and
+    the names that hold outlines. `outlined` maps those names to their kind."""
+    reads, binds = Counter(), Counter()
+    for statement in statements:
+        for node in gast.walk(statement):
+            if isinstance(node, gast.Name):
+                (reads if isinstance(node.ctx, gast.Load) else binds)[node.id] += 1
+    made = {_assigned_name(s): position for position, s in enumerate(statements)
+            if _assigned_name(s) in outlined}
+    readers = {operand.id for name in made for operand in statements[made[name]].value.args[1:]
+               if isinstance(operand, gast.Name)}
+    inner = {name for name, kind in outlined.items() if kind == "elementwise"
+             and name not in read_after and reads[name] == binds[name] == 1 and name in readers}
+    dropped = set()
+    for root, position in made.items():
+        if root in inner:
+            continue
+        members, leaves = [], []
+        chain = _nested(position, statements, made, inner, members, leaves)
+        if members and _joinable(leaves, statements, position, read_after):
+            names = dict.fromkeys(leaf.id for leaf, _ in leaves if isinstance(leaf, gast.Name))
+            joint = gast.Call(load(bindings.name_for("joint_outline", outlines.joint_outline)),
+                              [clone(chain.args[0]), *map(load, names)], [])
+            statements[position] = assign(root, gast.BoolOp(gast.Or(), [joint, chain]))
+            dropped.update(members)
+    return ([s for position, s in enumerate(statements)
+             if position not in {made[name] for name in dropped}], set(outlined) - dropped)
+
+
+def _joinable(leaves, statements, position, read_after) -> bool:
+    """Whether a chain of outlines on `leaves` can be outlined at `position` by
+    `joint_outline`: every constant is a real Python number (a complex one changes the
+    dtype), every step reads a name, and every name is one read after the statements (its
+    array is held to the end anyway) and not rebound between its read and `position`."""
+    for leaf, read in leaves:
+        if leaf is None or isinstance(leaf, gast.Constant) and type(leaf.value) not in (
+                int, float) or isinstance(leaf, gast.Name) and (leaf.id not in read_after or any(
+                isinstance(node, gast.Name) and node.id == leaf.id
+                and isinstance(node.ctx, (gast.Store, gast.Del))
+                for statement in statements[read:position] for node in gast.walk(statement))):
+            return False
+    return True
+
+
+def _nested(position, statements, made, inner, members: list, leaves: list):
+    """The outline call of `statements[position]` with its `inner` operands replaced by
+    their own calls, nested; the names replaced go to `members`, the other operands to
+    `leaves` with the position of the statement reading them. A call with no name among its
+    operands adds a leaf None, which keeps the chain as it is."""
+    call = statements[position].value
+    operands = []
+    for operand in call.args[1:]:
+        if isinstance(operand, gast.Name) and operand.id in inner:
+            members.append(operand.id)
+            operands.append(_nested(made[operand.id], statements, made, inner, members,
+                                    leaves))
+        else:
+            leaves.append((operand, position))
+            operands.append(clone(operand))
+    if not any(isinstance(operand, (gast.Name, gast.Call)) for operand in operands):
+        leaves.append((None, position))
+    return gast.Call(clone(call.func), [clone(call.args[0]), *operands], [])
 
 
 def _assigned_name(statement):
