@@ -21,6 +21,7 @@ from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformabl
 
 
 _FLOATS = {(float,) * n for n in range(1, 9)}
+_ARRAY_GRADIENT = ((np.ndarray,), "gradient")  # (`Derivative._latest`'s key for array_call)
 
 
 class Derivative:
@@ -47,6 +48,7 @@ class Derivative:
         self.replayable = False  # whether the last forward sweep's backward may be replayed
         self._latest = {}  # (the types of the wrt arguments, mode) → (compiled, bound)
         self.fused_call = self._fused_runner()  # for Python-float wrt arguments
+        self.array_call = self._array_runner()  # for one float-array wrt argument
 
     @property
     def source(self) -> str:
@@ -185,6 +187,30 @@ class Derivative:
             return output, raw
         return fused
 
+    def _array_runner(self):
+        """`array_call(args)`: `grad`'s gradient when the one `wrt` argument, passed by
+        position, is a float or complex array and the gradient-only program for arrays has
+        been compiled (by `gradients_only`) and its guards hold; None otherwise. A closure,
+        like `_fused_runner`'s: it halves the microsecond and a half that `_run` and
+        `_shaped` cost every call."""
+        if not (self._single and self._positional):
+            return _no_fused_call
+        position, receiver, as_tuple, latest = (self.positions[0], self.receiver,
+                                                self._tuple, self._latest)
+
+        def array_call(args):
+            if len(args) <= position:
+                return None
+            value = args[position]
+            if type(value) is not np.ndarray or value.dtype.kind not in "fc":
+                return None
+            entry = latest.get(_ARRAY_GRADIENT)
+            if entry is None or not entry[2]():
+                return None
+            gradient = like_argument(entry[1](*receiver, *args), value)
+            return (gradient,) if as_tuple else gradient
+        return array_call
+
     def gradients(self, backward, cotangent, originals):
         return self._shaped(backward(cotangent), originals)
 
@@ -231,9 +257,13 @@ class _DerivativeFunction:
 class _Grad(_DerivativeFunction):
     def __call__(self, *args, **kwargs):
         derivative = self.derivative
-        result = None if kwargs else derivative.fused_call(args)
-        if result is not None:
-            return result[1]
+        if not kwargs:  # (Python floats first: their calls are the shortest)
+            result = derivative.fused_call(args)
+            if result is not None:
+                return result[1]
+            gradient = derivative.array_call(args)
+            if gradient is not None:
+                return gradient
         return derivative.gradients_only(args, kwargs)
 
 

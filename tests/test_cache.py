@@ -100,3 +100,26 @@ def test_generated_source_is_deterministic_and_in_linecache():
     compiled = srcad.cache.compiled_adjoint(p.logistic_loss, ("w", "b"))
     assert compiled.source == first
     assert "".join(linecache.getlines(compiled.filename)) == first
+
+
+class Model:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def loss(self, x):
+        return np.sum(np.sin(x) * self.scale)
+
+
+def test_repeated_array_calls_take_the_quick_path_to_the_same_gradients():
+    """After the first call, a float array argument skips argument analysis
+    (`Derivative.array_call`): kinds met in turn still get their own program and
+    conventions (a tuple for `wrt=(0,)`, a receiver, an integer made float)."""
+    x = np.linspace(-1.0, 1.0, 5)
+    for gradient in (srcad.grad(scaled, wrt=(0,)), srcad.grad(Model(3.0).loss)):
+        expected = srcad.value_and_grad(gradient.derivative.fn, wrt=gradient.derivative.wrt)
+        for argument in (x, x, 0.5, 2, x.astype(np.float32), x):
+            got, want = gradient(argument), expected(argument)[1]
+            for g, w in zip(*((v,) if not isinstance(v, tuple) else v for v in (got, want))):
+                assert type(g) is type(w) and np.shape(g) == np.shape(w)
+                assert np.asarray(g).dtype == np.asarray(w).dtype
+                np.testing.assert_allclose(g, w, rtol=1e-6)
