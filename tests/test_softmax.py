@@ -192,3 +192,36 @@ def test_softmaxes_in_loops(program_dir, name):
     _check(f, tuple(np.random.default_rng(4).normal(size=(3, 4)) for _ in range(3)))
     uses_rule = "softmax_vjp" in _source(f)
     assert uses_rule == (name == "a softmax per trip"), _source(f)
+
+
+_WRITTEN_BETWEEN = {  # (found by review: the VJP at the quotient saw `d` as written)
+    "an element": "    d[0, 0] = 3.0\n",
+    "a row through an alias": "    v = d\n    v[1] = w[1]\n",
+    "an augmented row": "    d[0] += w[0]\n",
+    "a branch": "    if x[0, 0] > -10.0:\n        d[1] = 2.0\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(_WRITTEN_BETWEEN))
+def test_an_exponent_written_between_the_exponential_and_the_quotient(program_dir, name):
+    source = ("def f(x, y, w):\n    d = x * 1.0\n    e = np.exp(d)\n" + _WRITTEN_BETWEEN[name]
+              + "    a = e / np.sum(e, axis=1, keepdims=True)\n"
+              + "    return np.sum(a * w)" + ("" if "alias" in name else " + np.sum(d * y)") + "\n")
+    f = _load(source, program_dir)
+    _check(f, tuple(np.random.default_rng(5).normal(size=(3, 4)) for _ in range(3)))
+    assert "softmax_vjp" not in _source(f)
+
+
+def test_a_sum_over_no_axes_is_no_softmax(program_dir):
+    f = _load(_program("np.max(x, axis=1, keepdims=True)", ", axis=(), keepdims=True"),
+              program_dir)
+    _check(f, tuple(np.random.default_rng(6).normal(size=(3, 4)) for _ in range(3)))
+    g = _load(_program("np.max(y, axis=(), keepdims=True)", ", axis=(), keepdims=True"),
+              program_dir)
+    _check(g, tuple(np.random.default_rng(6).normal(size=(3, 4)) for _ in range(3)))
+
+
+def test_a_softmax_of_a_number(program_dir):
+    f = _load(_program("np.max(x)", ""), program_dir)
+    for x in (1.5, np.float64(1.5), np.array(1.5)):
+        assert srcad.grad(f, wrt=(0, 2))(x, 0.0, 2.0) == (0.0, 1.0)

@@ -11,7 +11,8 @@ for the backward sweep; the softmax's own VJP, `A * (g - sum(g * A))`, reads `A`
 `A` is the same for any shift constant along the summed axis, so the shift's derivative is
 zero: the chain rule finds it as terms that cancel (the max's tie-sharing VJP of a row sum
 of rounding errors). Where the lines match, with `E`, the sum and `S` bound once and read
-only as above (no other code sees them), `A = E / s` keeps its forward code but is
+only as above (no other code sees them) and the sum alone between `np.exp` and the quotient
+(nothing writes `S` there), `A = E / s` keeps its forward code but is
 differentiated as `softmax(S, axis)`, which `S` alone feeds, and a shift that is a max or
 min reduction, constant along every summed axis, gets no derivative (`invariant_shift`), as
 `jax.nn.softmax` stops the gradient of its maximum. Only the reverse-mode transforms do
@@ -57,7 +58,7 @@ def softmax_vjp(g, ans, axis=None):
     along `axis`) is symmetric, so this is its JVP too."""
     product = g * ans
     total = np.sum(product, axis=axis, keepdims=True)
-    if product.shape == np.shape(g):
+    if type(product) is np.ndarray and product.shape == np.shape(g):
         return np.multiply(np.subtract(g, total, out=product), ans, out=product)
     return (g - total) * ans
 
@@ -88,7 +89,8 @@ def _blocks(block):
 
 def _use_in_block(nodes: list, reads: Counter, binds: Counter, parameters: set) -> None:
     """`use_softmax_rules` on the lines of one block: `A = E / s` differentiated as the
-    softmax of `S` only where `S` is the value `E` was made of (not bound in between)."""
+    softmax of `S` only where the sum alone lies between `E` and the quotient, so that `S`
+    is the value `E` was made of (no rebinding, write into it or into an alias between)."""
     made = {node.targets[0]: position for position, node in enumerate(nodes)
             if isinstance(node, Operation) and node.kind == "call" and len(node.targets) == 1
             and binds[node.targets[0]] == 1}
@@ -109,12 +111,11 @@ def _use_in_block(nodes: list, reads: Counter, binds: Counter, parameters: set) 
                 or total.args[0].id != exponentials.targets[0]:
             continue
         summed = reduction_axes(total)
-        if summed is None or summed[0] is not None and not summed[1]:
-            continue  # (`E / np.sum(E, axis=1)` divides along another axis)
+        if summed is None or summed[0] is not None and not (summed[0] and summed[1]):
+            continue  # (`E / np.sum(E, axis=1)` divides along another axis; `axis=()` is E)
         exponent = exponentials.args[0]
-        between = nodes[made[exponentials.targets[0]] + 1:position]
-        if any(_binds(node, exponent.id) for node in between):
-            continue  # (the softmax's VJP goes to the cotangent of `S` as it is now)
+        if nodes[made[exponentials.targets[0]] + 1:position] != [total]:
+            continue  # (the VJP reaches `S` where the quotient is: nothing may write it first)
         axes = summed[0] or (None,)
         axis = gast.Constant(axes[0], None) if len(axes) == 1 else gast.Tuple(
             [gast.Constant(a, None) for a in axes], gast.Load())
@@ -132,12 +133,6 @@ def _made_by(nodes, made, name):
     """The operation of `nodes` binding `name`, if it is a name bound once there."""
     position = made.get(getattr(name, "id", None))
     return None if position is None else nodes[position]
-
-
-def _binds(node, name: str) -> bool:
-    """Whether the statement of `node` (nested ones included) binds `name`."""
-    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
-               for n in gast.walk(node.statement))
 
 
 def _is_invariant(shifted, shift, summed, binds, parameters) -> bool:
