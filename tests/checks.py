@@ -73,3 +73,16 @@ def peak_memory(fn, *args) -> int:
         return tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
+
+
+def load_function(source: str, directory, stem: str, name: str = "f"):
+    """`name` from `source` (NumPy imported as np) written to a new module file in
+    `directory`: srcad reads a function's source from its file."""
+    import importlib.util
+    number = len(list(directory.glob(f"{stem}_*.py")))
+    path = directory / f"{stem}_{number}.py"
+    path.write_text("import numpy as np\n\n\n" + source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return getattr(module, name)

@@ -2,9 +2,6 @@
 drops `unbroadcast`; random programs of slices, elementwise steps and broadcast operands
 check that it drops it only there. Each is compared with central finite differences, and
 the gradient program with the forward-mode Jacobian."""
-import importlib.util
-import itertools
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,10 +9,10 @@ from hypothesis import strategies as st
 
 import srcad
 from srcad.testing import numerical_gradient
+from tests.checks import load_function
 
 _SLICES = ["x", "x[1:]", "x[:-1]", "x[2:]", "x[:-2]", "x[1:-1]", "x[:]"]
 _LENGTHS = {"x": 0, "x[1:]": 1, "x[:-1]": 1, "x[2:]": 2, "x[:-2]": 2, "x[1:-1]": 2, "x[:]": 0}
-_counter = itertools.count()
 
 
 @st.composite
@@ -45,12 +42,7 @@ def program_dir(tmp_path_factory):
 
 
 def _load(source, directory):
-    path = directory / f"shape_program_{next(_counter)}.py"
-    path.write_text("import numpy as np\n\n\n" + source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.f
+    return load_function(source, directory, "shape_program")
 
 
 @given(source=programs(), rows=st.integers(2, 5), columns=st.sampled_from([0, 1, 3]))

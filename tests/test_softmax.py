@@ -2,9 +2,6 @@
 reverse sweep uses softmax's own VJP and gives a max-shift no derivative; where they do not
 (a value read elsewhere, a shift that varies along the summed axis) the chain rule runs as
 written. Every program is checked against central finite differences and tape mode."""
-import importlib.util
-import itertools
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -12,8 +9,7 @@ from hypothesis import strategies as st
 
 import srcad
 from srcad.testing import numerical_gradient
-
-_counter = itertools.count()
+from tests.checks import load_function
 
 
 @pytest.fixture(scope="module")
@@ -22,12 +18,7 @@ def program_dir(tmp_path_factory):
 
 
 def _load(source, directory):
-    path = directory / f"softmax_program_{next(_counter)}.py"
-    path.write_text("import numpy as np\n\n\n" + source)
-    spec = importlib.util.spec_from_file_location(path.stem, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.f
+    return load_function(source, directory, "softmax_program")
 
 
 def _program(shift: str, summed: str, extra: str = "") -> str:
