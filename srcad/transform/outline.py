@@ -84,11 +84,12 @@ def _joined(statements: list, outlined: dict, read_after: set, bindings) -> tupl
             if isinstance(node, gast.Name):
                 (reads if isinstance(node.ctx, gast.Load) else binds)[node.id] += 1
     made = {_assigned_name(s): position for position, s in enumerate(statements)
-            if _assigned_name(s) in outlined}
+            if _assigned_name(s) in outlined and binds[_assigned_name(s)] == 1}
     readers = {operand.id for name in made for operand in statements[made[name]].value.args[1:]
                if isinstance(operand, gast.Name)}
     inner = {name for name, kind in outlined.items() if kind == "elementwise"
-             and name not in read_after and reads[name] == binds[name] == 1 and name in readers}
+             and name not in read_after and reads[name] == 1 and name in made
+             and name in readers}
     dropped = set()
     for root, position in made.items():
         if root in inner:
