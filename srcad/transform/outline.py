@@ -18,12 +18,12 @@ An assignment whose target is read only for its shape becomes its outline if it 
 elementwise operator or ufunc that keeps its operands' inexact dtype, or a sum or mean over
 all axes: its operands are then read for their outline only, in turn. So is an assignment
 nothing reads (left out, it would not raise where the function does). Everything else
-stays, and what it reads is read in full. A chain of elementwise outlines that only feed
-one another is then outlined by one call, `joint_outline`, which checks once that its leaves
+stays, and what it reads is read in full. A run of adjacent elementwise outlines that only
+feed one another is then outlined by one call, `joint_outline`, which checks once that its leaves
 are inexact arrays of one shape and dtype (each step's outline is then theirs) and
 otherwise falls back on the chain, nested in one expression:
 
-    sum_10 = joint_outline(np.sum, sub_3, sub_7) or reduction_outline(np.sum, outline(...))
+    sum_10 = joint_outline(np.sum, mul_5, sub_7) or reduction_outline(np.sum, outline(...))
 """
 from __future__ import annotations
 
@@ -74,70 +74,67 @@ def outline_unread(statements: list, values: set, shapes: set, bindings) -> tupl
 
 
 def _joined(statements: list, outlined: dict, read_after: set, bindings) -> tuple[list, set]:
-    """`statements` with each chain of elementwise outlines that only feed one another
-    outlined by one `joint_outline` call, falling back on the chain as one nested expression
+    """`statements` with each run of adjacent elementwise outlines that only feed one another
+    outlined by one `joint_outline` call, falling back on the run as one nested expression
     where it gives None (`outline` costs a call per step: five for Rosenbrock's loss), and
-    the names that hold outlines. `outlined` maps those names to their kind."""
+    the names that hold outlines. `outlined` maps those names to their kind. Only adjacent
+    steps join: a statement between them might raise first, have an effect or change a list
+    the chain reads."""
     reads, binds = Counter(), Counter()
     for statement in statements:
         for node in gast.walk(statement):
             if isinstance(node, gast.Name):
                 (reads if isinstance(node.ctx, gast.Load) else binds)[node.id] += 1
-    made = {_assigned_name(s): position for position, s in enumerate(statements)
-            if _assigned_name(s) in outlined and binds[_assigned_name(s)] == 1}
-    readers = {operand.id for name in made for operand in statements[made[name]].value.args[1:]
-               if isinstance(operand, gast.Name)}
-    inner = {name for name, kind in outlined.items() if kind == "elementwise"
-             and name not in read_after and reads[name] == 1 and name in made
-             and name in readers}
+    named = {position: _assigned_name(s) for position, s in enumerate(statements)
+             if _assigned_name(s) in outlined and binds[_assigned_name(s)] == 1}
+    reader = {operand.id: position for position in named
+              for operand in statements[position].value.args[1:]
+              if isinstance(operand, gast.Name)}
+    inlined = {name for name in named.values() if outlined[name] == "elementwise"
+               and name not in read_after and reads[name] == 1 and name in reader}
     dropped = set()
-    for root, position in made.items():
-        if root in inner:
+    for position in sorted(named, reverse=True):
+        if position in dropped:
             continue
-        members, leaves = [], []
-        chain = _nested(position, statements, made, inner, members, leaves)
-        if members and _joinable(leaves, statements, position, read_after):
-            names = dict.fromkeys(leaf.id for leaf, _ in leaves if isinstance(leaf, gast.Name))
+        run, step = {position}, position - 1
+        while named.get(step) in inlined and reader[named[step]] in run:
+            run.add(step)
+            step -= 1
+        leaves = []
+        chain = _nested(position, statements, named, run, leaves)
+        if len(run) > 1 and _joinable(leaves):
+            names = dict.fromkeys(leaf.id for leaf in leaves if isinstance(leaf, gast.Name))
             joint = gast.Call(load(bindings.name_for("joint_outline", outlines.joint_outline)),
                               [clone(chain.args[0]), *map(load, names)], [])
-            statements[position] = assign(root, gast.BoolOp(gast.Or(), [joint, chain]))
-            dropped.update(members)
-    return ([s for position, s in enumerate(statements)
-             if position not in {made[name] for name in dropped}], set(outlined) - dropped)
+            statements[position] = assign(named[position], gast.BoolOp(gast.Or(), [joint, chain]))
+            dropped |= run - {position}
+    return ([s for position, s in enumerate(statements) if position not in dropped],
+            set(outlined) - {named[position] for position in dropped})
 
 
-def _joinable(leaves, statements, position, read_after) -> bool:
-    """Whether a chain of outlines on `leaves` can be outlined at `position` by
-    `joint_outline`: every constant is a real Python number (a complex one changes the
-    dtype), every step reads a name, and every name is one read after the statements (its
-    array is held to the end anyway) and not rebound between its read and `position`."""
-    for leaf, read in leaves:
-        if leaf is None or isinstance(leaf, gast.Constant) and type(leaf.value) not in (
-                int, float) or isinstance(leaf, gast.Name) and (leaf.id not in read_after or any(
-                isinstance(node, gast.Name) and node.id == leaf.id
-                and isinstance(node.ctx, (gast.Store, gast.Del))
-                for statement in statements[read:position] for node in gast.walk(statement))):
-            return False
-    return True
+def _joinable(leaves) -> bool:
+    """Whether a run of outlines on `leaves` can be outlined by `joint_outline`: every
+    constant is a real Python number (a complex one changes the dtype) and every step
+    reads a name (Python's arithmetic on numbers alone may make a complex number)."""
+    return all(leaf is not None and (not isinstance(leaf, gast.Constant)
+                                     or type(leaf.value) in (int, float)) for leaf in leaves)
 
 
-def _nested(position, statements, made, inner, members: list, leaves: list):
-    """The outline call of `statements[position]` with its `inner` operands replaced by
-    their own calls, nested; the names replaced go to `members`, the other operands to
-    `leaves` with the position of the statement reading them. A call with no name among its
-    operands adds a leaf None, which keeps the chain as it is."""
+def _nested(position, statements, named, run, leaves: list):
+    """The outline call of `statements[position]` with its operands made in `run` replaced
+    by their own calls, nested; the other operands go to `leaves`. A call with no name
+    among its operands adds a leaf None, which keeps the run as it is."""
     call = statements[position].value
+    made_in_run = {named[step]: step for step in run if step != position}
     operands = []
     for operand in call.args[1:]:
-        if isinstance(operand, gast.Name) and operand.id in inner:
-            members.append(operand.id)
-            operands.append(_nested(made[operand.id], statements, made, inner, members,
-                                    leaves))
+        if isinstance(operand, gast.Name) and operand.id in made_in_run:
+            operands.append(_nested(made_in_run[operand.id], statements, named, run, leaves))
         else:
-            leaves.append((operand, position))
+            leaves.append(operand)
             operands.append(clone(operand))
     if not any(isinstance(operand, (gast.Name, gast.Call)) for operand in operands):
-        leaves.append((None, position))
+        leaves.append(None)
     return gast.Call(clone(call.func), [clone(call.args[0]), *operands], [])
 
 
