@@ -103,6 +103,13 @@ def promote(value, name: str):
         return _rebuild(value, [promote(v, name) for v in _children(value)])
     if isinstance(value, (float, complex, np.inexact)) and not isinstance(value, bool):
         return value
+    if isinstance(value, (np.matrix, np.ma.MaskedArray)):
+        raise NonDifferentiableInputError(
+            f"argument {name!r} in wrt is a {type(value).__name__}, whose arithmetic is not "
+            "the plain arrays' (`*` of matrices is a matrix product; masked elements are "
+            "left out) that srcad's derivative rules follow.",
+            fix="pass a plain array: `np.asarray(x)`, or for a masked array "
+            "`x.filled(value)` or `x.compressed()`.")
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "fc":
             return value

@@ -84,7 +84,7 @@ def _keeps(dtype: np.dtype, other: np.dtype) -> bool:
 
 def reduced_axes(axis, ndim: int) -> tuple:
     """`axis` as a sorted tuple of non-negative axes (`None` means all of them)."""
-    if axis is None:
+    if axis is None or ndim == 0:  # (NumPy takes axis 0 or -1 of a 0-d array: there are none)
         return tuple(range(ndim))
     axes = axis if isinstance(axis, tuple) else (axis,)
     return tuple(sorted(a % ndim for a in axes))

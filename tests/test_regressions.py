@@ -484,3 +484,29 @@ def reduces_nothing(x):
 def test_reduce_of_nothing_raises_as_python_does():
     with pytest.raises(TypeError, match="reduce"):
         srcad.grad(reduces_nothing)(np.array([0.5, 1.0]))
+
+
+def sum_over_axis_zero(x):
+    return np.sum(x, axis=0) * 3.0 + np.sum(np.prod(x, axis=-1, keepdims=True) ** 2)
+
+
+def test_a_reduction_along_axis_zero_of_a_0d_array():
+    """NumPy takes axis 0 or -1 of a 0-d array (there are no axes); srcad divided by ndim."""
+    x = np.array(2.0)
+    assert srcad.grad(sum_over_axis_zero)(x) == 7.0
+    assert srcad.tape.grad(sum_over_axis_zero)(x) == 7.0
+    assert srcad.jvp(sum_over_axis_zero, (x,), (np.array(1.0),))[1] == 7.0
+
+
+def matrix_product_sum(c, x):
+    return np.sum(x * c)
+
+
+@pytest.mark.parametrize("x", [np.matrix([[1.0, 2.0, 3.0]]),
+                               np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])])
+def test_matrices_and_masked_arrays_are_refused_as_wrt_arguments(x):
+    """Their arithmetic is not the plain arrays' the rules follow: a np.matrix gradient came
+    out as if `*` were elementwise."""
+    from srcad.errors import NonDifferentiableInputError
+    with pytest.raises(NonDifferentiableInputError, match="np.asarray"):
+        srcad.grad(matrix_product_sum, wrt=1)(np.array([[1.0], [2.0], [3.0]]), x)
