@@ -141,7 +141,7 @@ class Derivative:
         A closure over what it reads, made once: it runs on every scalar call, where a
         microsecond is the whole budget (a method reading attributes cost 0.7 us more)."""
         if not self._positional:
-            return _no_fused_call
+            return _declined
         positions, receiver, single, as_tuple = (self.positions, self.receiver, self._single,
                                                  self._tuple)
         needed = self._last_position + 1
@@ -194,7 +194,7 @@ class Derivative:
         like `_fused_runner`'s: it halves the microsecond and a half that `_run` and
         `_shaped` cost every call."""
         if not (self._single and self._positional):
-            return _no_fused_call
+            return _declined
         position, receiver, as_tuple, latest = (self.positions[0], self.receiver,
                                                 self._tuple, self._latest)
 
@@ -234,7 +234,8 @@ def _guards_of(compiled, function):
     return functools.partial(compiled.globals_hold, function.__globals__)
 
 
-def _no_fused_call(args):
+def _declined(args):
+    """The quick call of a derivative whose arguments never suit it."""
     return None
 
 

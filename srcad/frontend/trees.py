@@ -8,7 +8,7 @@ None), visited through each node's `_fields`.
 """
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 
 import gast
 
@@ -38,6 +38,19 @@ def walk(node):
             elif isinstance(value, gast.AST):
                 todo.append(value)
         yield node
+
+
+def name_counts(*nodes) -> tuple[Counter, Counter]:
+    """How often each name is read (loaded) and bound (stored or deleted) under `nodes`."""
+    reads, binds = Counter(), Counter()
+    for tree in nodes:
+        for node in walk(tree):
+            if type(node) is gast.Name:
+                if type(node.ctx) is gast.Load:
+                    reads[node.id] += 1
+                elif type(node.ctx) is not gast.Param:
+                    binds[node.id] += 1
+    return reads, binds
 
 
 def statement_lists(fn: gast.FunctionDef) -> dict:

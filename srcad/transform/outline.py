@@ -27,13 +27,11 @@ otherwise falls back on the chain, nested in one expression:
 """
 from __future__ import annotations
 
-from collections import Counter
-
 import gast
 import numpy as np
 
 from srcad import outlines
-from srcad.frontend.trees import clone
+from srcad.frontend.trees import clone, name_counts
 from srcad.transform.adjoints import assign, load
 from srcad.transform.optimize import names_read
 
@@ -80,13 +78,9 @@ def _joined(statements: list, outlined: dict, read_after: set, bindings) -> tupl
     the names that hold outlines. `outlined` maps those names to their kind. Only adjacent
     steps join: a statement between them might raise first, have an effect or change a list
     the chain reads."""
-    reads, binds = Counter(), Counter()
-    for statement in statements:
-        for node in gast.walk(statement):
-            if isinstance(node, gast.Name):
-                (reads if isinstance(node.ctx, gast.Load) else binds)[node.id] += 1
-    named = {position: _assigned_name(s) for position, s in enumerate(statements)
-             if _assigned_name(s) in outlined and binds[_assigned_name(s)] == 1}
+    reads, binds = name_counts(*statements)
+    named = {position: name for position, name in enumerate(map(_assigned_name, statements))
+             if name in outlined and binds[name] == 1}
     reader = {operand.id: position for position in named
               for operand in statements[position].value.args[1:]
               if isinstance(operand, gast.Name)}

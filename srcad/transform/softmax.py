@@ -29,6 +29,7 @@ import numpy as np
 from srcad.frontend.parse import param_names
 from srcad.analysis.shapes import reduction_axes
 from srcad.frontend.resolve import Branch, Loop, Operation, walk
+from srcad.frontend.trees import name_counts
 from srcad.rules.registry import defjvp, defvjp, returns_new_array
 from srcad.runtime import unbroadcast
 from srcad.tangents import broadcast_like
@@ -70,7 +71,7 @@ defjvp(softmax, lambda g, ans, x, axis=None: softmax_vjp(g, ans, axis))
 def use_softmax_rules(simple: gast.FunctionDef, block) -> None:
     """Differentiate each softmax of `block` written as the module docstring shows by the
     rules of `softmax` (and its shift by those of `invariant_shift`)."""
-    reads, binds = _name_counts(simple)
+    reads, binds = name_counts(simple)
     parameters = set(param_names(simple))
     for nodes in _blocks(block):
         _use_in_block(nodes, reads, binds, parameters)
@@ -138,22 +139,12 @@ def _made_by(nodes, made, name):
 def _is_invariant(shifted, shift, summed, binds, parameters) -> bool:
     """Whether `shift`, the operation making what `shifted` subtracts, is a max or min
     reduction constant along the `summed` axes of the softmax."""
-    if shift is None or not any(shift.callee is f for f in _EXTREMA) \
-            or not _is_call(shift, shift.callee):
+    if shift is None or not any(_is_call(shift, f) for f in _EXTREMA):
         return False
     base = shifted.args[0]
     aligned = isinstance(base, gast.Name) and shift.args[0].id == base.id \
         and binds[base.id] + (base.id in parameters) == 1
     return _constant_along(reduction_axes(shift), summed, aligned)
-
-
-def _name_counts(simple) -> tuple[Counter, Counter]:
-    """How often each name is read (any use but a plain binding) and bound in `simple`."""
-    reads, binds = Counter(), Counter()
-    for node in gast.walk(simple):
-        if isinstance(node, gast.Name) and not isinstance(node.ctx, gast.Param):
-            (binds if isinstance(node.ctx, gast.Store) else reads)[node.id] += 1
-    return reads, binds
 
 
 def _is_call(op, callee) -> bool:
