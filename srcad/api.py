@@ -15,9 +15,10 @@ import numpy as np
 
 from srcad import cache
 from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_parameters
-from srcad.errors import CotangentError, UsageError
+from srcad.errors import CotangentError, SrcadError, UsageError
 from srcad.frontend.parse import code_of, unwrapped
 from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformable
+from srcad.rules.registry import vjps_without_jvps
 
 
 _FLOATS = {(float,) * n for n in range(1, 9)}
@@ -133,9 +134,10 @@ class Derivative:
 
     def _fused_runner(self):
         """`fused_call(args)`: `(output, gradients)` by one program without a backward closure
-        (pipeline.transform, mode "fused") when every `wrt` argument is a Python float passed
-        by position; None when one is not, or when that program is optimistic (`math` in
-        place of NumPy) and raised or made something not finite: the general program then
+        (pipeline.transform, mode "fused", or "forward-grad" for one float and no aux) when
+        every `wrt` argument is a Python float passed by position; None when one is not, or
+        when that program is optimistic (`math` in place of NumPy) and raised or made
+        something not finite, or is the forward one and raised: the general program then
         runs the call again, so NumPy's values, warnings and errors prevail.
 
         A closure over what it reads, made once: it runs on every scalar call, where a
@@ -145,30 +147,49 @@ class Derivative:
         positions, receiver, single, as_tuple = (self.positions, self.receiver, self._single,
                                                  self._tuple)
         needed = self._last_position + 1
-        program = []  # [run, optimistic, whether the guards hold], made on the first call
+        forward = single and not self.has_aux  # whether to try forward mode
+        # The program, made on the first call: its function, whether it is optimistic, its
+        # guards, whether a VJP registered later may make it wrong, whether it is forward.
+        run = optimistic = holds = rechecks = by_forward_mode = None
 
         def compiled():
-            made = cache.compiled_adjoint(self.function, self.names, self.has_aux,
-                                          mode="fused", scalars=frozenset(self.names))
-            program[:] = (made.bind(self.function), made.optimistic,
-                          _guards_of(made, self.function))
+            nonlocal run, optimistic, holds, rechecks, by_forward_mode, forward
+            made = None
+            if forward:
+                try:
+                    made = self._fused_program("forward-grad")
+                except SrcadError:  # (a construct or callee without forward-mode rules)
+                    forward = False
+            if made is None or made.runtime_callees and vjps_without_jvps:
+                made = self._fused_program("fused")
+            run, optimistic, holds = (made.bind(self.function), made.optimistic,
+                                      _guards_of(made, self.function))
+            rechecks, by_forward_mode = made.runtime_callees, made.by_forward_mode
 
         def fused(args):
+            nonlocal forward
             if len(args) < needed:
                 return None
             for position in positions:
                 if type(args[position]) is not float:
                     return None
-            if not program or not program[2]():
+            if run is None or not holds() or rechecks and vjps_without_jvps:
                 compiled()
-            run, optimistic, _ = program
             try:
                 output, raw = run(*receiver, *args) if receiver else run(*args)
+            except SrcadError:
+                if not by_forward_mode:
+                    raise
+                forward = False  # a callee met as it ran has no forward-mode rule
+                compiled()
+                return fused(args)
             except Exception:
-                if optimistic:
+                if optimistic or by_forward_mode:
                     return None
                 raise
             if single:
+                if by_forward_mode and type(output) is not float:
+                    raw = _tangent_of_number(output, raw)
                 if type(raw) is not float:  # None (no derivative reached it) or np.float64
                     raw = like_argument(raw, 0.0)
                 if optimistic and not math.isfinite(output + raw):  # (a sum is finite only
@@ -186,6 +207,10 @@ class Derivative:
                     return None
             return output, raw
         return fused
+
+    def _fused_program(self, mode: str):
+        return cache.compiled_adjoint(self.function, self.names, self.has_aux, mode=mode,
+                                      scalars=frozenset(self.names))
 
     def _array_runner(self):
         """`array_call(args)`: `grad`'s gradient when the one `wrt` argument, passed by
@@ -232,6 +257,13 @@ def _guards_of(compiled, function):
     if compiled.guards_cells:
         return functools.partial(compiled.guards_hold, function)
     return functools.partial(compiled.globals_hold, function.__globals__)
+
+
+def _tangent_of_number(output, tangent):
+    """The gradient in a tangent of `grad`'s output, once checked (as `seed_for` does) that
+    the output is a real number with one element, which may be an array of any shape."""
+    seed_for(output)
+    return np.reshape(tangent, ()) if np.ndim(tangent) else tangent
 
 
 def _declined(args):

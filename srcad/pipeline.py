@@ -30,6 +30,7 @@ from srcad.frontend.resolve import Operation, Resolver, operations, resolve
 from srcad.transform.batched import BatchedTangents
 from srcad.transform.bindings import Bindings
 from srcad.transform.forward import forward
+from srcad.transform.forward_grad import NumberTangents, check_forward_grad, seed_with_one
 from srcad.transform.fuse import fuse
 from srcad.transform.math_calls import use_math
 from srcad.transform.naming import Namer
@@ -50,6 +51,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     "rev" program instead when it raises or returns something not finite.
     "gradient": calling the result with `fn`'s arguments returns the gradients alone, and it
     computes no more of the output than their seed needs (transform/outline.py).
+    "forward-grad" (for one Python-float `wrt` argument): "fused" by forward mode, with the
+    tangent 1.0 (transform/forward_grad.py); optimistic as "fused" is.
     "fwd": calling it with a tuple of the `wrt` parameters' tangents, then `fn`'s arguments,
     returns `(output, tangent_of_output)`; a tangent is None where it is zero.
     "batch": the same with batched tangents (transform/batched.py, for forward Jacobians);
@@ -78,19 +81,24 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
                                      simple.versions, parsed, simple.return_variable,
                                      numbers, resolver.peek)
-    if mode in ("fwd", "batch", "slope"):
+    runtime_callees = False
+    if mode in ("fwd", "batch", "slope", "forward-grad"):
+        if mode == "forward-grad":
+            runtime_callees = check_forward_grad(block, parsed)
         if mode == "batch":  # tangents of whole arrays: no float specialisation
             activity = replace(activity, scalars=frozenset())
         module, name = forward(simple, block, activity, wrt, output, parsed, namer,  # forward
                                bindings, containers,
-                               BatchedTangents if mode == "batch" else None,
+                               {"batch": BatchedTangents, "forward-grad": NumberTangents}.get(mode),
                                tangent_only=mode == "slope")
+        if mode == "forward-grad":
+            seed_with_one(module, name)
     else:
         module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
                                bindings, containers,  # reverse
                                gradient_only=mode == "gradient")
     optimistic = False
-    if mode == "fused":                             # math calls, fuse (scalar fast path)
+    if mode in ("fused", "forward-grad"):           # math calls, fuse (scalar fast path)
         callee = bindings.callee
         optimistic = not has_aux and output in activity.scalars \
             and only_numbers(block, activity.scalars, callee) \
@@ -100,12 +108,14 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
                             gradient_only=mode == "gradient")
     bindings.rescope(module, fn.__code__.co_freevars)
     kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",
-            "fused": "grad", "gradient": "gradient"}[mode]
+            "fused": "grad", "gradient": "gradient", "forward-grad": "grad"}[mode]
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label,
                            replayable=mode == "rev" and _replayable(block),
                            writes=not _replayable(block),
-                           optimistic=optimistic, argument_writes=aliases.argument_writes)
+                           optimistic=optimistic, argument_writes=aliases.argument_writes,
+                           by_forward_mode=mode == "forward-grad",
+                           runtime_callees=runtime_callees)
 
 
 def _frontend(fn, arrays: frozenset):

@@ -43,6 +43,8 @@ class JVPRules:
 _VJPS: dict = {}
 _JVPS: dict = {}
 _NONDIFFERENTIABLE: set = set()
+vjps_without_jvps: set = set()  # callables whose VJP was registered after their JVP, or alone:
+#                                 forward mode would not follow it (transform/forward_grad.py)
 
 
 def defvjp(fn: Callable, *rules) -> None:
@@ -55,6 +57,7 @@ def defvjp(fn: Callable, *rules) -> None:
     _load_scipy_rules_for(fn)  # so that srcad's SciPy rules, loaded later, cannot override
     _VJPS[fn] = VJPRules(fn, tuple(rules))
     _NONDIFFERENTIABLE.discard(fn)
+    vjps_without_jvps.add(fn)
 
 
 def returns_new_array(rule: Callable) -> Callable:
@@ -76,6 +79,7 @@ def defjvp(fn: Callable, *rules) -> None:
     _load_scipy_rules_for(fn)
     _JVPS[fn] = JVPRules(fn, tuple(rules))
     _NONDIFFERENTIABLE.discard(fn)
+    vjps_without_jvps.discard(fn)
 
 
 def _check_rules(maker: str, fn, rules) -> None:

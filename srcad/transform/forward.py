@@ -43,6 +43,7 @@ from srcad.transform.optimize import counted, loaded_names
 from srcad.transform.refusals import check_operation, qualified_name
 from srcad.transform.reverse import SCOPE, function_def
 from srcad.transform.sequences import sequence_names
+from srcad.transform.signs import added
 from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
                                         unruled_arguments, unruled_check)
 from srcad.transform.tangent_writes import TangentWrites, is_none_constant
@@ -163,8 +164,12 @@ class Tangents(TangentWrites):
                 statements += self.operation(node)
         return statements
 
+    def make_variables(self, names) -> list:
+        """`t_x = None` for the UNSET tangents of `names`: a block may or may not set them."""
+        return self.tangents.make_variables(names)
+
     def branch(self, node: Branch) -> list:
-        statements = self.tangents.make_variables(_assigned([node]) & self.active)
+        statements = self.make_variables(_assigned([node]) & self.active)
         before = self.tangents.snapshot()
         body = self.block(node.body) or [gast.Pass()]
         after_body = self.tangents.snapshot()
@@ -174,7 +179,7 @@ class Tangents(TangentWrites):
         return statements + [gast.If(load(node.condition), body, orelse)]
 
     def loop(self, node: Loop) -> list:
-        statements = self.tangents.make_variables(_assigned([node]) & self.active)
+        statements = self.make_variables(_assigned([node]) & self.active)
         header = self.tangents.snapshot()
         while True:  # until the states at the loop header are those at the end of the body
             self.tangents.states = dict(header)
@@ -322,14 +327,11 @@ class Tangents(TangentWrites):
         for guard, contribution in parts:
             groups.setdefault(guard, []).append(contribution)
         certain = groups.pop(None, [])
-        if target in self.tangents.sequences:  # (`+` would join a list's tangents)
-            accumulate = load(self.bindings.name_for("accumulate", runtime.accumulate))
+        accumulate = load(self.bindings.name_for("accumulate", runtime.accumulate)) \
+            if target in self.tangents.sequences else None  # (`+` would join list tangents)
 
-            def plus(a, b):
-                return gast.Call(accumulate, [a, b], [])
-        else:
-            def plus(a, b):
-                return gast.BinOp(a, gast.Add(), b)
+        def plus(a, b):
+            return gast.Call(accumulate, [a, b], []) if accumulate else added(a, b)
 
         if certain:
             statements, state = [assign(name, functools.reduce(plus, certain))], SET

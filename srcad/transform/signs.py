@@ -180,3 +180,23 @@ def _scale_of(expression, name: str, helper_of):
                 and type(factor.value) in (int, float) and factor.value != 0:
             return factor
     return None
+
+
+def added(a, b) -> gast.BinOp:
+    """`a + b`, as `a - e` where `b` is `-e` times or over other factors (`t_a / x +
+    -t_x * q / x` → `t_a / x - t_x * q / x`: one operation less, the same number)."""
+    negated = _negation_stripped(b)
+    if negated is None:
+        return gast.BinOp(a, gast.Add(), b)
+    return gast.BinOp(a, gast.Sub(), negated)
+
+
+def _negation_stripped(node):
+    """`e * c / d` for `-e * c / d` (factors by `*` and `/` only), else None."""
+    if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub):
+        return node.operand
+    if isinstance(node, gast.BinOp) and isinstance(node.op, (gast.Mult, gast.Div)):
+        left = _negation_stripped(node.left)
+        if left is not None:
+            return gast.BinOp(left, node.op, node.right)
+    return None
