@@ -137,8 +137,9 @@ class Derivative:
         (pipeline.transform, mode "fused", or "forward-grad" for one float and no aux) when
         every `wrt` argument is a Python float passed by position; None when one is not, or
         when that program is optimistic (`math` in place of NumPy) and raised or made
-        something not finite, or is the forward one and raised: the general program then
-        runs the call again, so NumPy's values, warnings and errors prevail.
+        something not finite: the general program then runs the call again, so NumPy's
+        values, warnings and errors prevail. A forward program that meets a callee without
+        forward-mode rules as it runs is replaced by the reverse one.
 
         A closure over what it reads, made once: it runs on every scalar call, where a
         microsecond is the whole budget (a method reading attributes cost 0.7 us more)."""
@@ -148,20 +149,27 @@ class Derivative:
                                                  self._tuple)
         needed = self._last_position + 1
         forward = single and not self.has_aux  # whether to try forward mode
+        code = code_of(self.function)  # (the parameters after the receiver, by position)
+        parameters = code.co_varnames[len(receiver):code.co_argcount]
         # The program, made on the first call: its function, whether it is optimistic, its
-        # guards, whether a VJP registered later may make it wrong, whether it is forward.
+        # guards, whether a VJP registered later may make it wrong, whether it is forward,
+        # and the positions of the other arguments it is specialised on as Python floats.
         run = optimistic = holds = rechecks = by_forward_mode = None
+        others = ()
 
-        def compiled():
-            nonlocal run, optimistic, holds, rechecks, by_forward_mode, forward
+        def compiled(args):
+            nonlocal run, optimistic, holds, rechecks, by_forward_mode, others, forward
+            others = tuple(p for p in range(min(len(args), len(parameters)))
+                           if p not in positions and type(args[p]) is float)
+            numbers = frozenset(parameters[p] for p in positions + others)
             made = None
             if forward:
                 try:
-                    made = self._fused_program("forward-grad")
+                    made = self._fused_program("forward-grad", numbers)
                 except SrcadError:  # (a construct or callee without forward-mode rules)
                     forward = False
             if made is None or made.runtime_callees and vjps_without_jvps:
-                made = self._fused_program("fused")
+                made = self._fused_program("fused", numbers)
             run, optimistic, holds = (made.bind(self.function), made.optimistic,
                                       _guards_of(made, self.function))
             rechecks, by_forward_mode = made.runtime_callees, made.by_forward_mode
@@ -174,17 +182,22 @@ class Derivative:
                 if type(args[position]) is not float:
                     return None
             if run is None or not holds() or rechecks and vjps_without_jvps:
-                compiled()
+                compiled(args)
+            else:
+                for position in others:
+                    if len(args) <= position or type(args[position]) is not float:
+                        compiled(args)
+                        break
             try:
                 output, raw = run(*receiver, *args) if receiver else run(*args)
             except SrcadError:
                 if not by_forward_mode:
                     raise
                 forward = False  # a callee met as it ran has no forward-mode rule
-                compiled()
+                compiled(args)
                 return fused(args)
             except Exception:
-                if optimistic or by_forward_mode:
+                if optimistic:
                     return None
                 raise
             if single:
@@ -208,9 +221,12 @@ class Derivative:
             return output, raw
         return fused
 
-    def _fused_program(self, mode: str):
+    def _fused_program(self, mode: str, numbers: frozenset):
+        """The program of `mode` specialised on the parameters `numbers` holding Python
+        floats: the `wrt` ones, and any other passed a float (`grad(energy)(k, c)` with c a
+        float needs no `broadcast_like` for `c * v`)."""
         return cache.compiled_adjoint(self.function, self.names, self.has_aux, mode=mode,
-                                      scalars=frozenset(self.names))
+                                      scalars=numbers)
 
     def _array_runner(self):
         """`array_call(args)`: `grad`'s gradient when the one `wrt` argument, passed by

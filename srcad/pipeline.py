@@ -62,7 +62,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     mode over it gives Hessian-vector products.
     With `has_aux`, `fn` returns `(output, aux)` and only `output` is differentiated.
     `containers` names the `wrt` parameters that hold dicts, lists or tuples of values;
-    `scalars` those that hold Python numbers (the code is specialised on it).
+    `scalars` the parameters, `wrt` or not, that hold Python numbers (the code is
+    specialised on it).
     """
     parsed, namer, resolver, simple, block = _frontend(fn, frozenset(wrt) - containers - scalars)
     output = simple.body[-1].value.id

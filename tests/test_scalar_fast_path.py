@@ -285,3 +285,29 @@ def test_numbers_recomputed_unchanged_in_loops_are_not_recorded():
     assert pushed == ["x"]  # not neg_*, not mul_* of c * c (and the range's own length)
     inner = grad_program(invariant_in_the_inner_loop_only, ("k", "c")).source
     assert re.search(r"stack\.append\(m\)", inner)
+
+
+def damped(k, c, steps):
+    x, v = 1.0, 0.0
+    for _ in range(steps):
+        x, v = x + 0.01 * v, v + 0.01 * (-k * np.sin(x) - c * v)
+    return x * x + v * v
+
+
+def test_other_float_arguments_specialise_the_program_too():
+    """`c` is not differentiated, but a float: the program treats it as a number (math
+    calls, no broadcasting), and a 0-d array `c` later gets a program of its own."""
+    gradient = srcad.grad(damped)
+    by_float = gradient(2.0, 0.3, 40)
+    general = srcad.grad(damped)(np.float64(2.0), np.float64(0.3), 40)
+    assert type(by_float) is float and by_float == pytest.approx(general, rel=1e-12)
+    def program(numbers):
+        return cache.compiled_adjoint(damped, ("k",), mode="forward-grad", scalars=numbers)
+
+    assert "broadcast_like" in program(frozenset({"k"})).source
+    specialised = program(frozenset({"k", "c"}))
+    assert specialised.optimistic and "broadcast_like" not in specialised.source
+    assert gradient(2.0, np.asarray(0.3), 40) == pytest.approx(general, rel=1e-12)
+    assert gradient(2.0, 0.3, 40) == by_float  # back to the float program
+    assert srcad.grad(damped, wrt=1)(2.0, 0.3, 40) == pytest.approx(
+        srcad.grad(damped, wrt=1)(np.float64(2.0), np.float64(0.3), 40), rel=1e-12)
