@@ -11,6 +11,7 @@ from srcad.control import (clip_by_global_norm, clip_by_value, custom_gradient, 
 from srcad.forward_api import jvp
 from srcad.jacobians import batch_jacobian, hessian, hvp, jacobian
 from srcad.rules import defjvp, defvjp
+from srcad.rules import registry as _registry
 from srcad import tape
 from srcad.tape import GradientTape, Variable, constant
 from srcad.testing import check_grads
@@ -20,3 +21,5 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian",
            "clear_cache", "stop_gradient", "stop_recording", "custom_gradient",
            "clip_by_global_norm", "clip_by_value", "errors", "tape", "GradientTape", "Variable",
            "constant", "__version__"]
+
+_registry.own_rules_registered()  # (last: the rules registered from here on are the user's)

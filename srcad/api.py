@@ -18,7 +18,6 @@ from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_
 from srcad.errors import CotangentError, SrcadError, UsageError
 from srcad.frontend.parse import code_of, unwrapped
 from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformable
-from srcad.rules.registry import vjps_without_jvps
 
 
 _FLOATS = {(float,) * n for n in range(1, 9)}
@@ -134,12 +133,11 @@ class Derivative:
 
     def _fused_runner(self):
         """`fused_call(args)`: `(output, gradients)` by one program without a backward closure
-        (pipeline.transform, mode "fused", or "forward-grad" for one float and no aux) when
-        every `wrt` argument is a Python float passed by position; None when one is not, or
-        when that program is optimistic (`math` in place of NumPy) and raised or made
-        something not finite: the general program then runs the call again, so NumPy's
-        values, warnings and errors prevail. A forward program that meets a callee without
-        forward-mode rules as it runs is replaced by the reverse one.
+        (pipeline.transform, mode "fused", or "forward-grad" where it applies: one `wrt`
+        argument, no aux) when every `wrt` argument is a Python float passed by position;
+        None when one is not, or when that program is optimistic (`math` in place of NumPy)
+        and raised or made something not finite: the general program then runs the call
+        again, so NumPy's values, warnings and errors prevail.
 
         A closure over what it reads, made once: it runs on every scalar call, where a
         microsecond is the whole budget (a method reading attributes cost 0.7 us more)."""
@@ -148,40 +146,40 @@ class Derivative:
         positions, receiver, single, as_tuple = (self.positions, self.receiver, self._single,
                                                  self._tuple)
         needed = self._last_position + 1
-        forward = single and not self.has_aux  # whether to try forward mode
         code = code_of(self.function)  # (the parameters after the receiver, by position)
         parameters = code.co_varnames[len(receiver):code.co_argcount]
+        reverse_only = set()  # the sets of float parameters forward mode was refused for
+        if not single or self.has_aux:
+            reverse_only = None  # (forward mode is not tried)
         # The program, made on the first call: its function, whether it is optimistic, its
-        # guards, whether a VJP registered later may make it wrong, whether it is forward,
-        # and the positions of the other arguments it is specialised on as Python floats.
-        run = optimistic = holds = rechecks = by_forward_mode = None
+        # guards, whether it is forward mode's, and the positions of the other arguments it
+        # is specialised on as Python floats.
+        run = optimistic = holds = by_forward_mode = None
         others = ()
 
         def compiled(args):
-            nonlocal run, optimistic, holds, rechecks, by_forward_mode, others, forward
+            nonlocal run, optimistic, holds, by_forward_mode, others
             others = tuple(p for p in range(min(len(args), len(parameters)))
                            if p not in positions and type(args[p]) is float)
             numbers = frozenset(parameters[p] for p in positions + others)
             made = None
-            if forward:
+            if reverse_only is not None and numbers not in reverse_only:
                 try:
                     made = self._fused_program("forward-grad", numbers)
-                except SrcadError:  # (a construct or callee without forward-mode rules)
-                    forward = False
-            if made is None or made.runtime_callees and vjps_without_jvps:
-                made = self._fused_program("fused", numbers)
+                except SrcadError:  # (NotForwardable, or a construct forward mode refuses)
+                    reverse_only.add(numbers)
+            made = made or self._fused_program("fused", numbers)
             run, optimistic, holds = (made.bind(self.function), made.optimistic,
                                       _guards_of(made, self.function))
-            rechecks, by_forward_mode = made.runtime_callees, made.by_forward_mode
+            by_forward_mode = made.by_forward_mode
 
         def fused(args):
-            nonlocal forward
             if len(args) < needed:
                 return None
             for position in positions:
                 if type(args[position]) is not float:
                     return None
-            if run is None or not holds() or rechecks and vjps_without_jvps:
+            if run is None or not holds():
                 compiled(args)
             else:
                 for position in others:
@@ -190,12 +188,6 @@ class Derivative:
                         break
             try:
                 output, raw = run(*receiver, *args) if receiver else run(*args)
-            except SrcadError:
-                if not by_forward_mode:
-                    raise
-                forward = False  # a callee met as it ran has no forward-mode rule
-                compiled(args)
-                return fused(args)
             except Exception:
                 if optimistic:
                     return None

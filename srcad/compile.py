@@ -40,7 +40,6 @@ class CompiledAdjoint:
     optimistic: bool = False   # a failure or a result that is not finite means: run the
     #                            general program instead (pipeline.transform, mode "grad")
     by_forward_mode: bool = False  # a gradient computed as a tangent (mode "forward-grad")
-    runtime_callees: bool = False  # a call finds its callee's derivative when it runs
     argument_writes: dict = field(default_factory=dict, compare=False)  # parameter → the
     #                            refusal for a call that passes it something mutable
     _bound: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary,
@@ -101,8 +100,7 @@ def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards
                     label: str, replayable: bool = False,
                     optimistic: bool = False, writes: bool = True,
                     argument_writes: dict | None = None,
-                    by_forward_mode: bool = False,
-                    runtime_callees: bool = False) -> CompiledAdjoint:
+                    by_forward_mode: bool = False) -> CompiledAdjoint:
     source = python_source(module) + "\n"
     filename = f"<srcad-{next(_SERIAL)} {label}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -110,7 +108,7 @@ def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards
     scope = _nested_code(module_code, SCOPE)
     return CompiledAdjoint(source, filename, _nested_code(scope, function_name), dict(cells),
                            tuple(guards), replayable, writes, optimistic,
-                           by_forward_mode, runtime_callees, argument_writes or {})
+                           by_forward_mode, argument_writes or {})
 
 
 def python_source(node: gast.AST) -> str:

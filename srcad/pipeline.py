@@ -30,7 +30,7 @@ from srcad.frontend.resolve import Operation, Resolver, operations, resolve
 from srcad.transform.batched import BatchedTangents
 from srcad.transform.bindings import Bindings
 from srcad.transform.forward import forward
-from srcad.transform.forward_grad import NumberTangents, check_forward_grad, seed_with_one
+from srcad.transform.forward_grad import check_forward_grad, seed_with_one
 from srcad.transform.fuse import fuse
 from srcad.transform.math_calls import use_math
 from srcad.transform.naming import Namer
@@ -52,7 +52,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     "gradient": calling the result with `fn`'s arguments returns the gradients alone, and it
     computes no more of the output than their seed needs (transform/outline.py).
     "forward-grad" (for one Python-float `wrt` argument): "fused" by forward mode, with the
-    tangent 1.0 (transform/forward_grad.py); optimistic as "fused" is.
+    tangent 1.0 (transform/forward_grad.py), for functions of numbers alone (else raises
+    NotForwardable); optimistic as "fused" is.
     "fwd": calling it with a tuple of the `wrt` parameters' tangents, then `fn`'s arguments,
     returns `(output, tangent_of_output)`; a tangent is None where it is zero.
     "batch": the same with batched tangents (transform/batched.py, for forward Jacobians);
@@ -76,21 +77,20 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
         use_softmax_rules(simple, block)                         # softmax
     activity = analyze_activity(block, set(wrt), output)         # activity
     resolve_sequence_arithmetic(block, containers, activity.active)
-    numbers = scalar_names(block, param_names(simple), scalars)
+    numbers = scalar_names(block, param_names(simple), scalars, simple.return_variable)
     activity = replace(activity, scalars=numbers,
                        shapes=shape_classes(block, frozenset(wrt) - containers, numbers))
     aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
                                      simple.versions, parsed, simple.return_variable,
                                      numbers, resolver.peek)
-    runtime_callees = False
     if mode in ("fwd", "batch", "slope", "forward-grad"):
         if mode == "forward-grad":
-            runtime_callees = check_forward_grad(block, parsed)
+            check_forward_grad(block, activity)
         if mode == "batch":  # tangents of whole arrays: no float specialisation
             activity = replace(activity, scalars=frozenset())
         module, name = forward(simple, block, activity, wrt, output, parsed, namer,  # forward
                                bindings, containers,
-                               {"batch": BatchedTangents, "forward-grad": NumberTangents}.get(mode),
+                               BatchedTangents if mode == "batch" else None,
                                tangent_only=mode == "slope")
         if mode == "forward-grad":
             seed_with_one(module, name)
@@ -115,8 +115,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
                            replayable=mode == "rev" and _replayable(block),
                            writes=not _replayable(block),
                            optimistic=optimistic, argument_writes=aliases.argument_writes,
-                           by_forward_mode=mode == "forward-grad",
-                           runtime_callees=runtime_callees)
+                           by_forward_mode=mode == "forward-grad")
 
 
 def _frontend(fn, arrays: frozenset):

@@ -1,7 +1,11 @@
 """`grad` of a function of one Python float by forward mode (transform/forward_grad.py):
 the same gradient as the reverse program on np.float64 and as finite differences, on the
-program corpora and the rule table; and the reverse program wherever a VJP the user
-registered would be bypassed."""
+program corpora and the rule table; and the reverse program wherever the two modes could
+differ (arrays, writes into objects, the user's rules)."""
+import math
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -9,26 +13,27 @@ import srcad
 from srcad import cache
 from srcad.rules import registry
 from srcad.testing import numerical_gradient
+from srcad.transform.forward_grad import NotForwardable
 from tests.checks import corpus_cases, load_function
 from tests.test_rules import CASES, make_args
 
 
-@pytest.fixture
-def no_custom_vjps():
-    """No VJP registered without its JVP while the test runs (other tests register some,
-    and a program whose callees are found as it runs then takes reverse mode)."""
-    saved = set(registry.vjps_without_jvps)
-    registry.vjps_without_jvps.clear()
-    yield
-    registry.vjps_without_jvps.update(saved)
+def _program(fn, wrt: int, args=()):
+    """The forward program `grad(fn, wrt)(*args)` runs: specialised on the float `args`."""
+    names = fn.__code__.co_varnames
+    numbers = {names[wrt], *(names[i] for i, a in enumerate(args) if type(a) is float)}
+    return cache.compiled_adjoint(fn, (names[wrt],), mode="forward-grad",
+                                  scalars=frozenset(numbers))
 
 
-def _program(fn, wrt: int):
-    name = fn.__code__.co_varnames[wrt]
-    return cache.compiled_adjoint(fn, (name,), mode="forward-grad", scalars=frozenset({name}))
+def _by_forward_mode(fn, wrt: int, args=()) -> bool:
+    try:
+        return _program(fn, wrt, args).by_forward_mode
+    except NotForwardable:
+        return False
 
 
-def _assert_forward_matches_reverse(fn, args, wrt):
+def _assert_floats_match_reverse_mode(fn, args, wrt):
     fast = srcad.grad(fn, wrt=wrt)(*args)
     general = srcad.grad(fn, wrt=wrt)(*(np.float64(a) if i == wrt else a
                                          for i, a in enumerate(args)))
@@ -36,17 +41,21 @@ def _assert_forward_matches_reverse(fn, args, wrt):
     np.testing.assert_allclose(fast, general, rtol=1e-12, atol=1e-300)
 
 
-def _one_float_cases():
-    for case in corpus_cases():
-        fn, args, wrt = case.values
-        if isinstance(wrt, int) and type(args[wrt]) is float:
-            yield case
+ONE_FLOAT = [case for case in corpus_cases()
+             if isinstance(case.values[2], int) and type(case.values[1][case.values[2]]) is float]
 
 
-@pytest.mark.parametrize("fn, args, wrt", list(_one_float_cases()))
-def test_corpus_gradients_by_forward_mode_match_reverse_mode(fn, args, wrt, no_custom_vjps):
-    assert _program(fn, wrt).by_forward_mode
-    _assert_forward_matches_reverse(fn, args, wrt)
+@pytest.mark.parametrize("fn, args, wrt", ONE_FLOAT)
+def test_corpus_gradients_on_floats_match_reverse_mode(fn, args, wrt):
+    _assert_floats_match_reverse_mode(fn, args, wrt)
+
+
+def test_most_of_the_corpus_on_floats_runs_forward_mode():
+    forward = {fn.__name__ for fn, args, wrt in (case.values for case in ONE_FLOAT)
+               if _by_forward_mode(fn, wrt, args)}
+    assert {"newton_sqrt", "bisection_sqrt", "fixed_point_cos", "while_else", "early_return",
+            "return_inside_while", "strided_range", "long_elif_chain"} <= forward
+    assert len(forward) >= 15
 
 
 def _scalar_rule_cases():
@@ -60,12 +69,28 @@ def _scalar_rule_cases():
                                    id=f"{case.fn.__name__}:L{case.fn.__code__.co_firstlineno}")
 
 
-@pytest.mark.parametrize("fn, args, wrt", list(_scalar_rule_cases()))
-def test_rule_table_on_floats_by_forward_mode(fn, args, wrt, no_custom_vjps):
-    assert _program(fn, wrt).by_forward_mode
-    _assert_forward_matches_reverse(fn, args, wrt)
+SCALAR_RULE_CASES = list(_scalar_rule_cases())
+
+
+@pytest.mark.parametrize("fn, args, wrt", SCALAR_RULE_CASES)
+def test_rule_table_on_floats(fn, args, wrt):
+    _assert_floats_match_reverse_mode(fn, args, wrt)
     np.testing.assert_allclose(srcad.grad(fn, wrt=wrt)(*args),
                                numerical_gradient(fn, args, wrt), rtol=1e-5, atol=1e-7)
+
+
+def test_every_ufunc_and_math_rule_on_floats_runs_forward_mode():
+    """(np.cbrt aside: tests/test_api.py registers a rule of its own for it; and the math
+    functions of sequences, whose lists are not numbers.)"""
+    for case in CASES:
+        if all(shape is None for _, shape in case.args) and isinstance(case.wrt, int) \
+                and not case.bug and case.primal not in (np.cbrt, math.fsum, math.prod,
+                                                         math.dist) \
+                and (isinstance(case.primal, np.ufunc)
+                     or getattr(case.primal, "__module__", "") == "math"):
+            args = make_args(case.args, np.float64)
+            if type(args[case.wrt]) is float:  # (grad's fast path is for floats alone)
+                assert _by_forward_mode(case.fn, case.wrt, args), case
 
 
 NEWTON = """
@@ -77,7 +102,7 @@ def f(a):
 """
 
 
-def test_a_while_loop_gets_a_tape_free_program(tmp_path, no_custom_vjps):
+def test_a_while_loop_gets_a_tape_free_program(tmp_path):
     f = load_function(NEWTON, tmp_path, "newton")
     program = _program(f, 0)
     assert "t_a = 1.0" in program.source and "stack" not in program.source
@@ -86,47 +111,88 @@ def test_a_while_loop_gets_a_tape_free_program(tmp_path, no_custom_vjps):
     assert value == pytest.approx(np.sqrt(7.3)) and gradient == srcad.grad(f)(7.3)
 
 
-CUSTOM = """
-def clipped(x):
+DIFFERING = """
+def selected(x):
+    return np.where(x > 0, np.sqrt(x), 0.0)
+
+def written(x, acc):
+    acc[0] = acc[0] + 1.0
+    return acc[0] * x
+
+def helper(x):
     return x ** 3
 
-def f(x):
-    return clipped(x) + np.sin(x)
+def helped(x):
+    return helper(x) * 2.0
+
+def branch_to_zero(x):
+    y = 0.0
+    if x > 5.0:
+        y = x
+    return np.sqrt(y) + x
 """
 
 
-def test_a_vjp_registered_alone_keeps_reverse_mode(tmp_path, no_custom_vjps):
-    """A user's VJP (here a straight-through gradient) is followed on floats too."""
-    f = load_function(CUSTOM, tmp_path, "custom")
-    clipped = f.__globals__["clipped"]
-    srcad.defvjp(clipped, lambda g, ans, x: g)
-    assert srcad.grad(f)(0.5) == pytest.approx(1.0 + np.cos(0.5))
-    with pytest.raises(srcad.errors.MissingRuleError):
+def test_where_the_modes_could_differ_floats_take_reverse_mode(tmp_path):
+    """An unselected element with a nan partial: nan in reverse mode (as on arrays), where
+    forward mode would drop it; a write into an argument, which reverse mode undoes; a
+    helper, whose rules the user may register."""
+    selected = load_function(DIFFERING, tmp_path, "differing", "selected")
+    namespace = selected.__globals__
+    for name in ("selected", "written", "helped"):
+        assert not _by_forward_mode(namespace[name], 0)
+    with np.errstate(invalid="ignore"):
+        assert math.isnan(srcad.grad(selected)(-1.0))
+    acc = np.zeros(1)
+    assert [srcad.grad(namespace["written"])(0.5, acc) for _ in range(3)] == [1.0] * 3
+    assert acc[0] == 0.0
+    assert srcad.grad(namespace["helped"])(2.0) == pytest.approx(24.0)
+
+
+def test_a_zero_tangent_meets_no_infinite_partial(tmp_path):
+    """`y = 0.0` on the branch not taken: y's tangent is None, not 0.0 (0.0 * inf is nan)."""
+    f = load_function(DIFFERING, tmp_path, "branch", "branch_to_zero")
+    assert _by_forward_mode(f, 0)
+    with np.errstate(divide="ignore"):
+        assert srcad.grad(f)(2.0) == 1.0
+
+
+@pytest.fixture
+def users_erf_rule():
+    """A straight-through VJP for math.erf, as a user would register it, undone after."""
+    saved = registry._VJPS[math.erf], registry._JVPS[math.erf]
+    srcad.defvjp(math.erf, lambda g, ans, x: g)
+    yield
+    registry._VJPS[math.erf], registry._JVPS[math.erf] = saved
+    registry._USER_RULES.discard(math.erf)
+
+
+ERF = """
+import math
+
+def f(x):
+    return math.erf(x) * 2.0
+"""
+
+
+def test_a_users_rule_keeps_reverse_mode(tmp_path, users_erf_rule):
+    f = load_function(ERF, tmp_path, "erf")
+    with pytest.raises(NotForwardable):
         _program(f, 0)
+    assert srcad.grad(f)(0.5) == 2.0  # the user's VJP, not erf's derivative
 
 
-HELPER = """
-def cube(x):
-    return x ** 3
-
-def f(x):
-    return cube(x) * 2.0
-"""
-
-
-def test_a_vjp_registered_later_for_a_helper_switches_to_reverse_mode(tmp_path,
-                                                                        no_custom_vjps):
-    """A helper's derivative is found as the program runs: a VJP registered for it after
-    the first call is followed from the next one."""
-    f = load_function(HELPER, tmp_path, "helper")
-    gradient = srcad.grad(f)
-    assert gradient(2.0) == pytest.approx(24.0)
-    assert _program(f, 0).runtime_callees
-    srcad.defvjp(f.__globals__["cube"], lambda g, ans, x: g * 100.0)
-    assert gradient(2.0) == pytest.approx(200.0)
+def test_srcads_own_rules_are_not_the_users():
+    script = ("import scipy.special, srcad\n"
+              "from srcad.rules import registry\n"
+              "registry._load_scipy_rules_for(scipy.special.gamma)\n"
+              "print(len(registry._USER_RULES), registry.vjp_rules(scipy.special.gamma) is None)")
+    ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                         check=True)
+    assert ran.stdout.split() == ["0", "False"]
 
 
-def test_outputs_are_checked_as_grad_checks_them(tmp_path, no_custom_vjps):
+def test_outputs_are_checked_as_grad_checks_them(tmp_path):
     source = """
 def vector(x):
     return np.array([x, 2.0 * x])

@@ -5,8 +5,9 @@
 operation's output and `x` are both numbers, so the generated code leaves the call out. A
 name is a number if every definition of it is: a float parameter, a numeric constant, a
 copy of a number, or arithmetic, a one-output ufunc, a `math` function or `abs`/`float`
-applied to numbers only. Computed as a greatest fixpoint, so loops and branches are covered;
-anything else (an array, a call result, a loop element, a value written in place) is not.
+applied to numbers only, or the element of a loop over a `range`. Computed as a greatest
+fixpoint, so loops and branches are covered; anything else (an array, another call's
+result, another loop's element, a value written in place) is not.
 
 `only_numbers` tells whether a whole function is such arithmetic (plus comparisons and
 `range` loops): then `grad` may run an optimistic variant of it with `math` in place of
@@ -26,28 +27,49 @@ _ARITHMETIC = {"+", "-", "*", "/", "**", "%", "//", "unary -", "unary +"}
 _NUMBER_BUILTINS = {builtins.abs, builtins.float, builtins.pow}
 
 
-def scalar_names(block: list, params, scalar_params: frozenset) -> frozenset:
+def scalar_names(block: list, params, scalar_params: frozenset,
+                 return_variable: str | None = None) -> frozenset:
     """The names of `block` (and its parameters) that hold numbers on every path, given that
-    the parameters in `scalar_params` do."""
+    the parameters in `scalar_params` do. The element of a loop over a `range` is a number;
+    so is `return_variable`, a lowered `return`'s value, if all it is given besides its
+    first `None` is (that None is returned only where the function returns no value)."""
     if not scalar_params:
         return frozenset()
-    candidates = {*params}
+    candidates, ranges = {*params}, _made_by_range(block)
     for node in walk(block):
         if isinstance(node, Operation):
             candidates.update(node.targets)
+        elif isinstance(node, Loop) and node.element and node.iterable in ranges:
+            candidates.add(node.element)
     candidates -= set(params) - set(scalar_params)
     while True:
         size = len(candidates)
         for node in walk(block):
-            if isinstance(node, Loop) and node.element:
+            if isinstance(node, Loop) and node.element and node.iterable not in ranges:
                 candidates.discard(node.element)
             elif isinstance(node, Operation):
                 if node.mutates:
                     candidates.discard(node.mutates)
-                if not makes_a_number(node, candidates):
+                if not makes_a_number(node, candidates) \
+                        and not _placeholder(node, return_variable):
                     candidates.difference_update(node.targets)
         if len(candidates) == size:
             return frozenset(candidates)
+
+
+def _made_by_range(block: list) -> set:
+    """The names every definition of which is a `range(...)` call."""
+    made, other = set(), set()
+    for op in operations(block):
+        (made if op.kind == "call" and op.callee is range else other).update(op.targets)
+    return made - other
+
+
+def _placeholder(op: Operation, return_variable) -> bool:
+    """`return_variable = None`, as normalize writes it before the body."""
+    return return_variable is not None and op.targets == (return_variable,) \
+        and op.kind == "constant" and isinstance(getattr(op.statement, "value", None), gast.Constant) \
+        and op.statement.value.value is None
 
 
 def makes_a_number(op: Operation, numbers: set) -> bool:
@@ -68,7 +90,7 @@ def _number_callee(op: Operation) -> bool:
     if op.label in _ARITHMETIC:
         return True
     if isinstance(callee, np.ufunc):
-        return callee.nout == 1 and callee.nin in (1, 2)
+        return callee.nout == 1
     try:
         return callee in _NUMBER_BUILTINS or getattr(callee, "__module__", None) == "math"
     except TypeError:  # an unhashable callee

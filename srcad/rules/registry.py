@@ -43,8 +43,10 @@ class JVPRules:
 _VJPS: dict = {}
 _JVPS: dict = {}
 _NONDIFFERENTIABLE: set = set()
-vjps_without_jvps: set = set()  # callables whose VJP was registered after their JVP, or alone:
-#                                 forward mode would not follow it (transform/forward_grad.py)
+_USER_RULES: set = set()  # callables the user gave a VJP or JVP (srcad registers its own while
+#                           it is imported, SciPy's as they load): forward and reverse mode
+#                           may disagree on them (transform/forward_grad.py)
+_importing_srcad = True   # until srcad/__init__.py calls `own_rules_registered`
 
 
 def defvjp(fn: Callable, *rules) -> None:
@@ -57,7 +59,7 @@ def defvjp(fn: Callable, *rules) -> None:
     _load_scipy_rules_for(fn)  # so that srcad's SciPy rules, loaded later, cannot override
     _VJPS[fn] = VJPRules(fn, tuple(rules))
     _NONDIFFERENTIABLE.discard(fn)
-    vjps_without_jvps.add(fn)
+    _note_user_rule(fn)
 
 
 def returns_new_array(rule: Callable) -> Callable:
@@ -79,7 +81,7 @@ def defjvp(fn: Callable, *rules) -> None:
     _load_scipy_rules_for(fn)
     _JVPS[fn] = JVPRules(fn, tuple(rules))
     _NONDIFFERENTIABLE.discard(fn)
-    vjps_without_jvps.discard(fn)
+    _note_user_rule(fn)
 
 
 def _check_rules(maker: str, fn, rules) -> None:
@@ -117,6 +119,25 @@ def jvp_rules(fn) -> JVPRules | None:
     if rules is None and _scipy_pending and _load_scipy_rules_for(fn):
         return _JVPS.get(fn)
     return rules
+
+
+def _note_user_rule(fn) -> None:
+    if not (_importing_srcad or _scipy_loading):
+        _USER_RULES.add(fn)
+
+
+def own_rules_registered() -> None:
+    """srcad's own rules are in (SciPy's aside): rules registered from now on are the user's."""
+    global _importing_srcad
+    _importing_srcad = False
+
+
+def has_user_rules(fn) -> bool:
+    """Whether the user registered a VJP or JVP for `fn`."""
+    try:
+        return fn in _USER_RULES
+    except TypeError:  # an unhashable callable has no rules
+        return False
 
 
 def is_nondifferentiable(fn) -> bool:

@@ -164,12 +164,8 @@ class Tangents(TangentWrites):
                 statements += self.operation(node)
         return statements
 
-    def make_variables(self, names) -> list:
-        """`t_x = None` for the UNSET tangents of `names`: a block may or may not set them."""
-        return self.tangents.make_variables(names)
-
     def branch(self, node: Branch) -> list:
-        statements = self.make_variables(_assigned([node]) & self.active)
+        statements = self.tangents.make_variables(_assigned([node]) & self.active)
         before = self.tangents.snapshot()
         body = self.block(node.body) or [gast.Pass()]
         after_body = self.tangents.snapshot()
@@ -179,7 +175,7 @@ class Tangents(TangentWrites):
         return statements + [gast.If(load(node.condition), body, orelse)]
 
     def loop(self, node: Loop) -> list:
-        statements = self.make_variables(_assigned([node]) & self.active)
+        statements = self.tangents.make_variables(_assigned([node]) & self.active)
         header = self.tangents.snapshot()
         while True:  # until the states at the loop header are those at the end of the body
             self.tangents.states = dict(header)

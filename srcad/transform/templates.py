@@ -23,6 +23,7 @@ from srcad.frontend.parse import parse_function
 from srcad.frontend.trees import clone, walk
 from srcad import runtime
 from srcad.runtime import unbroadcast
+from srcad.tangents import broadcast_like
 from srcad.transform.optimize import constant_node, simplify
 
 
@@ -65,7 +66,8 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
 
     `bind(name, obj)` returns the name under which generated code can read `obj`;
     `same_shape` holds argument names known to have the output's shape, for which
-    `unbroadcast` is dropped.
+    `unbroadcast` is dropped (and, in a tangent rule, the output's name when the argument
+    has its shape, for which `broadcast_like` is).
     """
     if template.body is None:
         name = getattr(template.rule, "__name__", "")
@@ -83,7 +85,8 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
             substitutes[parameter.name] = constant_node(parameter.default) or gast.Name(
                 bind(parameter.name, parameter.default), gast.Load(), None, None)
     expression = _substitute(clone(template.body), substitutes)
-    unbroadcast_names = {n for n, obj in template.free.items() if obj is unbroadcast}
+    unbroadcast_names = {n for n, obj in template.free.items()
+                         if obj is unbroadcast or obj is broadcast_like}
     expression = simplify(expression, unbroadcast_names, same_shape,
                           lambda func: _names_object(func, template.free) is np.where)
     _mark_shape_reads(expression, template.free)
