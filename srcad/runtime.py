@@ -150,14 +150,14 @@ def index_adjoint(g, x, index):
         result = np.zeros(np.shape(x), dtype)
     else:  # zeros_like of a tape-mode tensor is one, so `result[index] = g` records
         result = np.zeros_like(g, shape=np.shape(x), dtype=dtype)
-    if is_basic_index(index) or _is_boolean_mask(index):
+    if _is_basic(index) or _is_boolean_mask(index):
         result[index] = g
     else:
         np.add.at(result, index, g)
     return result
 
 
-def is_basic_index(index) -> bool:
+def _is_basic(index) -> bool:
     """Whether `index` selects each element at most once, as a view (a slice first: the
     common case, and the generator below costs a microsecond)."""
     if type(index) is slice or type(index) is int:
@@ -241,7 +241,7 @@ def add_at(total, g, x, index):
             total[index] += g
             return total
         if is_plain(g) and _keeps(dtype, x.dtype) and _keeps(dtype, dtype_of(g)):
-            if is_basic_index(index) or _is_boolean_mask(index):
+            if _is_basic(index) or _is_boolean_mask(index):
                 total[index] += g  # each element once
             else:
                 np.add.at(total, index, g)  # repeated indices add up

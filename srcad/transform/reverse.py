@@ -29,6 +29,7 @@ from srcad.errors import MissingRuleError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.frontend import trees
+from srcad.frontend.trees import clone
 from srcad.rules import vjp_rules
 from srcad.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNIFORM, UNSET, Adjoints,
                                       assign, is_none, join, load, store)
@@ -47,7 +48,7 @@ from srcad.transform.signs import fold_negations
 from srcad.transform.rule_calls import (rule_applications, same_shape_arguments,
                                         unruled_arguments, unruled_check)
 from srcad.transform.templates import instantiate
-from srcad.transform import into_index, uniform
+from srcad.transform import uniform
 
 SCOPE = "srcad_scope"
 
@@ -78,9 +79,8 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     preamble += [assign(n, gast.Constant(None, None)) for n in restored
                  if n in sites.maybe_unbound]
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
-    backward_body = into_index.write_into_index(fold_negations(drop_dead_zero_stores(
-        backward_body, loaded_names(result)), adjoints.helper_of, loaded_names(result)),
-        adjoints.helper_of, bindings.name_for, loaded_names(result))
+    backward_body = fold_negations(drop_dead_zero_stores(backward_body, loaded_names(result)),
+                                   adjoints.helper_of, loaded_names(result))
     returned = simple_fn.body[-1].value
     values, shapes = names_read(backward_body)
     captured = set().union(*(op.captures for op in operations(block)))
@@ -259,7 +259,7 @@ class _Backward:
     def _setitem(self, op):
         """`y[index] = value`: the written region's adjoint goes to `value`, then is zero."""
         container, index, value = op.args
-        value, target = trees.clone(value), trees.clone(container)
+        value, target = clone(value), clone(container)
         value.shape_only = target.shape_only = True  # (for unbroadcasting, and the dtype)
         region = self.bindings.name_for("region_adjoint", regions.region_adjoint)
         cotangent = gast.Call(load(region), [load(self.adjoints.name(op.mutates)), index,
