@@ -1,5 +1,5 @@
 """Command line: `python -m srcad demo`, `python -m srcad show FILE.py:FUNC [--wrt 0,1]
-[--mode rev|grad|fwd]` and `python -m srcad rules [--all]`."""
+[--mode rev|grad|floats|fwd]` and `python -m srcad rules [--all]`."""
 from __future__ import annotations
 
 import argparse
@@ -39,9 +39,10 @@ def main(argv=None) -> int:
     show = commands.add_parser("show", help="print the adjoint of FILE.py:FUNCTION")
     show.add_argument("target", help="path/to/file.py:function")
     show.add_argument("--wrt", default="0", help="parameter indices or names, e.g. 0,1 or w")
-    show.add_argument("--mode", default="rev", choices=("rev", "grad", "fwd"),
+    show.add_argument("--mode", default="rev", choices=("rev", "grad", "floats", "fwd"),
                       help="the adjoint (rev, the default), the gradient-only program grad "
-                      "runs (grad) or the tangent program (fwd)")
+                      "runs on arrays (grad) or on Python floats (floats), or the tangent "
+                      "program (fwd)")
     rules = commands.add_parser("rules", help="list the functions srcad has derivative rules "
                                 "for, and those it knows have no derivative")
     rules.add_argument("--all", action="store_true", help="include srcad's internal helpers")

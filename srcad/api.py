@@ -149,8 +149,6 @@ class Derivative:
         code = code_of(self.function)  # (the parameters after the receiver, by position)
         parameters = code.co_varnames[len(receiver):code.co_argcount]
         reverse_only = set()  # the sets of float parameters forward mode was refused for
-        if not single or self.has_aux:
-            reverse_only = None  # (forward mode is not tried)
         # The program, made on the first call: its function, whether it is optimistic, its
         # guards, whether it is forward mode's, and the positions of the other arguments it
         # is specialised on as Python floats.
@@ -162,13 +160,8 @@ class Derivative:
             others = tuple(p for p in range(min(len(args), len(parameters)))
                            if p not in positions and type(args[p]) is float)
             numbers = frozenset(parameters[p] for p in positions + others)
-            made = None
-            if reverse_only is not None and numbers not in reverse_only:
-                try:
-                    made = self._fused_program("forward-grad", numbers)
-                except SrcadError:  # (NotForwardable, or a construct forward mode refuses)
-                    reverse_only.add(numbers)
-            made = made or self._fused_program("fused", numbers)
+            made = _float_program(self.function, self.names, self.has_aux, numbers,
+                                  reverse_only)
             run, optimistic, holds = (made.bind(self.function), made.optimistic,
                                       _guards_of(made, self.function))
             by_forward_mode = made.by_forward_mode
@@ -212,13 +205,6 @@ class Derivative:
                     return None
             return output, raw
         return fused
-
-    def _fused_program(self, mode: str, numbers: frozenset):
-        """The program of `mode` specialised on the parameters `numbers` holding Python
-        floats: the `wrt` ones, and any other passed a float (`grad(energy)(k, c)` with c a
-        float needs no `broadcast_like` for `c * v`)."""
-        return cache.compiled_adjoint(self.function, self.names, self.has_aux, mode=mode,
-                                      scalars=numbers)
 
     def _array_runner(self):
         """`array_call(args)`: `grad`'s gradient when the one `wrt` argument, passed by
@@ -402,15 +388,36 @@ def _checked_cotangent(cotangent, output):
 
 def show(fn, wrt=0, mode="rev") -> None:
     """Print the program srcad generates for `fn`: the adjoint `vjp` and `value_and_grad`
-    run (mode "rev"), the gradient-only program `grad` runs on arrays (mode "grad"), or the
-    tangent program of forward mode (mode "fwd")."""
-    if mode not in ("rev", "grad", "fwd"):
+    run (mode "rev"), the gradient-only program `grad` runs on arrays (mode "grad"), the
+    one `grad` runs when the `wrt` arguments are Python floats (mode "floats": forward mode
+    where it applies, see transform/forward_grad.py), or the tangent program of forward mode
+    (mode "fwd")."""
+    if mode not in ("rev", "grad", "floats", "fwd"):
         raise UsageError(f"mode={mode!r}: srcad shows the adjoint (\"rev\"), the gradient-only "
-                         "program of `grad` (\"grad\") and the tangent program (\"fwd\").")
+                         "program of `grad` on arrays (\"grad\") and on Python floats "
+                         "(\"floats\"), and the tangent program (\"fwd\").")
     if mode == "rev":
         print(Derivative(fn, wrt).source, end="")
         return
     function = transformable(fn)
     names, _ = wrt_parameters(code_of(function), wrt)
-    program = cache.compiled_adjoint(function, names, mode="gradient" if mode == "grad" else mode)
+    if mode == "floats":
+        program = _float_program(function, names, False, frozenset(names), set())
+    else:
+        program = cache.compiled_adjoint(function, names,
+                                         mode="gradient" if mode == "grad" else mode)
     print(program.source, end="")
+
+
+def _float_program(function, names: tuple, has_aux: bool, numbers: frozenset, reverse_only):
+    """The program `grad` runs when the parameters `numbers` hold Python floats (the `wrt`
+    ones and others: `grad(energy)(k, c)` with c a float needs no `broadcast_like` for
+    `c * v`): forward mode where it applies (and `reverse_only`, the sets of parameters it
+    was refused for, does not hold `numbers`), else reverse mode, fused."""
+    if len(names) == 1 and not has_aux and numbers not in reverse_only:
+        try:
+            return cache.compiled_adjoint(function, names, has_aux, mode="forward-grad",
+                                          scalars=numbers)
+        except SrcadError:  # (NotForwardable, or a construct forward mode refuses)
+            reverse_only.add(numbers)
+    return cache.compiled_adjoint(function, names, has_aux, mode="fused", scalars=numbers)

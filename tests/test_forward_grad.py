@@ -214,3 +214,12 @@ def unrelated(x):
         srcad.grad(namespace["listed"])(1.0)
     assert srcad.grad(namespace["one_element"])(3.0) == 6.0
     assert srcad.grad(namespace["unrelated"])(1.0) == 0.0
+
+
+def test_show_prints_the_program_floats_run(tmp_path, capsys):
+    f = load_function(NEWTON, tmp_path, "shown")
+    srcad.show(f, mode="floats")
+    assert "t_a = 1.0" in capsys.readouterr().out
+    srcad.show(load_function(DIFFERING, tmp_path, "shown", "helped"), mode="floats")
+    shown = capsys.readouterr().out
+    assert "t_x" not in shown and "b_x" in shown  # (reverse mode, fused)
