@@ -11,6 +11,7 @@ import pytest
 
 import srcad
 from srcad import cache
+from srcad.bench.workloads import newton_sqrt
 from srcad.rules import registry
 from srcad.testing import numerical_gradient
 from srcad.transform.forward_grad import NotForwardable
@@ -93,17 +94,8 @@ def test_every_ufunc_and_math_rule_on_floats_runs_forward_mode():
                 assert _by_forward_mode(case.fn, case.wrt, args), case
 
 
-NEWTON = """
-def f(a):
-    x = a
-    while abs(x * x - a) > 1e-12 * a:
-        x = 0.5 * (x + a / x)
-    return x
-"""
-
-
-def test_a_while_loop_gets_a_tape_free_program(tmp_path):
-    f = load_function(NEWTON, tmp_path, "newton")
+def test_a_while_loop_gets_a_tape_free_program():
+    f = newton_sqrt  # (the benchmark's `while` workload)
     program = _program(f, 0)
     assert "t_a = 1.0" in program.source and "stack" not in program.source
     assert srcad.grad(f)(7.3) == pytest.approx(0.5 / np.sqrt(7.3), rel=1e-12)
@@ -217,8 +209,7 @@ def unrelated(x):
 
 
 def test_show_prints_the_program_floats_run(tmp_path, capsys):
-    f = load_function(NEWTON, tmp_path, "shown")
-    srcad.show(f, mode="floats")
+    srcad.show(newton_sqrt, mode="floats")
     assert "t_a = 1.0" in capsys.readouterr().out
     srcad.show(load_function(DIFFERING, tmp_path, "shown", "helped"), mode="floats")
     shown = capsys.readouterr().out
