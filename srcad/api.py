@@ -190,8 +190,12 @@ class Derivative:
                     raw = _tangent_of_number(output, raw)
                 if type(raw) is not float:  # None (no derivative reached it) or np.float64
                     raw = like_argument(raw, 0.0)
-                if optimistic and not math.isfinite(output + raw):  # (a sum is finite only
-                    return None                                       # if every term is)
+                if optimistic:
+                    try:  # (a sum is finite only if every term is)
+                        if not math.isfinite(output + raw):
+                            return None
+                    except Exception:  # (an int too large for a float: the general program)
+                        return None
                 return output, (raw,) if as_tuple else raw
             for gradient in raw:
                 if type(gradient) is not float:

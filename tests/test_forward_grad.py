@@ -214,3 +214,33 @@ def test_show_prints_the_program_floats_run(tmp_path, capsys):
     srcad.show(load_function(DIFFERING, tmp_path, "shown", "helped"), mode="floats")
     shown = capsys.readouterr().out
     assert "t_x" not in shown and "b_x" in shown  # (reverse mode, fused)
+
+
+HUGE = """
+def factorial_plus_nothing(x):
+    y = np.sin(x)
+    n = 1
+    for i in range(1, 200):
+        n = n * i
+    return n
+
+def positional_only(x, c, /):
+    return x * c + np.sin(c * x)
+"""
+
+
+def test_an_int_too_large_for_a_float_is_no_crash(tmp_path):
+    """The optimistic program's finiteness check cannot add 199! to a float: the general
+    program answers."""
+    f = load_function(HUGE, tmp_path, "huge", "factorial_plus_nothing")
+    assert srcad.grad(f)(-1.0) == 0.0
+    assert srcad.value_and_grad(f)(-1.0) == (math.factorial(199), 0.0)
+
+
+def test_positional_only_parameters(tmp_path):
+    f = load_function(HUGE, tmp_path, "positional", "positional_only")
+    assert _by_forward_mode(f, 1, (0.5, 1.5))
+    expected = 0.5 + 0.5 * math.cos(0.75)
+    assert srcad.grad(f, wrt=1)(0.5, 1.5) == pytest.approx(expected, rel=1e-14)
+    _, tangent = srcad.jvp(f, (0.5, 1.5), (0.0, 1.0))
+    assert tangent == pytest.approx(expected, rel=1e-14)

@@ -78,7 +78,7 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
     else:
         result = gast.Tuple([simple_fn.body[-1].value, sweep.tangent_of(output)], gast.Load())
     args = simple_fn.args
-    args.args.insert(0, gast.Name(seeds, gast.Param(), None, None))
+    (args.posonlyargs or args.args).insert(0, gast.Name(seeds, gast.Param(), None, None))
     jvp = gast.FunctionDef(jvp_name, args, preamble + body + [gast.Return(result)], [], None,
                            None, [])
     scope = function_def(SCOPE, [],  # (its parameters: Bindings.rescope)

@@ -55,5 +55,5 @@ def seed_with_one(module: gast.Module, jvp_name: str) -> None:
                if isinstance(node, gast.FunctionDef) and node.name == jvp_name)
     unpack = jvp.body[0]  # `(t_x,) = tangents`, written first by forward.forward
     (seed,) = unpack.targets[0].elts
-    del jvp.args.args[0]
+    del (jvp.args.posonlyargs or jvp.args.args)[0]  # (`tangents`, put first there)
     jvp.body[0] = assign(seed.id, gast.Constant(1.0, None))
