@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import functools
 import inspect
-import math
 import types
 
 import numpy as np
 
 from srcad import cache
 from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_parameters
-from srcad.errors import CotangentError, SrcadError, UsageError
+from srcad.errors import CotangentError, UsageError
 from srcad.frontend.parse import code_of, unwrapped
 from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformable
+from srcad.fast_paths import array_runner, float_program, fused_runner, guards_of
 
 
 _FLOATS = {(float,) * n for n in range(1, 9)}
-_ARRAY_GRADIENT = ((np.ndarray,), "gradient")  # (`Derivative._latest`'s key for array_call)
 
 
 class Derivative:
@@ -41,14 +40,14 @@ class Derivative:
             self.function, self.receiver = adapter(fn), ()  # transform a call of it
         self.names, self.positions = wrt_parameters(code_of(self.function), wrt,
                                                     len(self.receiver))
-        self._last_position = max((p for p in self.positions if p is not None), default=-1)
-        self._positional = None not in self.positions
-        self._single, self._tuple = len(self.names) == 1, isinstance(wrt, tuple)
+        self.last_position = max((p for p in self.positions if p is not None), default=-1)
+        self.positional = None not in self.positions
+        self.single, self.as_tuple = len(self.names) == 1, isinstance(wrt, tuple)
         self._compiled = {}  # (containers, numbers, mode) → (compiled program, bound)
         self.replayable = False  # whether the last forward sweep's backward may be replayed
-        self._latest = {}  # (the types of the wrt arguments, mode) → (compiled, bound)
-        self.fused_call = self._fused_runner()  # for Python-float wrt arguments
-        self.array_call = self._array_runner()  # for one float-array wrt argument
+        self.latest = {}  # (the types of the wrt arguments, mode) → (compiled, bound)
+        self.fused_call = fused_runner(self)  # for Python-float wrt arguments
+        self.array_call = array_runner(self)  # for one float-array wrt argument
 
     @property
     def source(self) -> str:
@@ -71,14 +70,14 @@ class Derivative:
     def _run(self, args, kwargs, mode: str):
         """`(compiled program, its result, the unpromoted wrt arguments)`: the program of
         `mode` for arguments of these kinds, run on them."""
-        if self._single and self._positional and self._last_position < len(args):
-            position = self._last_position  # the common case: one argument, by position
+        if self.single and self.positional and self.last_position < len(args):
+            position = self.last_position  # the common case: one argument, by position
             value = args[position]
             kind = type(value)
             if kind is not float and not (kind is np.ndarray and value.dtype.kind in "fc"):
                 args = (*args[:position], promote(value, self.names[0]), *args[position + 1:])
             originals, kinds = [value], (kind,)
-        elif self._positional and self._last_position < len(args):
+        elif self.positional and self.last_position < len(args):
             originals = [args[p] for p in self.positions]
             kinds = tuple(map(type, originals))
             if kinds not in _FLOATS:  # Python floats need no promotion
@@ -93,13 +92,13 @@ class Derivative:
                 bound.arguments[name] = promote(value, name)
             args, kwargs = bound.args, bound.kwargs
             kinds = tuple(map(type, originals))
-        entry = self._latest.get((kinds, mode))  # arguments of kinds seen before: no analysis
+        entry = self.latest.get((kinds, mode))  # arguments of kinds seen before: no analysis
         if entry is None or not entry[2]():
             containers = frozenset(n for n, v in zip(self.names, originals)
                                    if is_container(v))
             compiled, program = self._program(
                 containers, tuple(k is float or k is int for k in kinds), mode)
-            entry = self._latest[kinds, mode] = (compiled, program, _guards_of(compiled,
+            entry = self.latest[kinds, mode] = (compiled, program, guards_of(compiled,
                                                                               self.function))
         compiled, program, _ = entry
         if kwargs:
@@ -131,142 +130,19 @@ class Derivative:
         seed = seed_for(output[0] if self.has_aux else output)
         return output, self.gradients(backward, seed, originals)
 
-    def _fused_runner(self):
-        """`fused_call(args)`: `(output, gradients)` by one program without a backward closure
-        (pipeline.transform, mode "fused", or "forward-grad" where it applies: one `wrt`
-        argument, no aux) when every `wrt` argument is a Python float passed by position;
-        None when one is not, or when that program is optimistic (`math` in place of NumPy)
-        and raised or made something not finite: the general program then runs the call
-        again, so NumPy's values, warnings and errors prevail.
-
-        A closure over what it reads, made once: it runs on every scalar call, where a
-        microsecond is the whole budget (a method reading attributes cost 0.7 us more)."""
-        if not self._positional:
-            return _declined
-        positions, receiver, single, as_tuple = (self.positions, self.receiver, self._single,
-                                                 self._tuple)
-        needed = self._last_position + 1
-        code = code_of(self.function)  # (the parameters after the receiver, by position)
-        parameters = code.co_varnames[len(receiver):code.co_argcount]
-        reverse_only = set()  # the sets of float parameters forward mode was refused for
-        # The program, made on the first call: its function, whether it is optimistic, its
-        # guards, whether it is forward mode's, and the positions of the other arguments it
-        # is specialised on as Python floats.
-        run = optimistic = holds = by_forward_mode = None
-        others = ()
-
-        def compiled(args):
-            nonlocal run, optimistic, holds, by_forward_mode, others
-            others = tuple(p for p in range(min(len(args), len(parameters)))
-                           if p not in positions and type(args[p]) is float)
-            numbers = frozenset(parameters[p] for p in positions + others)
-            made = _float_program(self.function, self.names, self.has_aux, numbers,
-                                  reverse_only)
-            run, optimistic, holds = (made.bind(self.function), made.optimistic,
-                                      _guards_of(made, self.function))
-            by_forward_mode = made.by_forward_mode
-
-        def fused(args):
-            if len(args) < needed:
-                return None
-            for position in positions:
-                if type(args[position]) is not float:
-                    return None
-            if run is None or not holds():
-                compiled(args)
-            else:
-                for position in others:
-                    if len(args) <= position or type(args[position]) is not float:
-                        compiled(args)
-                        break
-            try:
-                output, raw = run(*receiver, *args) if receiver else run(*args)
-            except Exception:
-                if optimistic:
-                    return None
-                raise
-            if single:
-                if by_forward_mode and type(output) is not float:
-                    raw = _tangent_of_number(output, raw)
-                if type(raw) is not float:  # None (no derivative reached it) or np.float64
-                    raw = like_argument(raw, 0.0)
-                if optimistic:
-                    try:  # (a sum is finite only if every term is)
-                        if not math.isfinite(output + raw):
-                            return None
-                    except Exception:  # (an int too large for a float: the general program)
-                        return None
-                return output, (raw,) if as_tuple else raw
-            for gradient in raw:
-                if type(gradient) is not float:
-                    raw = tuple(like_argument(g, 0.0) for g in raw)
-                    break
-            if optimistic:
-                try:
-                    if not math.isfinite(output + sum(raw)):
-                        return None
-                except Exception:  # an overflowing sum only reruns the call
-                    return None
-            return output, raw
-        return fused
-
-    def _array_runner(self):
-        """`array_call(args)`: `grad`'s gradient when the one `wrt` argument, passed by
-        position, is a float or complex array and the gradient-only program for arrays has
-        been compiled (by `gradients_only`) and its guards hold; None otherwise. A closure,
-        like `_fused_runner`'s: it halves the microsecond and a half that `_run` and
-        `_shaped` cost every call."""
-        if not (self._single and self._positional):
-            return _declined
-        position, receiver, as_tuple, latest = (self.positions[0], self.receiver,
-                                                self._tuple, self._latest)
-
-        def array_call(args):
-            if len(args) <= position:
-                return None
-            value = args[position]
-            if type(value) is not np.ndarray or value.dtype.kind not in "fc":
-                return None
-            entry = latest.get(_ARRAY_GRADIENT)
-            if entry is None or not entry[2]():
-                return None
-            gradient = like_argument(entry[1](*receiver, *args), value)
-            return (gradient,) if as_tuple else gradient
-        return array_call
-
     def gradients(self, backward, cotangent, originals):
         return self._shaped(backward(cotangent), originals)
 
     def _shaped(self, raw, originals):
         """The gradients a program returned, with the types, shapes and dtypes of `wrt`."""
-        if self._single:
+        if self.single:
             argument = originals[0]
             shaped = float(raw) if type(argument) is float and isinstance(raw, float) \
                 else like_argument(raw, argument)  # (the common case first)
-            return (shaped,) if self._tuple else shaped
+            return (shaped,) if self.as_tuple else shaped
         shaped = tuple(float(g) if type(x) is float and isinstance(g, float)
                        else like_argument(g, x) for g, x in zip(raw, originals))
-        return shaped if self._tuple else shaped[0]
-
-
-def _guards_of(compiled, function):
-    """`() → whether compiled's guards hold for function`, with the arguments bound (the
-    globals check alone where no guard reads a closure cell): it runs on every call."""
-    if compiled.guards_cells:
-        return functools.partial(compiled.guards_hold, function)
-    return functools.partial(compiled.globals_hold, function.__globals__)
-
-
-def _tangent_of_number(output, tangent):
-    """The gradient in a tangent of `grad`'s output, once checked (as `seed_for` does) that
-    the output is a real number with one element, which may be an array of any shape."""
-    seed_for(output)
-    return np.reshape(tangent, ()) if np.ndim(tangent) else tangent
-
-
-def _declined(args):
-    """The quick call of a derivative whose arguments never suit it."""
-    return None
+        return shaped if self.as_tuple else shaped[0]
 
 
 class _DerivativeFunction:
@@ -406,22 +282,8 @@ def show(fn, wrt=0, mode="rev") -> None:
     function = transformable(fn)
     names, _ = wrt_parameters(code_of(function), wrt)
     if mode == "floats":
-        program = _float_program(function, names, False, frozenset(names), set())
+        program = float_program(function, names, False, frozenset(names), set())
     else:
         program = cache.compiled_adjoint(function, names,
                                          mode="gradient" if mode == "grad" else mode)
     print(program.source, end="")
-
-
-def _float_program(function, names: tuple, has_aux: bool, numbers: frozenset, reverse_only):
-    """The program `grad` runs when the parameters `numbers` hold Python floats (the `wrt`
-    ones and others: `grad(energy)(k, c)` with c a float needs no `broadcast_like` for
-    `c * v`): forward mode where it applies (and `reverse_only`, the sets of parameters it
-    was refused for, does not hold `numbers`), else reverse mode, fused."""
-    if len(names) == 1 and not has_aux and numbers not in reverse_only:
-        try:
-            return cache.compiled_adjoint(function, names, has_aux, mode="forward-grad",
-                                          scalars=numbers)
-        except SrcadError:  # (NotForwardable, or a construct forward mode refuses)
-            reverse_only.add(numbers)
-    return cache.compiled_adjoint(function, names, has_aux, mode="fused", scalars=numbers)

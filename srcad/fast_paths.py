@@ -1,0 +1,157 @@
+"""fast_paths: the quick calls of `grad` and `value_and_grad` (api.Derivative), closures
+made once per derivative that reach a compiled program with the fewest checks a call needs:
+Python-float `wrt` arguments (the fused reverse program, or forward mode where it applies:
+transform/forward_grad.py), and one float array seen before (the gradient-only program).
+Each returns None where its kind of call does not apply, and the general path runs."""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from srcad import cache
+from srcad.arguments import like_argument, seed_for
+from srcad.errors import SrcadError
+from srcad.frontend.parse import code_of
+
+ARRAY_GRADIENT = ((np.ndarray,), "gradient")  # (`Derivative.latest`'s key for array_call)
+
+
+def fused_runner(derivative):
+    """`fused_call(args)`: `(output, gradients)` by one program without a backward closure
+    (pipeline.transform, mode "fused", or "forward-grad" where it applies: one `wrt`
+    argument, no aux) when every `wrt` argument is a Python float passed by position;
+    None when one is not, or when that program is optimistic (`math` in place of NumPy)
+    and raised or made something not finite: the general program then runs the call
+    again, so NumPy's values, warnings and errors prevail.
+
+    A closure over what it reads, made once: it runs on every scalar call, where a
+    microsecond is the whole budget (a method reading attributes cost 0.7 us more)."""
+    if not derivative.positional:
+        return declined
+    positions, receiver, single, as_tuple = (derivative.positions, derivative.receiver,
+                                             derivative.single, derivative.as_tuple)
+    needed = derivative.last_position + 1
+    code = code_of(derivative.function)  # (the parameters after the receiver, by position)
+    parameters = code.co_varnames[len(receiver):code.co_argcount]
+    reverse_only = set()  # the sets of float parameters forward mode was refused for
+    # The program, made on the first call: its function, whether it is optimistic, its
+    # guards, whether it is forward mode's, and the positions of the other arguments it
+    # is specialised on as Python floats.
+    run = optimistic = holds = by_forward_mode = None
+    others = ()
+
+    def compiled(args):
+        nonlocal run, optimistic, holds, by_forward_mode, others
+        others = tuple(p for p in range(min(len(args), len(parameters)))
+                       if p not in positions and type(args[p]) is float)
+        numbers = frozenset(parameters[p] for p in positions + others)
+        made = float_program(derivative.function, derivative.names, derivative.has_aux,
+                             numbers, reverse_only)
+        run, optimistic, holds = (made.bind(derivative.function), made.optimistic,
+                                  guards_of(made, derivative.function))
+        by_forward_mode = made.by_forward_mode
+
+    def fused(args):
+        if len(args) < needed:
+            return None
+        for position in positions:
+            if type(args[position]) is not float:
+                return None
+        if run is None or not holds():
+            compiled(args)
+        else:
+            for position in others:
+                if len(args) <= position or type(args[position]) is not float:
+                    compiled(args)
+                    break
+        try:
+            output, raw = run(*receiver, *args) if receiver else run(*args)
+        except Exception:
+            if optimistic:
+                return None
+            raise
+        if single:
+            if by_forward_mode and type(output) is not float:
+                raw = _tangent_of_number(output, raw)
+            if type(raw) is not float:  # None (no derivative reached it) or np.float64
+                raw = like_argument(raw, 0.0)
+            if optimistic:
+                try:  # (a sum is finite only if every term is)
+                    if not math.isfinite(output + raw):
+                        return None
+                except Exception:  # (an int too large for a float: the general program)
+                    return None
+            return output, (raw,) if as_tuple else raw
+        for gradient in raw:
+            if type(gradient) is not float:
+                raw = tuple(like_argument(g, 0.0) for g in raw)
+                break
+        if optimistic:
+            try:
+                if not math.isfinite(output + sum(raw)):
+                    return None
+            except Exception:  # an overflowing sum only reruns the call
+                return None
+        return output, raw
+    return fused
+
+
+def array_runner(derivative):
+    """`array_call(args)`: `grad`'s gradient when the one `wrt` argument, passed by
+    position, is a float or complex array and the gradient-only program for arrays has
+    been compiled (by `gradients_only`) and its guards hold; None otherwise. A closure,
+    like `_fused_runner`'s: it halves the microsecond and a half that `_run` and
+    `_shaped` cost every call."""
+    if not (derivative.single and derivative.positional):
+        return declined
+    position, receiver, as_tuple, latest = (derivative.positions[0], derivative.receiver,
+                                            derivative.as_tuple, derivative.latest)
+
+    def array_call(args):
+        if len(args) <= position:
+            return None
+        value = args[position]
+        if type(value) is not np.ndarray or value.dtype.kind not in "fc":
+            return None
+        entry = latest.get(ARRAY_GRADIENT)
+        if entry is None or not entry[2]():
+            return None
+        gradient = like_argument(entry[1](*receiver, *args), value)
+        return (gradient,) if as_tuple else gradient
+    return array_call
+
+
+def float_program(function, names: tuple, has_aux: bool, numbers: frozenset, reverse_only):
+    """The program `grad` runs when the parameters `numbers` hold Python floats (the `wrt`
+    ones and others: `grad(energy)(k, c)` with c a float needs no `broadcast_like` for
+    `c * v`): forward mode where it applies (and `reverse_only`, the sets of parameters it
+    was refused for, does not hold `numbers`), else reverse mode, fused."""
+    if len(names) == 1 and not has_aux and numbers not in reverse_only:
+        try:
+            return cache.compiled_adjoint(function, names, has_aux, mode="forward-grad",
+                                          scalars=numbers)
+        except SrcadError:  # (NotForwardable, or a construct forward mode refuses)
+            reverse_only.add(numbers)
+    return cache.compiled_adjoint(function, names, has_aux, mode="fused", scalars=numbers)
+
+
+def guards_of(compiled, function):
+    """`() → whether compiled's guards hold for function`, with the arguments bound (the
+    globals check alone where no guard reads a closure cell): it runs on every call."""
+    if compiled.guards_cells:
+        return functools.partial(compiled.guards_hold, function)
+    return functools.partial(compiled.globals_hold, function.__globals__)
+
+
+def _tangent_of_number(output, tangent):
+    """The gradient in a tangent of `grad`'s output, once checked (as `seed_for` does) that
+    the output is a real number with one element, which may be an array of any shape."""
+    seed_for(output)
+    return np.reshape(tangent, ()) if np.ndim(tangent) else tangent
+
+
+def declined(args):
+    """The quick call of a derivative whose arguments never suit it."""
+    return None
