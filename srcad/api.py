@@ -47,7 +47,7 @@ class Derivative:
         self.replayable = False  # whether the last forward sweep's backward may be replayed
         self.latest = {}  # (the types of the wrt arguments, mode) → (compiled, bound)
         self.fused_call = fused_runner(self)  # for Python-float wrt arguments
-        self.array_call = array_runner(self)  # for one float-array wrt argument
+        self.array_call = array_runner(self)  # for float-array wrt arguments
 
     @property
     def source(self) -> str:

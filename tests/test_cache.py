@@ -123,3 +123,28 @@ def test_repeated_array_calls_take_the_quick_path_to_the_same_gradients():
                 assert type(g) is type(w) and np.shape(g) == np.shape(w)
                 assert np.asarray(g).dtype == np.asarray(w).dtype
                 np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def weighted_distance(a, b, w):
+    return np.sum(w * (a - b) ** 2)
+
+
+def test_repeated_calls_with_several_array_wrt_take_the_quick_path():
+    """`grad(f, wrt=(0, 1))` on float arrays skips argument analysis from the second call
+    on, and gives what value_and_grad gives, for any mix of kinds met in turn (a float in
+    place of an array, a float32 array keeps the program its own kinds chose and its dtype)."""
+    a, b, w = np.linspace(-1.0, 1.0, 4), np.linspace(0.5, 2.0, 4), np.arange(1.0, 5.0)
+    for wrt in ((0, 1), (2, 0, 1), (1,)):
+        gradient = srcad.grad(weighted_distance, wrt=wrt)
+        expected = srcad.value_and_grad(weighted_distance, wrt=wrt)
+        quick = 0
+        for args in ((a, b, w), (a, b, w), (a.astype(np.float32), b, w),
+                     (a, 0.5, w), (a, b.astype(np.float32), w), (a, b, w)):
+            quick += gradient.derivative.array_call(args) is not None
+            got, want = gradient(*args), expected(*args)[1]
+            assert type(got) is tuple and len(got) == len(wrt)
+            for g, x in zip(got, want):
+                assert type(g) is type(x) and np.shape(g) == np.shape(x)
+                assert np.asarray(g).dtype == np.asarray(x).dtype
+                np.testing.assert_allclose(g, x, rtol=1e-6)
+        assert quick >= 2
