@@ -3,8 +3,9 @@
 Keyed by the function's code object, the differentiated parameters, the options and
 srcad's version. A key holds a short list of entries that differ in the objects their
 transformation resolved (`np`, a helper bound to a global): an entry serves a function
-only while those names are still bound to the same objects (its guards). Redefining a
-function makes a new code object, so a new entry.
+only while those names are still bound to the same objects and no derivative rule was
+registered since it was made (its guards). Redefining a function makes a new code object,
+so a new entry.
 """
 from __future__ import annotations
 
@@ -36,8 +37,9 @@ def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
                 return entry
         _counts["misses"] += 1
     entry = pipeline.transform(fn, wrt, has_aux, containers, mode, scalars)
-    with _lock:
-        _entries.setdefault(key, []).append(entry)
+    with _lock:  # (entries made before a rule was registered never serve again)
+        current = [e for e in _entries.get(key, ()) if e.rules_edition == entry.rules_edition]
+        _entries[key] = [*current, entry]
     return entry
 
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.frontend.resolve import Guard
+from srcad.rules.registry import RULES_EDITION
 from srcad.transform.reverse import SCOPE
 
 _SERIAL = itertools.count(1)
@@ -42,6 +43,7 @@ class CompiledAdjoint:
     by_forward_mode: bool = False  # a gradient computed as a tangent (mode "forward-grad")
     argument_writes: dict = field(default_factory=dict, compare=False)  # parameter → the
     #                            refusal for a call that passes it something mutable
+    rules_edition: int = 0     # registry.RULES_EDITION when the transformation began
     _bound: weakref.WeakKeyDictionary = field(default_factory=weakref.WeakKeyDictionary,
                                               compare=False, repr=False)
 
@@ -61,7 +63,7 @@ class CompiledAdjoint:
 
     def __post_init__(self):
         object.__setattr__(self, "globals_hold", _namespace_check(
-            [(g.name, g.value) for g in self.guards if g.cell is None]))
+            [(g.name, g.value) for g in self.guards if g.cell is None], self.rules_edition))
         object.__setattr__(self, "_cells", tuple(g for g in self.guards if g.cell is not None))
 
     def bound(self, fn) -> types.FunctionType:
@@ -82,15 +84,17 @@ class CompiledAdjoint:
         return made
 
 
-def _namespace_check(bindings: list) -> types.FunctionType:
+def _namespace_check(bindings: list, rules_edition: int) -> types.FunctionType:
     """`namespace → whether each (name, value) of bindings holds in it (or, for a name it
-    lacks, among the builtins)`, written out as one expression: it runs on every call, where
-    a loop over the bindings took twice as long (0.2 us of a 1 us scalar gradient)."""
-    terms = [f"(namespace[{name!r}] if {name!r} in namespace "
-             f"else builtins.get({name!r}, absent)) is value_{i}"
-             for i, (name, _) in enumerate(bindings)]
-    source = f"def globals_hold(namespace):\n    return {' and '.join(terms) or 'True'}\n"
-    scope = {"builtins": _BUILTINS, "absent": _ABSENT,
+    lacks, among the builtins), and no rule was registered since `rules_edition``, written
+    out as one expression: it runs on every call, where a loop over the bindings took twice
+    as long (0.2 us of a 1 us scalar gradient)."""
+    terms = [f"edition[0] == {rules_edition}"]
+    terms += [f"(namespace[{name!r}] if {name!r} in namespace "
+              f"else builtins.get({name!r}, absent)) is value_{i}"
+              for i, (name, _) in enumerate(bindings)]
+    source = f"def globals_hold(namespace):\n    return {' and '.join(terms)}\n"
+    scope = {"builtins": _BUILTINS, "absent": _ABSENT, "edition": RULES_EDITION,
              **{f"value_{i}": value for i, (_, value) in enumerate(bindings)}}
     exec(compile(source, "<srcad guards>", "exec"), scope)
     return scope["globals_hold"]
@@ -100,7 +104,7 @@ def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards
                     label: str, replayable: bool = False,
                     optimistic: bool = False, writes: bool = True,
                     argument_writes: dict | None = None,
-                    by_forward_mode: bool = False) -> CompiledAdjoint:
+                    by_forward_mode: bool = False, rules_edition: int = 0) -> CompiledAdjoint:
     source = python_source(module) + "\n"
     filename = f"<srcad-{next(_SERIAL)} {label}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
@@ -108,7 +112,7 @@ def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards
     scope = _nested_code(module_code, SCOPE)
     return CompiledAdjoint(source, filename, _nested_code(scope, function_name), dict(cells),
                            tuple(guards), replayable, writes, optimistic,
-                           by_forward_mode, argument_writes or {})
+                           by_forward_mode, argument_writes or {}, rules_edition)
 
 
 def python_source(node: gast.AST) -> str:

@@ -22,6 +22,7 @@ from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.analysis.shapes import shape_classes
 from srcad.transform.softmax import use_softmax_rules
 from srcad.compile import CompiledAdjoint, compile_adjoint
+from srcad.rules.registry import RULES_EDITION
 from srcad.frontend.fence import fence
 from srcad.frontend.functional import call_written_helpers, forget_variants
 from srcad.frontend.normalize import normalize
@@ -66,6 +67,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     `scalars` the parameters, `wrt` or not, that hold Python numbers (the code is
     specialised on it).
     """
+    rules_edition = RULES_EDITION[0]  # (a rule registered from here on makes the result stale)
     parsed, namer, resolver, simple, block = _frontend(fn, frozenset(wrt) - containers - scalars)
     output = simple.body[-1].value.id
     if has_aux:
@@ -115,7 +117,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
                            replayable=mode == "rev" and _replayable(block),
                            writes=not _replayable(block),
                            optimistic=optimistic, argument_writes=aliases.argument_writes,
-                           by_forward_mode=mode == "forward-grad")
+                           by_forward_mode=mode == "forward-grad", rules_edition=rules_edition)
 
 
 def _frontend(fn, arrays: frozenset):

@@ -148,3 +148,27 @@ def test_repeated_calls_with_several_array_wrt_take_the_quick_path():
                 assert np.asarray(g).dtype == np.asarray(x).dtype
                 np.testing.assert_allclose(g, x, rtol=1e-6)
         assert quick >= 2
+
+
+
+def cube_roots(x):
+    return np.sum(np.cbrt(x) * 2.0 + x)
+
+
+def test_a_rule_registered_after_the_first_gradient_is_used_from_then_on(rule_registry):
+    """Every path to a compiled program (float fast path, forward mode, array path,
+    value_and_grad, vjp, jvp) sees a rule registered after it compiled: a stale program
+    would silently give the derivative of the replaced rule, which it inlined."""
+    x, number = np.array([0.3, 0.7]), 0.4
+    gradient, both = srcad.grad(cube_roots), srcad.value_and_grad(cube_roots)
+    for _ in range(2):  # (twice: the second call takes the quick paths)
+        np.testing.assert_allclose(gradient(x), 2.0 / 3.0 * x ** (-2 / 3) + 1.0)
+        np.testing.assert_allclose(gradient(number), 2.0 / 3.0 * number ** (-2 / 3) + 1.0)
+    srcad.defvjp(np.cbrt, lambda g, ans, x: g * 3.0)
+    srcad.defjvp(np.cbrt, lambda g, ans, x: g * 5.0)
+    for _ in range(2):
+        np.testing.assert_allclose(gradient(x), [7.0, 7.0])
+        np.testing.assert_allclose(gradient(number), 7.0)
+        np.testing.assert_allclose(both(x)[1], [7.0, 7.0])
+        np.testing.assert_allclose(srcad.vjp(cube_roots, x)[1](1.0), [7.0, 7.0])
+        np.testing.assert_allclose(srcad.jvp(cube_roots, (x,), (np.ones(2),))[1], 22.0)

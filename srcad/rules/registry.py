@@ -47,6 +47,8 @@ _USER_RULES: set = set()  # callables the user gave a VJP or JVP (srcad register
 #                           it is imported, SciPy's as they load): forward and reverse mode
 #                           may disagree on them (transform/forward_grad.py)
 _importing_srcad = True   # until srcad/__init__.py calls `own_rules_registered`
+RULES_EDITION = [0]  # counts the user's registrations: a program compiled under an earlier
+#                      edition may have inlined a rule since replaced (compile.py's guards)
 
 
 def defvjp(fn: Callable, *rules) -> None:
@@ -99,6 +101,8 @@ def nondifferentiable(*fns: Callable) -> None:
             raise SrcadError(f"{fn!r} already has derivative rules; it cannot also be "
                              "non-differentiable")
         _NONDIFFERENTIABLE.add(fn)
+        if not (_importing_srcad or _scipy_loading):
+            RULES_EDITION[0] += 1
 
 
 def vjp_rules(fn) -> VJPRules | None:
@@ -124,6 +128,7 @@ def jvp_rules(fn) -> JVPRules | None:
 def _note_user_rule(fn) -> None:
     if not (_importing_srcad or _scipy_loading):
         _USER_RULES.add(fn)
+        RULES_EDITION[0] += 1
 
 
 def own_rules_registered() -> None:
