@@ -60,7 +60,8 @@ def is_container(value) -> bool:
     return isinstance(value, CONTAINERS)
 
 
-def _rebuild(container, items):
+def rebuild(container, items):
+    """A container of `container`'s kind (dict keys, namedtuple type) holding `items`."""
     if isinstance(container, dict):
         return dict(zip(container, items))
     if hasattr(container, "_fields"):  # a namedtuple
@@ -76,7 +77,7 @@ def copied(value):
     """`value` with its arrays copied, and the dicts, lists and tuples holding them: what a
     function that writes into its arguments may be given without changing the caller's."""
     if is_container(value):
-        return _rebuild(value, [copied(v) for v in _children(value)])
+        return rebuild(value, [copied(v) for v in _children(value)])
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
@@ -90,7 +91,7 @@ def leaves(value) -> list:
 def rebuilt(template, parts):
     """`template`'s nesting with its leaves replaced, in order, by `parts` (an iterator)."""
     if is_container(template):
-        return _rebuild(template, [rebuilt(child, parts) for child in _children(template)])
+        return rebuild(template, [rebuilt(child, parts) for child in _children(template)])
     return next(parts)
 
 
@@ -100,7 +101,7 @@ def promote(value, name: str):
     if type(value) is float or type(value) is np.ndarray and value.dtype.kind in "fc":
         return value
     if is_container(value):
-        return _rebuild(value, [promote(v, name) for v in _children(value)])
+        return rebuild(value, [promote(v, name) for v in _children(value)])
     if isinstance(value, (float, complex, np.inexact)) and not isinstance(value, bool):
         return value
     if isinstance(value, (np.matrix, np.ma.MaskedArray)):
@@ -190,7 +191,7 @@ def like_argument(gradient, argument):
     if is_container(argument):
         leaves = _children(argument)
         parts = [None] * len(leaves) if gradient is None else _children(gradient)
-        return _rebuild(argument, [like_argument(g, x) for g, x in zip(parts, leaves)])
+        return rebuild(argument, [like_argument(g, x) for g, x in zip(parts, leaves)])
     if gradient is None:
         gradient = np.zeros(np.shape(argument))
     if isinstance(argument, np.ndarray):

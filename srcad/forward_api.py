@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from srcad import calls
-from srcad.arguments import is_container, like_argument, promote
+from srcad.arguments import is_container, like_argument, promote, rebuild
+from srcad.runtime import dtype_of
 from srcad.errors import TangentError, UsageError
 
 
@@ -31,9 +32,8 @@ def jvp(fn, primals, tangents):
     args = list(primals)
     for i in active:
         args[i] = promote(primals[i], f"primals[{i}]")
-        check_tangent(tangents[i], args[i], f"tangents[{i}]")
-    output, tangent = calls.jvp_call(fn, active, tuple(tangents[i] for i in active), args, {},
-                                     reached=False)
+    checked = tuple(checked_tangent(tangents[i], args[i], f"tangents[{i}]") for i in active)
+    output, tangent = calls.jvp_call(fn, active, checked, args, {}, reached=False)
     return output, like_output(tangent, output)
 
 
@@ -48,7 +48,9 @@ def like_output(tangent, output):
     return like_argument(tangent, output)
 
 
-def check_tangent(tangent, primal, name: str) -> None:
+def checked_tangent(tangent, primal, name: str):
+    """`tangent`, checked against its (promoted) primal, with integers made the primal's
+    floats: an integer tangent computed with would wrap (-uint8(1) is 255) or floor."""
     if is_container(primal):
         if type(tangent) is not type(primal) and not (
                 isinstance(tangent, (tuple, list)) and isinstance(primal, (tuple, list))):
@@ -58,18 +60,23 @@ def check_tangent(tangent, primal, name: str) -> None:
         if len(tangent) != len(primal) or (isinstance(primal, dict) and set(tangent) != set(keys)):
             raise TangentError(f"{name} must have its primal's structure: the same keys or "
                                "length.")
-        for key in keys:
-            check_tangent(tangent[key], primal[key], f"{name}[{key!r}]")
-        return
+        leaves = [checked_tangent(tangent[key], primal[key], f"{name}[{key!r}]")
+                  for key in keys]
+        return rebuild(primal, leaves)
     if np.shape(tangent) != np.shape(primal):
         raise TangentError(f"{name} has shape {np.shape(tangent)} but its primal has shape "
                            f"{np.shape(primal)}; they must match.")
     kind = getattr(np.asarray(tangent).dtype, "kind", "f")
     if kind == "c" and np.iscomplexobj(primal):  # a complex primal moves in the complex plane
-        return
+        return tangent
     if kind not in "fiu":
         what = "real or complex" if np.iscomplexobj(primal) else "real"
         raise TangentError(f"{name} must hold {what} numbers, got dtype "
                            f"{np.asarray(tangent).dtype}.",
                            fix="a real primal takes a real tangent: pass `np.real(v)`, or make "
                            "the primal complex." if kind == "c" else None)
+    if kind == "f":
+        return tangent
+    if isinstance(tangent, (int, np.integer)):
+        return float(tangent) if isinstance(primal, float) else dtype_of(primal).type(tangent)
+    return np.asarray(tangent, dtype=dtype_of(primal))

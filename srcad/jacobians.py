@@ -21,7 +21,7 @@ from srcad import api, cache
 from srcad.arguments import (copied, is_container, leaves, like_argument, promote, rebuilt,
                              wrt_parameters)
 from srcad.errors import UsageError
-from srcad.forward_api import check_tangent, jvp, like_output
+from srcad.forward_api import checked_tangent, jvp, like_output
 from srcad.frontend.parse import code_of
 from srcad.derivative_calls import transformable
 from srcad.batching import basis
@@ -280,8 +280,8 @@ class _HVP:
         if not (type(x) is np.ndarray and type(vector) is np.ndarray  # the common case
                 and x.dtype.kind == "f" and vector.dtype.kind == "f" and x.shape == vector.shape):
             _refuse_complex([x, vector], "argument")
-            check_tangent(vector, x, "v")
             x = args[self.position] = promote(x, self.name)
+            vector = checked_tangent(vector, x, "v")
         containers = frozenset({self.name}) if is_container(x) else frozenset()
         # the gradient of the tangent, which has the output's shape and kind: `grad` refuses
         # it with a clear error unless it is one real number

@@ -141,3 +141,32 @@ def test_python_float_tangent_spread_over_float32_stays_float32():
     _, tangent = srcad.jvp(plus, (0.5, np.ones(3, np.float32)), (1.0, None))
     assert tangent.dtype == np.float32
     np.testing.assert_array_equal(tangent, np.ones(3))
+
+
+def negated_reciprocals(x):
+    return -x + 1 / x
+
+
+def weighted_reciprocals(params):
+    return params["w"] / params["x"]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.int64])
+def test_integer_tangents_are_taken_as_the_primal_floats(dtype):
+    """An integer tangent gives what the same float tangent gives: computed with as it
+    is, -uint8(1) wraps to 255 (the tangent of `-x` was 255)."""
+    x = np.array([2.0, 4.0])
+    floats = np.array([1.0, 2.0])
+    want = srcad.jvp(negated_reciprocals, (x,), (floats,))[1]
+    np.testing.assert_allclose(want, -floats - floats / x ** 2)
+    got = srcad.jvp(negated_reciprocals, (x,), (floats.astype(dtype),))[1]
+    assert got.dtype == np.float64
+    np.testing.assert_allclose(got, want)
+    np.testing.assert_allclose(srcad.jvp(negated_reciprocals, (2.0,), (dtype(1),))[1], -1.25)
+    params = {"w": x, "x": x + 1.0}
+    got = srcad.jvp(weighted_reciprocals, (params,), ({"w": floats.astype(dtype),
+                                                       "x": np.zeros(2, dtype)},))[1]
+    np.testing.assert_allclose(got, floats / (x + 1.0))
+    hessian_times = srcad.hvp(lambda v: np.sum(negated_reciprocals(v)))
+    np.testing.assert_allclose(hessian_times(x, floats.astype(dtype)),
+                               hessian_times(x, floats))
