@@ -20,9 +20,10 @@ def fused_runner(derivative):
     """`fused_call(args)`: `(output, gradients)` by one program without a backward closure
     (pipeline.transform, mode "fused", or "forward-grad" where it applies: one `wrt`
     argument, no aux) when every `wrt` argument is a Python float passed by position;
-    None when one is not, or when that program is optimistic (`math` in place of NumPy)
-    and raised or made something not finite: the general program then runs the call
-    again, so NumPy's values, warnings and errors prevail.
+    None when one is not. When that program is optimistic (`math` in place of NumPy) and
+    raised or made something not finite, the general program runs the call again on NumPy
+    floats, so NumPy's values, warnings and errors prevail (Python's arithmetic would
+    raise ZeroDivisionError where a derivative is 0/0: nan, as for arrays).
 
     A closure over what it reads, made once: it runs on every scalar call, where a
     microsecond is the whole budget (a method reading attributes cost 0.7 us more)."""
@@ -35,13 +36,13 @@ def fused_runner(derivative):
     parameters = code.co_varnames[len(receiver):code.co_argcount]
     reverse_only = set()  # the sets of float parameters forward mode was refused for
     # The program, made on the first call: its function, whether it is optimistic, its
-    # guards, whether it is forward mode's, and the positions of the other arguments it
-    # is specialised on as Python floats.
-    run = optimistic = holds = by_forward_mode = None
+    # guards, whether it is forward mode's, whether it may write into its arguments, and
+    # the positions of the other arguments it is specialised on as Python floats.
+    run = optimistic = holds = by_forward_mode = writes = None
     others = ()
 
     def compiled(args):
-        nonlocal run, optimistic, holds, by_forward_mode, others
+        nonlocal run, optimistic, holds, by_forward_mode, writes, others
         others = tuple(p for p in range(min(len(args), len(parameters)))
                        if p not in positions and type(args[p]) is float)
         numbers = frozenset(parameters[p] for p in positions + others)
@@ -49,7 +50,7 @@ def fused_runner(derivative):
                              numbers, reverse_only)
         run, optimistic, holds = (made.bind(derivative.function), made.optimistic,
                                   guards_of(made, derivative.function))
-        by_forward_mode = made.by_forward_mode
+        by_forward_mode, writes = made.by_forward_mode, made.writes
 
     def fused(args):
         if len(args) < needed:
@@ -66,9 +67,9 @@ def fused_runner(derivative):
                     break
         try:
             output, raw = run(*receiver, *args) if receiver else run(*args)
-        except Exception:
-            if optimistic:
-                return None
+        except Exception as error:
+            if optimistic or type(error) is ZeroDivisionError and derivative_divided(args):
+                return by_numpy(args)
             raise
         if single:
             if by_forward_mode and type(output) is not float:
@@ -78,9 +79,9 @@ def fused_runner(derivative):
             if optimistic:
                 try:  # (a sum is finite only if every term is)
                     if not math.isfinite(output + raw):
-                        return None
+                        return by_numpy(args)
                 except Exception:  # (an int too large for a float: the general program)
-                    return None
+                    return by_numpy(args)
             return output, (raw,) if as_tuple else raw
         for gradient in raw:
             if type(gradient) is not float:
@@ -89,10 +90,30 @@ def fused_runner(derivative):
         if optimistic:
             try:
                 if not math.isfinite(output + sum(raw)):
-                    return None
+                    return by_numpy(args)
             except Exception:  # an overflowing sum only reruns the call
-                return None
+                return by_numpy(args)
         return output, raw
+
+    def derivative_divided(args):
+        """Whether the derivative, not the function, divided a Python float by zero
+        (`0.0 ** -0.5` in the rule of `x ** 0.5`, where NumPy gives inf): the function runs
+        on these arguments without ZeroDivisionError. A program that may write into its
+        arguments is not run twice: its error stands."""
+        if writes:
+            return False
+        try:
+            derivative.fn(*args)
+        except ZeroDivisionError:
+            return False
+        return True
+
+    def by_numpy(args):
+        promoted = [np.float64(a) if type(a) is float else a for a in args]
+        output, gradients = derivative.value_and_gradients(promoted, {})
+        return _as_python_float(output), (tuple(map(_as_python_float, gradients))
+                                          if isinstance(gradients, tuple)
+                                          else _as_python_float(gradients))
     return fused
 
 
@@ -157,6 +178,11 @@ def _tangent_of_number(output, tangent):
     the output is a real number with one element, which may be an array of any shape."""
     seed_for(output)
     return np.reshape(tangent, ()) if np.ndim(tangent) else tangent
+
+
+def _as_python_float(value):
+    """A NumPy float64 as the Python float it equals (what the call was given, it returns)."""
+    return float(value) if type(value) is np.float64 else value
 
 
 def declined(args):

@@ -127,6 +127,20 @@ def test_python_errors_stay_python_errors():
         srcad.grad(lambda x: 1.0 / x)(0.0)
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("fn, x", [
+    (lambda x: (x ** 2.0) ** 0.5, 0.0), (lambda x: math.atan2(x, x), 0.0),
+    (lambda x: math.sqrt(x) + math.hypot(x, 2.0 * x, 0.0), 0.0), (lambda x: math.asin(x), 1.0),
+    (lambda x: math.dist((x, 1.0), (0.0, 1.0)), 0.0)])
+def test_a_derivative_that_divides_by_zero_gives_numpys_value(fn, x):
+    """Where the function is defined but its derivative divides by zero, a Python float
+    gets what a NumPy float gets (inf or nan), not Python's ZeroDivisionError."""
+    fast, general = srcad.value_and_grad(fn)(x), srcad.value_and_grad(fn)(np.float64(x))
+    assert type(fast[0]) is float and type(fast[1]) is float
+    np.testing.assert_array_equal(np.array(fast, dtype=float), np.array(general, dtype=float))
+    assert srcad.grad(fn)(x) == fast[1] or math.isnan(fast[1])
+
+
 def test_real_power_refuses_complex_results():
     assert real_power(2.0, 0.5) == 2.0 ** 0.5 and real_power(3, 2) == 9
     with pytest.raises(ValueError):
@@ -313,3 +327,12 @@ def test_other_float_arguments_specialise_the_program_too():
     assert gradient(2.0, 0.3, 40) == by_float  # back to the float program
     assert srcad.grad(damped, wrt=1)(2.0, 0.3, 40) == pytest.approx(
         srcad.grad(damped, wrt=1)(np.float64(2.0), np.float64(0.3), 40), rel=1e-12)
+
+
+def test_hypot_of_any_number_of_coordinates_agrees_with_finite_differences():
+    def norm3(x, y, z):
+        return math.hypot(x, 2.0 * y, z) + math.hypot(x)
+
+    point = (1.0, -2.0, 0.5)
+    srcad.check_grads(norm3, point, wrt=(0, 1, 2))
+    srcad.check_grads(norm3, tuple(map(np.float64, point)), wrt=(0, 1, 2))

@@ -1,7 +1,8 @@
 """Rules for the `math` module, on Python floats. A function of Python numbers has a diagonal
 Jacobian, so one rule per argument (`g` times the partial derivative) serves as its VJP and
-its JVP (`define_pointwise`); the functions of an iterable (`fsum`, `prod`, `dist`) give each
-item its own cotangent. `polygamma` (digamma and its derivatives, which the rules of
+its JVP (`define_pointwise`). Where a function is defined but its derivative is infinite
+or undefined, a rule gives inf or nan, as NumPy's does, where Python's division would raise.
+The functions of an iterable (`fsum`, `prod`, `dist`) give each item its own cotangent. `polygamma` (digamma and its derivatives, which the rules of
 `gamma` and `lgamma` need) is computed here, so that no optional dependency is needed."""
 import math
 
@@ -13,14 +14,17 @@ from srcad.tangents import dense
 define_pointwise(math.sin, lambda g, ans, x: g * math.cos(x))
 define_pointwise(math.cos, lambda g, ans, x: -g * math.sin(x))
 define_pointwise(math.tan, lambda g, ans, x: g / math.cos(x) ** 2)
-define_pointwise(math.asin, lambda g, ans, x: g / math.sqrt(1.0 - x * x))
-define_pointwise(math.acos, lambda g, ans, x: -g / math.sqrt(1.0 - x * x))
+define_pointwise(math.asin, lambda g, ans, x: g / math.sqrt(1.0 - x * x) if abs(x) != 1.0
+                 else g * math.inf)
+define_pointwise(math.acos, lambda g, ans, x: -g / math.sqrt(1.0 - x * x) if abs(x) != 1.0
+                 else -g * math.inf)
 define_pointwise(math.atan, lambda g, ans, x: g / (1.0 + x * x))
 define_pointwise(math.sinh, lambda g, ans, x: g * math.cosh(x))
 define_pointwise(math.cosh, lambda g, ans, x: g * math.sinh(x))
 define_pointwise(math.tanh, lambda g, ans, x: g * (1.0 - ans * ans))
 define_pointwise(math.asinh, lambda g, ans, x: g / math.sqrt(x * x + 1.0))
-define_pointwise(math.acosh, lambda g, ans, x: g / math.sqrt(x * x - 1.0))
+define_pointwise(math.acosh, lambda g, ans, x: g / math.sqrt(x * x - 1.0) if x != 1.0
+                 else g * math.inf)
 define_pointwise(math.atanh, lambda g, ans, x: g / (1.0 - x * x))
 define_pointwise(math.exp, lambda g, ans, x: g * ans)
 define_pointwise(math.exp2, lambda g, ans, x: g * ans * math.log(2.0))
@@ -31,7 +35,7 @@ define_pointwise(math.log,
 define_pointwise(math.log1p, lambda g, ans, x: g / (1.0 + x))
 define_pointwise(math.log2, lambda g, ans, x: g / (x * math.log(2.0)))
 define_pointwise(math.log10, lambda g, ans, x: g / (x * math.log(10.0)))
-define_pointwise(math.sqrt, lambda g, ans, x: g * 0.5 / ans)
+define_pointwise(math.sqrt, lambda g, ans, x: g * 0.5 / ans if ans else g * math.inf)
 define_pointwise(math.cbrt, lambda g, ans, x: g / (3.0 * ans * ans) if ans else g * math.inf)
 define_pointwise(math.fabs, lambda g, ans, x: g * math.copysign(1.0, x) if x else 0.0 * g)
 define_pointwise(math.copysign,
@@ -49,9 +53,22 @@ define_pointwise(math.pow,
                  lambda g, ans, x, y: (g * y * x ** (y - 1) if x or y >= 1 else g * y * math.inf)
                  if y else 0.0 * g,
                  lambda g, ans, x, y: g * ans * math.log(x) if x > 0 else 0.0 * g)
-define_pointwise(math.hypot, lambda g, ans, x, y: g * x / ans, lambda g, ans, x, y: g * y / ans)
-define_pointwise(math.atan2, lambda g, ans, y, x: g * x / (x * x + y * y),
-                 lambda g, ans, y, x: -g * y / (x * x + y * y))
+
+
+def _hypot_rule(position: int):
+    """The rule of coordinate `position` of `math.hypot(*coordinates)`: x_k / |x|; nan at
+    the origin, where no derivative exists (np.hypot's rule gives 0/0 there; Python's
+    division would raise)."""
+    def rule(g, ans, *coordinates):
+        return g * coordinates[position] / ans if ans else g * math.nan
+    rule.__name__ = f"hypot_partial_{position}"
+    return rule
+
+
+define_pointwise(math.hypot, *[_hypot_rule(position) for position in range(8)])
+define_pointwise(math.atan2,
+                 lambda g, ans, y, x: g * x / (x * x + y * y) if x or y else g * math.nan,
+                 lambda g, ans, y, x: -g * y / (x * x + y * y) if x or y else g * math.nan)
 define_pointwise(math.erf, lambda g, ans, x: g * (2.0 / math.sqrt(math.pi)) * math.exp(-x * x))
 define_pointwise(math.erfc, lambda g, ans, x: -g * (2.0 / math.sqrt(math.pi)) * math.exp(-x * x))
 
@@ -92,6 +109,11 @@ define_pointwise(math.lgamma, lambda g, ans, x: g * polygamma(0, x))
 
 
 # ---- functions of an iterable ------------------------------------------------------------------
+def _ratio(numerator, distance):
+    """`numerator / distance`, nan where the distance is 0 (no derivative there)."""
+    return numerator / distance if distance else numerator * math.nan
+
+
 def _items_like(iterable, items):
     """`items` as a tuple if `iterable` is one, else as a list."""
     return tuple(items) if isinstance(iterable, tuple) else list(items)
@@ -112,11 +134,13 @@ defjvp(math.prod, lambda g, ans, iterable, *, start=1: sum(
     t * other for t, other in zip(dense(g, list(iterable)),
                                   _products_of_the_others(list(iterable), start))))
 defvjp(math.dist,
-       lambda g, ans, p, q: _items_like(p, [g * (a - b) / ans for a, b in zip(p, q)]),
-       lambda g, ans, p, q: _items_like(q, [g * (b - a) / ans for a, b in zip(p, q)]))
+       lambda g, ans, p, q: _items_like(p, [_ratio(g * (a - b), ans) for a, b in zip(p, q)]),
+       lambda g, ans, p, q: _items_like(q, [_ratio(g * (b - a), ans) for a, b in zip(p, q)]))
 defjvp(math.dist,
-       lambda g, ans, p, q: sum(t * (a - b) for t, a, b in zip(dense(g, list(p)), p, q)) / ans,
-       lambda g, ans, p, q: sum(t * (b - a) for t, a, b in zip(dense(g, list(q)), p, q)) / ans)
+       lambda g, ans, p, q: _ratio(sum(t * (a - b) for t, a, b in zip(dense(g, list(p)), p, q)),
+                                   ans),
+       lambda g, ans, p, q: _ratio(sum(t * (b - a) for t, a, b in zip(dense(g, list(q)), p, q)),
+                                   ans))
 
 nondifferentiable(math.floor, math.ceil, math.trunc, math.isnan, math.isinf, math.isfinite,
                   math.isclose, math.comb, math.perm, math.factorial, math.gcd, math.lcm,
