@@ -17,7 +17,8 @@ from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_
 from srcad.errors import CotangentError, UsageError
 from srcad.frontend.parse import code_of, unwrapped
 from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformable
-from srcad.fast_paths import array_runner, float_program, fused_runner, guards_of
+from srcad.fast_paths import (array_runner, float64_ranks, float_program, fused_runner,
+                              guards_of)
 
 
 _FLOATS = {(float,) * n for n in range(1, 9)}
@@ -41,11 +42,13 @@ class Derivative:
         self.names, self.positions = wrt_parameters(code_of(self.function), wrt,
                                                     len(self.receiver))
         self.last_position = max((p for p in self.positions if p is not None), default=-1)
+        code = code_of(self.function)  # (the parameters the caller passes by position)
+        self.parameters = code.co_varnames[len(self.receiver):code.co_argcount]
         self.positional = None not in self.positions
         self.single, self.as_tuple = len(self.names) == 1, isinstance(wrt, tuple)
         self._compiled = {}  # (containers, numbers, mode) → (compiled program, bound)
         self.replayable = False  # whether the last forward sweep's backward may be replayed
-        self.latest = {}  # (the types of the wrt arguments, mode) → (compiled, bound)
+        self.latest = {}  # (the types of the wrt arguments, mode, ranks) → (compiled, bound, guards)
         self.fused_call = fused_runner(self)  # for Python-float wrt arguments
         self.array_call = array_runner(self)  # for float-array wrt arguments
 
@@ -54,17 +57,21 @@ class Derivative:
         """The generated adjoint program (for array or float arguments), as Python source."""
         return self._program(frozenset())[0].source
 
-    def _program(self, containers: frozenset, numbers: tuple = (), mode: str = "rev"):
+    def _program(self, containers: frozenset, numbers: tuple = (), mode: str = "rev",
+                 ranks: tuple = ()):
         """The compiled program of `mode` (pipeline.transform) and its bound function, for
         arguments of this kind: `numbers[i]` tells whether the i-th `wrt` argument is a
-        Python number."""
-        entry = self._compiled.get((containers, numbers, mode))
+        Python number, `ranks[i]` the rank of the i-th positional argument where it is a
+        float64 array (mode "gradient": transform/specialise.py)."""
+        entry = self._compiled.get((containers, numbers, mode, ranks))
         if entry is None or not entry[0].guards_hold(self.function):
             scalars = frozenset(n for n, number in zip(self.names, numbers) if number)
+            arrays = frozenset((name, rank) for name, rank in zip(self.parameters, ranks)
+                               if rank is not None)
             compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux, containers,
-                                              mode=mode, scalars=scalars)
-            entry = self._compiled[containers, numbers, mode] = (compiled,
-                                                                 compiled.bind(self.function))
+                                              mode=mode, scalars=scalars, arrays=arrays)
+            entry = self._compiled[containers, numbers, mode, ranks] = (
+                compiled, compiled.bind(self.function))
         return entry
 
     def _run(self, args, kwargs, mode: str):
@@ -92,14 +99,15 @@ class Derivative:
                 bound.arguments[name] = promote(value, name)
             args, kwargs = bound.args, bound.kwargs
             kinds = tuple(map(type, originals))
-        entry = self.latest.get((kinds, mode))  # arguments of kinds seen before: no analysis
+        ranks = float64_ranks(args, len(self.parameters)) if mode == "gradient" else ()
+        entry = self.latest.get((kinds, mode, ranks))  # arguments of kinds seen before
         if entry is None or not entry[2]():
             containers = frozenset(n for n, v in zip(self.names, originals)
                                    if is_container(v))
             compiled, program = self._program(
-                containers, tuple(k is float or k is int for k in kinds), mode)
-            entry = self.latest[kinds, mode] = (compiled, program, guards_of(compiled,
-                                                                              self.function))
+                containers, tuple(k is float or k is int for k in kinds), mode, ranks)
+            entry = self.latest[kinds, mode, ranks] = (compiled, program,
+                                                       guards_of(compiled, self.function))
         compiled, program, _ = entry
         if kwargs:
             return compiled, program(*self.receiver, *args, **kwargs), originals
@@ -266,12 +274,13 @@ def _checked_cotangent(cotangent, output):
     return cotangent
 
 
-def show(fn, wrt=0, mode="rev") -> None:
+def show(fn, wrt=0, mode="rev", args=None) -> None:
     """Print the program srcad generates for `fn`: the adjoint `vjp` and `value_and_grad`
-    run (mode "rev"), the gradient-only program `grad` runs on arrays (mode "grad"), the
-    one `grad` runs when the `wrt` arguments are Python floats (mode "floats": forward mode
-    where it applies, see transform/forward_grad.py), or the tangent program of forward mode
-    (mode "fwd")."""
+    run (mode "rev"), the gradient-only program `grad` runs on arrays (mode "grad"; with
+    `args`, the arguments of a call, the one it runs on them: specialised on float64
+    arrays, see transform/specialise.py), the one `grad` runs when the `wrt` arguments are
+    Python floats (mode "floats": forward mode where it applies, see
+    transform/forward_grad.py), or the tangent program of forward mode (mode "fwd")."""
     if mode not in ("rev", "grad", "floats", "fwd"):
         raise UsageError(f"mode={mode!r}: srcad shows the adjoint (\"rev\"), the gradient-only "
                          "program of `grad` on arrays (\"grad\") and on Python floats "
@@ -284,6 +293,11 @@ def show(fn, wrt=0, mode="rev") -> None:
     if mode == "floats":
         program = float_program(function, names, False, frozenset(names), set())
     else:
-        program = cache.compiled_adjoint(function, names,
+        arrays = frozenset()
+        if mode == "grad" and args is not None:
+            parameters = Derivative(fn, wrt).parameters
+            arrays = frozenset((name, rank) for name, rank in zip(
+                parameters, float64_ranks(tuple(args), len(parameters))) if rank is not None)
+        program = cache.compiled_adjoint(function, names, arrays=arrays,
                                          mode="gradient" if mode == "grad" else mode)
     print(program.source, end="")

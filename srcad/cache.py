@@ -25,18 +25,20 @@ _lock = threading.Lock()
 
 def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
                      containers: frozenset = frozenset(), mode: str = "rev",
-                     scalars: frozenset = frozenset()) -> CompiledAdjoint:
+                     scalars: frozenset = frozenset(), arrays: frozenset = frozenset()
+                     ) -> CompiledAdjoint:
     """`containers`: the `wrt` parameters that hold dicts, lists or tuples of values;
     `mode`: "rev" for the VJP maker, "fwd" for the JVP function; `scalars`: the parameters
-    holding Python numbers (see pipeline.transform)."""
-    key = (fn.__code__, wrt, mode, has_aux, containers, scalars, __version__)
+    holding Python numbers; `arrays`: those holding float64 arrays, with their ranks (see
+    pipeline.transform)."""
+    key = (fn.__code__, wrt, mode, has_aux, containers, scalars, arrays, __version__)
     with _lock:
         for entry in _entries.get(key, ()):
             if entry.guards_hold(fn):
                 _counts["hits"] += 1
                 return entry
         _counts["misses"] += 1
-    entry = pipeline.transform(fn, wrt, has_aux, containers, mode, scalars)
+    entry = pipeline.transform(fn, wrt, has_aux, containers, mode, scalars, arrays)
     with _lock:  # (entries made before a rule was registered never serve again)
         current = [e for e in _entries.get(key, ()) if e.rules_edition == entry.rules_edition]
         _entries[key] = [*current, entry]

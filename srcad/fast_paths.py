@@ -128,8 +128,8 @@ def array_runner(derivative):
     positions, receiver, single, as_tuple, latest = (
         derivative.positions, derivative.receiver, derivative.single, derivative.as_tuple,
         derivative.latest)
-    key = ((np.ndarray,) * len(positions), "gradient")  # (`Derivative._run`'s key for them)
-    needed = derivative.last_position + 1
+    kinds = (np.ndarray,) * len(positions)
+    needed, count = derivative.last_position + 1, len(derivative.parameters)
     wrt_of = operator.itemgetter(*positions)  # args → the wrt arguments (a tuple if many)
 
     def array_call(args):
@@ -139,7 +139,7 @@ def array_runner(derivative):
         for value in (arrays,) if single else arrays:
             if type(value) is not np.ndarray or value.dtype.kind not in "fc":
                 return None
-        entry = latest.get(key)
+        entry = latest.get((kinds, "gradient", float64_ranks(args, count)))  # (`_run`'s key)
         if entry is None or not entry[2]():
             return None
         raw = entry[1](*receiver, *args)
@@ -149,6 +149,16 @@ def array_runner(derivative):
         gradients = tuple(map(like_argument, raw, arrays))
         return gradients if as_tuple else gradients[0]
     return array_call
+
+
+def float64_ranks(args, count: int) -> tuple:
+    """The rank of each of the first `count` arguments that is a float64 array, None for
+    the others: the gradient program is specialised on them (transform/specialise.py)."""
+    return tuple([a.ndim if type(a) is np.ndarray and a.dtype is _FLOAT64 else None
+                  for a in args[:count]])
+
+
+_FLOAT64 = np.dtype(np.float64)
 
 
 def float_program(function, names: tuple, has_aux: bool, numbers: frozenset, reverse_only):

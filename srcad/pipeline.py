@@ -1,7 +1,7 @@
 """pipeline: the stages that turn a Python function into its compiled adjoint, in order.
 
     parse ─▶ fence ─▶ normalize (exits) ─▶ resolve ─▶ activity ─▶ aliasing
-          ─▶ reverse (tbr, recording) [─▶ math calls ─▶ fuse] or forward ─▶ compile
+          ─▶ reverse (tbr, recording) [─▶ math calls ─▶ fuse ─▶ specialise] or forward ─▶ compile
 
 Start reading here. Each stage's module docstring states what it takes, what it returns
 and the invariant it guarantees to the next one. The cache (srcad.cache) calls
@@ -21,6 +21,7 @@ from srcad.transform.sequences import (resolve_container_copies,
 from srcad.analysis.scalars import only_numbers, scalar_names
 from srcad.analysis.shapes import shape_classes
 from srcad.transform.softmax import use_softmax_rules
+from srcad.transform.specialise import specialise
 from srcad.compile import CompiledAdjoint, compile_adjoint
 from srcad.rules.registry import RULES_EDITION
 from srcad.frontend.fence import fence
@@ -40,7 +41,8 @@ from srcad.transform.reverse import reverse
 
 def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
               containers: frozenset = frozenset(), mode: str = "rev",
-              scalars: frozenset = frozenset()) -> CompiledAdjoint:
+              scalars: frozenset = frozenset(), arrays: frozenset = frozenset()
+              ) -> CompiledAdjoint:
     """The VJP maker (mode "rev") or JVP function (mode "fwd") of `fn` with respect to the
     parameters named in `wrt`.
 
@@ -65,7 +67,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     With `has_aux`, `fn` returns `(output, aux)` and only `output` is differentiated.
     `containers` names the `wrt` parameters that hold dicts, lists or tuples of values;
     `scalars` the parameters, `wrt` or not, that hold Python numbers (the code is
-    specialised on it).
+    specialised on it); `arrays`, for mode "gradient", `(parameter, rank)` of those that
+    hold float64 arrays (transform/specialise.py).
     """
     rules_edition = RULES_EDITION[0]  # (a rule registered from here on makes the result stale)
     parsed, namer, resolver, simple, block = _frontend(fn, frozenset(wrt) - containers - scalars)
@@ -109,6 +112,8 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     if mode in ("fused", "gradient"):
         module, name = fuse(module, name, namer, bindings, has_aux, optimistic,
                             gradient_only=mode == "gradient")
+    if mode == "gradient" and arrays:                # specialise (float64 arrays)
+        specialise(_function_named(module, name), dict(arrays), activity.shapes, bindings)
     bindings.rescope(module, fn.__code__.co_freevars)
     kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",
             "fused": "grad", "gradient": "gradient", "forward-grad": "grad"}[mode]
@@ -175,6 +180,11 @@ def _replayable(block) -> bool:
     call whose pullback keeps a stack of its own."""
     return not any(op.kind in ("setitem", "effect") or op.augmented or op.dynamic
                    for op in operations(block))
+
+
+def _function_named(module: gast.Module, name: str) -> gast.FunctionDef:
+    return next(node for node in module.body[0].body
+                if isinstance(node, gast.FunctionDef) and node.name == name)
 
 
 def _split_aux(simple: gast.FunctionDef, returned: str, operations, namer):

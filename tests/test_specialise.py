@@ -1,0 +1,128 @@
+"""The gradient program specialised on float64 arrays (transform/specialise.py): the helper
+calls whose checks the arguments' kinds pass become plain NumPy code, and the gradients
+stay those of the general program, of tape mode and of finite differences."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import srcad
+from srcad import cache
+from srcad.bench import workloads
+from srcad.testing import check_grads
+
+HELPERS = ("seed_for", "cotangent_number", "joint_outline", "index_adjoint", "add_at",
+           "multiply_into", "matmul_vjp_a", "matmul_vjp_b", "unbroadcast")
+
+
+def specialised(fn, wrt, **ranks):
+    return cache.compiled_adjoint(fn, wrt, mode="gradient", arrays=frozenset(ranks.items()))
+
+
+def tape_gradients(fn, args, wrt):
+    with srcad.GradientTape() as tape:
+        watched = [srcad.Variable(a) if i in wrt else a for i, a in enumerate(args)]
+        output = fn(*watched)
+    return tape.gradient(output, [watched[i] for i in wrt])
+
+
+@pytest.mark.parametrize("fn, wrt, ranks", [
+    (workloads.rosenbrock, ("x",), {"x": 1}),
+    (workloads.attention_loss, ("Wq", "Wv"), {"Wq": 2, "Wv": 2, "X": 2})])
+def test_the_benchmarks_large_array_gradients_call_no_checking_helper(fn, wrt, ranks):
+    source = specialised(fn, wrt, **ranks).source
+    assert not [helper for helper in HELPERS if helper + "(" in source], source
+
+
+@pytest.mark.parametrize("name", ["rosenbrock", "attention"])
+def test_specialised_gradients_agree_with_tape_mode(name):
+    workload = next(w for w in workloads.WORKLOADS if w.name == name)
+    args = workload.make_args()
+    wrt = workload.wrt if isinstance(workload.wrt, tuple) else (workload.wrt,)
+    got = srcad.grad(workload.fn, wrt=wrt)(*args)
+    for g, expected in zip(got, tape_gradients(workload.fn, args, wrt)):
+        np.testing.assert_allclose(g, expected, rtol=1e-10, atol=1e-12)
+
+
+def squared_differences(x, y):
+    return np.sum(x * 2.0 + y ** 2)
+
+
+def test_outlined_operands_of_unknown_shapes_are_still_checked():
+    """`x * 2.0 + y ** 2` is not computed (only its sum's seed is needed), but x and y of
+    shapes that do not broadcast must raise as the function does."""
+    x, y = np.ones(3), np.ones(4)
+    with pytest.raises(ValueError):
+        squared_differences(x, y)
+    with pytest.raises(ValueError):
+        srcad.grad(squared_differences, wrt=(0, 1))(x, y)
+
+
+def neighbours(x):
+    return np.sum(x[1:] * x[:-1] + 3.0 * x[0] ** 2)
+
+
+@pytest.mark.parametrize("x", [np.linspace(0.5, 2.0, 5), np.arange(12.0).reshape(4, 3) / 7,
+                               np.array([1.5, 2.5])])
+def test_programs_for_arrays_of_each_rank(x):
+    """A program per rank of argument, each with the gradient finite differences give."""
+    gradient = srcad.grad(neighbours)
+    for _ in range(2):  # (the second call takes the quick path)
+        got = gradient(x)
+        assert got.shape == x.shape and got.dtype == np.float64
+    check_grads(neighbours, (x,))
+
+
+def scaled_total(x, c):
+    return np.sum(x * c) * c
+
+
+def test_a_zero_dimensional_array_keeps_its_kind():
+    x = np.array(2.0)
+    got = srcad.grad(scaled_total)(x, 3.0)
+    assert type(got) is np.ndarray and got.shape == () and got == 9.0
+    assert srcad.grad(scaled_total)(np.float32(2.0), 3.0).dtype == np.float32
+
+
+def mixed_precisions(x, w):
+    return np.sum((x @ w) ** 2)
+
+
+def test_float32_and_float64_arguments_mixed():
+    x = np.linspace(-1.0, 1.0, 6).reshape(2, 3)
+    w = np.linspace(0.5, 1.5, 12).reshape(3, 4).astype(np.float32)
+    got = srcad.grad(mixed_precisions, wrt=(0, 1))(x, w)
+    expected = tape_gradients(mixed_precisions, (x, w), (0, 1))
+    for g, e, argument in zip(got, expected, (x, w)):
+        assert g.dtype == argument.dtype
+        np.testing.assert_allclose(g, e, rtol=1e-5)
+
+
+def layered(x, weights):
+    h = x
+    for w in weights:
+        h = np.tanh(h @ w)
+    return np.sum(h ** 2) + np.sum(x[:, 1:] - x[:, :-1])
+
+
+@settings(max_examples=30, deadline=None)
+@given(rows=st.integers(1, 4), columns=st.integers(2, 5), depth=st.integers(0, 2),
+       seed=st.integers(0, 2 ** 16))
+def test_specialised_gradients_agree_with_tape_mode_on_any_shapes(rows, columns, depth, seed):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=(rows, columns))
+    weights = [rng.normal(size=(columns, columns)) for _ in range(depth)]
+    np.testing.assert_allclose(srcad.grad(layered)(x, weights),
+                               tape_gradients(layered, (x, weights), (0,))[0],
+                               rtol=1e-9, atol=1e-12)
+
+
+def test_show_prints_the_program_grad_runs_on_the_arguments(capsys):
+    x = np.linspace(-1.0, 1.0, 7)
+    srcad.show(workloads.rosenbrock, mode="grad")
+    general = capsys.readouterr().out
+    srcad.show(workloads.rosenbrock, mode="grad", args=(x,))
+    shown = capsys.readouterr().out
+    assert "add_at(" in general and "add_at(" not in shown and "b_x[1:] +=" in shown
+    gradient = srcad.grad(workloads.rosenbrock)
+    gradient(x)
+    assert [entry[0].source for entry in gradient.derivative.latest.values()] == [shown]
