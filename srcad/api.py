@@ -13,7 +13,8 @@ import types
 import numpy as np
 
 from srcad import cache
-from srcad.arguments import is_container, like_argument, promote, seed_for, wrt_parameters
+from srcad.arguments import (is_container, like_argument, promote, refuse_not_plain_arguments,
+                             seed_for, wrt_parameters)
 from srcad.errors import CotangentError, UsageError
 from srcad.frontend.parse import code_of, unwrapped
 from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformable
@@ -102,6 +103,7 @@ class Derivative:
         ranks = float64_ranks(args, len(self.parameters)) if mode == "gradient" else ()
         entry = self.latest.get((kinds, mode, ranks))  # arguments of kinds seen before
         if entry is None or not entry[2]():
+            refuse_not_plain_arguments(args, kwargs)
             containers = frozenset(n for n, v in zip(self.names, originals)
                                    if is_container(v))
             compiled, program = self._program(

@@ -95,6 +95,29 @@ def rebuilt(template, parts):
     return next(parts)
 
 
+_NOT_PLAIN = (np.matrix, np.ma.MaskedArray)
+
+
+def refuse_not_plain_arguments(args, kwargs) -> None:
+    """Refuse a matrix or masked array among the arguments not differentiated too: the
+    function computes with it, and its arithmetic is not the one the rules follow."""
+    for position, value in enumerate(args):
+        if isinstance(value, _NOT_PLAIN):
+            _refuse_not_plain(value, f"argument {position}")
+    for name, value in kwargs.items():
+        if isinstance(value, _NOT_PLAIN):
+            _refuse_not_plain(value, f"argument {name!r}")
+
+
+def _refuse_not_plain(value, which: str):
+    raise NonDifferentiableInputError(
+        f"{which} is a {type(value).__name__}, whose arithmetic is not the plain arrays' "
+        "(`*` of matrices is a matrix product; masked elements are left out) that srcad's "
+        "derivative rules follow.",
+        fix="pass a plain array: `np.asarray(x)`, or for a masked array `x.filled(value)` "
+        "or `x.compressed()`.")
+
+
 def promote(value, name: str):
     """The value differentiated in place of an argument: ints become floats, floats and
     complex numbers stay, and the leaves of dicts, lists and tuples are promoted one by one."""
@@ -104,13 +127,8 @@ def promote(value, name: str):
         return rebuild(value, [promote(v, name) for v in _children(value)])
     if isinstance(value, (float, complex, np.inexact)) and not isinstance(value, bool):
         return value
-    if isinstance(value, (np.matrix, np.ma.MaskedArray)):
-        raise NonDifferentiableInputError(
-            f"argument {name!r} in wrt is a {type(value).__name__}, whose arithmetic is not "
-            "the plain arrays' (`*` of matrices is a matrix product; masked elements are "
-            "left out) that srcad's derivative rules follow.",
-            fix="pass a plain array: `np.asarray(x)`, or for a masked array "
-            "`x.filled(value)` or `x.compressed()`.")
+    if isinstance(value, _NOT_PLAIN):
+        _refuse_not_plain(value, f"argument {name!r} in wrt")
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "fc":
             return value

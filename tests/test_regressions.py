@@ -510,3 +510,15 @@ def test_matrices_and_masked_arrays_are_refused_as_wrt_arguments(x):
     from srcad.errors import NonDifferentiableInputError
     with pytest.raises(NonDifferentiableInputError, match="np.asarray"):
         srcad.grad(matrix_product_sum, wrt=1)(np.array([[1.0], [2.0], [3.0]]), x)
+
+
+@pytest.mark.parametrize("other", [np.matrix([[1.0, 2.0, 3.0]]),
+                                   np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])])
+def test_matrices_and_masked_arrays_are_refused_as_other_arguments(other):
+    """Passed alongside the differentiated argument, they changed its arithmetic too: the
+    derivative failed inside a rule (`matrix.sum() got an unexpected keyword argument`)."""
+    from srcad.errors import NonDifferentiableInputError
+    x = np.array([[1.0], [2.0], [3.0]])
+    for derivative in (srcad.grad(matrix_product_sum), srcad.value_and_grad(matrix_product_sum)):
+        with pytest.raises(NonDifferentiableInputError, match="argument 1 is a"):
+            derivative(x, other)

@@ -69,6 +69,8 @@ class Knowledge:
         for node in walk(statement):  # a loop, a branch, an unpacking: forget what it binds
             if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
                 self.facts.pop(node.id, None)
+            elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
+                self.facts.pop(node.name, None)
 
     def set(self, name: str, known) -> None:
         if known is None:
