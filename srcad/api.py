@@ -49,7 +49,7 @@ class Derivative:
         self.single, self.as_tuple = len(self.names) == 1, isinstance(wrt, tuple)
         self._compiled = {}  # (containers, numbers, mode) → (compiled program, bound)
         self.replayable = False  # whether the last forward sweep's backward may be replayed
-        self.latest = {}  # (the types of the wrt arguments, mode, ranks) → (compiled, bound, guards)
+        self.latest = {}  # (wrt arguments' types, mode, ranks) → (compiled, bound, guards)
         self.fused_call = fused_runner(self)  # for Python-float wrt arguments
         self.array_call = array_runner(self)  # for float-array wrt arguments
 
@@ -68,7 +68,7 @@ class Derivative:
         if entry is None or not entry[0].guards_hold(self.function):
             scalars = frozenset(n for n, number in zip(self.names, numbers) if number)
             arrays = frozenset((name, rank) for name, rank in zip(self.parameters, ranks)
-                               if rank is not None)
+                               if type(rank) is int)
             compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux, containers,
                                               mode=mode, scalars=scalars, arrays=arrays)
             entry = self._compiled[containers, numbers, mode, ranks] = (
@@ -101,9 +101,9 @@ class Derivative:
             args, kwargs = bound.args, bound.kwargs
             kinds = tuple(map(type, originals))
         ranks = float64_ranks(args, len(self.parameters)) if mode == "gradient" else ()
+        refuse_not_plain_arguments(args, kwargs)
         entry = self.latest.get((kinds, mode, ranks))  # arguments of kinds seen before
         if entry is None or not entry[2]():
-            refuse_not_plain_arguments(args, kwargs)
             containers = frozenset(n for n, v in zip(self.names, originals)
                                    if is_container(v))
             compiled, program = self._program(
@@ -299,7 +299,7 @@ def show(fn, wrt=0, mode="rev", args=None) -> None:
         if mode == "grad" and args is not None:
             parameters = Derivative(fn, wrt).parameters
             arrays = frozenset((name, rank) for name, rank in zip(
-                parameters, float64_ranks(tuple(args), len(parameters))) if rank is not None)
+                parameters, float64_ranks(tuple(args), len(parameters))) if type(rank) is int)
         program = cache.compiled_adjoint(function, names, arrays=arrays,
                                          mode="gradient" if mode == "grad" else mode)
     print(program.source, end="")

@@ -12,6 +12,7 @@ import ast
 import builtins
 import itertools
 import linecache
+import math
 import types
 import weakref
 from dataclasses import dataclass, field
@@ -129,7 +130,22 @@ def python_source(node: gast.AST) -> str:
             block = getattr(statement, name, None)
             if type(block) is list:
                 todo.extend(block)
+    for part in ast.walk(tree):  # (ast.unparse writes Constant(-1) ** 2 as `-1 ** 2`, which
+        kind = type(part)        # Python reads as -(1 ** 2))
+        if kind is ast.BinOp and type(part.op) is ast.Pow:
+            part.left = _signed(part.left)
+        elif kind is ast.Attribute:
+            part.value = _signed(part.value)
     return ast.unparse(tree)
+
+
+def _signed(node: ast.expr) -> ast.expr:
+    """A negative number constant as the negation of its magnitude, which ast.unparse
+    parenthesises where it binds less tightly than its surroundings; any other node."""
+    if type(node) is ast.Constant and type(node.value) in (int, float) \
+            and math.copysign(1.0, node.value) < 0:
+        return ast.UnaryOp(ast.USub(), ast.Constant(-node.value))
+    return node
 
 
 def _nested_code(code: types.CodeType, name: str) -> types.CodeType:

@@ -20,10 +20,11 @@ def fused_runner(derivative):
     """`fused_call(args)`: `(output, gradients)` by one program without a backward closure
     (pipeline.transform, mode "fused", or "forward-grad" where it applies: one `wrt`
     argument, no aux) when every `wrt` argument is a Python float passed by position;
-    None when one is not. When that program is optimistic (`math` in place of NumPy) and
-    raised or made something not finite, the general program runs the call again on NumPy
-    floats, so NumPy's values, warnings and errors prevail (Python's arithmetic would
-    raise ZeroDivisionError where a derivative is 0/0: nan, as for arrays).
+    None when one is not, or when that program is optimistic (`math` in place of NumPy)
+    and raised or made something not finite: the general program then runs the call
+    again, so NumPy's values, warnings and errors prevail. Where the derivative, not the
+    function, divided a Python float by zero, the call runs again on NumPy floats: inf or
+    nan, as for arrays, rather than Python's ZeroDivisionError.
 
     A closure over what it reads, made once: it runs on every scalar call, where a
     microsecond is the whole budget (a method reading attributes cost 0.7 us more)."""
@@ -68,8 +69,10 @@ def fused_runner(derivative):
         try:
             output, raw = run(*receiver, *args) if receiver else run(*args)
         except Exception as error:
-            if optimistic or type(error) is ZeroDivisionError and derivative_divided(args):
+            if type(error) is ZeroDivisionError and derivative_divided(args):
                 return by_numpy(args)
+            if optimistic:
+                return None
             raise
         if single:
             if by_forward_mode and type(output) is not float:
@@ -79,9 +82,9 @@ def fused_runner(derivative):
             if optimistic:
                 try:  # (a sum is finite only if every term is)
                     if not math.isfinite(output + raw):
-                        return by_numpy(args)
+                        return None
                 except Exception:  # (an int too large for a float: the general program)
-                    return by_numpy(args)
+                    return None
             return output, (raw,) if as_tuple else raw
         for gradient in raw:
             if type(gradient) is not float:
@@ -90,9 +93,9 @@ def fused_runner(derivative):
         if optimistic:
             try:
                 if not math.isfinite(output + sum(raw)):
-                    return by_numpy(args)
+                    return None
             except Exception:  # an overflowing sum only reruns the call
-                return by_numpy(args)
+                return None
         return output, raw
 
     def derivative_divided(args):
@@ -153,12 +156,15 @@ def array_runner(derivative):
 
 def float64_ranks(args, count: int) -> tuple:
     """The rank of each of the first `count` arguments that is a float64 array, None for
-    the others: the gradient program is specialised on them (transform/specialise.py)."""
-    return tuple([a.ndim if type(a) is np.ndarray and a.dtype is _FLOAT64 else None
-                  for a in args[:count]])
+    the others (a name for a matrix or masked array): the gradient program is specialised
+    on the ranks (transform/specialise.py)."""
+    return tuple([a.ndim if type(a) is np.ndarray and a.dtype is _FLOAT64
+                  else _NOT_PLAIN.get(type(a)) for a in args[:count]])
 
 
 _FLOAT64 = np.dtype(np.float64)
+# (a matrix or masked array meets another key than a list did: `_run` then refuses it)
+_NOT_PLAIN = {np.matrix: "matrix", np.ma.MaskedArray: "masked"}
 
 
 def float_program(function, names: tuple, has_aux: bool, numbers: frozenset, reverse_only):

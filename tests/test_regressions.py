@@ -516,9 +516,28 @@ def test_matrices_and_masked_arrays_are_refused_as_wrt_arguments(x):
                                    np.ma.array([1.0, 2.0, 3.0], mask=[0, 1, 0])])
 def test_matrices_and_masked_arrays_are_refused_as_other_arguments(other):
     """Passed alongside the differentiated argument, they changed its arithmetic too: the
-    derivative failed inside a rule (`matrix.sum() got an unexpected keyword argument`)."""
+    derivative failed inside a rule (`matrix.sum() got an unexpected keyword argument`).
+    Refused after a call with a list there too, whose program they would have reused."""
     from srcad.errors import NonDifferentiableInputError
     x = np.array([[1.0], [2.0], [3.0]])
     for derivative in (srcad.grad(matrix_product_sum), srcad.value_and_grad(matrix_product_sum)):
+        for _ in range(2):
+            derivative(x, [[1.0, 2.0, 3.0]])
         with pytest.raises(NonDifferentiableInputError, match="argument 1 is a"):
             derivative(x, other)
+
+
+def signs_under_powers(x):
+    return np.sum(x * (-1) ** 2) + np.sum(x ** 2 * (-0.5) ** 3) + (-2.0) ** 2 * x[0]
+
+
+@pytest.mark.parametrize("x", [np.arange(1.0, 4.0), np.array([0.5, -1.5])])
+def test_a_negative_constant_raised_to_a_power_keeps_its_parentheses(x):
+    """Constant(-1) ** 2 was written `-1 ** 2`, which Python reads as -(1 ** 2): value and
+    gradient came out negated, silently."""
+    value, gradient = srcad.value_and_grad(signs_under_powers)(x)
+    assert value == pytest.approx(signs_under_powers(x))
+    expected = 1.0 - 0.25 * x
+    expected[0] += 4.0
+    np.testing.assert_allclose(gradient, expected)
+    np.testing.assert_allclose(srcad.grad(signs_under_powers)(x), expected)

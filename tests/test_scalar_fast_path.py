@@ -336,3 +336,18 @@ def test_hypot_of_any_number_of_coordinates_agrees_with_finite_differences():
     point = (1.0, -2.0, 0.5)
     srcad.check_grads(norm3, point, wrt=(0, 1, 2))
     srcad.check_grads(norm3, tuple(map(np.float64, point)), wrt=(0, 1, 2))
+
+
+def reciprocal_plus_sine(x):
+    return np.sin(x) + 1.0 / x
+
+
+def test_the_functions_own_division_by_zero_still_raises():
+    """Only a derivative's division by zero reruns on NumPy floats; the function's own
+    raises as the function does (it came out inf, -inf)."""
+    with pytest.raises(ZeroDivisionError):
+        reciprocal_plus_sine(0.0)
+    for make in (srcad.grad, srcad.value_and_grad):
+        derivative = make(reciprocal_plus_sine)
+        with pytest.raises(ZeroDivisionError):
+            derivative(0.0)

@@ -126,3 +126,17 @@ def test_show_prints_the_program_grad_runs_on_the_arguments(capsys):
     gradient = srcad.grad(workloads.rosenbrock)
     gradient(x)
     assert [entry[0].source for entry in gradient.derivative.latest.values()] == [shown]
+
+
+def complex_scale(x):
+    c = (1 - x.shape[0]) ** 0.5  # a Python complex number for two elements or more
+    return np.sum(np.sin(x * c) * 2.0)
+
+
+def test_a_python_power_that_may_be_complex_is_not_taken_for_a_float():
+    """`(1 - n) ** 0.5` is complex: the output is, and `grad` refuses it as the general
+    program does (a float64 seed would have given a gradient)."""
+    from srcad.errors import NonScalarOutputError
+    for x in (np.arange(1.0, 4.0), np.arange(1.0, 4.0, dtype=np.float32)):
+        with pytest.raises(NonScalarOutputError):
+            srcad.grad(complex_scale)(x)

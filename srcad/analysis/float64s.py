@@ -162,7 +162,8 @@ class Knowledge:
         keepdims = options.get("keepdims", gast.Constant(False, None)).value
         if keepdims is True and operand.form == "array" and operand.rank:
             axes = (axis,) if type(axis) is int else axis
-            return Known("array", operand.rank, operand.shape and Reduced(operand.shape, axes, True))
+            reduced = operand.shape and Reduced(operand.shape, axes, True)
+            return Known("array", operand.rank, reduced)
         if axis is None and keepdims is False:
             return Known("number")
         if type(axis) is int and keepdims is False and operand.form == "array" \
@@ -191,6 +192,8 @@ def _elementwise(function, operands):
     known = [operand for operand in operands if isinstance(operand, Known)]
     if any(operand.outline for operand in known):
         return None
+    if not known and function is operator.pow:
+        return None  # (Python's `**` of numbers alone may be complex: (-2) ** 0.5)
     samples = [np.float64(0.5) if isinstance(operand, Known) else _SAMPLES[operand]
                for operand in operands]
     try:
@@ -237,6 +240,8 @@ def dropped_axes(index) -> int | None:
     """The axes a constant basic index drops (an int drops one, a slice none), or None for
     any other index."""
     parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    if not parts:
+        return None  # (`x[()]` of a 0-d array is a number)
     dropped = 0
     for part in parts:
         if constant(part, int):
@@ -248,10 +253,11 @@ def dropped_axes(index) -> int | None:
 
 def constant_slice(node) -> bool:
     """`slice(a, b)` or `slice(a, b, c)` of constant ints or None (how the generated code
-    passes `x[a:b]`'s index), or a `gast.Slice` of such."""
+    passes `x[a:b]`'s index; `slice(b)` alone, which stops at b, is not written so), or a
+    `gast.Slice` of such."""
     if isinstance(node, gast.Slice):
         bounds = (node.lower, node.upper, node.step)
         return all(b is None or constant(b, int) or constant(b, type(None)) for b in bounds)
     return (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
-            and node.func.id == "slice" and not node.keywords and 1 <= len(node.args) <= 3
+            and node.func.id == "slice" and not node.keywords and 2 <= len(node.args) <= 3
             and all(constant(a, int) or constant(a, type(None)) for a in node.args))

@@ -65,7 +65,7 @@ def _hypot_rule(position: int):
     return rule
 
 
-define_pointwise(math.hypot, *[_hypot_rule(position) for position in range(8)])
+define_pointwise(math.hypot, *[_hypot_rule(position) for position in range(32)])
 define_pointwise(math.atan2,
                  lambda g, ans, y, x: g * x / (x * x + y * y) if x or y else g * math.nan,
                  lambda g, ans, y, x: -g * y / (x * x + y * y) if x or y else g * math.nan)
