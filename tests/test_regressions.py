@@ -541,3 +541,18 @@ def test_a_negative_constant_raised_to_a_power_keeps_its_parentheses(x):
     expected[0] += 4.0
     np.testing.assert_allclose(gradient, expected)
     np.testing.assert_allclose(srcad.grad(signs_under_powers)(x), expected)
+
+
+def times_column_floor_maxima(x):
+    return np.sum(x * np.max(np.floor(x), axis=0, keepdims=True))
+
+
+def test_a_number_cotangent_times_a_smaller_operand_is_spread_to_the_argument():
+    """`x * m` with m a kept-axes reduction of a value without derivative: x's cotangent
+    from the uniform one of the sum is `g * m`, of m's shape, which must be spread over x
+    (it raised an internal error about a (1, 4) gradient for a (3, 4) argument)."""
+    x = np.arange(12.0).reshape(3, 4) / 3
+    expected = np.broadcast_to(np.max(np.floor(x), axis=0, keepdims=True), x.shape)
+    np.testing.assert_allclose(srcad.grad(times_column_floor_maxima)(x), expected)
+    np.testing.assert_allclose(srcad.value_and_grad(times_column_floor_maxima)(x)[1], expected)
+    np.testing.assert_allclose(srcad.tape.grad(times_column_floor_maxima)(x), expected)

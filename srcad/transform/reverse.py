@@ -28,8 +28,7 @@ from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation, operations
-from srcad.frontend import trees
-from srcad.frontend.trees import clone
+from srcad.frontend.trees import clone, walk
 from srcad.rules import vjp_rules
 from srcad.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNIFORM, UNSET, Adjoints,
                                       assign, is_none, join, load, store)
@@ -310,10 +309,11 @@ class _Backward:
         kept = counted(arguments, cotangents, self.adjoints.helper_of)  # (`x * x`: once, twice)
         arguments, cotangents = [arguments[i] for i, _ in kept], [c for _, c in kept]
         if self.adjoints.state(op.targets[0]) == UNIFORM:
+            sequences = self.adjoints.sequences
             shares = uniform.shares(op, arguments, cotangents, g.id, same_shape,
                                     self.adjoints.helper_of, self.bindings, lambda name: (
-                                        name in self.active
-                                        and name not in self.adjoints.sequences))
+                                        name in self.active and name not in sequences),
+                                    self.activity.scalars)
             if shares is not None and all(self._may_be_uniform(a) for a in arguments):
                 for (name, share, is_number), argument in zip(shares, arguments):
                     statements += self.adjoints.uniform(name, share) if is_number \
@@ -369,7 +369,7 @@ class _Backward:
 
     def _carries(self, argument) -> bool:
         return argument is not None and any(
-            isinstance(n, gast.Name) and n.id in self.active for n in trees.walk(argument))
+            isinstance(n, gast.Name) and n.id in self.active for n in walk(argument))
 
     def _contribute(self, argument, contribution, may_be_none=False) -> list:
         """Add `contribution` to the adjoint of `argument` (a name or a tuple of atoms)."""

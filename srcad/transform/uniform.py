@@ -49,12 +49,13 @@ def spread_number(contribution, argument: str, helper_of):
 
 
 def shares(op: Operation, arguments, cotangents, g: str, same_shape: frozenset,
-           helper_of, bindings, numeric):
+           helper_of, bindings, numeric, scalars: frozenset = frozenset()):
     """How the uniform adjoint `g` of `op`'s output reaches each argument: a list of
     `(argument, expression, uniform)`, `uniform` telling whether the expression is a number
     standing for every element of the argument (else it is an array of the argument's
     shape); None where some argument needs `g` as an array. `numeric(name)` tells whether
-    a name surely holds an array or a number (a differentiated value that is no sequence)."""
+    a name surely holds an array or a number (a differentiated value that is no sequence);
+    `scalars` names numbers."""
     if op.keywords or not (isinstance(op.callee, np.ufunc) or op.label in ELEMENTWISE_SYMBOLS):
         return None
     result = []
@@ -62,8 +63,13 @@ def shares(op: Operation, arguments, cotangents, g: str, same_shape: frozenset,
         if not isinstance(argument, gast.Name):
             return None
         if argument.id in same_shape and _elementwise(cotangent, bindings.callee):
-            result.append((argument.id, cotangent, _reads_only(cotangent, g, bindings.named)))
-            continue
+            number = _reads_only(cotangent, g, bindings.named)
+            if number or _full_shaped(cotangent, g, same_shape | scalars, bindings.named):
+                result.append((argument.id, cotangent, number))
+                continue
+            # (`g * m` with m = np.max(x, axis=0, keepdims=True) has m's shape, not x's)
+            cotangent = gast.Call(load(bindings.name_for("unbroadcast", runtime.unbroadcast)),
+                                  [cotangent, load(argument.id)], [])
         if helper_of(cotangent) is not runtime.unbroadcast or cotangent.keywords:
             return None
         term, operand = cotangent.args
@@ -103,6 +109,14 @@ def _shape_read(name: str) -> gast.Name:
 def _reads_only(expression, g: str, named) -> bool:
     """Whether the only value `expression` reads is `g` (besides bound modules/helpers)."""
     return all(n.id == g or named(n.id) is not None for n in walk(expression)
+               if isinstance(n, gast.Name))
+
+
+def _full_shaped(expression, g: str, full: frozenset, named) -> bool:
+    """Whether each value `expression` reads besides `g` is in `full` (the names of the
+    output's shape, and numbers): then an array it makes from the number `g` has the
+    output's shape."""
+    return all(n.id == g or n.id in full or named(n.id) is not None for n in walk(expression)
                if isinstance(n, gast.Name))
 
 
