@@ -172,16 +172,19 @@ class _DerivativeFunction:
 
 
 class _Grad(_DerivativeFunction):
+    def __init__(self, derivative: Derivative):
+        super().__init__(derivative)
+        self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
+
     def __call__(self, *args, **kwargs):
-        derivative = self.derivative
         if not kwargs:  # (Python floats first: their calls are the shortest)
-            result = derivative.fused_call(args)
+            result = self._fused_call(args)
             if result is not None:
                 return result[1]
-            gradient = derivative.array_call(args)
+            gradient = self._array_call(args)
             if gradient is not None:
                 return gradient
-        return derivative.gradients_only(args, kwargs)
+        return self.derivative.gradients_only(args, kwargs)
 
 
 class _ValueAndGrad(_DerivativeFunction):

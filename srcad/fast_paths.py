@@ -61,7 +61,7 @@ def fused_runner(derivative):
                 return None
         if run is None or not holds():
             compiled(args)
-        else:
+        elif others:
             for position in others:
                 if len(args) <= position or type(args[position]) is not float:
                     compiled(args)
