@@ -140,3 +140,20 @@ def test_a_python_power_that_may_be_complex_is_not_taken_for_a_float():
     for x in (np.arange(1.0, 4.0), np.arange(1.0, 4.0, dtype=np.float32)):
         with pytest.raises(NonScalarOutputError):
             srcad.grad(complex_scale)(x)
+
+
+def reductions(x):
+    total = np.sum(x)  # (over all axes: a ufunc's reduce alone would sum axis 0)
+    rows = np.max(x, axis=1, keepdims=True)
+    columns = np.min(x, axis=0)
+    scale = np.prod(x[0])
+    return np.sum(x * total) + np.sum((x - rows) ** 2) + np.sum(columns) * scale
+
+
+def test_reductions_of_arrays_run_as_ufunc_reductions_with_numpys_results():
+    x = np.linspace(-1.0, 2.0, 12).reshape(3, 4)
+    source = specialised(reductions, ("x",), x=2).source
+    assert "np.add.reduce(x, axis=None)" in source and "np.maximum.reduce(x, axis=1" in source
+    np.testing.assert_allclose(srcad.grad(reductions)(x), tape_gradients(reductions, (x,), (0,))[0],
+                               rtol=1e-12)
+    check_grads(reductions, (x,))

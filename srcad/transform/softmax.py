@@ -58,10 +58,10 @@ def softmax_vjp(g, ans, axis=None):
     """`ans * (g - sum(g * ans))`, in one array: the Jacobian `diag(A) - A A^T` (per slice
     along `axis`) is symmetric, so this is its JVP too."""
     product = g * ans
-    total = np.sum(product, axis=axis, keepdims=True)
     if type(product) is np.ndarray and product.shape == np.shape(g):
+        total = np.add.reduce(product, axis=axis, keepdims=True)  # (np.sum's dispatch: 1.5 us)
         return np.multiply(np.subtract(g, total, out=product), ans, out=product)
-    return (g - total) * ans
+    return (g - np.sum(product, axis=axis, keepdims=True)) * ans
 
 
 defvjp(softmax, lambda g, ans, x, axis=None: softmax_vjp(g, ans, axis))

@@ -15,6 +15,7 @@ the NumPy code of the helper's common case:
     b_a = multiply_into(b_a, c)                             ─▶  b_a = np.multiply(b_a, c, b_a)
     b_A = matmul_vjp_a(g, None, A, B)                       ─▶  b_A = g @ B.T
     b_s = unbroadcast(g, s)                                 ─▶  b_s = g
+    m = np.max(S, axis=1, keepdims=True)                    ─▶  m = np.maximum.reduce(S, ...)
 
 An outline (transform/outline.py) that only the seed read is then dropped, where its
 operands are known to broadcast (one shape class): it would have raised nothing.
@@ -36,6 +37,8 @@ from srcad.rules.numpy_contractions import matmul_vjp_a, matmul_vjp_b
 from srcad.transform.adjoints import assign, load
 
 FLOAT64_ONE = np.float64(1.0)  # the seed of a float64 number
+_REDUCING_UFUNCS = {np.sum: np.add, np.max: np.maximum, np.amax: np.maximum, np.min: np.minimum,
+                    np.amin: np.minimum, np.prod: np.multiply}
 _IN_PLACE = {runtime.add_into: np.add, runtime.subtract_into: np.subtract,
              runtime.multiply_into: np.multiply, runtime.divide_into: np.true_divide}
 
@@ -61,8 +64,32 @@ class _Rewriter:
             replaced = self._assignment(statement, statement.targets[0].id, statement.value)
             if replaced is not None:
                 return replaced
+            reduction = self._ufunc_reduction(statement.value)  # (on what precedes it)
+            self.known.learn(statement)
+            if reduction is not None:
+                statement.value = reduction
+            return [statement]
         self.known.learn(statement)
         return [statement]
+
+    def _ufunc_reduction(self, value):
+        """`np.add.reduce(x, axis=None)` for `np.sum(x)` of an array `x` (likewise max, min,
+        prod), or None: the same sum, without NumPy's 1.5 us of dispatch in Python."""
+        if not (isinstance(value, gast.Call) and len(value.args) == 1):
+            return None
+        ufunc = _REDUCING_UFUNCS.get(self.bindings.callee(value.func))
+        operand = self.known.value_of(value.args[0])
+        options = {keyword.arg: keyword.value for keyword in value.keywords}
+        if ufunc is None or not (isinstance(operand, Known) and operand.form == "array"
+                                 and operand.rank and not operand.outline) \
+                or set(options) - {"axis", "keepdims"} \
+                or not all(isinstance(option, gast.Constant) for option in options.values()):
+            return None
+        options.setdefault("axis", gast.Constant(None, None))  # (reduce's default is axis 0)
+        function = gast.Attribute(gast.Attribute(load(self._numpy()), ufunc.__name__,
+                                                 gast.Load()), "reduce", gast.Load())
+        return gast.Call(function, value.args,
+                         [gast.keyword(name, option) for name, option in options.items()])
 
     def _assignment(self, statement, target: str, value):
         """The statements `target = value` becomes, or None where it stays."""
