@@ -101,8 +101,9 @@ _NOT_PLAIN = (np.matrix, np.ma.MaskedArray)
 def refuse_not_plain_arguments(args, kwargs) -> None:
     """Refuse a matrix or masked array among the arguments not differentiated too: the
     function computes with it, and its arithmetic is not the one the rules follow."""
-    for position, value in enumerate(args):
-        if isinstance(value, _NOT_PLAIN):
+    for position, value in enumerate(args):  # (a float or an array, the common cases, first)
+        if type(value) is not float and type(value) is not np.ndarray \
+                and isinstance(value, _NOT_PLAIN):
             _refuse_not_plain(value, f"argument {position}")
     for name, value in kwargs.items():
         if isinstance(value, _NOT_PLAIN):

@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from srcad import cache
-from srcad.arguments import like_argument, seed_for
+from srcad.arguments import like_argument, refuse_not_plain_arguments, seed_for
 from srcad.errors import SrcadError
 from srcad.frontend.parse import code_of
 
@@ -32,7 +32,7 @@ def fused_runner(derivative):
         return declined
     positions, receiver, single, as_tuple = (derivative.positions, derivative.receiver,
                                              derivative.single, derivative.as_tuple)
-    needed = derivative.last_position + 1
+    needed, count = derivative.last_position + 1, len(derivative.positions)
     code = code_of(derivative.function)  # (the parameters after the receiver, by position)
     parameters = code.co_varnames[len(receiver):code.co_argcount]
     reverse_only = set()  # the sets of float parameters forward mode was refused for
@@ -59,6 +59,8 @@ def fused_runner(derivative):
         for position in positions:
             if type(args[position]) is not float:
                 return None
+        if len(args) > count:  # (the others may be anything: a matrix is refused)
+            refuse_not_plain_arguments(args, {})
         if run is None or not holds():
             compiled(args)
         elif others:
@@ -69,7 +71,7 @@ def fused_runner(derivative):
         try:
             output, raw = run(*receiver, *args) if receiver else run(*args)
         except Exception as error:
-            if type(error) is ZeroDivisionError and derivative_divided(args):
+            if type(error) in _PYTHONS_OWN and derivative_failed(args, type(error)):
                 return by_numpy(args)
             if optimistic:
                 return None
@@ -98,22 +100,24 @@ def fused_runner(derivative):
                 return None
         return output, raw
 
-    def derivative_divided(args):
-        """Whether the derivative, not the function, divided a Python float by zero
-        (`0.0 ** -0.5` in the rule of `x ** 0.5`, where NumPy gives inf): the function runs
-        on these arguments without ZeroDivisionError. A program that may write into its
-        arguments is not run twice: its error stands."""
-        if writes:
+    def derivative_failed(args, error: type):
+        """Whether the derivative, not the function, met Python's float arithmetic's
+        `error` (`0.0 ** -0.5` in the rule of `x ** 0.5`, where NumPy gives inf): the
+        function runs on these arguments without it. Only a function of numbers alone, which
+        writes nowhere, is run again to tell: elsewhere the error stands."""
+        if writes or receiver or not all(type(a) in _NUMBERS for a in args):
             return False
         try:
             derivative.fn(*args)
-        except ZeroDivisionError:
+        except error:
             return False
         return True
 
     def by_numpy(args):
         promoted = [np.float64(a) if type(a) is float else a for a in args]
         output, gradients = derivative.value_and_gradients(promoted, {})
+        if derivative.has_aux:
+            output = (_as_python_float(output[0]), *output[1:])
         return _as_python_float(output), (tuple(map(_as_python_float, gradients))
                                           if isinstance(gradients, tuple)
                                           else _as_python_float(gradients))
@@ -142,6 +146,8 @@ def array_runner(derivative):
         for value in (arrays,) if single else arrays:
             if type(value) is not np.ndarray or value.dtype.kind not in "fc":
                 return None
+        if len(args) > len(positions):  # (the others may be anything: a matrix is refused)
+            refuse_not_plain_arguments(args, {})
         entry = latest.get((kinds, "gradient", float64_ranks(args, count)))  # (`_run`'s key)
         if entry is None or not entry[2]():
             return None
@@ -156,15 +162,12 @@ def array_runner(derivative):
 
 def float64_ranks(args, count: int) -> tuple:
     """The rank of each of the first `count` arguments that is a float64 array, None for
-    the others (a name for a matrix or masked array): the gradient program is specialised
-    on the ranks (transform/specialise.py)."""
-    return tuple([a.ndim if type(a) is np.ndarray and a.dtype is _FLOAT64
-                  else _NOT_PLAIN.get(type(a)) for a in args[:count]])
+    the others: the gradient program is specialised on them (transform/specialise.py)."""
+    return tuple([a.ndim if type(a) is np.ndarray and a.dtype is _FLOAT64 else None
+                  for a in args[:count]])
 
 
 _FLOAT64 = np.dtype(np.float64)
-# (a matrix or masked array meets another key than a list did: `_run` then refuses it)
-_NOT_PLAIN = {np.matrix: "matrix", np.ma.MaskedArray: "masked"}
 
 
 def float_program(function, names: tuple, has_aux: bool, numbers: frozenset, reverse_only):
@@ -194,6 +197,10 @@ def _tangent_of_number(output, tangent):
     the output is a real number with one element, which may be an array of any shape."""
     seed_for(output)
     return np.reshape(tangent, ()) if np.ndim(tangent) else tangent
+
+
+_PYTHONS_OWN = (ZeroDivisionError, OverflowError)  # (where NumPy's floats give inf or nan)
+_NUMBERS = (float, int, bool, complex)
 
 
 def _as_python_float(value):

@@ -351,3 +351,34 @@ def test_the_functions_own_division_by_zero_still_raises():
         derivative = make(reciprocal_plus_sine)
         with pytest.raises(ZeroDivisionError):
             derivative(0.0)
+
+
+def steep_power(x):
+    return x ** -1.5
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_derivative_that_overflows_gives_numpys_inf():
+    """x ** -1.5 at 1e-150 is 1e225; its derivative overflows a Python float (OverflowError)
+    where NumPy's gives -inf."""
+    assert srcad.grad(steep_power)(1e-150) == -math.inf
+    assert srcad.grad(steep_power)(np.float64(1e-150)) == -math.inf
+
+
+def scaled_by_rest(x, *rest):
+    return np.sum(x * rest[0])
+
+
+@pytest.mark.filterwarnings("ignore::PendingDeprecationWarning")
+def test_a_matrix_is_refused_on_the_quick_paths_too():
+    """A matrix among `*args`, after calls with a plain array there, and beside a Python
+    float `wrt` argument, is refused as on a first call."""
+    from srcad.errors import NonDifferentiableInputError
+    x, matrix = np.array([[1.0, 2.0], [3.0, 4.0]]), np.matrix([[1.0, 5.0], [2.0, 7.0]])
+    gradient = srcad.grad(scaled_by_rest)
+    for _ in range(2):
+        gradient(x, np.asarray(matrix))
+    with pytest.raises(NonDifferentiableInputError):
+        gradient(x, matrix)
+    with pytest.raises(NonDifferentiableInputError):
+        srcad.grad(scaled_by_rest)(0.5, matrix)
