@@ -18,8 +18,8 @@ from srcad.arguments import (is_container, like_argument, promote, refuse_not_pl
 from srcad.errors import CotangentError, UsageError
 from srcad.frontend.parse import code_of, unwrapped
 from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformable
-from srcad.fast_paths import (array_runner, float64_ranks, float_program, fused_runner,
-                              guards_of)
+from srcad.fast_paths import (array_runner, float64_arrays, float64_ranks, float_program,
+                              fused_runner, guards_of)
 
 
 _FLOATS = {(float,) * n for n in range(1, 9)}
@@ -67,10 +67,9 @@ class Derivative:
         entry = self._compiled.get((containers, numbers, mode, ranks))
         if entry is None or not entry[0].guards_hold(self.function):
             scalars = frozenset(n for n, number in zip(self.names, numbers) if number)
-            arrays = frozenset((name, rank) for name, rank in zip(self.parameters, ranks)
-                               if type(rank) is int)
             compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux, containers,
-                                              mode=mode, scalars=scalars, arrays=arrays)
+                                              mode=mode, scalars=scalars,
+                                              arrays=float64_arrays(self.parameters, ranks))
             entry = self._compiled[containers, numbers, mode, ranks] = (
                 compiled, compiled.bind(self.function))
         return entry
@@ -301,8 +300,7 @@ def show(fn, wrt=0, mode="rev", args=None) -> None:
         arrays = frozenset()
         if mode == "grad" and args is not None:
             parameters = Derivative(fn, wrt).parameters
-            arrays = frozenset((name, rank) for name, rank in zip(
-                parameters, float64_ranks(tuple(args), len(parameters))) if type(rank) is int)
+            arrays = float64_arrays(parameters, float64_ranks(tuple(args), len(parameters)))
         program = cache.compiled_adjoint(function, names, arrays=arrays,
                                          mode="gradient" if mode == "grad" else mode)
     print(program.source, end="")

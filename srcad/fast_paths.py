@@ -14,7 +14,6 @@ import numpy as np
 from srcad import cache
 from srcad.arguments import like_argument, refuse_not_plain_arguments, seed_for
 from srcad.errors import SrcadError
-from srcad.frontend.parse import code_of
 
 def fused_runner(derivative):
     """`fused_call(args)`: `(output, gradients)` by one program without a backward closure
@@ -33,8 +32,7 @@ def fused_runner(derivative):
     positions, receiver, single, as_tuple = (derivative.positions, derivative.receiver,
                                              derivative.single, derivative.as_tuple)
     needed, count = derivative.last_position + 1, len(derivative.positions)
-    code = code_of(derivative.function)  # (the parameters after the receiver, by position)
-    parameters = code.co_varnames[len(receiver):code.co_argcount]
+    parameters = derivative.parameters  # (after the receiver, by position)
     reverse_only = set()  # the sets of float parameters forward mode was refused for
     # The program, made on the first call: its function, whether it is optimistic, its
     # guards, whether it is forward mode's, whether it may write into its arguments, and
@@ -158,6 +156,12 @@ def array_runner(derivative):
         gradients = tuple(map(like_argument, raw, arrays))
         return gradients if as_tuple else gradients[0]
     return array_call
+
+
+def float64_arrays(parameters: tuple, ranks: tuple) -> frozenset:
+    """`(parameter, rank)` of the parameters whose `ranks` entry (float64_ranks) is one:
+    what pipeline.transform specialises the gradient program on."""
+    return frozenset((name, rank) for name, rank in zip(parameters, ranks) if rank is not None)
 
 
 def float64_ranks(args, count: int) -> tuple:

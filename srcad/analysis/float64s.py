@@ -94,7 +94,7 @@ class Knowledge:
                                                         self.value_of(node.right)])
         if isinstance(node, gast.Attribute):
             base = self.value_of(node.value)
-            if isinstance(base, Known) and base.form == "array" and not base.outline:
+            if is_array(base):
                 if node.attr == "shape":
                     return SHAPE
                 if node.attr == "T" and base.rank == 2:
@@ -112,7 +112,7 @@ class Knowledge:
         base = self.value_of(node.value)
         if base == SHAPE:
             return INT if constant(node.slice, int) else None
-        if not (isinstance(base, Known) and base.form == "array" and not base.outline):
+        if not is_array(base):
             return None
         dropped = dropped_axes(node.slice)
         if dropped is None or base.rank is None or dropped > base.rank:
@@ -140,8 +140,7 @@ class Knowledge:
         if callee in (seed_for, outlines.cotangent_number) and isinstance(arguments[0], Known) \
                 and arguments[0].form == "number":
             return Known("number")
-        if callee is softmax_vjp and len(arguments) >= 2 and isinstance(arguments[0], Known) \
-                and arguments[0].form == "array" and not arguments[0].outline \
+        if callee is softmax_vjp and len(arguments) >= 2 and is_array(arguments[0]) \
                 and isinstance(arguments[1], Known):  # (g, a cotangent of ans, has its shape)
             return replace(arguments[0], shape=arguments[1].shape)
         return None
@@ -172,10 +171,14 @@ class Knowledge:
         return Known("either")
 
 
+def is_array(known) -> bool:
+    """Whether `known` says: a float64 array, computed (no outline)."""
+    return isinstance(known, Known) and known.form == "array" and not known.outline
+
+
 def same_shape(g, like) -> bool:
     """Whether `unbroadcast(g, like)` is `g`: both of one shape class."""
-    return isinstance(g, Known) and not g.outline and g.form == "array" \
-        and isinstance(like, Known) and like.shape is not None and g.shape == like.shape
+    return is_array(g) and isinstance(like, Known) and like.shape is not None and g.shape == like.shape
 
 
 def is_number(known, outline: bool = True) -> bool:

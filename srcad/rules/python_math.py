@@ -2,7 +2,8 @@
 Jacobian, so one rule per argument (`g` times the partial derivative) serves as its VJP and
 its JVP (`define_pointwise`). Where a function is defined but its derivative is infinite
 or undefined, a rule gives inf or nan, as NumPy's does, where Python's division would raise.
-The functions of an iterable (`fsum`, `prod`, `dist`) give each item its own cotangent. `polygamma` (digamma and its derivatives, which the rules of
+The functions of an iterable (`fsum`, `prod`, `dist`) give each item its own cotangent.
+`polygamma` (digamma and its derivatives, which the rules of
 `gamma` and `lgamma` need) is computed here, so that no optional dependency is needed."""
 import math
 
@@ -55,12 +56,17 @@ define_pointwise(math.pow,
                  lambda g, ans, x, y: g * ans * math.log(x) if x > 0 else 0.0 * g)
 
 
+def _ratio(numerator, distance):
+    """`numerator / distance`, nan where the distance is 0 (no derivative there)."""
+    return numerator / distance if distance else numerator * math.nan
+
+
 def _hypot_rule(position: int):
     """The rule of coordinate `position` of `math.hypot(*coordinates)`: x_k / |x|; nan at
     the origin, where no derivative exists (np.hypot's rule gives 0/0 there; Python's
     division would raise)."""
     def rule(g, ans, *coordinates):
-        return g * coordinates[position] / ans if ans else g * math.nan
+        return _ratio(g * coordinates[position], ans)
     rule.__name__ = f"hypot_partial_{position}"
     return rule
 
@@ -109,11 +115,6 @@ define_pointwise(math.lgamma, lambda g, ans, x: g * polygamma(0, x))
 
 
 # ---- functions of an iterable ------------------------------------------------------------------
-def _ratio(numerator, distance):
-    """`numerator / distance`, nan where the distance is 0 (no derivative there)."""
-    return numerator / distance if distance else numerator * math.nan
-
-
 def _items_like(iterable, items):
     """`items` as a tuple if `iterable` is one, else as a list."""
     return tuple(items) if isinstance(iterable, tuple) else list(items)

@@ -29,8 +29,8 @@ import gast
 import numpy as np
 
 from srcad import outlines, runtime
-from srcad.analysis.float64s import (FLOAT, INT, Known, Knowledge, dropped_axes, constant,
-                                     is_number, same_shape)
+from srcad.analysis.float64s import (FLOAT, INT, Known, Knowledge, constant, dropped_axes,
+                                     is_array, is_number, same_shape)
 from srcad.arguments import seed_for
 from srcad.frontend.trees import walk
 from srcad.rules.numpy_contractions import matmul_vjp_a, matmul_vjp_b
@@ -80,8 +80,7 @@ class _Rewriter:
         ufunc = _REDUCING_UFUNCS.get(self.bindings.callee(value.func))
         operand = self.known.value_of(value.args[0])
         options = {keyword.arg: keyword.value for keyword in value.keywords}
-        if ufunc is None or not (isinstance(operand, Known) and operand.form == "array"
-                                 and operand.rank and not operand.outline) \
+        if ufunc is None or not (is_array(operand) and operand.rank) \
                 or set(options) - {"axis", "keepdims"} \
                 or not all(isinstance(option, gast.Constant) for option in options.values()):
             return None
@@ -146,8 +145,7 @@ class _Rewriter:
         if len(nodes) != 3 or dropped_axes(nodes[2]) is None:
             return None
         g, x, _ = arguments
-        if not (isinstance(x, Known) and x.form == "array" and x.rank and not x.outline
-                and isinstance(g, Known) and not g.outline):
+        if not (is_array(x) and x.rank and isinstance(g, Known) and not g.outline):
             return None
         self.known.facts[target] = Known("array", x.rank, x.shape)
         zeros = gast.Call(gast.Attribute(load(self._numpy()), "zeros", gast.Load()),
@@ -159,9 +157,9 @@ class _Rewriter:
         if len(nodes) != 4 or dropped_axes(nodes[3]) is None:
             return None
         total, g, x, _ = arguments
-        if not (isinstance(total, Known) and total.form == "array" and isinstance(x, Known)
-                and x.form == "array" and x.shape is not None and total.shape == x.shape
-                and not x.outline and isinstance(g, Known) and not g.outline
+        if not (is_array(total) and is_array(x)
+                and x.shape is not None and total.shape == x.shape
+                and isinstance(g, Known) and not g.outline
                 and isinstance(nodes[0], gast.Name)):
             return None
         written = gast.Subscript(load(nodes[0].id), _index_node(nodes[3]), gast.Store())
@@ -173,8 +171,7 @@ class _Rewriter:
 
     def _in_place(self, target, ufunc, nodes, arguments):
         total, other = arguments
-        if not (isinstance(total, Known) and total.form == "array" and not total.outline
-                and isinstance(nodes[0], gast.Name)):
+        if not (is_array(total) and isinstance(nodes[0], gast.Name)):
             return None
         if not (other in (INT, FLOAT) or isinstance(other, Known) and not other.outline and (
                 other.form == "number" or other.shape is not None and other.shape == total.shape)):
@@ -186,8 +183,7 @@ class _Rewriter:
 
     def _matmul(self, target, first: bool, nodes, arguments):
         g, _, a, b = arguments
-        if not all(isinstance(v, Known) and v.form == "array" and v.rank == 2 and not v.outline
-                   for v in (g, a, b)):
+        if not all(is_array(v) and v.rank == 2 for v in (g, a, b)):
             return None
         self.known.facts[target] = Known("array", 2)
         transposed = gast.Attribute(nodes[3] if first else nodes[2], "T", gast.Load())
