@@ -83,11 +83,37 @@ def test_builtins_have_no_source():
     assert isinstance(info.value, TypeError)
 
 
-def test_function_without_a_source_file():
+@pytest.mark.parametrize("other_snippet", [None, "import numpy\nprint(numpy.pi)\n"])
+def test_function_without_a_source_file(monkeypatch, other_snippet):
+    """exec'd code has no source, also where linecache holds another `<string>`'s text
+    (Python 3.13 keeps the text of `python -c` so)."""
+    import linecache
+    monkeypatch.delitem(linecache.cache, "<string>", raising=False)
+    if other_snippet is not None:
+        monkeypatch.setitem(linecache.cache, "<string>", (
+            len(other_snippet), None, other_snippet.splitlines(True), "<string>"))
     namespace = {}
     exec("def f(x):\n    return x * 2.0\n", namespace)
-    with pytest.raises(SourceUnavailableError, match="interactive prompt"):
+    with pytest.raises(SourceUnavailableError, match="interactive prompt") as error:
         srcad.grad(namespace["f"])(1.0)
+    assert "IPython or Jupyter" in str(error.value)
+
+
+@pytest.mark.parametrize("how", ["-c", "stdin"])
+def test_code_from_the_command_line_or_stdin(how):
+    """Python 3.13 keeps the text of `python -c` (srcad differentiates it); code piped on
+    stdin has none, and the error says where source is kept."""
+    import subprocess
+    import sys
+    program = ("import srcad\nf = lambda x: x * 3.0\n"
+               "try:\n    print(srcad.grad(f)(1.0))\n"
+               "except srcad.errors.SourceUnavailableError as error:\n    print(error)\n")
+    run = subprocess.run([sys.executable, "-c", program] if how == "-c" else [sys.executable],
+                         input=None if how == "-c" else program, capture_output=True,
+                         text=True, timeout=120, check=True)
+    kept = how == "-c" and sys.version_info >= (3, 13)
+    assert run.stdout.strip() == "3.0" if kept else "Jupyter" in run.stdout, \
+        run.stdout + run.stderr
 
 
 def test_every_error_derives_from_srcad_error():

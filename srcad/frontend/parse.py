@@ -89,14 +89,12 @@ def parse_function(fn) -> ParsedFunction:
         linecache.checkcache(code.co_filename)
         lines = tuple(linecache.getlines(code.co_filename))
     if not lines:
-        raise SourceUnavailableError(
-            f"srcad cannot read the source of {code.co_name!r}: {code.co_filename!r} is not a "
-            "file it can open (functions typed at the interactive prompt have no source).",
-            fix="define the function in a file or a notebook cell.",
-        )
+        raise _no_source(code)
     node = _definition_block(code, lines) if code.co_name != "<lambda>" else None
     if node is None:
         node = _find_definition(_file_tree(code.co_filename, "".join(lines)), code)
+    if node is None and _is_pseudo_file(code.co_filename):
+        raise _no_source(code)  # the lines are another snippet's (`python -c` on 3.13 keeps its own)
     if node is None:
         raise SourceUnavailableError(
             f"srcad cannot find the definition of {code.co_name!r} at line "
@@ -105,6 +103,23 @@ def parse_function(fn) -> ParsedFunction:
             fix="re-import the module (or restart the interpreter) so source and code agree.",
         )
     return ParsedFunction(_to_function_def(node), code.co_filename, lines, _name_of(node))
+
+
+def _no_source(code) -> SourceUnavailableError:
+    return SourceUnavailableError(
+        f"srcad cannot read the source of {code.co_name!r}: {code.co_filename!r} is not a "
+        "file it can open. Code typed at the interactive prompt of Python 3.11 and 3.12, "
+        "given to `python -c`, piped on standard input or run by `exec` of a string keeps "
+        "no source.",
+        fix="define the function in a file (a module or a script), an IPython or Jupyter "
+        "cell, or at the interactive prompt of Python 3.13 or newer; for `exec`, register "
+        "the text with `linecache` under the filename you compile it with.",
+    )
+
+
+def _is_pseudo_file(filename: str) -> bool:
+    """`<string>`, `<stdin>`: a name Python gives code that came from no file."""
+    return filename.startswith("<") and filename.endswith(">")
 
 
 def _definition_block(code, lines: tuple):

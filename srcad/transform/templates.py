@@ -9,7 +9,6 @@ A longer rule is called by name with the call's own arguments.
 from __future__ import annotations
 
 import builtins
-import dis
 import functools
 import inspect
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ class Template:
     ans: str
     body: gast.expr | None        # None: the rule is called, not inlined
     free: dict                    # names the body reads from the rule's module → objects
+    reads_ans: bool               # False: a called rule is handed None for `ans`
 
     def bind(self, args, keywords) -> inspect.BoundArguments:
         """Match a call's argument nodes to the rule's parameters (TypeError if they don't)."""
@@ -56,7 +56,8 @@ def template_of(rule: Callable) -> Template:
     free = {} if body is None else _free_names(rule, body, {p.name for p in parameters})
     if free is None:
         body, free = None, {}
-    return Template(rule, signature, g.name, ans.name, body, free)
+    return Template(rule, signature, g.name, ans.name, body, free,
+                    body is not None or _reads_parameter(rule, ans.name))
 
 
 def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
@@ -72,7 +73,7 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
     if template.body is None:
         name = getattr(template.rule, "__name__", "")
         name = bind(name if name.isidentifier() else "vjp_rule", template.rule)
-        if not _reads_parameter(template.rule, template.ans):
+        if not template.reads_ans:
             ans = gast.Constant(None, None)  # so the forward sweep need not keep the output
         return gast.Call(gast.Name(name, gast.Load(), None, None),
                          [g, ans, *bound.args],
@@ -127,11 +128,19 @@ def _mark_shape_reads(expression, free: dict) -> None:
 
 
 def _reads_parameter(rule, name: str) -> bool:
-    code = getattr(rule, "__code__", None)
-    if code is None:
+    """Whether the rule's source reads `name` (its own code or a nested function's); True
+    where it cannot be told. Read from the AST, not the bytecode, whose instruction forms
+    change between Python versions (3.13 loads two names in one `LOAD_FAST_LOAD_FAST`)."""
+    try:
+        node = parse_function(rule).node
+    except SrcadError:
         return True
-    return any(i.argval == name for i in dis.get_instructions(code)
-               if i.opname.startswith("LOAD_") or i.opname == "MAKE_CELL")
+    return any(isinstance(n, gast.Name) and (
+        n.id == name and isinstance(n.ctx, gast.Load) or n.id in _NAMESPACE_READERS)
+        for n in walk(node))
+
+
+_NAMESPACE_READERS = frozenset({"locals", "vars", "eval", "exec"})
 
 
 def _inlinable_body(rule):
