@@ -41,7 +41,23 @@ def singular_values_and_vectors(a):
 
 
 def real_eigenvalues(a):
-    return np.sum(np.linalg.eig(a)[0] ** 3)
+    # np.real: NumPy 2.5 returns complex eigenvalues even where they are real
+    return np.sum(np.real(np.linalg.eig(a)[0]) ** 3)
+
+
+ROTATING = np.array([[0.3, -2.0, 0.1], [1.5, 0.2, 0.4], [0.1, 0.3, 1.0]])  # λ = 0.25 ± 1.7i, 1.0
+
+
+def complex_eigenvalues(a):
+    w = np.linalg.eig(a)[0]
+    return np.sum(np.real(w) ** 2 * np.imag(w))
+
+
+def complex_eigenvectors(a):
+    """A function of the vectors' phase (LAPACK makes each one's largest component real);
+    squares, since the sign of that component is LAPACK's free choice."""
+    v = np.linalg.eig(a)[1]
+    return np.sum(np.real(v) ** 2 * np.arange(3.0)) + np.sum(np.imag(v[1]) ** 2)
 
 
 def read_twice(a):
@@ -63,6 +79,7 @@ SEVERAL_RESULTS = [
     (logdet_only, SQUARE), (eigenvalues_only, SQUARE), (eigenvectors_only, SQUARE),
     (singular_values_and_vectors, TALL), (real_eigenvalues, SQUARE), (read_twice, SQUARE),
     (pieces_multiplied, np.arange(1.0, 7.0)), (slopes_multiplied, TALL),
+    (complex_eigenvalues, ROTATING), (complex_eigenvectors, ROTATING),
 ]
 
 
@@ -96,7 +113,12 @@ def eigen(a):
 
 def general_eigen(a):
     w, v = np.linalg.eig(a)
-    return np.sum(w ** 3) + np.sum(v ** 4)
+    return np.sum(np.real(w) ** 3) + np.sum(np.real(v) ** 4)
+
+
+def rotating_eigen(a):
+    w, v = np.linalg.eig(a)
+    return np.sum(np.imag(w) ** 3) + np.sum(np.abs(v) ** 4) + np.sum(np.real(v) ** 2)
 
 
 def singular(a):
@@ -120,7 +142,8 @@ def products(a):
 
 SECOND_ORDER = [
     (inverse_and_solve, SQUARE), (determinants, SQUARE), (cholesky_factor, SQUARE),
-    (eigen, SQUARE), (general_eigen, SQUARE), (singular, TALL), (pseudo_inverse, TALL),
+    (eigen, SQUARE), (general_eigen, SQUARE), (rotating_eigen, ROTATING), (singular, TALL),
+    (pseudo_inverse, TALL),
     (norms, TALL), (products, SQUARE),
 ]
 
@@ -183,9 +206,11 @@ def count_nonzero(a):
     return np.linalg.norm(a[0], 0)
 
 
-def complex_eigenvalues(a):
+def phase_of_a_rotation(a):
+    """[[0, -t], [t, 0]] has eigenvectors (1, ∓i)/√2: both components equally large, so
+    which one LAPACK makes real, and so the phase, flips under perturbation."""
     rotation = np.array([[0.0, -1.0], [1.0, 0.0]])
-    return np.sum(np.real(np.linalg.eig(rotation * a[0, 0])[0]))
+    return np.sum(np.real(np.linalg.eig(rotation * a[0, 0])[1]) * np.arange(1.0, 3.0)[:, None])
 
 
 REFUSED = [
@@ -194,7 +219,7 @@ REFUSED = [
     (rank_deficient_vectors, SQUARE, "equal"),
     (rank_deficient_pseudo_inverse, SQUARE, "rank deficient"),
     (count_nonzero, SQUARE, "ord=0"),
-    (complex_eigenvalues, SQUARE, "complex eigenvalues"),
+    (phase_of_a_rotation, SQUARE, "phase"),
 ]
 
 
@@ -218,6 +243,19 @@ def test_forward_mode_gives_nan_for_vectors_without_a_derivative():
     assert np.isnan(tangent)
     _, tangent = srcad.jvp(eigenvalues_at_identity, (np.zeros((3, 3)),), (np.eye(3),))
     assert tangent == pytest.approx(6.0)
+    _, tangent = srcad.jvp(phase_of_a_rotation, (SQUARE,), (np.ones((3, 3)),))
+    assert np.isnan(tangent)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_function_blind_to_the_phase_has_a_derivative_where_the_phase_jumps(mode):
+    def sizes(a):
+        rotation = np.array([[0.0, -1.0], [1.0, 0.0]]) + np.diag([0.0, 2.0]) * a[0, 1]
+        return np.sum(np.abs(np.linalg.eig(rotation * a[0, 0])[1]) ** 4 * np.arange(2.0)[:, None])
+
+    x = np.array([[1.3, 0.0], [0.0, 0.0]])  # at a[0, 1] = 0 both components are as large
+    gradient = (srcad.grad if mode == "source" else srcad.tape.grad)(sizes)(x)
+    np.testing.assert_allclose(gradient, numerical_gradient(sizes, (x,), 0), atol=1e-7)
 
 
 # ---- an independent oracle -----------------------------------------------------------------------

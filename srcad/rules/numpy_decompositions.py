@@ -1,5 +1,5 @@
 """Rules for the eigendecompositions and the singular value decomposition of numpy.linalg:
-`eigh`, `eigvalsh`, `eig` (real eigenvalues), `svd` (thin, full, values only, hermitian).
+`eigh`, `eigvalsh`, `eig` (real and complex), `svd` (thin, full, values only, hermitian).
 
 The vectors of repeated eigenvalues or singular values have no derivative: their rules raise
 (a JVP returns nan, not knowing whether the vectors are used). `eigh` and `svd(hermitian=True)`
@@ -7,10 +7,11 @@ read one triangle of their argument and are differentiated with respect to that 
 """
 import numpy as np
 
+from srcad.errors import UnsupportedDerivativeError
 from srcad.rules.numpy_linalg import (eye, inverse_gaps, mT, onto_triangle, reciprocal_or_nan,
-                                      refuse_completion, refuse_complex, refuse_complex_input,
+                                      refuse_completion, refuse_complex_input,
                                       refuse_repeated, refuse_zero, rounding, symmetric_from, tied)
-from srcad.rules.registry import defjvp, defvjp
+from srcad.rules.registry import defjvp, defvjp, nondifferentiable
 from srcad.runtime import dtype_of
 
 
@@ -61,27 +62,95 @@ defjvp(np.linalg.eigvalsh, eigvalsh_jvp)
 
 
 def eig_vjp(g, ans, a):
-    """Ā = V⁻ᵀ (diag(w̄) + F ∘ Vᵀ N(V̄)) Vᵀ, where N keeps the eigenvectors' unit length."""
+    """Ā = V⁻ᵀ (diag(w̄) + F ∘ Vᵀ V̄') Vᵀ, where V̄' adds to V̄ the cotangents of what fixes
+    each eigenvector: its unit length and, for a complex one, its phase (_phase_fixed)."""
     w, v = ans
-    refuse_complex(w)
     middle = np.zeros_like(v)
     if g[0] is not None:
         middle = middle + eye(w) * g[0][..., None, :]
     if g[1] is not None:
         refuse_repeated(w, "eigenvectors of np.linalg.eig")
-        turned = mT(v) @ g[1]
-        turned = turned - (mT(v) @ v) * np.diagonal(turned, 0, -2, -1)[..., None, :]
-        middle = middle + inverse_gaps(w, tied(w)) * turned
-    return np.linalg.solve(mT(v), middle @ mT(v))
+        middle = middle + inverse_gaps(w, tied(w)) * (mT(v) @ _vector_cotangent(g[1], w, v, a))
+    cotangent = np.linalg.solve(mT(v), middle @ mT(v))
+    return cotangent if dtype_of(a).kind == "c" else np.real(cotangent)
 
 
 def eig_jvp(g, ans, a):
-    """dw = diag(V⁻¹ dA V); dV = V (F ∘ V⁻¹ dA V), less its part along each (unit) vector."""
+    """dw = diag(V⁻¹ dA V); dV = V (F ∘ V⁻¹ dA V), less its part along each vector that
+    would change the vector's length or, for a complex one, its phase (_phase_fixed)."""
     w, v = ans
-    refuse_complex(w)
     rotated = np.linalg.solve(v, g @ v)
     dv = v @ (inverse_gaps(w, tied(w)) * rotated)
-    return np.diagonal(rotated, 0, -2, -1), dv - v * np.sum(v * dv, axis=-2, keepdims=True)
+    dv = dv - v * np.real(np.sum(np.conj(v) * dv, axis=-2, keepdims=True))
+    if dtype_of(v).kind == "c":
+        anchor = _anchor(v)
+        turn = np.imag(_at(anchor, dv)) / np.real(_at(anchor, v))
+        turn = np.where(_phase_fixed(w, v, a), np.where(_anchor_tied(v), np.nan, turn), 0)
+        dv = dv - 1j * v * turn
+    return np.diagonal(rotated, 0, -2, -1), dv
+
+
+def _vector_cotangent(gv, w, v, a):
+    """V̄ plus the cotangents of the two constraints on each vector: unit length takes
+    away Re(s) conj(v), a fixed phase adds -i Im(s) / v[anchor] at the anchor, where
+    s = Σᵢ V̄ᵢₖ vᵢₖ is how the loss changes along the vector itself."""
+    along = np.sum(gv * v, axis=-2, keepdims=True)
+    gv = gv - np.real(along) * np.conj(v)
+    if dtype_of(v).kind != "c":
+        return gv
+    turn = np.where(_phase_fixed(w, v, a), np.imag(along), 0)
+    _refuse_unanchored_phase(turn, np.sum(np.abs(gv * v), axis=-2, keepdims=True), v)
+    anchor = _anchor(v)
+    return gv - 1j * np.where(anchor, turn / np.real(_at(anchor, v)), 0)
+
+
+def _phase_fixed(w, v, a):
+    """[..., 1, k]: whether complex eigenvector k's phase is LAPACK's choice, which its
+    derivative must follow: the vector's component of largest modulus is real. A real
+    eigenvalue of a real matrix has a real vector, which stays real by itself."""
+    shape = np.shape(w)[:-1] + (1,) + np.shape(w)[-1:]
+    if dtype_of(a).kind == "c":
+        return np.ones(shape, bool)
+    return np.reshape(np.abs(np.imag(w)) > rounding(w), shape)
+
+
+def _anchor(v):
+    """A mask of each eigenvector's first component of largest modulus, which LAPACK
+    makes real."""
+    rows = np.arange(np.shape(v)[-2])[:, None]
+    return rows == np.argmax(np.abs(v), axis=-2)[..., None, :]
+
+
+def _at(anchor, x):
+    """x at each column's anchor, as a row [..., 1, k]."""
+    return np.sum(np.where(anchor, x, 0), axis=-2, keepdims=True)
+
+
+def _anchor_tied(v):
+    """[..., 1, k]: whether another component of vector k is as large as its anchor (to
+    within √eps): which one LAPACK makes real may then flip, and the phase with it."""
+    size = np.sort(np.abs(v), axis=-2)
+    largest = size[..., -1:, :]
+    return largest - size[..., -2:-1, :] <= np.sqrt(np.finfo(dtype_of(v)).eps) * largest
+
+
+def _refuse_unanchored_phase(turn, scale, v):
+    """A loss that changes with the phase of a vector whose anchor is tied has no
+    derivative (a perturbation flips which component LAPACK makes real). Only a first-order
+    change is seen: a loss whose phase dependence is flat at LAPACK's choice passes."""
+    sensitive = np.abs(turn) > np.sqrt(np.finfo(dtype_of(v)).eps) * scale
+    if np.any(sensitive & _anchor_tied(v)):
+        raise UnsupportedDerivativeError(
+            "this function of the eigenvectors of np.linalg.eig depends on their phase, which "
+            "LAPACK fixes by making each vector's component of largest modulus real; here "
+            "two components are equally large, so that choice (and the phase) jumps under "
+            "any perturbation and has no derivative.",
+            fix="differentiate a function that does not depend on each vector's phase "
+            "(np.abs(v), v @ diag(w) @ inv(v)), or fix the phase yourself, e.g. "
+            "v / (v[0] / np.abs(v[0])).")
+
+
+nondifferentiable(_phase_fixed, _anchor, _anchor_tied, _refuse_unanchored_phase)
 
 
 defvjp(np.linalg.eig, eig_vjp)

@@ -14,7 +14,7 @@ as NumPy computes them, which is exact for any argument, symmetric or not.
 
 Where a derivative does not exist, the rules raise instead of returning a number: the
 eigenvectors (or singular vectors) of repeated eigenvalues, a pseudo-inverse at a rank
-deficient matrix, `norm(x, 0)`, complex eigenvalues of `eig`, the arbitrary completing
+deficient matrix, `norm(x, 0)`, the arbitrary completing
 columns of `svd(full_matrices=True)`. A JVP cannot tell whether the vectors it returns are
 used, so their tangents at repeated values are nan rather than an error.
 """
@@ -97,15 +97,6 @@ def refuse_zero(s, what):
             "or at a matrix of full rank.")
 
 
-def refuse_complex(w):
-    if dtype_of(w).kind == "c":
-        raise UnsupportedDerivativeError(
-            "srcad differentiates np.linalg.eig only where all eigenvalues are real (its "
-            "result is then real); this matrix has complex eigenvalues.",
-            fix="use np.linalg.eigh for a symmetric matrix, or a real-valued function of the "
-            "matrix (np.linalg.det, np.trace of powers).")
-
-
 def refuse_complex_input(a, what):
     """Rules derived for real matrices (symmetric ones transposed, not conjugated) would
     give wrong numbers for complex ones: refuse them."""
@@ -139,7 +130,7 @@ def _refuse_rank_deficient(a, pinv):
             "differentiate at a matrix of full rank.")
 
 
-nondifferentiable(refuse_repeated, refuse_zero, refuse_complex, refuse_completion,
+nondifferentiable(refuse_repeated, refuse_zero, refuse_completion,
                   _refuse_rank_deficient, refuse_complex_input)
 
 

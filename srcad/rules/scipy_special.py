@@ -82,13 +82,25 @@ define_binary(special.betaln,
               lambda g, ans, a, b: g * (special.digamma(b) - special.digamma(a + b)))
 
 
+def _on_dtype_of(x, *parameters):
+    """The parameters of a density in x, broadcast onto x's dtype: SciPy computes xlogy and
+    gammaln of a Python float in float64, which would make a float32 cotangent float64."""
+    zero = np.zeros_like(x)
+    return tuple(parameter + zero for parameter in parameters)
+
+
+def _gamma_log_density(a, x):
+    """The log of the gamma density x^(a-1) e^-x / Gamma(a), the derivative of gammainc in
+    x: in logs, so that a large `a` does not overflow Gamma(a)."""
+    a, = _on_dtype_of(x, a)
+    return special.xlogy(a - 1.0, x) - x - special.gammaln(a)
+
+
 def _incomplete_gamma(sign: float):
-    """`gammainc` (sign 1) or `gammaincc` (-1) in x: the gamma density x^(a-1) e^-x /
-    Gamma(a), in logs so that a large `a` does not overflow Gamma(a)."""
+    """`gammainc` (sign 1) or `gammaincc` (-1) in x."""
     vjp_x = lambda g, ans, a, x: unbroadcast(  # noqa: E731
-        sign * g * np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a)), x)
-    jvp_x = lambda g, ans, a, x: (  # noqa: E731
-        sign * g * np.exp(special.xlogy(a - 1.0, x) - x - special.gammaln(a)))
+        sign * g * np.exp(_gamma_log_density(a, x)), x)
+    jvp_x = lambda g, ans, a, x: sign * g * np.exp(_gamma_log_density(a, x))  # noqa: E731
     return vjp_x, jvp_x
 
 
@@ -100,11 +112,8 @@ for _fn, _sign in ((special.gammainc, 1.0), (special.gammaincc, -1.0)):
 
 
 def _beta_log_density(a, b, x):
-    """The log of the beta density at x, the derivative of betainc in x. On x's dtype: SciPy
-    computes xlogy and betaln of a Python float in float64, which would make a float32
-    cotangent float64."""
-    zero = np.zeros_like(x)
-    a, b = a + zero, b + zero
+    """The log of the beta density at x, the derivative of betainc in x."""
+    a, b = _on_dtype_of(x, a, b)
     return special.xlogy(a - 1.0, x) + special.xlog1py(b - 1.0, -x) - special.betaln(a, b)
 
 
