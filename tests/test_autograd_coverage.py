@@ -36,6 +36,7 @@ STANDS_FOR = {
     "autograd.numpy.numpy_wrapper.array_from_args": np.array,
     "autograd.numpy.numpy_wrapper._array_from_scalar_or_array": np.array,
     "autograd.numpy.numpy_wrapper.concatenate_args": np.concatenate,
+    "autograd.numpy.numpy_wrapper._astype": np.ndarray.astype,  # x.astype, in autograd 1.7
 }
 
 # What srcad does not cover yet. Helpers are adding numpy.linalg, numpy.fft and complex
