@@ -247,15 +247,42 @@ def test_forward_mode_gives_nan_for_vectors_without_a_derivative():
     assert np.isnan(tangent)
 
 
-@pytest.mark.parametrize("mode", ["source", "tape"])
-def test_a_function_blind_to_the_phase_has_a_derivative_where_the_phase_jumps(mode):
-    def sizes(a):
-        rotation = np.array([[0.0, -1.0], [1.0, 0.0]]) + np.diag([0.0, 2.0]) * a[0, 1]
-        return np.sum(np.abs(np.linalg.eig(rotation * a[0, 0])[1]) ** 4 * np.arange(2.0)[:, None])
+def sizes_where_the_phase_jumps(a):
+    """|v| ignores the phase, but nothing can tell that from its cotangent."""
+    rotation = np.array([[0.0, -1.0], [1.0, 0.0]]) + np.diag([0.0, 2.0]) * a[0, 1]
+    return np.sum(np.abs(np.linalg.eig(rotation * a[0, 0])[1]) ** 4 * np.arange(2.0)[:, None])
 
-    x = np.array([[1.3, 0.0], [0.0, 0.0]])  # at a[0, 1] = 0 both components are as large
-    gradient = (srcad.grad if mode == "source" else srcad.tape.grad)(sizes)(x)
-    np.testing.assert_allclose(gradient, numerical_gradient(sizes, (x,), 0), atol=1e-7)
+
+def defective(a):
+    """[[1, 1], [0, 1]] has one eigenvector for its double eigenvalue."""
+    jordan = np.array([[1.0, 1.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 3.0]])
+    return np.sum(np.real(np.linalg.eig(jordan + 0.0 * a)[0]) ** 3)
+
+
+CIRCULANT = np.array([[1.0, 2.0, 0.5], [0.5, 1.0, 2.0], [2.0, 0.5, 1.0]])  # |v_ij| all equal
+
+
+@pytest.mark.parametrize("fn, x, words", [
+    (sizes_where_the_phase_jumps, np.array([[1.3, 0.0], [0.0, 0.0]]), "phase"),
+    (defective, np.zeros((3, 3)), "defective")], ids=["phase", "defective"])
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_eig_refuses_where_it_has_no_derivative(fn, x, words, mode):
+    with pytest.raises(UnsupportedDerivativeError, match=words):
+        (srcad.grad if mode == "source" else srcad.tape.grad)(fn)(x)
+    _, tangent = srcad.jvp(fn, (x,), (np.ones_like(x),))
+    assert np.isnan(tangent)
+
+
+@pytest.mark.parametrize("mode", ["source", "tape"])
+def test_a_loss_that_reads_no_vector_is_not_refused_where_the_phase_jumps(mode):
+    """v @ diag(w) @ inv(v) is the matrix itself: the vectors' cotangent cancels to
+    rounding, which is no reason to refuse."""
+    def rebuilt(a):
+        w, v = np.linalg.eig(a)
+        return np.sum(np.real(v @ np.diag(w) @ np.linalg.inv(v)) ** 2)
+
+    gradient = (srcad.grad if mode == "source" else srcad.tape.grad)(rebuilt)(CIRCULANT)
+    np.testing.assert_allclose(gradient, 2 * CIRCULANT, atol=1e-8)
 
 
 # ---- an independent oracle -----------------------------------------------------------------------

@@ -65,19 +65,22 @@ def eig_vjp(g, ans, a):
     """Ā = V⁻ᵀ (diag(w̄) + F ∘ Vᵀ V̄') Vᵀ, where V̄' adds to V̄ the cotangents of what fixes
     each eigenvector: its unit length and, for a complex one, its phase (_phase_fixed)."""
     w, v = ans
+    _refuse_defective(w, v)
     middle = np.zeros_like(v)
     if g[0] is not None:
         middle = middle + eye(w) * g[0][..., None, :]
     if g[1] is not None:
         refuse_repeated(w, "eigenvectors of np.linalg.eig")
-        middle = middle + inverse_gaps(w, tied(w)) * (mT(v) @ _vector_cotangent(g[1], w, v, a))
+        middle = middle + inverse_gaps(w, tied(w)) * (mT(v) @ _vector_cotangent(g, w, v, a))
     cotangent = np.linalg.solve(mT(v), middle @ mT(v))
     return cotangent if dtype_of(a).kind == "c" else np.real(cotangent)
 
 
 def eig_jvp(g, ans, a):
     """dw = diag(V⁻¹ dA V); dV = V (F ∘ V⁻¹ dA V), less its part along each vector that
-    would change the vector's length or, for a complex one, its phase (_phase_fixed)."""
+    would change the vector's length or, for a complex one, its phase (_phase_fixed).
+    nan where there is no derivative: everything at a defective matrix, a vector whose
+    phase LAPACK may choose otherwise under any perturbation (_anchor_tied)."""
     w, v = ans
     rotated = np.linalg.solve(v, g @ v)
     dv = v @ (inverse_gaps(w, tied(w)) * rotated)
@@ -85,23 +88,48 @@ def eig_jvp(g, ans, a):
     if dtype_of(v).kind == "c":
         anchor = _anchor(v)
         turn = np.imag(_at(anchor, dv)) / np.real(_at(anchor, v))
-        turn = np.where(_phase_fixed(w, v, a), np.where(_anchor_tied(v), np.nan, turn), 0)
-        dv = dv - 1j * v * turn
-    return np.diagonal(rotated, 0, -2, -1), dv
+        fixed = _phase_fixed(w, v, a)
+        dv = dv - 1j * v * np.where(fixed, turn, 0)
+        dv = np.where(fixed & _anchor_tied(v), np.nan, dv)
+    defective = _defective(w, v)
+    return (np.where(defective[..., None], np.nan, np.diagonal(rotated, 0, -2, -1)),
+            np.where(defective[..., None, None], np.nan, dv))
 
 
-def _vector_cotangent(gv, w, v, a):
+def _vector_cotangent(g, w, v, a):
     """V̄ plus the cotangents of the two constraints on each vector: unit length takes
     away Re(s) conj(v), a fixed phase adds -i Im(s) / v[anchor] at the anchor, where
     s = Σᵢ V̄ᵢₖ vᵢₖ is how the loss changes along the vector itself."""
+    gv = g[1]
     along = np.sum(gv * v, axis=-2, keepdims=True)
-    gv = gv - np.real(along) * np.conj(v)
+    projected = gv - np.real(along) * np.conj(v)
     if dtype_of(v).kind != "c":
-        return gv
-    turn = np.where(_phase_fixed(w, v, a), np.imag(along), 0)
-    _refuse_unanchored_phase(turn, np.sum(np.abs(gv * v), axis=-2, keepdims=True), v)
+        return projected
+    fixed = _phase_fixed(w, v, a)
+    _refuse_unanchored_phase(g, w, v, fixed)
     anchor = _anchor(v)
-    return gv - 1j * np.where(anchor, turn / np.real(_at(anchor, v)), 0)
+    turn = np.where(fixed, np.imag(along), 0)
+    return projected - 1j * np.where(anchor, turn / np.real(_at(anchor, v)), 0)
+
+
+def _defective(w, v):
+    """[...]: whether a matrix has equal eigenvalues (to rounding) without as many
+    independent eigenvectors (V's columns, of unit length, nearly dependent): its
+    eigenvalues then move like the square root of a perturbation, with no derivative."""
+    repeated = np.any(tied(w) > np.eye(np.shape(w)[-1], dtype=bool), axis=(-2, -1))
+    singular = np.linalg.svd(v, compute_uv=False)[..., -1]
+    return repeated & (singular <= np.sqrt(np.finfo(dtype_of(v)).eps))
+
+
+def _refuse_defective(w, v):
+    if np.any(_defective(w, v)):
+        raise UnsupportedDerivativeError(
+            "np.linalg.eig has no derivative at a defective matrix (equal eigenvalues "
+            "without a full set of eigenvectors, like [[1, 1], [0, 1]]): the eigenvalues "
+            "split like the square root of a perturbation.",
+            fix="differentiate at a matrix whose eigenvalues are distinct, or write the loss "
+            "with the matrix itself (np.trace(a @ a @ a) is the sum of the cubed "
+            "eigenvalues).")
 
 
 def _phase_fixed(w, v, a):
@@ -134,23 +162,26 @@ def _anchor_tied(v):
     return largest - size[..., -2:-1, :] <= np.sqrt(np.finfo(dtype_of(v)).eps) * largest
 
 
-def _refuse_unanchored_phase(turn, scale, v):
-    """A loss that changes with the phase of a vector whose anchor is tied has no
-    derivative (a perturbation flips which component LAPACK makes real). Only a first-order
-    change is seen: a loss whose phase dependence is flat at LAPACK's choice passes."""
-    sensitive = np.abs(turn) > np.sqrt(np.finfo(dtype_of(v)).eps) * scale
-    if np.any(sensitive & _anchor_tied(v)):
+def _refuse_unanchored_phase(g, w, v, fixed):
+    """A complex vector whose anchor is tied jumps in phase under any perturbation, and
+    the loss with it unless the loss ignores the phase, which its cotangent cannot tell:
+    a loss that reads such a vector at all (beyond rounding, against the size of the whole
+    cotangent) is refused."""
+    gw = 0 if g[0] is None else np.sum(np.abs(g[0] * w), axis=-1)[..., None, None]
+    read = np.sum(np.abs(g[1] * v), axis=-2, keepdims=True)
+    scale = np.sum(read, axis=-1, keepdims=True) + gw
+    if np.any(fixed & _anchor_tied(v) & (read > np.sqrt(np.finfo(dtype_of(v)).eps) * scale)):
         raise UnsupportedDerivativeError(
-            "this function of the eigenvectors of np.linalg.eig depends on their phase, which "
-            "LAPACK fixes by making each vector's component of largest modulus real; here "
-            "two components are equally large, so that choice (and the phase) jumps under "
-            "any perturbation and has no derivative.",
-            fix="differentiate a function that does not depend on each vector's phase "
-            "(np.abs(v), v @ diag(w) @ inv(v)), or fix the phase yourself, e.g. "
-            "v / (v[0] / np.abs(v[0])).")
+            "np.linalg.eig's eigenvectors have no derivative here: LAPACK fixes each complex "
+            "vector's phase by making its component of largest modulus real, and two "
+            "components of a vector this loss reads are equally large, so that choice (and "
+            "the phase) jumps under any perturbation.",
+            fix="differentiate at a matrix where one component of each such vector is the "
+            "largest, or write the loss with the eigenvalues or the matrix itself.")
 
 
-nondifferentiable(_phase_fixed, _anchor, _anchor_tied, _refuse_unanchored_phase)
+nondifferentiable(_defective, _refuse_defective, _phase_fixed, _anchor, _anchor_tied,
+                  _refuse_unanchored_phase)
 
 
 defvjp(np.linalg.eig, eig_vjp)
