@@ -1,0 +1,426 @@
+"""fuzzing: random valid Python/NumPy programs, and every way srcad differentiates them,
+checked against finite differences and against each other.
+
+`programs()` is a hypothesis strategy of `Program`s: the text of a module defining
+`f(x, y)` and the helpers it calls, written the way people write numerical code
+(straight-line arithmetic, loops and branches on data, early returns, `while`, buffers from
+`np.zeros` filled element by element or by slices, augmented assignment, lists built in a
+loop, dicts, helper functions), with the arguments to call it at: `x` a Python float or a
+float64 vector, `y` a float64 vector. `check(program)` writes the module to a file (srcad
+reads source from files), then compares:
+
+    finite differences (central, float64)  ==  srcad.grad (the fused program on Python
+    floats, the program specialised on float64 arrays)  ==  value_and_grad  ==  vjp (the
+    general reverse program)  ==  tape mode  ==  jvp (forward mode)  ==  jacobian in
+    forward and in reverse mode;  hvp  ==  finite differences of the gradient
+
+and that no call changed its arguments. A typed refusal (`SrcadError`) of such a program is
+a failure too: every construct drawn here is one srcad documents as supported.
+
+Run it for as long as you like (the test suite runs a fixed budget):
+
+    python -m tests.fuzzing --minutes 60
+"""
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from hypothesis import strategies as st
+
+import srcad
+from srcad.tape.errors import TapeConversionError
+from srcad.testing import numerical_gradient
+
+VEC, NUM = "vec", "num"
+UNARY = {  # name → template; every one smooth everywhere, values bounded where it matters
+    "sin": "np.sin({0})", "cos": "np.cos({0})", "tanh": "np.tanh({0})",
+    "arctan": "np.arctan({0})", "soft_abs": "np.sqrt(1.0 + {0} * {0})",
+    "log_square": "np.log(1.0 + {0} * {0})", "exp_sin": "np.exp(np.sin({0}))",
+    "square": "({0}) ** 2", "bump": "1.0 / (1.5 + np.cos({0}))",
+}
+MATH_UNARY = {"sin": "math.sin({0})", "exp_cos": "math.exp(math.cos({0}))",
+              "tanh": "math.tanh({0})"}
+BINARY = ["({0} + {1})", "({0} - {1})", "({0} * {1})", "({0} / (2.0 + np.cos({1})))"]
+REDUCE = ["np.sum({0})", "np.mean({0})", "np.dot({0}, {0})"]
+BOUNDED = ["np.tanh({0})", "np.sin({0})"]  # what a loop-carried update passes through
+
+
+@dataclass(frozen=True)
+class Program:
+    source: str
+    x: object          # a Python float or a float64 vector
+    y: np.ndarray
+    wrt: tuple         # positions differentiated: (0,) or (0, 1)
+
+    def __repr__(self):  # hypothesis prints this for a failing example
+        return f"Program(wrt={self.wrt}, x={self.x!r}, y={self.y!r}, source=\n{self.source})"
+
+
+class _Writer:
+    """Draws one program, statement by statement, keeping the kind (vector or number) of
+    every name in scope, so that every expression it writes is valid."""
+
+    def __init__(self, draw, n: int, x_kind: str):
+        self.draw = draw
+        self.n = n
+        self.lines: list[str] = []
+        self.helpers: list[str] = []
+        self.helper_kinds: dict[str, tuple] = {}
+        self.names = {"x": x_kind, "y": VEC}
+        self.locals: set[str] = set()   # names the function made (safe to update in place)
+        self.counter = itertools.count()
+
+    # ---- expressions ----------------------------------------------------------------------
+    def expr(self, kind: str, depth: int) -> str:
+        if depth <= 0 or self.draw(st.integers(0, 3)) == 0:
+            return self.leaf(kind)
+        choices = ["unary", "binary", "binary", "mixed", "call"]
+        if kind == NUM:
+            choices += ["math"] + (["reduce", "index"] if self.of_kind(VEC) else [])
+        choice = self.draw(st.sampled_from(choices))
+        if choice == "unary":
+            return UNARY[self.draw(st.sampled_from(sorted(UNARY)))].format(
+                self.expr(kind, depth - 1))
+        if choice == "binary":
+            return self.draw(st.sampled_from(BINARY)).format(
+                self.expr(kind, depth - 1), self.expr(kind, depth - 1))
+        if choice == "mixed":  # with a number, broadcast over a vector
+            return self.draw(st.sampled_from(BINARY)).format(
+                self.expr(kind, depth - 1), self.expr(NUM, depth - 1))
+        if choice == "call":
+            called = [h for h, (_, out) in self.helper_kinds.items() if out == kind]
+            if not called:
+                return self.leaf(kind)
+            helper = self.draw(st.sampled_from(called))
+            parameters, _ = self.helper_kinds[helper]
+            return f"{helper}({', '.join(self.expr(k, depth - 1) for k in parameters)})"
+        if choice == "reduce":
+            return self.draw(st.sampled_from(REDUCE)).format(self.expr(VEC, depth - 1))
+        if choice == "index":
+            vector = self.draw(st.sampled_from(self.of_kind(VEC)))
+            return f"{vector}[{self.draw(st.integers(-self.n, self.n - 1))}]"
+        return MATH_UNARY[self.draw(st.sampled_from(sorted(MATH_UNARY)))].format(
+            f"float({self.expr(NUM, depth - 1)})")
+
+    def leaf(self, kind: str) -> str:
+        options = self.of_kind(kind)
+        if kind == NUM and (not options or self.draw(st.integers(0, 3)) == 0):
+            return repr(self.draw(st.sampled_from([0.5, 1.5, -0.75, 2.0, 0.3])))
+        if "x" in options and self.draw(st.booleans()):
+            return "x"  # (so that most values depend on what is differentiated)
+        return self.draw(st.sampled_from(options))
+
+    def of_kind(self, kind: str) -> list[str]:
+        """The names of that kind in scope, oldest first."""
+        return [name for name, k in self.names.items() if k == kind]
+
+    def fresh(self, stem: str) -> str:
+        return f"{stem}{next(self.counter)}"
+
+    # ---- statements -----------------------------------------------------------------------
+    def block(self, indent: str, size: int, depth: int, in_loop: bool = False) -> None:
+        for _ in range(size):
+            self.statement(indent, depth, in_loop)
+
+    def statement(self, indent: str, depth: int, in_loop: bool) -> None:
+        kinds = ["assign", "assign", "update", "augmented"]
+        if depth > 0:
+            kinds += ["for", "while", "if"]
+            if self.of_kind(VEC):
+                kinds += ["for_elements", "buffer", "slices", "list", "dict"]
+        if in_loop:
+            kinds += ["exit"]
+        getattr(self, "_" + self.draw(st.sampled_from(kinds)))(indent, depth, in_loop)
+
+    def kinds(self) -> list[str]:
+        return [VEC, NUM] if self.of_kind(VEC) else [NUM]
+
+    def _assign(self, indent, depth, in_loop):
+        kind = self.draw(st.sampled_from(self.kinds()))
+        name = self.fresh("v" if kind == VEC else "s")
+        self.lines.append(f"{indent}{name} = {self.composite(kind)}")
+        self.names[name] = kind
+        self.locals.add(name)
+
+    def composite(self, kind: str) -> str:
+        """An expression that is never a bare name: assigning one would alias an argument."""
+        return UNARY[self.draw(st.sampled_from(sorted(UNARY)))].format(self.expr(kind, 2))
+
+    def updatable(self) -> list[str]:
+        return sorted(self.locals)
+
+    def _update(self, indent, depth, in_loop):
+        if not self.updatable():
+            return self._assign(indent, depth, in_loop)
+        name = self.draw(st.sampled_from(self.updatable()))
+        bounded = self.draw(st.sampled_from(BOUNDED))
+        self.lines.append(f"{indent}{name} = {bounded.format(self.expr(self.names[name], 2))}")
+
+    def _augmented(self, indent, depth, in_loop):
+        if not self.updatable():
+            return self._assign(indent, depth, in_loop)
+        name = self.draw(st.sampled_from(self.updatable()))
+        update = self.draw(st.sampled_from(["+= 0.5 * np.sin({0})", "*= np.cos({0})",
+                                            "-= 0.25 * np.tanh({0})"]))
+        self.lines.append(f"{indent}{name} {update.format(self.expr(self.names[name], 2))}")
+
+    def _for(self, indent, depth, in_loop):
+        index = self.fresh("i")
+        self.lines.append(f"{indent}for {index} in range({self.draw(st.integers(1, 3))}):")
+        self.scoped(lambda: self.loop_body(indent + "    ", depth, {index: NUM}))
+
+    def _for_elements(self, indent, depth, in_loop):
+        element = self.fresh("e")
+        vector = self.draw(st.sampled_from(self.of_kind(VEC)))
+        self.lines.append(f"{indent}for {element} in {vector}:")
+
+        def body():  # (writing into the array a loop walks is refused: UnsoundAliasingError)
+            self.locals.discard(vector)
+            self.loop_body(indent + "    ", depth, {element: NUM})
+
+        self.scoped(body)
+
+    def loop_body(self, indent, depth, bound: dict):
+        self.names.update(bound)
+        if not self.updatable():
+            self._assign(indent, 0, True)
+        self.block(indent, self.draw(st.integers(1, 3)), depth - 1, in_loop=True)
+
+    def _while(self, indent, depth, in_loop):
+        counter, limit = self.fresh("k"), self.draw(st.integers(1, 4))
+        condition = f"{counter} < {limit}"
+        if self.draw(st.booleans()):
+            condition += f" and {self.expr(NUM, 1)} < {self.draw(st.sampled_from([1.0, 3.0]))}"
+        self.lines += [f"{indent}{counter} = 0", f"{indent}while {condition}:",
+                       f"{indent}    {counter} += 1"]  # (first: a `continue` skips the rest)
+        self.scoped(lambda: self.loop_body(indent + "    ", depth, {}))
+
+    def _if(self, indent, depth, in_loop):
+        name = self.fresh("b")
+        kind = self.draw(st.sampled_from(self.kinds()))
+        self.lines.append(f"{indent}if {self.expr(NUM, 2)} > {self.draw(st.sampled_from([0.0, 0.5, -0.5]))}:")
+        for branch in (True, False):
+            if not branch:
+                self.lines.append(f"{indent}else:")
+            self.scoped(lambda: self.block(indent + "    ", self.draw(st.integers(0, 2)),
+                                           depth - 1, in_loop))
+            self.lines.append(f"{indent}    {name} = {self.composite(kind)}")
+        self.names[name] = kind
+        self.locals.add(name)
+
+    def _buffer(self, indent, depth, in_loop):
+        name, index = self.fresh("buf"), self.fresh("j")
+        maker = self.draw(st.sampled_from(["np.zeros({0})", "np.empty({0})", "np.ones({0})"]))
+        vector = self.draw(st.sampled_from(self.of_kind(VEC)))
+        self.lines.append(f"{indent}{name} = {maker.format(self.n)}")
+        self.lines.append(f"{indent}for {index} in range({self.n}):")
+        self.names[index] = NUM
+        element = UNARY[self.draw(st.sampled_from(sorted(UNARY)))].format(f"{vector}[{index}]")
+        self.lines.append(f"{indent}    {name}[{index}] = {element} * {self.expr(NUM, 1)}")
+        del self.names[index]
+        self.names[name] = VEC
+        self.locals.add(name)
+
+    def _slices(self, indent, depth, in_loop):
+        if self.n < 2:
+            return self._buffer(indent, depth, in_loop)
+        name = self.fresh("buf")
+        a, b = (self.draw(st.sampled_from(self.of_kind(VEC))) for _ in range(2))
+        self.lines += [f"{indent}{name} = np.zeros({self.n})",
+                       f"{indent}{name}[1:] = {a}[:-1] * {self.expr(NUM, 1)}",
+                       f"{indent}{name}[0] = {self.expr(NUM, 1)}",
+                       f"{indent}{name}[:-1] += np.sin({b}[1:])"]
+        self.names[name] = VEC
+        self.locals.add(name)
+
+    def _list(self, indent, depth, in_loop):
+        items, index, name = self.fresh("items"), self.fresh("i"), self.fresh("v")
+        self.lines += [f"{indent}{items} = []",
+                       f"{indent}for {index} in range({self.draw(st.integers(1, 3))}):"]
+        self.names[index] = NUM
+        self.lines.append(f"{indent}    {items}.append({self.composite(VEC)})")
+        del self.names[index]
+        total = self.draw(st.sampled_from(["sum({0})", "np.sum(np.stack({0}), axis=0)"]))
+        self.lines.append(f"{indent}{name} = {total.format(items)}")
+        self.names[name] = VEC
+        self.locals.add(name)
+
+    def _dict(self, indent, depth, in_loop):
+        table, name = self.fresh("d"), self.fresh("s")
+        self.lines += [f"{indent}{table} = {{'a': {self.composite(NUM)}, 'b': {self.composite(VEC)}}}",
+                       f"{indent}{name} = {table}['a'] * np.sum({table}['b'])"]
+        self.names[name] = NUM
+        self.locals.add(name)
+
+    def _exit(self, indent, depth, in_loop):
+        word = self.draw(st.sampled_from(["break", "continue", "return"]))
+        self.lines.append(f"{indent}if {self.expr(NUM, 1)} > {self.draw(st.sampled_from([0.5, 1.0]))}:")
+        self.lines.append(f"{indent}    {self.output() if word == 'return' else word}")
+
+    def scoped(self, write):
+        """Names made inside a block are not used after it (they may be unbound there)."""
+        names, local = dict(self.names), set(self.locals)
+        write()
+        self.names = {k: v for k, v in self.names.items() if k in names}
+        self.locals = local
+
+    def output(self) -> str:
+        vectors = self.of_kind(VEC)[-3:]
+        numbers = self.of_kind(NUM)[-2:]
+        terms = [f"np.sum({v} * {v})" for v in vectors] + [f"{s} * {s}" for s in numbers]
+        return "return " + " + ".join(terms)
+
+    # ---- helpers --------------------------------------------------------------------------
+    def helper(self) -> None:
+        name = f"helper{len(self.helper_kinds)}"
+        kinds = tuple(self.draw(st.sampled_from([VEC, NUM])) for _ in range(2))
+        out = self.draw(st.sampled_from([VEC, NUM])) if VEC in kinds else NUM
+        outer_names, outer_locals, outer_lines = self.names, self.locals, self.lines
+        self.names, self.locals, self.lines = {"a": kinds[0], "b": kinds[1]}, set(), []
+        self.block("    ", self.draw(st.integers(0, 2)), 1)
+        body = self.lines + [f"    return {self.composite(out)}"]
+        self.names, self.locals, self.lines = outer_names, outer_locals, outer_lines
+        self.helpers += [f"def {name}(a, b):", *body, "", ""]
+        self.helper_kinds[name] = (kinds, out)
+
+
+@st.composite
+def programs(draw) -> Program:
+    n = draw(st.integers(1, 4))
+    x_kind = draw(st.sampled_from([VEC, NUM]))
+    writer = _Writer(draw, n, x_kind)
+    for _ in range(draw(st.integers(0, 2))):
+        writer.helper()
+    writer.block("    ", draw(st.integers(1, 6)), 2)
+    body = "\n".join(writer.lines)
+    source = ("import math\n\nimport numpy as np\n\n\n" + "\n".join(writer.helpers)
+              + f"def f(x, y):\n{body}\n    {writer.output()}\n")
+    rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
+    x = rng.uniform(-1.5, 1.5, n) if x_kind == VEC else float(rng.uniform(-1.5, 1.5))
+    return Program(source, x, rng.uniform(-1.5, 1.5, n), draw(st.sampled_from([(0,), (0, 1)])))
+
+
+# ---- the oracle ---------------------------------------------------------------------------
+_DIRECTORY = Path(tempfile.mkdtemp(prefix="srcad-fuzz-"))
+_LOADED = itertools.count()
+
+
+def load(program: Program):
+    """`f` from the program's module, written to a file of its own."""
+    path = _DIRECTORY / f"program_{next(_LOADED)}.py"
+    path.write_text(program.source)
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.f
+
+
+def check(program: Program) -> None:
+    """Every mode against finite differences and each other; AssertionError on a mismatch."""
+    f = load(program)
+    args = (program.x, program.y)
+    copies = [np.copy(a) for a in args]
+    wrt = program.wrt
+    expected_value = f(*args)
+    if not np.isfinite(expected_value) or abs(expected_value) > 1e6:
+        return  # (values this large make finite differences meaningless)
+    numeric = [numerical_gradient(f, args, i) for i in wrt]
+    coarse = [numerical_gradient(f, args, i, eps=1e-4) for i in wrt]
+    smooth = all(np.allclose(a, b, rtol=1e-3, atol=1e-3) for a, b in zip(numeric, coarse))
+    scale = 1.0 + max(np.max(np.abs(g)) for g in numeric)
+
+    gradients = _as_tuple(srcad.grad(f, wrt=wrt if len(wrt) > 1 else wrt[0])(*args))
+    if smooth:  # a branch flipped within the finite-difference step: compare modes only
+        _agree("grad vs finite differences", gradients, numeric, 1e-4 * scale)
+    _unchanged(args, copies, "grad")
+
+    value, again = srcad.value_and_grad(f, wrt=wrt if len(wrt) > 1 else wrt[0])(*args)
+    _agree("value_and_grad's value vs f", [value], [expected_value], 1e-9 * (1 + abs(value)))
+    _agree("value_and_grad vs grad", _as_tuple(again), gradients, 1e-8 * scale)
+
+    _, vjp_fn = srcad.vjp(f, *args, wrt=wrt if len(wrt) > 1 else wrt[0])
+    _agree("vjp vs grad", _as_tuple(vjp_fn(1.0)), gradients, 1e-8 * scale)
+
+    try:
+        taped = _as_tuple(srcad.tape.grad(f, wrt=wrt if len(wrt) > 1 else wrt[0])(*args))
+    except TapeConversionError:
+        pass  # tape mode refuses writes into np.zeros buffers and float() of a tensor
+    else:
+        _agree("tape mode vs grad", taped, gradients, 1e-8 * scale)
+    _unchanged(args, copies, "vjp and tape mode")
+
+    rng = np.random.default_rng(0)
+    tangents = [rng.standard_normal(np.shape(a)) if i in wrt else np.zeros(np.shape(a))
+                for i, a in enumerate(args)]
+    tangents = [t if np.ndim(a) else float(t) for t, a in zip(tangents, args)]
+    _, tangent_out = srcad.jvp(f, args, tuple(tangents))
+    along = sum(np.sum(g * tangents[i]) for g, i in zip(gradients, wrt))
+    _agree("jvp vs grad", [tangent_out], [along], 1e-8 * scale * (1 + np.abs(along)))
+
+    for mode in ("fwd", "rev"):
+        jacobian = srcad.jacobian(f, wrt=0, mode=mode)(*args)
+        _agree(f"jacobian(mode={mode!r}) vs grad", [jacobian], [gradients[0]], 1e-8 * scale)
+
+    direction = tangents[0]
+    hessian_along = srcad.hvp(f, wrt=0)(*args, direction)
+    if smooth:
+        step = 1e-5
+        grad_x = srcad.grad(f, wrt=0)
+        shifted = [(program.x + s * direction) for s in (step, -step)]
+        numeric_h = (grad_x(shifted[0], program.y) - grad_x(shifted[1], program.y)) / (2 * step)
+        _agree("hvp vs differences of grad", [hessian_along], [numeric_h],
+               1e-4 * (1.0 + np.max(np.abs(numeric_h))))
+    _unchanged(args, copies, "jvp, jacobian and hvp")
+
+
+def _as_tuple(gradients) -> tuple:
+    return gradients if isinstance(gradients, tuple) else (gradients,)
+
+
+def _agree(what: str, got, expected, atol: float) -> None:
+    for a, b in zip(got, expected):
+        if np.shape(a) != np.shape(b) or not np.allclose(a, b, rtol=1e-5, atol=atol):
+            raise AssertionError(f"{what}: {a!r} != {b!r}")
+
+
+def _unchanged(args, copies, what: str) -> None:
+    for a, c in zip(args, copies):
+        if not np.array_equal(a, c):
+            raise AssertionError(f"{what} changed an argument: {c!r} became {a!r}")
+
+
+def main(argv=None) -> int:
+    """Check random programs, a hundred at a time, until the time is up; a mismatch ends
+    the run with hypothesis's smallest failing program."""
+    import argparse
+    import time
+
+    from hypothesis import HealthCheck, given, settings
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--minutes", type=float, default=10.0)
+    options = parser.parse_args(argv)
+    deadline = time.monotonic() + 60 * options.minutes
+
+    @settings(max_examples=100, deadline=None, database=None,
+              suppress_health_check=list(HealthCheck))
+    @given(programs())
+    def hundred(program):
+        check(program)
+
+    rounds = 0
+    while time.monotonic() < deadline:
+        hundred()
+        rounds += 1
+        print(f"{100 * rounds} programs checked", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
