@@ -94,7 +94,8 @@ class _Writer:
             return self.draw(st.sampled_from(BINARY)).format(
                 self.expr(kind, depth - 1), self.expr(NUM, depth - 1))
         if choice == "call":
-            called = [h for h, (_, out) in self.helper_kinds.items() if out == kind]
+            called = [h for h, (parameters, out) in self.helper_kinds.items()
+                      if out == kind and set(parameters) <= set(self.kinds())]
             if not called:
                 return self.leaf(kind)
             helper = self.draw(st.sampled_from(called))
