@@ -1,4 +1,6 @@
 """Every error type: typed, derived from the matching builtin, naming the user's line."""
+import types
+
 import numpy as np
 import pytest
 
@@ -140,3 +142,42 @@ def test_a_failed_check_of_the_users_raises_their_error():
         srcad.grad(validated_inputs)(np.ones(3), -1.0)
     with pytest.raises(AssertionError, match="expected a vector"):
         srcad.grad(validated_inputs)(np.ones((2, 2)), 1.0)
+
+
+def _evaluates(x):
+    return np.sum(eval("x ** 2"))
+
+
+def _reads_locals(x):
+    return np.sum(locals()["x"] ** 2)
+
+
+def _reads_vars(x):
+    return np.sum(vars()["x"] ** 2)
+
+
+def _executes(x):
+    exec("print(x)")
+    return np.sum(x ** 2)
+
+
+@pytest.mark.parametrize("fn, name", [(_evaluates, "eval"), (_reads_locals, "locals"),
+                                      (_reads_vars, "vars"), (_executes, "exec")])
+def test_reading_variables_by_name_is_refused_not_differentiated_as_a_constant(fn, name):
+    """These gave zero gradients; tape mode, which sees the values, differentiates them."""
+    with pytest.raises(UnsupportedSyntaxError, match=f"`{name}"):
+        srcad.grad(fn)(np.ones(2))
+    with pytest.raises(UnsupportedSyntaxError, match=f"`{name}"):
+        srcad.jvp(fn, (np.ones(2),), (np.ones(2),))
+    np.testing.assert_allclose(srcad.tape.grad(fn)(np.ones(2)), [2.0, 2.0])
+
+
+SETTINGS = types.SimpleNamespace(scale=3.0)
+
+
+def _reads_an_objects_vars(x):
+    return x * vars(SETTINGS)["scale"]
+
+
+def test_vars_of_an_object_reads_the_object_not_the_frame():
+    assert srcad.grad(_reads_an_objects_vars)(1.0) == 3.0

@@ -18,6 +18,30 @@ def check_operation(op: Operation, varied, parsed) -> None:
     check_callee(op, varied, parsed)
     check_positional_out(op, parsed)
     check_iterator(op, varied, parsed)
+    check_namespace_reader(op, varied, parsed)
+
+
+_NAMESPACE_READERS = {eval: "eval", exec: "exec", locals: "locals", vars: "vars"}
+
+
+def check_namespace_reader(op: Operation, varied, parsed) -> None:
+    """`eval`, `exec`, `locals()` and `vars()` read the function's variables by name, a path
+    no derivative follows: refused where anything is differentiated, rather than taken for
+    constants (which gave zero gradients). `vars(obj)` reads an object, not the frame."""
+    try:
+        name = _NAMESPACE_READERS.get(op.callee)
+    except TypeError:  # an unhashable callee
+        return
+    arguments = op.args[0].args if op.kind == "effect" and isinstance(
+        op.args[0], gast.Call) else op.args
+    if op.kind in ("call", "effect") and name and varied \
+            and not (name == "vars" and arguments):
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate through `{name}(...)` (in {parsed.name}): it reads "
+            "variables by name, a path the derivative cannot follow.",
+            parsed.location(op.statement),
+            "write the expression itself instead of a string to evaluate, and read variables "
+            "by their names rather than through locals() or vars().")
 
 
 _ITERATORS = {zip: "zip", enumerate: "enumerate", reversed: "reversed"}
