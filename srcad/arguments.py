@@ -27,6 +27,9 @@ def wrt_parameters(code, wrt, bound=0) -> tuple[tuple[str, ...], tuple[int | Non
     receivers = code.co_varnames[:bound]
     positional = code.co_varnames[bound:code.co_argcount]
     keyword_only = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    if wrt == ():
+        raise WrtError(f"wrt=() selects no parameter of {code.co_name} to differentiate.",
+                       fix="name at least one: wrt=0, wrt=(0, 1) or wrt='w'.")
     names = []
     for item in (wrt if isinstance(wrt, tuple) else (wrt,)):
         if isinstance(item, (int, np.integer)) and not isinstance(item, bool):

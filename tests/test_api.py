@@ -220,3 +220,18 @@ def test_a_python_float_cotangent_of_a_numpy_output_is_taken_as_its_dtype():
     """`x @ x`'s rule indexes its cotangent: a Python float crashed it."""
     _, pullback = srcad.vjp(squared_norm_by_matmul, np.array([1.0, 2.0]))
     np.testing.assert_allclose(pullback(1.0), [2.0, 4.0])
+
+
+@pytest.mark.parametrize("call", [
+    lambda f, a: srcad.grad(f, wrt=())(*a),
+    lambda f, a: srcad.value_and_grad(f, wrt=())(*a),
+    lambda f, a: srcad.vjp(f, *a, wrt=()),
+    lambda f, a: srcad.jacobian(f, wrt=())(*a),
+    lambda f, a: srcad.hessian(f, wrt=())(*a),
+    lambda f, a: srcad.hvp(f, wrt=())(*a, np.ones(2)),
+    lambda f, a: srcad.tape.grad(f, wrt=())(*a),
+], ids=["grad", "value_and_grad", "vjp", "jacobian", "hessian", "hvp", "tape"])
+def test_an_empty_wrt_is_a_usage_error(call):
+    """It crashed inside grad (TypeError from itemgetter) and gave () elsewhere."""
+    with pytest.raises(UsageError, match=r"\(\)"):  # (hvp: "takes one argument in wrt")
+        call(lambda x, y: np.sum(x * y), (np.ones(2), np.ones(2)))
