@@ -14,7 +14,7 @@ import numpy as np
 
 from srcad import cache
 from srcad.arguments import (is_container, like_argument, promote, refuse_not_plain_arguments,
-                             seed_for, wrt_parameters)
+                             seed_for, unshared, wrt_parameters)
 from srcad.errors import CotangentError, UsageError
 from srcad.frontend.parse import code_of, unwrapped
 from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformable
@@ -205,7 +205,8 @@ class _VJP(_DerivativeFunction):
         backward, self._backward = self._backward, None
         if backward is None:
             _, backward, self._originals = self.derivative.forward(*self._call)
-        return self.derivative.gradients(backward, cotangent, self._originals)
+        return unshared(self.derivative.gradients(backward, cotangent, self._originals),
+                        cotangent)
 
 
 def _decorator_or_call(make):

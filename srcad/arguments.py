@@ -84,6 +84,20 @@ def copied(value):
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
+def unshared(result, inputs):
+    """`result` with each array that may share memory with an array of `inputs` copied: a
+    derivative handed back is the caller's own, never one of their arguments (the pullback
+    of the identity is its cotangent), which they may go on to change."""
+    given = [leaf for leaf in leaves(inputs) if isinstance(leaf, np.ndarray)]
+    if not given:
+        return result
+    if is_container(result):
+        return rebuild(result, [unshared(child, given) for child in _children(result)])
+    if isinstance(result, np.ndarray) and any(np.may_share_memory(result, a) for a in given):
+        return result.copy()
+    return result
+
+
 def leaves(value) -> list:
     """The arrays and numbers of a value kept in dicts, lists and tuples, in order."""
     if is_container(value):

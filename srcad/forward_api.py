@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from srcad import calls
-from srcad.arguments import is_container, like_argument, promote, rebuild
+from srcad.arguments import is_container, like_argument, promote, rebuild, unshared
 from srcad.runtime import dtype_of
 from srcad.errors import TangentError, UsageError
 
@@ -34,7 +34,7 @@ def jvp(fn, primals, tangents):
         args[i] = promote(primals[i], f"primals[{i}]")
     checked = tuple(checked_tangent(tangents[i], args[i], f"tangents[{i}]") for i in active)
     output, tangent = calls.jvp_call(fn, active, checked, args, {}, reached=False)
-    return output, like_output(tangent, output)
+    return output, unshared(like_output(tangent, output), (primals, tangents))
 
 
 def like_output(tangent, output):

@@ -85,7 +85,9 @@ def _block(tangent, output, x):
         return np.zeros(np.shape(output) + np.shape(x))
     rank = np.ndim(tangent)  # (n, *out) → (*out, n), then n as x's shape
     moved = np.transpose(tangent, tuple(range(1, rank)) + (0,))
-    return moved.reshape(np.shape(output) + np.shape(x))
+    block = moved.reshape(np.shape(output) + np.shape(x))
+    # a view may be of the user's own array (batching.matmul gives `a.T` for `a @ x`)
+    return block if block.flags.owndata else block.copy()
 
 
 def _program(function, name):

@@ -556,3 +556,33 @@ def test_a_number_cotangent_times_a_smaller_operand_is_spread_to_the_argument():
     np.testing.assert_allclose(srcad.grad(times_column_floor_maxima)(x), expected)
     np.testing.assert_allclose(srcad.value_and_grad(times_column_floor_maxima)(x)[1], expected)
     np.testing.assert_allclose(srcad.tape.grad(times_column_floor_maxima)(x), expected)
+
+
+# ---- derivatives handed back share no memory with what the caller passed (issue 29, case 6) --
+_A = np.arange(6.0).reshape(2, 3)
+
+
+def _through_a_global_matrix(x):
+    return _A @ x
+
+
+@pytest.mark.parametrize("mode", ["fwd", "rev", "auto"])
+def test_a_jacobian_is_not_a_view_of_the_users_matrix(mode):
+    jacobian = srcad.jacobian(_through_a_global_matrix, mode=mode)(np.ones(3))
+    np.testing.assert_array_equal(jacobian, _A)
+    assert not np.shares_memory(jacobian, _A)
+
+
+def test_the_pullback_and_pushforward_of_the_identity_are_copies():
+    x, u, t = np.ones(3), np.full(3, 2.0), np.full(3, 3.0)
+    _, pullback = srcad.vjp(lambda x: x, x)
+    gradient = pullback(u)
+    assert not np.shares_memory(gradient, u)
+    _, tangent = srcad.jvp(lambda x: x, (x,), (t,))
+    assert not np.shares_memory(tangent, t) and not np.shares_memory(tangent, x)
+    _, (first, second) = srcad.jvp(lambda a, b: (a, b), (x, x), (t, u))
+    assert not np.shares_memory(first, t) and not np.shares_memory(second, u)
+    gradient[:] = 0.0
+    tangent[:] = 0.0
+    np.testing.assert_array_equal(u, 2.0)
+    np.testing.assert_array_equal(t, 3.0)
