@@ -65,14 +65,14 @@ class Derivative:
         Python number, `ranks[i]` the rank of the i-th positional argument where it is a
         float64 array (mode "gradient": transform/specialise.py)."""
         entry = self._compiled.get((containers, numbers, mode, ranks))
-        if entry is None or not entry[0].guards_hold(self.function):
+        if entry is None or not entry[2]():
             scalars = frozenset(n for n, number in zip(self.names, numbers) if number)
             compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux, containers,
                                               mode=mode, scalars=scalars,
                                               arrays=float64_arrays(self.parameters, ranks))
             entry = self._compiled[containers, numbers, mode, ranks] = (
-                compiled, compiled.bind(self.function))
-        return entry
+                compiled, compiled.bind(self.function), guards_of(compiled, self.function))
+        return entry[:2]
 
     def _run(self, args, kwargs, mode: str):
         """`(compiled program, its result, the unpromoted wrt arguments)`: the program of

@@ -70,7 +70,8 @@ class CompiledAdjoint:
     def bound(self, fn) -> types.FunctionType:
         """`bind(fn)`, made once per function object (calls of helpers go through here)."""
         made = self._bound.get(fn)
-        if made is None:
+        if made is None or made.__defaults__ is not fn.__defaults__ \
+                or made.__kwdefaults__ is not fn.__kwdefaults__:  # (they were reassigned)
             made = self._bound[fn] = self.bind(fn)
         return made
 

@@ -5,7 +5,6 @@ transform/forward_grad.py), and float arrays seen before (the gradient-only prog
 Each returns None where its kind of call does not apply, and the general path runs."""
 from __future__ import annotations
 
-import functools
 import math
 import operator
 
@@ -189,11 +188,21 @@ def float_program(function, names: tuple, has_aux: bool, numbers: frozenset, rev
 
 
 def guards_of(compiled, function):
-    """`() → whether compiled's guards hold for function`, with the arguments bound (the
-    globals check alone where no guard reads a closure cell): it runs on every call."""
+    """`() → whether compiled's guards hold for function` (the globals check alone where no
+    guard reads a closure cell) and `function` still has the code and defaults the program
+    was made and bound with (assigning `f.__defaults__` left the old derivative in use):
+    it runs on every call."""
+    code, defaults, kwdefaults = function.__code__, function.__defaults__, \
+        function.__kwdefaults__
     if compiled.guards_cells:
-        return functools.partial(compiled.guards_hold, function)
-    return functools.partial(compiled.globals_hold, function.__globals__)
+        hold, against = compiled.guards_hold, function
+    else:
+        hold, against = compiled.globals_hold, function.__globals__
+
+    def current():
+        return function.__code__ is code and function.__defaults__ is defaults \
+            and function.__kwdefaults__ is kwdefaults and hold(against)
+    return current
 
 
 def _tangent_of_number(output, tangent):

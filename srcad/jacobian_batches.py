@@ -17,6 +17,7 @@ import numpy as np
 from srcad import cache
 from srcad.arguments import copied
 from srcad.batching import NotBatchable, basis
+from srcad.fast_paths import guards_of
 
 _UNBATCHABLE = set()  # (code, parameter name) of functions without a batched program
 _lock = threading.Lock()
@@ -28,7 +29,7 @@ class BatchedColumns:
 
     def __init__(self, function, names, positions):
         self.function, self.names, self.positions = function, names, positions
-        self.programs = None  # [(compiled, bound)] once found; False: not batchable
+        self.programs = None  # [(compiled, bound, guards)] once found; False: not batchable
 
     def __call__(self, args, kwargs):
         """`(output, blocks)` as `_Columns` gives them (`blocks[0][which] == [J]`), or
@@ -57,7 +58,7 @@ class BatchedColumns:
         programs = self._programs()
         if not programs:
             return None
-        compiled, run = programs[which]
+        compiled, run, _ = programs[which]
         try:
             output, tangent = run((seed,), *(copied(args) if compiled.writes else args),
                                   **(copied(kwargs) if compiled.writes else kwargs))
@@ -72,7 +73,7 @@ class BatchedColumns:
     def _programs(self):
         if self.programs is False:  # not batchable, or a run found a form without one
             return False
-        if self.programs and all(c.guards_hold(self.function) for c, _ in self.programs):
+        if self.programs and all(current() for _, _, current in self.programs):
             return self.programs
         found = [_program(self.function, name) for name in self.names]
         self.programs = False if None in found else found
@@ -91,7 +92,8 @@ def _block(tangent, output, x):
 
 
 def _program(function, name):
-    """`(compiled, bound)`: the batched tangent program for the parameter `name`, or None."""
+    """`(compiled, bound, guards)`: the batched tangent program for the parameter `name`, or
+    None."""
     key = (function.__code__, name)
     if key in _UNBATCHABLE:
         return None
@@ -101,4 +103,4 @@ def _program(function, name):
         with _lock:
             _UNBATCHABLE.add(key)
         return None
-    return compiled, compiled.bound(function)
+    return compiled, compiled.bound(function), guards_of(compiled, function)

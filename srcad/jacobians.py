@@ -21,6 +21,7 @@ from srcad import api, cache
 from srcad.arguments import (copied, is_container, leaves, like_argument, promote, rebuilt,
                              wrt_parameters)
 from srcad.errors import UsageError
+from srcad.fast_paths import guards_of
 from srcad.forward_api import checked_tangent, jvp, like_output
 from srcad.frontend.parse import code_of
 from srcad.derivative_calls import transformable
@@ -260,13 +261,14 @@ class _HVP:
         alone (pipeline.transform, mode "slope"); made again when the names P's
         transformation relied on were rebound."""
         entry = self._derivatives.get(containers)
-        if entry is None or not entry[0].guards_hold(entry[1]):
+        if entry is None or not entry[0]():
             function = transformable(self.fn)
             compiled = cache.compiled_adjoint(function, (self.name,), containers=containers,
                                               mode="slope")
-            entry = self._derivatives[containers] = (compiled, function, api.Derivative(
-                compiled.bound(function), wrt=self.position + 1))
-        return entry[2]
+            entry = self._derivatives[containers] = (guards_of(compiled, function),
+                                                     api.Derivative(compiled.bound(function),
+                                                                    wrt=self.position + 1))
+        return entry[1]
 
     @property
     def source(self) -> str:

@@ -172,3 +172,54 @@ def test_a_rule_registered_after_the_first_gradient_is_used_from_then_on(rule_re
         np.testing.assert_allclose(both(x)[1], [7.0, 7.0])
         np.testing.assert_allclose(srcad.vjp(cube_roots, x)[1](1.0), [7.0, 7.0])
         np.testing.assert_allclose(srcad.jvp(cube_roots, (x,), (np.ones(2),))[1], 22.0)
+
+
+def _scaled_square(x, a=2.0):
+    return np.sum(a * x ** 2)
+
+
+def _scaled_square_keyword(x, *, a=2.0):
+    return np.sum(a * x ** 2)
+
+
+def _scaled_cube(x, a=2.0):
+    return np.sum(a * x ** 3)
+
+
+def _copy(fn):
+    import types
+    copy = types.FunctionType(fn.__code__, fn.__globals__, fn.__name__, fn.__defaults__)
+    copy.__kwdefaults__ = fn.__kwdefaults__
+    return copy
+
+
+DERIVATIVES = {  # what each makes of a function and an argument → comparable numbers
+    "grad": lambda f, x: srcad.grad(f),
+    "value_and_grad": lambda f, x: lambda x: srcad.value_and_grad(f)(x)[1],
+    "hvp": lambda f, x: (lambda h: lambda x: h(x, np.ones_like(x)))(srcad.hvp(f)),
+    "jacobian fwd": lambda f, x: srcad.jacobian(f, mode="fwd"),
+    "jacobian rev": lambda f, x: srcad.jacobian(f, mode="rev"),
+}
+
+
+@pytest.mark.parametrize("x", [1.5, np.array([1.0, 2.0])], ids=["float", "array"])
+@pytest.mark.parametrize("kind", sorted(DERIVATIVES))
+@pytest.mark.parametrize("change", ["defaults", "kwdefaults", "code"])
+def test_a_function_changed_after_its_derivative_was_made_is_differentiated_anew(
+        change, kind, x):
+    """The same derivative object kept the old program (issue 29, case 5)."""
+    fn = _copy(_scaled_square_keyword if change == "kwdefaults" else _scaled_square)
+    derivative = DERIVATIVES[kind](fn, x)
+    derivative(x)
+    if change == "defaults":
+        fn.__defaults__ = (5.0,)
+    elif change == "kwdefaults":
+        fn.__kwdefaults__ = {"a": 5.0}
+    else:
+        fn.__code__ = _scaled_cube.__code__
+    np.testing.assert_allclose(derivative(x), DERIVATIVES[kind](_copy(fn), x)(x))
+    expected = {"defaults": 10.0 * x, "kwdefaults": 10.0 * x, "code": 6.0 * x ** 2}[change]
+    if kind == "hvp":
+        expected = {"defaults": 10.0, "kwdefaults": 10.0, "code": 12.0 * x}[change] \
+            * np.ones_like(x)
+    np.testing.assert_allclose(derivative(x), expected)
