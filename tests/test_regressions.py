@@ -586,3 +586,33 @@ def test_the_pullback_and_pushforward_of_the_identity_are_copies():
     tangent[:] = 0.0
     np.testing.assert_array_equal(u, 2.0)
     np.testing.assert_array_equal(t, 3.0)
+
+
+# ---- found by the differential fuzzer (tests/fuzzing.py) ----------------------------------------
+def _element_copied_into_a_buffer(x, y):
+    v0 = np.arctan(x)
+    buf1 = np.zeros(2)
+    buf1[1:] = x[:-1] * 0.5
+    buf1[0] = v0[0]
+    buf1[:-1] += np.sin(x[1:])
+    v0 += 0.5 * np.sin(x)
+    return np.sum(y * y) + np.sum(v0 * v0) + np.sum(buf1 * buf1)
+
+
+def _array_stored_in_a_list(x):
+    v = np.sin(x)
+    items = [np.zeros(2)]
+    items[0] = v
+    v += 1.0
+    return np.sum(items[0] * x)
+
+
+def test_a_value_written_into_an_array_is_copied_not_held():
+    """`buf[0] = v[0]` copies into an array made by NumPy, so a later `v += ...` changes
+    nothing buf shows: it was refused as UnsoundAliasingError. A list holds what is stored
+    in it, and that stays refused."""
+    from tests.checks import assert_gradient_matches_finite_differences
+    x, y = np.array([0.41088506, -0.69063986]), np.array([-1.37707943, -1.45041709])
+    assert_gradient_matches_finite_differences(_element_copied_into_a_buffer, (x, y), 0)
+    with pytest.raises(UnsoundAliasingError):
+        srcad.grad(_array_stored_in_a_list)(x)

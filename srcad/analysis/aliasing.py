@@ -117,6 +117,7 @@ class _PointsTo:
         self.value_of = value_of  # a free name → the object it is bound to (or None)
         self.contents: dict[str, set] = {}
         self.containers: set[str] = set()  # the objects surely a list, tuple or dict
+        self.arrays: set[str] = set()  # the objects surely NumPy arrays (made by NumPy)
         self.depth = 0  # how many loops enclose the operations being analysed
 
     def block(self, nodes, state: dict) -> dict:
@@ -140,7 +141,8 @@ class _PointsTo:
             stored = op.args[-1]
             if hasattr(stored, "id") and op.mutates:
                 for container in objects(op.mutates):
-                    self._hold(state, container, objects(stored.id))
+                    if op.kind == "append" or _base(container) not in self.arrays:
+                        self._hold(state, container, objects(stored.id))  # (an array copies)
         if op.targets == (self.return_variable,):
             made = None
         elif op.augmented:  # `x += v`: the result is the object `x` was, not `v`
@@ -161,6 +163,8 @@ class _PointsTo:
         for target in op.targets:
             state[target] = made if made is not None else {f"{target}@{id(op)}"}
             self._note(target, state[target])
+            if made is None and op.kind == "call" and _makes_an_array(op):
+                self.arrays.add(f"{target}@{id(op)}")
 
     def _variant_call(self, op: Operation):
         """For a call of a helper's functional variant (frontend/functional.py), directly
@@ -284,6 +288,21 @@ _ITEM_READS = (operator.getitem,)
 _SHARING_SEQUENCES = (list, tuple, dict, np.split, np.array_split, np.hsplit, np.vsplit,
                       np.dsplit)
 
+
+
+_ARRAY_MAKERS = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like,
+                 np.empty_like, np.full_like, np.eye, np.identity, np.arange, np.linspace,
+                 np.copy, np.stack, np.concatenate, np.array}
+
+
+def _makes_an_array(op: Operation) -> bool:
+    """Whether the call surely returns a new NumPy array (or number), into which a stored
+    value is copied, not held as a list holds it."""
+    try:
+        made = op.callee in _ARRAY_MAKERS or isinstance(op.callee, np.ufunc)
+    except TypeError:  # an unhashable callee
+        return False
+    return made and not _array_without_copy(op)
 
 
 def _array_without_copy(op: Operation) -> bool:
