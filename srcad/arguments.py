@@ -11,6 +11,7 @@ and a real argument's gradient is the real part of what the backward sweep compu
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -112,26 +113,44 @@ def rebuilt(template, parts):
     return next(parts)
 
 
-_NOT_PLAIN = (np.matrix, np.ma.MaskedArray)
+# What an ndarray subclass may override to compute otherwise than plain arrays do.
+_ARITHMETIC = ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__",
+               "__truediv__", "__rtruediv__", "__matmul__", "__rmatmul__", "__pow__",
+               "__rpow__", "__neg__", "__getitem__", "__setitem__", "__array_ufunc__",
+               "__array_function__", "__array_wrap__")
+
+
+@functools.lru_cache(maxsize=256)
+def _own_arithmetic(kind: type) -> bool:
+    return any(getattr(kind, name, None) is not getattr(np.ndarray, name, None)
+               for name in _ARITHMETIC)
+
+
+def _not_plain(value) -> bool:
+    """An ndarray subclass with arithmetic of its own (np.matrix, masked arrays, a user's
+    class overriding `__mul__` or `__array_ufunc__`); one that only adds attributes is
+    plain, and so is np.memmap (its overrides keep the file mapping, not the arithmetic)."""
+    return isinstance(value, np.ndarray) and type(value) is not np.ndarray \
+        and not isinstance(value, np.memmap) and _own_arithmetic(type(value))
 
 
 def refuse_not_plain_arguments(args, kwargs) -> None:
     """Refuse a matrix or masked array among the arguments not differentiated too: the
     function computes with it, and its arithmetic is not the one the rules follow."""
     for position, value in enumerate(args):  # (a float or an array, the common cases, first)
-        if type(value) is not float and type(value) is not np.ndarray \
-                and isinstance(value, _NOT_PLAIN):
+        if type(value) is not float and type(value) is not np.ndarray and _not_plain(value):
             _refuse_not_plain(value, f"argument {position}")
     for name, value in kwargs.items():
-        if isinstance(value, _NOT_PLAIN):
+        if _not_plain(value):
             _refuse_not_plain(value, f"argument {name!r}")
 
 
 def _refuse_not_plain(value, which: str):
     raise NonDifferentiableInputError(
-        f"{which} is a {type(value).__name__}, whose arithmetic is not the plain arrays' "
-        "(`*` of matrices is a matrix product; masked elements are left out) that srcad's "
-        "derivative rules follow.",
+        f"{which} is a {type(value).__name__}, an ndarray subclass whose arithmetic is not "
+        "the plain arrays' (`*` of matrices is a matrix product; masked elements are left "
+        "out; a class may override `*` or `__array_ufunc__`) that srcad's derivative rules "
+        "follow.",
         fix="pass a plain array: `np.asarray(x)`, or for a masked array `x.filled(value)` "
         "or `x.compressed()`.")
 
@@ -145,7 +164,7 @@ def promote(value, name: str):
         return rebuild(value, [promote(v, name) for v in _children(value)])
     if isinstance(value, (float, complex, np.inexact)) and not isinstance(value, bool):
         return value
-    if isinstance(value, _NOT_PLAIN):
+    if _not_plain(value):
         _refuse_not_plain(value, f"argument {name!r} in wrt")
     if isinstance(value, np.ndarray):
         if value.dtype.kind in "fc":

@@ -616,3 +616,35 @@ def test_a_value_written_into_an_array_is_copied_not_held():
     assert_gradient_matches_finite_differences(_element_copied_into_a_buffer, (x, y), 0)
     with pytest.raises(UnsoundAliasingError):
         srcad.grad(_array_stored_in_a_list)(x)
+
+
+class _Doubling(np.ndarray):
+    """Its own `*`: the plain array's derivative would be wrong for it."""
+
+    def __mul__(self, other):
+        return np.multiply(np.asarray(self), other) * 2.0
+
+
+class _Tagged(np.ndarray):
+    """Only an attribute: its arithmetic is the plain arrays'."""
+
+    def __array_finalize__(self, obj):
+        self.tag = getattr(obj, "tag", None)
+
+
+def _product(x, y):
+    return np.sum(x * y)
+
+
+def test_an_array_subclass_with_arithmetic_of_its_own_is_refused(tmp_path):
+    from srcad.errors import NonDifferentiableInputError
+    x, y = np.arange(1.0, 4.0), np.ones(3)
+    for call in (lambda: srcad.grad(_product)(x.view(_Doubling), y),
+                 lambda: srcad.grad(_product)(x, y.view(_Doubling)),
+                 lambda: srcad.jvp(_product, (x.view(_Doubling), y), (y, None))):
+        with pytest.raises(NonDifferentiableInputError, match="_Doubling"):
+            call()
+    np.testing.assert_array_equal(srcad.grad(_product)(x.view(_Tagged), y), y)
+    mapped = np.memmap(tmp_path / "x.bin", dtype=np.float64, mode="w+", shape=(3,))
+    mapped[:] = x
+    np.testing.assert_array_equal(srcad.grad(_product, wrt=1)(mapped, y), x)
