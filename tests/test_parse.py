@@ -3,6 +3,7 @@ lines gives the same tree, line and column numbers included, as the whole file p
 import ast
 import linecache
 
+import numpy as np
 import pytest
 
 import srcad
@@ -127,3 +128,74 @@ def test_lambdas_whose_positions_span_their_statement(tmp_path, second, found):
     else:
         with pytest.raises(srcad.errors.SourceUnavailableError):
             namespace["pair"](lambda f: srcad.grad(f)(2.0))
+
+
+def _write_module(tmp_path, name: str, text: str):
+    import importlib.util
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, path
+
+
+@pytest.mark.parametrize("before, after", [
+    ("    return np.sum(x * 2.0)\n", "    return np.sum(x * 3.0)\n"),          # a constant
+    ("    return np.sum(np.sin(x))\n", "    return np.sum(np.cos(x))\n"),      # a name
+    ("    return np.sum(x * x)\n", "    return np.sum(x + x)\n"),              # an operator
+])
+def test_a_file_edited_after_import_is_not_differentiated_for_the_old_code(
+        tmp_path, before, after):
+    """srcad read the new text while the old code ran: a silently wrong derivative."""
+    module, path = _write_module(tmp_path, "edited_after_import",
+                                 "import numpy as np\n\n\ndef f(x):\n" + before)
+    path.write_text("import numpy as np\n\n\ndef f(x):\n" + after)
+    linecache.checkcache(str(path))
+    with pytest.raises(srcad.errors.SourceUnavailableError, match="compiles to other code"):
+        srcad.grad(module.f)(np.ones(2))
+
+
+SHAPES = '''
+from __future__ import annotations
+
+import numpy as np
+from numpy import linalg
+
+
+class Base:
+    def scale(self, x):
+        return 2.0 * x
+
+
+class Model(Base):
+    factor = 3.0
+
+    def loss(self, x):
+        inner = lambda v: np.sum(v * self.factor)  # noqa: E731
+        return inner(x) + np.sum(super().scale(x)) + linalg.norm(x)
+
+
+def make(c):
+    def closure(x, y: float = 1.0):
+        def twice(v: np.ndarray) -> np.ndarray:
+            return v * c * y
+        return np.sum(twice(x)) + np.sum([t * t for t in x])
+    return closure
+
+
+def recursive(x, n=2):
+    return np.sum(x) if n == 0 else recursive(x * 1.5, n - 1)
+'''
+
+
+def test_definitions_that_compile_with_context_are_accepted(tmp_path):
+    """super(), closures, nested annotations under `from __future__ import annotations`,
+    recursion, a method of an imported module: the file compiles to the code that runs."""
+    module, _ = _write_module(tmp_path, "compiled_shapes", SHAPES)
+    x = np.array([1.0, 2.0])
+    model = module.Model()
+    np.testing.assert_allclose(srcad.grad(model.loss)(x),
+                               3.0 + 2.0 + x / np.linalg.norm(x))
+    np.testing.assert_allclose(srcad.grad(module.make(2.0))(x), 2.0 + 2 * x)
+    np.testing.assert_allclose(srcad.grad(module.recursive)(x), [2.25, 2.25])

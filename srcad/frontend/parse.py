@@ -15,10 +15,12 @@ becomes a `FunctionDef` named `lambda_<line>` whose body is `return <expr>`.
 """
 from __future__ import annotations
 
+import __future__
 import ast
 import functools
 import inspect
 import linecache
+import operator
 import types
 from dataclasses import dataclass
 
@@ -95,14 +97,75 @@ def parse_function(fn) -> ParsedFunction:
         node = _find_definition(_file_tree(code.co_filename, "".join(lines)), code)
     if node is None and _is_pseudo_file(code.co_filename):
         raise _no_source(code)  # the lines are another snippet's (`python -c` on 3.13 keeps its own)
-    if node is None:
+    if node is None or not _compiles_to(node, code, fn, lines):
         raise SourceUnavailableError(
             f"srcad cannot find the definition of {code.co_name!r} at line "
-            f"{code.co_firstlineno} of {code.co_filename!r}; the file has changed since "
-            "it was imported.",
+            f"{code.co_firstlineno} of {code.co_filename!r}"
+            + ("" if node is None else " as it runs: the text there compiles to other code")
+            + "; the file has changed since it was imported.",
             fix="re-import the module (or restart the interpreter) so source and code agree.",
         )
     return ParsedFunction(_to_function_def(node), code.co_filename, lines, _name_of(node))
+
+
+_FUTURE_FLAGS = functools.reduce(operator.or_, (
+    getattr(__future__, feature).compiler_flag for feature in __future__.all_feature_names))
+
+
+def _compiles_to(node, code, fn, lines: tuple) -> bool:
+    """Whether the definition found compiles to the code that runs: a file edited since
+    it was imported may hold, at the same line, a function of the same name that does
+    something else (srcad would differentiate the new text while the old code runs).
+
+    The file is compiled again as Python compiled it (its imports, enclosing functions and
+    classes all shape the code: a method of an imported module is read with another
+    instruction, a class mangles private names), and the code of that name at that line
+    compared with the running one: instructions, names and constants, nested code too.
+    Text that no longer compiles cannot be checked and is taken as it is; pytest rewrites
+    the asserts of test modules, so there a function with an `assert` is too."""
+    compiled = _compiled_file(code.co_filename, "".join(lines), code.co_flags & _FUTURE_FLAGS)
+    if compiled is None:
+        return True
+    if any(_same_code(found, code)
+           for found in _codes_at(compiled, code.co_name, code.co_firstlineno)):
+        return True
+    rewritten_by_pytest = "@py_builtins" in getattr(fn, "__globals__", {})
+    return rewritten_by_pytest and any(isinstance(n, ast.Assert) for n in ast.walk(node))
+
+
+@functools.lru_cache(maxsize=64)
+def _compiled_file(filename: str, text: str, flags: int):
+    try:
+        return compile(text, filename, "exec", flags=flags, dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _codes_at(code, name: str, line: int) -> list:
+    """The code objects named `name` whose first line is `line`, nested anywhere in `code`
+    (several lambdas may share a line)."""
+    found = []
+    for constant in code.co_consts:
+        if isinstance(constant, types.CodeType):
+            if constant.co_name == name and constant.co_firstlineno == line:
+                found.append(constant)
+            found += _codes_at(constant, name, line)
+    return found
+
+
+def _same_code(a, b) -> bool:
+    if (a.co_code, a.co_names, a.co_varnames, a.co_freevars) != (
+            b.co_code, b.co_names, b.co_varnames, b.co_freevars) \
+            or len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, types.CodeType) or isinstance(y, types.CodeType):
+            if not (isinstance(x, types.CodeType) and isinstance(y, types.CodeType)
+                    and _same_code(x, y)):
+                return False
+        elif type(x) is not type(y) or x != y and x == x:  # (nan is its own constant)
+            return False
+    return True
 
 
 def _no_source(code) -> SourceUnavailableError:
