@@ -38,7 +38,7 @@ from srcad.arguments import like_argument
 from srcad.compile import python_source
 from srcad.control import CustomGradient, positional_only
 from srcad.errors import UnsupportedDerivativeError
-from srcad.frontend.parse import parse_function
+from srcad.frontend.parse import nested_codes, parse_function
 from srcad.frontend.trees import clone
 from srcad.rules.registry import nondifferentiable
 
@@ -126,7 +126,7 @@ def pullback_function(fn: CustomGradient) -> types.FunctionType:
         source = f"def srcad_cells():\n{body}{indented}    return {node.name}\n"
     filename = f"<srcad-pullback of {fn.__name__} {next(_SERIAL)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    code = _code_named(compile(source, filename, "exec"), node.name)
+    code = nested_codes(compile(source, filename, "exec"), node.name)[0]
     cells = dict(zip(free, function.__closure__ or ()))
     made = types.FunctionType(code, function.__globals__, node.name, function.__defaults__,
                               tuple(cells[name] for name in code.co_freevars))
@@ -171,14 +171,3 @@ def _pullback_return(statement: gast.Return, fn, serial: int) -> list:
     called = gast.Call(gast.Name(name, gast.Load(), None, None), [cotangent], [])
     return [gast.copy_location(gast.Assign([named], grad_fn, None), statement),
             gast.copy_location(gast.Return(called), statement)]
-
-
-def _code_named(code: types.CodeType, name: str) -> types.CodeType:
-    for constant in code.co_consts:
-        if isinstance(constant, types.CodeType):
-            if constant.co_name == name:
-                return constant
-            found = _code_named(constant, name)
-            if found is not None:
-                return found
-    return None

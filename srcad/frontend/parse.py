@@ -127,7 +127,7 @@ def _compiles_to(node, code, fn, lines: tuple) -> bool:
     if compiled is None:
         return True
     if any(_same_code(found, code)
-           for found in _codes_at(compiled, code.co_name, code.co_firstlineno)):
+           for found in nested_codes(compiled, code.co_name, code.co_firstlineno)):
         return True
     rewritten_by_pytest = "@py_builtins" in getattr(fn, "__globals__", {})
     return rewritten_by_pytest and any(isinstance(n, ast.Assert) for n in ast.walk(node))
@@ -141,15 +141,15 @@ def _compiled_file(filename: str, text: str, flags: int):
         return None
 
 
-def _codes_at(code, name: str, line: int) -> list:
-    """The code objects named `name` whose first line is `line`, nested anywhere in `code`
-    (several lambdas may share a line)."""
+def nested_codes(code, name: str, line: int | None = None) -> list:
+    """The code objects named `name` (whose first line is `line`, if given) nested anywhere
+    in `code`, outermost first (several lambdas may share a line)."""
     found = []
     for constant in code.co_consts:
         if isinstance(constant, types.CodeType):
-            if constant.co_name == name and constant.co_firstlineno == line:
+            if constant.co_name == name and line in (None, constant.co_firstlineno):
                 found.append(constant)
-            found += _codes_at(constant, name, line)
+            found += nested_codes(constant, name, line)
     return found
 
 

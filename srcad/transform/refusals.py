@@ -21,7 +21,7 @@ def check_operation(op: Operation, varied, parsed) -> None:
     check_namespace_reader(op, varied, parsed)
 
 
-_NAMESPACE_READERS = {eval: "eval", exec: "exec", locals: "locals", vars: "vars"}
+NAMESPACE_READERS = {eval: "eval", exec: "exec", locals: "locals", vars: "vars"}
 
 
 def check_namespace_reader(op: Operation, varied, parsed) -> None:
@@ -29,13 +29,11 @@ def check_namespace_reader(op: Operation, varied, parsed) -> None:
     no derivative follows: refused where anything is differentiated, rather than taken for
     constants (which gave zero gradients). `vars(obj)` reads an object, not the frame."""
     try:
-        name = _NAMESPACE_READERS.get(op.callee)
+        name = NAMESPACE_READERS.get(op.callee)
     except TypeError:  # an unhashable callee
         return
-    arguments = op.args[0].args if op.kind == "effect" and isinstance(
-        op.args[0], gast.Call) else op.args
     if op.kind in ("call", "effect") and name and varied \
-            and not (name == "vars" and arguments):
+            and not (name == "vars" and _arguments(op)):
         raise UnsupportedSyntaxError(
             f"srcad cannot differentiate through `{name}(...)` (in {parsed.name}): it reads "
             "variables by name, a path the derivative cannot follow.",
@@ -68,16 +66,21 @@ def check_iterator(op: Operation, varied, parsed) -> None:
 def check_positional_out(op: Operation, parsed) -> None:
     """A ufunc's argument after its inputs is `out`, written in place, as `out=` is (which
     the fence refuses): neither mode follows that write."""
-    arguments = op.args[0].args if op.kind == "effect" and isinstance(
-        op.args[0], gast.Call) else op.args  # (an effect's argument is the call itself)
     if op.kind in ("call", "effect") and isinstance(op.callee, np.ufunc) \
-            and len(arguments) > op.callee.nin:
+            and len(_arguments(op)) > op.callee.nin:
         raise UnsupportedSyntaxError(
             f"srcad cannot differentiate `{op.label}` with an output array passed by position "
             f"(its argument {op.callee.nin + 1}, `out`, is written in place) in {parsed.name}.",
             parsed.location(op.statement),
             f"assign the result instead: `y = {op.label}(...)` with {op.callee.nin} "
             "argument(s).")
+
+
+def _arguments(op: Operation) -> list:
+    """The call's argument nodes (an effect's argument is the call itself)."""
+    if op.kind == "effect" and isinstance(op.args[0], gast.Call):
+        return op.args[0].args
+    return op.args
 
 
 def check_callee(op: Operation, varied, parsed) -> None:

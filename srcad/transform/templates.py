@@ -24,6 +24,7 @@ from srcad import runtime
 from srcad.runtime import unbroadcast
 from srcad.tangents import broadcast_like
 from srcad.transform.optimize import constant_node, simplify
+from srcad.transform.refusals import NAMESPACE_READERS
 
 
 @dataclass(frozen=True)
@@ -136,11 +137,11 @@ def _reads_parameter(rule, name: str) -> bool:
     except SrcadError:
         return True
     return any(isinstance(n, gast.Name) and (
-        n.id == name and isinstance(n.ctx, gast.Load) or n.id in _NAMESPACE_READERS)
+        n.id == name and isinstance(n.ctx, gast.Load) or n.id in _READS_BY_NAME)
         for n in walk(node))
 
 
-_NAMESPACE_READERS = frozenset({"locals", "vars", "eval", "exec"})
+_READS_BY_NAME = frozenset(NAMESPACE_READERS.values())
 
 
 def _inlinable_body(rule):
