@@ -80,6 +80,35 @@ def test_watch_refuses_what_is_not_a_tensor():
     assert isinstance(info.value, SrcadError) and "srcad.constant" in str(info.value)
 
 
+def test_a_watched_tensor_written_in_place_is_differentiated_as_it_was_watched():
+    """`y = x; y += 2 * x` writes into x, as NumPy does; the gradient is with respect to
+    the x that was watched (3, TensorFlow's answer), not the version the write made (1)."""
+    x = constant(np.asarray(0.6))
+    with GradientTape() as tape:
+        tape.watch(x)
+        y = x
+        y += 2.0 * x
+    assert value(tape.gradient(y, x)) == pytest.approx(3.0)
+    assert value(x) == pytest.approx(1.8)  # NumPy's aliasing: x is y
+
+    def squared_then_overwritten(v):
+        v = v.copy()
+        w = v
+        w *= v
+        w[0] = 3.0 * v[1]
+        return np.sum(np.sin(w))
+
+    start = np.array([0.6, 0.7])
+    for derivative in ("gradient", "jacobian"):
+        x = constant(start)
+        with GradientTape() as tape:
+            tape.watch(x)
+            y = squared_then_overwritten(x)
+        got = value(getattr(tape, derivative)(y, x))
+        np.testing.assert_allclose(got, numerical_gradient(squared_then_overwritten,
+                                                           (start,), 0), rtol=1e-7)
+
+
 def test_integer_tensors_are_not_tracked_as_in_tensorflow():
     n, counter, x = constant(np.array([1, 2])), Variable(3), constant(2.0)
     with GradientTape() as tape:

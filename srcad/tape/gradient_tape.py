@@ -3,7 +3,9 @@
 Inside `with GradientTape() as tape:`, operations on tensors the tape tracks are recorded as
 nodes (`dispatch`); a tensor is tracked once watched (`tape.watch(x)`, or a trainable
 Variable read while `watch_accessed_variables`) and every result computed from a tracked
-tensor is tracked in turn. `gradient`, `jacobian` and `batch_jacobian` run the reverse sweep
+tensor is tracked in turn. A watched tensor is the independent variable as it was watched:
+an in-place write into it later (NumPy aliasing) makes a new version that the derivative is
+not taken with respect to. `gradient`, `jacobian` and `batch_jacobian` run the reverse sweep
 (`backward`) over those nodes. A non-persistent tape serves one such call and frees its
 nodes during it; a persistent one serves any number until it is reset or deleted.
 """
@@ -13,6 +15,7 @@ import contextlib
 import enum
 import math
 import warnings
+import weakref
 
 import numpy as np
 
@@ -44,6 +47,7 @@ class GradientTape:
         self._nodes = []        # the recorded operations, oldest first (see `dispatch`)
         self._tracked = set()   # ids of the watched tensors and of everything computed from them
         self._variables = {}    # id -> watched Variable
+        self._watched = {}      # id(tensor) -> (weak reference, the version it was watched at)
         self._recording = False
         self._consumed = False  # a non-persistent tape after its one gradient
 
@@ -101,6 +105,7 @@ class GradientTape:
                 self._watch_variable(leaf)
             elif differentiable:
                 self._tracked.add(leaf._id)
+                self._watched[id(leaf)] = (weakref.ref(leaf), leaf._id)
         return tensor
 
     def _watch_variable(self, variable):
@@ -135,6 +140,7 @@ class GradientTape:
         self._nodes.clear()
         self._tracked.clear()
         self._variables.clear()
+        self._watched.clear()
         self._consumed = False
 
     # ---- derivatives ------------------------------------------------------------------------
@@ -158,7 +164,7 @@ class GradientTape:
                 seed = _ones_like(leaf._value) if weight is None else _seed_value(weight)
                 previous = seeds.get(leaf._id)
                 seeds[leaf._id] = seed if previous is None else previous + seed
-        ids = [source._id for source in flat_sources]
+        ids = self._versions(flat_sources)
         cotangents = self._sweep(seeds, ids)
         results = [_finish(cotangents.get(i), s, zeros_if_unconnected)
                    for i, s in zip(ids, flat_sources)]
@@ -249,7 +255,19 @@ class GradientTape:
         if not self._persistent:
             self._nodes.clear()
             self._tracked.clear()
+            self._watched.clear()
             self._consumed = True
+
+    def _versions(self, flat_sources) -> list:
+        """The id each source is differentiated at: a watched tensor is the independent
+        variable as it was watched, even if written in place since (`y = x; y += 2 * x`
+        writes into `x`, and the gradient is d(3x)/dx, TensorFlow's answer); any other
+        tensor is its current version."""
+        ids = []
+        for source in flat_sources:
+            ref, version = self._watched.get(id(source), (None, None))
+            ids.append(version if ref is not None and ref() is source else source._id)
+        return ids
 
     def _sweep(self, seeds, source_ids):
         """Cotangents of the sources this tape tracks (others are unconnected, as in TF)."""
@@ -261,7 +279,7 @@ class GradientTape:
 
     def _cotangent_columns(self, target, flat_sources, seeds):
         """For each source, the cotangents from each seed of `target` (None: unreached)."""
-        ids = [source._id for source in flat_sources]
+        ids = self._versions(flat_sources)
         columns = [[] for _ in ids]
         if not isinstance(target, Tensor):
             return [[None] * len(seeds) for _ in ids]
