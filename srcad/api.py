@@ -16,7 +16,7 @@ from srcad import cache
 from srcad.arguments import (is_container, like_argument, promote, refuse_not_plain_arguments,
                              seed_for, unshared, wrt_parameters)
 from srcad.errors import CotangentError, UsageError
-from srcad.frontend.parse import code_of, unwrapped
+from srcad.frontend.parse import call_method_of, code_of, unwrapped
 from srcad.derivative_calls import adapter, has_no_body_of_its_own, transformable
 from srcad.fast_paths import (array_runner, float64_arrays, float64_ranks, float_program,
                               fused_runner, guards_of)
@@ -32,6 +32,15 @@ class Derivative:
         self.fn = fn
         self.wrt = wrt
         self.has_aux = has_aux
+        self._resolve()
+
+    def _resolve(self):
+        """What `fn` runs, its parameters, and empty program tables. For an object whose
+        class defines `__call__` (`dispatch`), again whenever the class's `__call__` is
+        replaced, as calling the object would follow it."""
+        fn, wrt = self.fn, self.wrt
+        call = call_method_of(fn)
+        self.dispatch = None if call is None else (fn, call)
         # A bound method (`model.loss`) is its function with the receiver passed first;
         # `wrt` counts the arguments the user passes, as for any other callable.
         target = unwrapped(fn)  # a decorated function runs in its own module
@@ -66,17 +75,31 @@ class Derivative:
         float64 array (mode "gradient": transform/specialise.py)."""
         entry = self._compiled.get((containers, numbers, mode, ranks))
         if entry is None or not entry[2]():
+            self.follow_call()
             scalars = frozenset(n for n, number in zip(self.names, numbers) if number)
             compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux, containers,
                                               mode=mode, scalars=scalars,
                                               arrays=float64_arrays(self.parameters, ranks))
             entry = self._compiled[containers, numbers, mode, ranks] = (
-                compiled, compiled.bind(self.function), guards_of(compiled, self.function))
+                compiled, compiled.bind(self.function), self.guards(compiled))
         return entry[:2]
+
+    def guards(self, compiled):
+        """`() → whether compiled, made for this function, may run its next call`."""
+        return guards_of(compiled, self.function, self.dispatch)
+
+    def follow_call(self) -> bool:
+        """Whether the object's class's `__call__` was replaced (then derived anew)."""
+        if self.dispatch is None or type(self.fn).__call__ is self.dispatch[1]:
+            return False
+        self._resolve()
+        return True
 
     def _run(self, args, kwargs, mode: str):
         """`(compiled program, its result, the unpromoted wrt arguments)`: the program of
         `mode` for arguments of these kinds, run on them."""
+        if self.dispatch is not None:
+            self.follow_call()
         if self.single and self.positional and self.last_position < len(args):
             position = self.last_position  # the common case: one argument, by position
             value = args[position]
@@ -108,7 +131,7 @@ class Derivative:
             compiled, program = self._program(
                 containers, tuple(k is float or k is int for k in kinds), mode, ranks)
             entry = self.latest[kinds, mode, ranks] = (compiled, program,
-                                                       guards_of(compiled, self.function))
+                                                       self.guards(compiled))
         compiled, program, _ = entry
         if kwargs:
             return compiled, program(*self.receiver, *args, **kwargs), originals
@@ -183,7 +206,10 @@ class _Grad(_DerivativeFunction):
             gradient = self._array_call(args)
             if gradient is not None:
                 return gradient
-        return self.derivative.gradients_only(args, kwargs)
+        derivative = self.derivative
+        gradients = derivative.gradients_only(args, kwargs)
+        self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
+        return gradients  # (the quick calls are made anew when `follow_call` derives anew)
 
 
 class _ValueAndGrad(_DerivativeFunction):

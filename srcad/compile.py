@@ -64,8 +64,9 @@ class CompiledAdjoint:
 
     def __post_init__(self):
         object.__setattr__(self, "globals_hold", _namespace_check(
-            [(g.name, g.value) for g in self.guards if g.cell is None], self.rules_edition))
-        object.__setattr__(self, "_cells", tuple(g for g in self.guards if g.cell is not None))
+            [g for g in self.guards if g.cell is None], self.rules_edition))
+        object.__setattr__(self, "_cells", tuple(g for g in self.guards if g.cell is not None
+                                                 and not g.attributes))
 
     def bound(self, fn) -> types.FunctionType:
         """`bind(fn)`, made once per function object (calls of helpers go through here)."""
@@ -86,18 +87,25 @@ class CompiledAdjoint:
         return made
 
 
-def _namespace_check(bindings: list, rules_edition: int) -> types.FunctionType:
-    """`namespace → whether each (name, value) of bindings holds in it (or, for a name it
-    lacks, among the builtins), and no rule was registered since `rules_edition``, written
-    out as one expression: it runs on every call, where a loop over the bindings took twice
-    as long (0.2 us of a 1 us scalar gradient)."""
+def _namespace_check(guards: list, rules_edition: int) -> types.FunctionType:
+    """`namespace → whether each guard holds in it (a name bound as it was, or among the
+    builtins for a name it lacks; an attribute chain such as `np.sin` still naming what it
+    did) and no rule was registered since `rules_edition``, written out as one expression:
+    it runs on every call, where a loop over the guards took twice as long (0.2 us of a
+    1 us scalar gradient)."""
     terms = [f"edition[0] == {rules_edition}"]
-    terms += [f"(namespace[{name!r}] if {name!r} in namespace "
-              f"else builtins.get({name!r}, absent)) is value_{i}"
-              for i, (name, _) in enumerate(bindings)]
-    source = f"def globals_hold(namespace):\n    return {' and '.join(terms)}\n"
-    scope = {"builtins": _BUILTINS, "absent": _ABSENT, "edition": RULES_EDITION,
-             **{f"value_{i}": value for i, (_, value) in enumerate(bindings)}}
+    for i, guard in enumerate(guards):
+        if guard.attributes:
+            terms.append(f"root_{i}.{'.'.join(guard.attributes)} is value_{i}")
+        else:
+            terms.append(f"(namespace[{guard.name!r}] if {guard.name!r} in namespace "
+                         f"else builtins.get({guard.name!r}, absent)) is value_{i}")
+    source = (f"def globals_hold(namespace):\n    try:\n        return {' and '.join(terms)}\n"
+              "    except AttributeError:  # (an attribute of a chain was deleted)\n"
+              "        return False\n")
+    scope = {"builtins": _BUILTINS, "absent": _ABSENT, "edition": RULES_EDITION}
+    for i, guard in enumerate(guards):
+        scope[f"value_{i}"], scope[f"root_{i}"] = guard.value, guard.root
     exec(compile(source, "<srcad guards>", "exec"), scope)
     return scope["globals_hold"]
 

@@ -47,7 +47,7 @@ def fused_runner(derivative):
         made = float_program(derivative.function, derivative.names, derivative.has_aux,
                              numbers, reverse_only)
         run, optimistic, holds = (made.bind(derivative.function), made.optimistic,
-                                  guards_of(made, derivative.function))
+                                  derivative.guards(made))
         by_forward_mode, writes = made.by_forward_mode, made.writes
 
     def fused(args):
@@ -59,6 +59,8 @@ def fused_runner(derivative):
         if len(args) > count:  # (the others may be anything: a matrix is refused)
             refuse_not_plain_arguments(args, {})
         if run is None or not holds():
+            if derivative.follow_call():
+                return None  # (the general path runs what the class calls now)
             compiled(args)
         elif others:
             for position in others:
@@ -187,11 +189,12 @@ def float_program(function, names: tuple, has_aux: bool, numbers: frozenset, rev
     return cache.compiled_adjoint(function, names, has_aux, mode="fused", scalars=numbers)
 
 
-def guards_of(compiled, function):
+def guards_of(compiled, function, dispatch=None):
     """`() → whether compiled's guards hold for function` (the globals check alone where no
     guard reads a closure cell) and `function` still has the code and defaults the program
-    was made and bound with (assigning `f.__defaults__` left the old derivative in use):
-    it runs on every call."""
+    was made and bound with (assigning `f.__defaults__` left the old derivative in use),
+    and, for a callable object (`dispatch`: the object and its class's `__call__`), that
+    its class still calls that function: it runs on every call."""
     code, defaults, kwdefaults = function.__code__, function.__defaults__, \
         function.__kwdefaults__
     if compiled.guards_cells:
@@ -202,7 +205,13 @@ def guards_of(compiled, function):
     def current():
         return function.__code__ is code and function.__defaults__ is defaults \
             and function.__kwdefaults__ is kwdefaults and hold(against)
-    return current
+    if dispatch is None:
+        return current
+    instance, call = dispatch
+
+    def current_and_called():
+        return type(instance).__call__ is call and current()
+    return current_and_called
 
 
 def _tangent_of_number(output, tangent):

@@ -223,3 +223,72 @@ def test_a_function_changed_after_its_derivative_was_made_is_differentiated_anew
         expected = {"defaults": 10.0, "kwdefaults": 10.0, "code": 12.0 * x}[change] \
             * np.ones_like(x)
     np.testing.assert_allclose(derivative(x), expected)
+
+
+def _sum_of_sines(x):
+    return np.sum(np.sin(x))
+
+
+def _sum_of_cosines(x):
+    return np.sum(np.cos(x))
+
+
+def _cube_instead_of_sine(z):
+    return z ** 3
+
+
+@pytest.mark.parametrize("x", [1.5, np.array([1.0, 2.0])], ids=["float", "array"])
+@pytest.mark.parametrize("kind", sorted(DERIVATIVES))
+def test_a_module_attribute_rebound_after_the_derivative_was_made_is_followed(
+        kind, x, monkeypatch):
+    """`np.sin = ...` after the first call: the same derivative object kept the program
+    made for NumPy's sine (issue 29, case 5); the attribute chain is guarded now."""
+    derivative = DERIVATIVES[kind](_sum_of_sines, x)
+    np.testing.assert_allclose(derivative(x), np.cos(x) * (np.ones_like(x) if kind != "hvp"
+                                                            else -np.tan(x)))
+    monkeypatch.setattr(np, "sin", _cube_instead_of_sine)
+    expected = 6.0 * x if kind == "hvp" else 3.0 * x ** 2
+    np.testing.assert_allclose(derivative(x), expected)
+
+
+@pytest.mark.parametrize("kind", sorted(DERIVATIVES))
+def test_a_rule_whose_module_attribute_was_rebound_is_refused(kind, monkeypatch):
+    """The rule of np.cos calls np.sin: rebound, it gave a wrong derivative of a function
+    that calls only np.cos, even after clear_cache (issue 29, case 5)."""
+    x = np.array([1.0, 2.0])
+    derivative = DERIVATIVES[kind](_sum_of_cosines, x)
+    derivative(x)
+    monkeypatch.setattr(np, "sin", _cube_instead_of_sine)
+    for attempt in (derivative, DERIVATIVES[kind](_sum_of_cosines, x)):
+        with pytest.raises(srcad.errors.UnsupportedDerivativeError, match="calls `np.sin`"):
+            attempt(x)
+        srcad.clear_cache()
+    monkeypatch.undo()
+    np.testing.assert_allclose(derivative(x), -np.sin(x) if kind != "hvp" else -np.cos(x))
+
+
+class _Quadratic:
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self, x):
+        return np.sum(self.a * x ** 2)
+
+
+def _cubic_call(self, x):
+    return np.sum(self.a * x ** 3)
+
+
+@pytest.mark.parametrize("x", [1.5, np.array([1.0, 2.0])], ids=["float", "array"])
+@pytest.mark.parametrize("kind", sorted(DERIVATIVES))
+def test_a_callable_object_follows_its_class_call_being_replaced(kind, x, monkeypatch):
+    """`Model.__call__ = ...` after the first call: calling the object runs the new
+    method, and so does its derivative (issue 29, case 5)."""
+    model = _Quadratic(2.0)
+    derivative = DERIVATIVES[kind](model, x)
+    for _ in range(2):  # (the second call takes the quick path)
+        np.testing.assert_allclose(derivative(x), 4.0 * x if kind != "hvp"
+                                   else 4.0 * np.ones_like(x))
+    monkeypatch.setattr(_Quadratic, "__call__", _cubic_call)
+    for _ in range(2):
+        np.testing.assert_allclose(derivative(x), 6.0 * x ** 2 if kind != "hvp" else 12.0 * x)

@@ -45,19 +45,51 @@ SYMBOLS = {
 
 @dataclass(frozen=True)
 class Guard:
-    """`name` (a global, or a closure cell when `cell` is set) was bound to `value`."""
+    """`name` (a global, or a closure cell when `cell` is set) was bound to `value`; or, for
+    an attribute chain (`attributes` set, `name` its dotted text), reading `attributes` from
+    `root` gave `value` (`np.sin`: rebinding it changes what the program calls)."""
 
     name: str
     value: object
     cell: int | None = None
+    attributes: tuple = ()
+    root: object = None
 
-    def holds(self, fn) -> bool:
+    @property
+    def key(self):
+        """What tells guards apart: the name, or the chain's root object and attributes."""
+        return (id(self.root), self.attributes) if self.attributes else self.name
+
+    def holds(self, fn=None) -> bool:
+        """Whether the binding still holds (`fn`: the function whose names it guards)."""
+        if self.attributes:
+            return follow(self.root, self.attributes, _MISSING) is self.value
         if self.cell is not None:
             return fn.__closure__[self.cell].cell_contents is self.value
         namespace = fn.__globals__
         if self.name in namespace:
             return namespace[self.name] is self.value
         return getattr(builtins, self.name, _MISSING) is self.value
+
+
+def follow(value, attributes, missing=None):
+    """`value.a.b` for attributes `(a, b)`, or `missing` if one is missing."""
+    for attribute in attributes:
+        value = getattr(value, attribute, _MISSING)
+        if value is _MISSING:
+            return missing
+    return value
+
+
+def chain_guard(root, root_name: str, attributes) -> Guard:
+    """The guard that `root_name.a.b` still names what it does now. An attribute that gives
+    a new object on every read (a bound method: `np.add.reduce`) is left off: its owner
+    (`np.add`) is guarded instead."""
+    attributes = tuple(attributes)
+    while attributes and follow(root, attributes) is not follow(root, attributes):
+        attributes = attributes[:-1]
+    return Guard(".".join([root_name, *attributes]), follow(root, attributes),
+                 attributes=attributes, root=root)
 
 
 _MISSING = object()
@@ -107,7 +139,7 @@ class Resolver:
         self.fn = fn
         self.parsed = parsed
         self.cells = {name: i for i, name in enumerate(fn.__code__.co_freevars)}
-        self.guards: dict[str, Guard] = {}
+        self.guards: dict = {}  # name, or (id(root), attributes) → Guard
         self.local_names: set[str] = set(param_names(parsed.node))
         self.helpers: dict[str, object] = {}  # name → srcad's own function, see `helper`
 
@@ -162,7 +194,7 @@ class Resolver:
         while isinstance(node, gast.Attribute):
             attributes.append(node.attr)
             node = node.value
-        value = self.lookup(node.id)
+        root = value = self.lookup(node.id)
         if value is _MISSING:
             raise UnresolvedNameError(
                 f"srcad cannot resolve the name {node.id!r} called in {self.parsed.name}.",
@@ -173,7 +205,15 @@ class Resolver:
                     f"{gast_label(node)!r} has no attribute {attribute!r}.",
                     self.parsed.location(node))
             value = getattr(value, attribute)
+        guard = chain_guard(root, node.id, reversed(attributes))
+        if guard.attributes:
+            self.rely_on(guard)
         return value
+
+    def rely_on(self, guard: Guard) -> None:
+        """Record an attribute chain's guard (keyed apart from names: a chain's root object
+        may be bound to a name the user reuses for something else)."""
+        self.guards[guard.key] = guard
 
 
 @dataclass

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad.frontend.resolve import Resolver
+from srcad.frontend.resolve import Resolver, chain_guard, follow
 from srcad.transform.naming import Namer
 from srcad.transform.optimize import names_read
 
@@ -55,11 +55,13 @@ class Bindings:
             node = node.value
         if not isinstance(node, gast.Name) or node.id in self.resolver.local_names:
             return None
-        value = self._objects[node.id] if node.id in self._objects \
-            else self.resolver.chain_value(node)
-        for attribute in reversed(attributes):
-            value = getattr(value, attribute, None)
-        return value
+        if node.id in self._objects:
+            return follow(self._objects[node.id], reversed(attributes))
+        root = self.resolver.chain_value(node)
+        guard = chain_guard(root, node.id, reversed(attributes))
+        if guard.attributes:
+            self.resolver.rely_on(guard)
+        return follow(root, reversed(attributes))
 
     def rescope(self, module: gast.Module, user_freevars) -> None:
         """Give the generated scope function a parameter for each cell its body reads (a

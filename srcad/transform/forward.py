@@ -280,7 +280,8 @@ class Tangents(TangentWrites):
         target = op.targets[0]
         same_shape = same_shape_arguments(op, self.activity.scalars, self.activity.shapes)
         parts, arguments = [], []
-        for template, bound, argument in rule_applications(entry, op, self.parsed, "defjvp"):
+        for template, bound, argument in rule_applications(entry, op, self.parsed, "defjvp",
+                                                            self.bindings):
             g = self.tangent_of_atom(argument) if argument is not None else _NONE
             if is_none_constant(g):
                 continue

@@ -301,7 +301,8 @@ class _Backward:
                       for name, argument in unruled_arguments(entry, op)
                       if self._carries(argument)]
         arguments, cotangents = [], []
-        for template, bound, argument in rule_applications(entry, op, self.parsed, "defvjp"):
+        for template, bound, argument in rule_applications(entry, op, self.parsed, "defvjp",
+                                                            self.bindings):
             if self._carries(argument):
                 arguments.append(argument)
                 cotangents.append(instantiate(template, bound, g, ans, self.bindings.name_for,

@@ -9,19 +9,30 @@ import gast
 import numpy as np
 
 from srcad import calls
-from srcad.errors import MissingRuleError, RuleSignatureError
-from srcad.frontend.resolve import Operation
+from srcad.errors import MissingRuleError, RuleSignatureError, UnsupportedDerivativeError
+from srcad.frontend.resolve import Operation, follow
 from srcad.transform.adjoints import load
 from srcad.transform.bindings import Bindings
 from srcad.transform.refusals import qualified_name
-from srcad.transform.templates import template_of
-def rule_applications(entry, op: Operation, parsed, maker: str):
+from srcad.transform.templates import rebound_chain, template_of
+def rule_applications(entry, op: Operation, parsed, maker: str, bindings: Bindings):
     """`(template, bound arguments, argument node)` for each rule of `entry` applied to the
-    call `op`; a rule whose signature does not fit the call is a RuleSignatureError."""
+    call `op`; a rule whose signature does not fit the call is a RuleSignatureError. The
+    program relies on what the rule calls (`np.sin`, in the rule of `np.cos`): guarded."""
     for position, rule in enumerate(entry.rules):
         if rule is None:
             continue
         template = template_of(rule)
+        rebound = rebound_chain(template)
+        if rebound is not None:
+            raise UnsupportedDerivativeError(
+                f"srcad's derivative rule for `{op.label}` calls `{rebound.name}`, which is "
+                f"now bound to {follow(rebound.root, rebound.attributes)!r}, not the function "
+                "of that name the rule was written for.", parsed.location(op.statement),
+                f"restore `{rebound.name}` (wrap the function you want under a name of your "
+                f"own instead), or register a rule with `srcad.{maker}`.")
+        for guard in template.chains:
+            bindings.resolver.rely_on(guard)
         try:
             bound = template.bind(op.args, op.keywords)
         except TypeError as error:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import builtins
 import functools
 import inspect
+import types
 from dataclasses import dataclass
 from typing import Callable
 
@@ -19,6 +20,7 @@ import numpy as np
 
 from srcad.errors import SrcadError
 from srcad.frontend.parse import parse_function
+from srcad.frontend.resolve import Guard, chain_guard
 from srcad.frontend.trees import clone, walk
 from srcad import runtime
 from srcad.runtime import unbroadcast
@@ -36,6 +38,7 @@ class Template:
     body: gast.expr | None        # None: the rule is called, not inlined
     free: dict                    # names the body reads from the rule's module → objects
     reads_ans: bool               # False: a called rule is handed None for `ans`
+    chains: tuple = ()            # Guards of the module attributes the rule calls (`np.sin`)
 
     def bind(self, args, keywords) -> inspect.BoundArguments:
         """Match a call's argument nodes to the rule's parameters (TypeError if they don't)."""
@@ -58,7 +61,54 @@ def template_of(rule: Callable) -> Template:
     if free is None:
         body, free = None, {}
     return Template(rule, signature, g.name, ans.name, body, free,
-                    body is not None or _reads_parameter(rule, ans.name))
+                    body is not None or _reads_parameter(rule, ans.name), _chains_read(rule))
+
+
+def rebound_chain(template: Template) -> Guard | None:
+    """The first module attribute the rule calls that no longer names what its module
+    defines: rebound since the rule was first used (`np.sin = ...`), or before, to
+    something from another module. The rule's arithmetic would then call it."""
+    for guard in template.chains:
+        if not guard.holds() or not _native(guard):
+            return guard
+    return None
+
+
+def _native(guard: Guard) -> bool:
+    """Whether the chain's object comes from its root module's package (NumPy's `sin`,
+    `np.linalg.norm` from numpy.linalg); a ufunc of SciPy's has no `__module__`."""
+    module = getattr(guard.value, "__module__", None)
+    return not isinstance(module, str) or \
+        module.split(".")[0] == guard.root.__name__.split(".")[0]
+
+
+def _chains_read(rule) -> tuple:
+    """Guards of the attribute chains on modules (`np.linalg.solve`) that the rule's own
+    code reads. (Not those of the helpers it calls: every guard costs each call about
+    30 ns, and a rule's helpers are srcad's, rebound by nobody who does not rebind NumPy.)"""
+    try:
+        node = parse_function(rule).node
+    except SrcadError:
+        return ()
+    namespace = {**rule.__globals__, **dict(zip(rule.__code__.co_freevars, (
+        c.cell_contents for c in rule.__closure__ or ())))}
+    local = {n.id for n in walk(node) if isinstance(n, gast.Name)
+             and not isinstance(n.ctx, gast.Load)}
+    inner = {id(n.value) for n in walk(node) if isinstance(n, gast.Attribute)}
+    guards = {}
+    for part in walk(node):
+        if not isinstance(part, gast.Attribute) or id(part) in inner:
+            continue
+        attributes, root = [], part
+        while isinstance(root, gast.Attribute):
+            attributes.append(root.attr)
+            root = root.value
+        if isinstance(root, gast.Name) and root.id not in local and \
+                isinstance(namespace.get(root.id), types.ModuleType):
+            guard = chain_guard(namespace[root.id], root.id, reversed(attributes))
+            if guard.attributes:
+                guards[guard.key] = guard
+    return tuple(guards.values())
 
 
 def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
