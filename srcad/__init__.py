@@ -5,7 +5,7 @@ it once and caches it. See `srcad.pipeline` for how, and the README for what.
 """
 from srcad import errors
 from srcad.api import grad, show, value_and_grad, vjp
-from srcad.cache import cache_info, clear_cache
+from srcad.cache import cache_info, clear_cache, set_cache_size
 from srcad.control import (clip_by_global_norm, clip_by_value, custom_gradient, stop_gradient,
                            stop_recording)
 from srcad.forward_api import jvp
@@ -18,7 +18,7 @@ from srcad.testing import check_grads
 from srcad.version import __version__
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp", "show", "defvjp", "defjvp", "check_grads", "cache_info",
-           "clear_cache", "stop_gradient", "stop_recording", "custom_gradient",
+           "clear_cache", "set_cache_size", "stop_gradient", "stop_recording", "custom_gradient",
            "clip_by_global_norm", "clip_by_value", "errors", "tape", "GradientTape", "Variable",
            "constant", "__version__"]
 

@@ -14,16 +14,14 @@ from __future__ import annotations
 import functools
 import inspect
 import types
-import weakref
 
 from srcad import calls
 from srcad.arguments import like_argument, seed_for
 from srcad.control import CustomGradient
 from srcad.errors import MissingRuleError, UsageError
 from srcad.frontend.parse import unwrapped
-from srcad.higher_order import compiled_source, tangent_program
+from srcad.higher_order import compiled_source, defined_by, tangent_program
 
-_ADAPTERS = weakref.WeakKeyDictionary()
 _NONE = inspect.Parameter.empty
 
 
@@ -146,22 +144,22 @@ def has_no_body_of_its_own(fn) -> bool:
 def adapter(fn) -> types.FunctionType:
     """A Python function with `fn`'s parameters that calls `fn` (a derivative object, a
     bound method), so that the transforms see an ordinary function calling it:
-    `srcad.grad(srcad.grad(f))`, `srcad.hessian(model.loss)`."""
-    try:
-        made = _ADAPTERS.get(fn)
-    except TypeError:  # a bound method takes no weak reference: made anew
-        made = None
-    if made is None:
-        parameters, passed, defaults = _parameters(fn)
-        name = getattr(fn, "__name__", "")
-        name = f"derivative_of_{name}" if name.isidentifier() else "derivative"
-        source = f"def {name}({parameters}):\n    return srcad_callee({passed})\n"
-        made = compiled_source(source, name, {"srcad_callee": fn, **defaults}, f"<srcad-{name}>")
-        try:
-            _ADAPTERS[fn] = made
-        except TypeError:
-            pass
-    return made
+    `srcad.grad(srcad.grad(f))`, `srcad.hessian(model.loss)`. Made anew for each call,
+    from one code object per parameter list, so the cache transforms it once per list (a
+    table from `fn` to its adapter, which references `fn`, kept both alive forever). A
+    `functools.partial` calls its function with the bound values read as data, so every
+    partial of one function shares one program (a sweep over `partial(loss, data=d)`)."""
+    parameters, passed, defaults = _parameters(fn)
+    callee, bound = (fn.func, fn.args) if type(fn) is functools.partial else (fn, ())
+    namespace = {"srcad_callee": callee, **defaults}
+    for position, value in enumerate(bound):
+        namespace[f"srcad_bound_{position}"] = value
+    passed = ", ".join([*(f"srcad_bound_{p}" for p in range(len(bound))), *(
+        [passed] if passed else [])])
+    name = getattr(callee, "__name__", "")
+    name = f"derivative_of_{name}" if name.isidentifier() else "derivative"
+    source = f"def {name}({parameters}):\n    return srcad_callee({passed})\n"
+    return defined_by(source, name, namespace)
 
 
 def derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
+from typing import Callable, NamedTuple
 
 import numpy as np
 
@@ -33,22 +34,21 @@ def fused_runner(derivative):
     needed, count = derivative.last_position + 1, len(derivative.positions)
     parameters = derivative.parameters  # (after the receiver, by position)
     reverse_only = set()  # the sets of float parameters forward mode was refused for
-    # The program, made on the first call: its function, whether it is optimistic, its
-    # guards, whether it is forward mode's, whether it may write into its arguments, and
-    # the positions of the other arguments it is specialised on as Python floats.
-    run = optimistic = holds = by_forward_mode = writes = None
-    others = ()
+    # The program, made on the first call and replaced whole (threads read it once per
+    # call, so none runs one program with another's specialisation): see `FloatProgram`.
+    program = None
 
     def compiled(args):
-        nonlocal run, optimistic, holds, by_forward_mode, writes, others
+        nonlocal program
         others = tuple(p for p in range(min(len(args), len(parameters)))
                        if p not in positions and type(args[p]) is float)
         numbers = frozenset(parameters[p] for p in positions + others)
         made = float_program(derivative.function, derivative.names, derivative.has_aux,
                              numbers, reverse_only)
-        run, optimistic, holds = (made.bind(derivative.function), made.optimistic,
-                                  derivative.guards(made))
-        by_forward_mode, writes = made.by_forward_mode, made.writes
+        program = FloatProgram(made.bind(derivative.function), made.optimistic,
+                               derivative.guards(made), made.by_forward_mode, made.writes,
+                               others)
+        return program
 
     def fused(args):
         if len(args) < needed:
@@ -58,25 +58,27 @@ def fused_runner(derivative):
                 return None
         if len(args) > count:  # (the others may be anything: a matrix is refused)
             refuse_not_plain_arguments(args, {})
-        if run is None or not holds():
+        current = program
+        if current is None or not current.holds():
             if derivative.follow_call():
                 return None  # (the general path runs what the class calls now)
-            compiled(args)
-        elif others:
-            for position in others:
+            current = compiled(args)
+        elif current.others:
+            for position in current.others:
                 if len(args) <= position or type(args[position]) is not float:
-                    compiled(args)
+                    current = compiled(args)
                     break
+        run, optimistic = current.run, current.optimistic
         try:
             output, raw = run(*receiver, *args) if receiver else run(*args)
         except Exception as error:
-            if type(error) in _PYTHONS_OWN and derivative_failed(args, type(error)):
+            if type(error) in _PYTHONS_OWN and derivative_failed(args, type(error), current):
                 return by_numpy(args)
             if optimistic:
                 return None
             raise
         if single:
-            if by_forward_mode and type(output) is not float:
+            if current.by_forward_mode and type(output) is not float:
                 raw = _tangent_of_number(output, raw)
             if type(raw) is not float:  # None (no derivative reached it) or np.float64
                 raw = like_argument(raw, 0.0)
@@ -99,12 +101,12 @@ def fused_runner(derivative):
                 return None
         return output, raw
 
-    def derivative_failed(args, error: type):
+    def derivative_failed(args, error: type, current):
         """Whether the derivative, not the function, met Python's float arithmetic's
         `error` (`0.0 ** -0.5` in the rule of `x ** 0.5`, where NumPy gives inf): the
         function runs on these arguments without it. Only a function of numbers alone, which
         writes nowhere, is run again to tell: elsewhere the error stands."""
-        if writes or receiver or not all(type(a) in _NUMBERS for a in args):
+        if current.writes or receiver or not all(type(a) in _NUMBERS for a in args):
             return False
         try:
             derivative.fn(*args)
@@ -121,6 +123,17 @@ def fused_runner(derivative):
                                           if isinstance(gradients, tuple)
                                           else _as_python_float(gradients))
     return fused
+
+
+class FloatProgram(NamedTuple):
+    """A program `fused_call` runs, with what a call needs to know of it."""
+
+    run: Callable           # the program bound to the function's globals and closure
+    optimistic: bool        # a failure or a result that is not finite: run the general one
+    holds: Callable         # () → whether its guards hold (`guards_of`)
+    by_forward_mode: bool   # it returns the output's tangent (a gradient by forward mode)
+    writes: bool            # it may write into its arguments
+    others: tuple           # positions of the other arguments it takes as Python floats
 
 
 def array_runner(derivative):

@@ -229,6 +229,22 @@ def _wrapper(callee, count: int, keywords: tuple) -> types.FunctionType:
     return made
 
 
+def defined_by(source: str, name: str, namespace: dict):
+    """The function `name` that `source` defines, run in a namespace of its own; one code
+    object (and one linecache entry) per source text, so the cache sees one function."""
+    code = _module_code(source)
+    namespace = {**namespace, "__name__": __name__}
+    exec(code, namespace)
+    return namespace[name]
+
+
+@functools.lru_cache(maxsize=256)
+def _module_code(source: str):
+    filename = f"<srcad-adapter {next(_SERIAL)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    return compile(source, filename, "exec")
+
+
 def compiled_source(source: str, name: str, namespace: dict, label: str):
     """The function `name` defined by `source`, which is registered in linecache (srcad
     reads it to transform the function) under a unique filename."""

@@ -9,6 +9,8 @@ and the invariant it guarantees to the next one. The cache (srcad.cache) calls
 """
 from __future__ import annotations
 
+import weakref
+
 from dataclasses import replace
 
 import gast
@@ -142,7 +144,9 @@ def _frontend(fn, arrays: frozenset):
     return parsed, namer, resolver, simple, block
 
 
-_WRITTEN: dict = {}  # function → the parameters it writes into (None while it is analysed)
+# function → the parameters it writes into (None while it is analysed); weak, so a closure
+# made in a loop leaves with its entry
+_WRITTEN = weakref.WeakKeyDictionary()
 
 
 def parameters_written(fn) -> tuple:

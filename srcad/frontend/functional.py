@@ -22,6 +22,7 @@ from __future__ import annotations
 import ast
 import inspect
 import types
+import weakref
 
 import gast
 import numpy as np
@@ -32,7 +33,7 @@ from srcad.frontend.resolve import operations
 from srcad.frontend.trees import clone, statement_lists, walk
 from srcad.rules.registry import defjvp, defvjp, is_nondifferentiable, vjp_rules
 
-_MADE: dict = {}  # (helper, written parameters) → its functional variant
+_MADE = weakref.WeakKeyDictionary()  # helper → {written parameters: its functional variant}
 
 
 def call_written_helpers(simple: gast.FunctionDef, block, resolver, namer, arrays: frozenset,
@@ -85,7 +86,7 @@ def call_written_helpers(simple: gast.FunctionDef, block, resolver, namer, array
 
 def functional_variant(fn: types.FunctionType, written: tuple):
     """`fn` with each parameter of `written` copied first and returned after its value."""
-    made = _MADE.get((fn, written))
+    made = _MADE.get(fn, {}).get(written)
     if made is not None:
         return made
     parsed = parse_function(fn)
@@ -122,7 +123,7 @@ def functional_variant(fn: types.FunctionType, written: tuple):
     variant.__kwdefaults__ = fn.__kwdefaults__
     variant.copied_parameters = written  # (for analysis/aliasing.py)
     VARIANTS[inner] = ParsedFunction(node, parsed.filename, parsed.lines, parsed.name)
-    _MADE[fn, written] = variant
+    _MADE.setdefault(fn, {})[written] = variant
     return variant
 
 

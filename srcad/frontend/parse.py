@@ -22,6 +22,7 @@ import inspect
 import linecache
 import operator
 import types
+import weakref
 from dataclasses import dataclass
 
 import gast
@@ -85,8 +86,9 @@ def code_of(fn):
     return code
 
 
-# code object → the tree srcad made it from (frontend/functional.py: a helper's variant)
-VARIANTS: dict = {}
+# code object → the tree srcad made it from (frontend/functional.py: a helper's variant);
+# weak, so a variant's entry leaves with it
+VARIANTS = weakref.WeakKeyDictionary()
 
 
 def parse_function(fn) -> ParsedFunction:

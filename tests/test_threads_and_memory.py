@@ -1,0 +1,129 @@
+"""Many threads on one derivative object, and long sweeps over partials and closures
+(issue 29, cases 7 and 8): no error under 8 threads, memory bounded by the cache's limit,
+and `clear_cache` frees what srcad holds."""
+import functools
+import gc
+import linecache
+import sys
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import srcad
+
+
+def mixed(x, c):
+    return np.sum(np.sin(x) * np.cos(c) + x * c)
+
+
+def mixed_gradient(x, c):
+    return np.sum(np.cos(x) * np.cos(c) + c) if np.ndim(x) == 0 \
+        else np.cos(x) * np.cos(c) + c
+
+
+@pytest.fixture
+def fast_switching():
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(interval)
+
+
+def test_one_derivative_object_called_from_eight_threads(fast_switching):
+    """Python floats and arrays in turn, for the differentiated argument and the other
+    one: a float program specialised on `c` ran on an array `c` (TypeError) when one
+    thread replaced the program while another read it."""
+    derivatives = {"grad": srcad.grad(mixed), "value_and_grad": srcad.value_and_grad(mixed),
+                   "jacobian": srcad.jacobian(mixed)}
+    failures = []
+
+    def work(seed):
+        rng = np.random.default_rng(seed)
+        for step in range(150):
+            x = float(rng.normal()) if step % 2 else rng.normal(size=3)
+            c = float(rng.normal()) if step % 3 else rng.normal(size=3)
+            for name, derivative in derivatives.items():
+                try:
+                    got = derivative(x, c)
+                    got = got[1] if name == "value_and_grad" else got
+                    if not np.allclose(got, mixed_gradient(x, c)):
+                        failures.append((name, "wrong", x, c))
+                except Exception as error:  # noqa: BLE001 (every failure counts)
+                    failures.append((name, repr(error)))
+
+    threads = [threading.Thread(target=work, args=(seed,)) for seed in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+def loss(x, data):
+    return np.sum((x * data) ** 2)
+
+
+def closure_over(data):
+    def inner(x):
+        return np.sum(np.sin(x * data))
+    return inner
+
+
+def _srcad_sources():
+    return sum(1 for name in linecache.cache if name.startswith("<srcad"))
+
+
+@pytest.mark.parametrize("kind", ["partial", "closure", "hessian of a closure"])
+def test_a_sweep_over_many_functions_stays_bounded(kind):
+    """A partial or closure per data array: the data left memory only when the process
+    did (a table of adapters referenced its keys), and the cache grew by an entry each."""
+    srcad.clear_cache()
+    previous = srcad.set_cache_size(8)
+    sources = _srcad_sources()
+    try:
+        x, alive = np.ones(3), []
+        for i in range(40 if kind.startswith("hessian") else 400):
+            data = np.full(3, float(i))
+            fn = functools.partial(loss, data=data) if kind == "partial" \
+                else closure_over(data)
+            derivative = srcad.hessian(fn) if kind.startswith("hessian") else srcad.grad(fn)
+            expected = (2 * data ** 2 * x) if kind == "partial" else None
+            got = derivative(x)
+            if expected is not None:
+                np.testing.assert_allclose(got, expected)
+            alive.append(weakref.ref(data))
+            assert srcad.cache_info().entries <= 8
+        del fn, derivative, data
+        gc.collect()
+        assert sum(ref() is not None for ref in alive) <= 16
+        assert _srcad_sources() <= sources + 16
+        srcad.clear_cache()
+        gc.collect()
+        assert sum(ref() is not None for ref in alive) == 0
+        assert _srcad_sources() <= sources + 2
+    finally:
+        srcad.set_cache_size(previous)
+
+
+def test_partials_of_one_function_share_one_program():
+    srcad.clear_cache()
+    for scale in (1.0, 2.0, 3.0):
+        gradient = srcad.grad(functools.partial(loss, data=np.full(2, scale)))
+        np.testing.assert_allclose(gradient(np.ones(2)), 2 * scale ** 2 * np.ones(2))
+    assert srcad.cache_info().misses <= 2  # (the adapter and `loss`, each once)
+
+
+def test_set_cache_size_evicts_the_least_recently_used_and_refuses_nonsense():
+    srcad.clear_cache()
+    previous = srcad.set_cache_size(2)
+    try:
+        functions = [closure_over(1.0), lambda x: np.sum(x ** 3), lambda x: np.sum(x ** 4)]
+        for fn in functions:
+            srcad.grad(fn)(np.ones(2))
+        assert srcad.cache_info().entries == 2
+        with pytest.raises(srcad.errors.UsageError, match="positive"):
+            srcad.set_cache_size(0)
+    finally:
+        assert srcad.set_cache_size(previous) == 2
