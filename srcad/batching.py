@@ -241,7 +241,8 @@ def call(fn, active: tuple, tangents: tuple, *args, **kwargs):
     except NotBatchable:
         _UNBATCHABLE.add(key)
         raise
-    return program(tuple(tangents), *args, **kwargs)
+    with calls.NESTED:
+        return program(tuple(tangents), *args, **kwargs)
 
 
 _UNBATCHABLE = set()  # (code, parameter names) of helpers without a batched program

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
+import threading
 import types
 import weakref
 
@@ -157,15 +159,48 @@ def _by_source(function, active, args, kwargs):
     names = tuple(dict.fromkeys(name for name, _ in places))  # each parameter once
     compiled = transformed(function, names, containers_of(places, active, args, kwargs), "rev",
                            call=(args, kwargs))
-    result, backward = compiled.bound(function)(*args, **kwargs)
+    with NESTED:
+        result, backward = compiled.bound(function)(*args, **kwargs)
 
     def pullback(g):
         if g is None:
             return (None,) * len(active)
-        cotangents = backward(g)
+        with NESTED:
+            cotangents = backward(g)
         by_name = dict(zip(names, cotangents if len(names) > 1 else (cotangents,)))
         return tuple(part_of(by_name[name], part) for name, part in places)
     return result, pullback
+
+
+class _Nesting(threading.local):
+    """The user's functions nested in generated code, per thread. Each level costs three
+    frames (the generated program, `call_vjp`, `_by_source`; four in forward mode) where
+    the function's own recursion costs one, so the recursion limit is raised while they
+    nest, up to four times what it was when the outermost began: srcad reaches the depth
+    the function reaches (about 990 levels by default, where 330 raised RecursionError)."""
+
+    depth = 0
+    base = 0    # the recursion limit when the outermost call began
+    raised = 0  # the limit srcad set (0: none)
+
+    def __enter__(self):
+        if self.depth == 0:
+            self.base, self.raised = sys.getrecursionlimit(), 0
+        self.depth += 1
+        needed = _FRAMES * self.depth + _ROOM
+        if needed > sys.getrecursionlimit() and self.depth <= self.base:
+            self.raised = min(2 * needed, _FRAMES * self.base + _ROOM)
+            sys.setrecursionlimit(self.raised)
+
+    def __exit__(self, *exc_info):
+        self.depth -= 1
+        if self.depth == 0 and self.raised and sys.getrecursionlimit() == self.raised:
+            sys.setrecursionlimit(self.base)  # (unless the user changed it meanwhile)
+
+
+_FRAMES = 4  # frames a nested level costs, at most
+_ROOM = 200  # frames for what runs besides the nested calls (NumPy, srcad, the caller)
+NESTED = _Nesting()
 
 
 def containers_of(places, active, args, kwargs) -> frozenset:
@@ -364,7 +399,8 @@ def _jvp_by_source(function, active, tangents, args, kwargs, reached):
     if compiled.argument_writes and not reached:  # (the user's function writes into its
         args = [copied(a) for a in args]          # arguments: as grad, leave the caller's)
         kwargs = {k: copied(v) for k, v in kwargs.items()}
-    return compiled.bound(function)(seeds, *args, **kwargs)
+    with NESTED:
+        return compiled.bound(function)(seeds, *args, **kwargs)
 
 
 def unfilled(function, name, args, kwargs):

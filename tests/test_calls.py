@@ -107,3 +107,29 @@ def test_self_is_not_a_differentiable_argument(rng):
         srcad.grad(layer.loss, wrt="self")
     with pytest.raises(NonDifferentiableInputError, match="Layer"):
         srcad.grad(p.Layer.loss)(layer, np.ones((1, 3)), np.ones((1, 2)))
+
+
+def _deep(x, n):
+    if n == 0:
+        return x
+    return _deep(x * 1.0001, n - 1)
+
+
+@pytest.mark.parametrize("make", [srcad.grad, srcad.value_and_grad, srcad.jacobian],
+                         ids=["grad", "value_and_grad", "jacobian"])
+def test_recursion_as_deep_as_the_function_itself_reaches(make):
+    """Each level of a recursive function costs srcad several frames: at the default limit
+    it raised RecursionError at about 330 levels where the function reaches 990 (issue 29,
+    case 9). The limit is raised while the calls nest, and restored after."""
+    import sys
+    limit = sys.getrecursionlimit()
+    levels = limit - 200  # (what the function reaches under pytest's own frames)
+    _deep(1.0, levels)
+    for x in (1.0, np.float64(1.0)):
+        got = make(_deep)(x, levels)
+        got = got[1] if make is srcad.value_and_grad else got
+        assert got == pytest.approx(1.0001 ** levels)
+    assert sys.getrecursionlimit() == limit
+    with pytest.raises(RecursionError):
+        srcad.grad(_deep)(1.0, 100 * limit)
+    assert sys.getrecursionlimit() == limit
