@@ -72,8 +72,11 @@ def fused_runner(derivative):
         try:
             output, raw = run(*receiver, *args) if receiver else run(*args)
         except Exception as error:
-            if type(error) in _PYTHONS_OWN and derivative_failed(args, type(error), current):
-                return by_numpy(args)
+            if type(error) in _PYTHONS_OWN:
+                if derivative_failed(args, type(error), current):
+                    return by_numpy(args)
+                if not rerunnable(args, current):
+                    error.add_note(_NOT_RERUN)
             if optimistic:
                 return None
             raise
@@ -106,13 +109,17 @@ def fused_runner(derivative):
         `error` (`0.0 ** -0.5` in the rule of `x ** 0.5`, where NumPy gives inf): the
         function runs on these arguments without it. Only a function of numbers alone, which
         writes nowhere, is run again to tell: elsewhere the error stands."""
-        if current.writes or receiver or not all(type(a) in _NUMBERS for a in args):
+        if not rerunnable(args, current):
             return False
         try:
             derivative.fn(*args)
         except error:
             return False
         return True
+
+    def rerunnable(args, current) -> bool:
+        """Whether running the function again cannot repeat an effect of the call."""
+        return not (current.writes or receiver or not all(type(a) in _NUMBERS for a in args))
 
     def by_numpy(args):
         promoted = [np.float64(a) if type(a) is float else a for a in args]
@@ -235,6 +242,11 @@ def _tangent_of_number(output, tangent):
 
 
 _PYTHONS_OWN = (ZeroDivisionError, OverflowError)  # (where NumPy's floats give inf or nan)
+_NOT_RERUN = (
+    "srcad: on Python floats this error may come from the function or from its derivative "
+    "(where NumPy floats give inf or nan); srcad did not run the function again to tell, as "
+    "it may have effects (it is a method, writes into an argument or is passed a list or "
+    "an array). Pass NumPy floats (`np.float64(x)`) for NumPy's inf and nan.")
 _NUMBERS = (float, int, bool, complex)
 
 

@@ -353,6 +353,25 @@ def test_the_functions_own_division_by_zero_still_raises():
             derivative(0.0)
 
 
+def logged_magnitude(x, log):
+    log.append(x)
+    return (x * x) ** 0.5
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+def test_a_derivative_that_divides_by_zero_in_a_function_with_effects_says_what_to_do():
+    """The function appends to a list, so srcad cannot run it again to tell whether it or
+    its derivative divided by zero (issue 29, case 9): Python's error stands, the effect
+    happened once, and a note gives the fix, which gives NumPy's nan."""
+    log = []
+    with pytest.raises(ZeroDivisionError) as raised:
+        srcad.grad(logged_magnitude)(0.0, log)
+    assert log == [0.0]
+    assert any("np.float64(x)" in note for note in raised.value.__notes__)
+    assert math.isnan(srcad.grad(logged_magnitude)(np.float64(0.0), log))
+    assert srcad.grad(logged_magnitude)(-2.0, log) == -1.0
+
+
 def steep_power(x):
     return x ** -1.5
 
