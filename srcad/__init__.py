@@ -12,14 +12,14 @@ from srcad.forward_api import jvp
 from srcad.jacobians import batch_jacobian, hessian, hvp, jacobian
 from srcad.rules import defjvp, defvjp
 from srcad.rules import registry as _registry
-from srcad import tape
+from srcad import passes, tape
 from srcad.tape import GradientTape, Variable, constant
 from srcad.testing import check_grads
 from srcad.version import __version__
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp", "show", "defvjp", "defjvp", "check_grads", "cache_info",
            "clear_cache", "set_cache_size", "stop_gradient", "stop_recording", "custom_gradient",
-           "clip_by_global_norm", "clip_by_value", "errors", "tape", "GradientTape", "Variable",
+           "clip_by_global_norm", "clip_by_value", "errors", "passes", "tape", "GradientTape", "Variable",
            "constant", "__version__"]
 
 _registry.own_rules_registered()  # (last: the rules registered from here on are the user's)

@@ -20,6 +20,7 @@ from collections import OrderedDict, namedtuple
 
 from srcad import pipeline
 from srcad.compile import CompiledAdjoint
+from srcad.passes import switched_off
 from srcad.errors import UsageError
 from srcad.version import __version__
 
@@ -38,7 +39,8 @@ def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
     `mode`: "rev" for the VJP maker, "fwd" for the JVP function; `scalars`: the parameters
     holding Python numbers; `arrays`: those holding float64 arrays, with their ranks (see
     pipeline.transform)."""
-    key = (fn.__code__, wrt, mode, has_aux, containers, scalars, arrays, __version__)
+    key = (fn.__code__, wrt, mode, has_aux, containers, scalars, arrays, switched_off(),
+           __version__)
     with _lock:
         entries = _entries.get(key, ())
         for position, entry in enumerate(entries):

@@ -14,6 +14,7 @@ import numpy as np
 from srcad import cache
 from srcad.arguments import like_argument, refuse_not_plain_arguments, seed_for
 from srcad.errors import SrcadError
+from srcad.passes import enabled
 
 def fused_runner(derivative):
     """`fused_call(args)`: `(output, gradients)` by one program without a backward closure
@@ -200,7 +201,8 @@ def float_program(function, names: tuple, has_aux: bool, numbers: frozenset, rev
     ones and others: `grad(energy)(k, c)` with c a float needs no `broadcast_like` for
     `c * v`): forward mode where it applies (and `reverse_only`, the sets of parameters it
     was refused for, does not hold `numbers`), else reverse mode, fused."""
-    if len(names) == 1 and not has_aux and numbers not in reverse_only:
+    if len(names) == 1 and not has_aux and numbers not in reverse_only \
+            and enabled("forward-grad"):
         try:
             return cache.compiled_adjoint(function, names, has_aux, mode="forward-grad",
                                           scalars=numbers)

@@ -28,6 +28,7 @@ from srcad.derivative_calls import transformable
 from srcad.batching import basis
 from srcad.replay import replaying
 from srcad.jacobian_batches import BatchedColumns
+from srcad.passes import enabled
 
 _MODES = ("auto", "fwd", "rev")
 
@@ -57,7 +58,8 @@ class _Jacobian:
         inputs = [args[p] for p in self.positions]
         _refuse_complex(inputs, "argument")
         several = isinstance(self.wrt, tuple)
-        batched = self.batched(args, kwargs) if self.mode != "rev" else None
+        batched = self.batched(args, kwargs) if self.mode != "rev" and enabled("batch") \
+            else None
         if batched is not None and (self.mode == "fwd" or _size(batched[0]) >= _size(inputs)):
             output, blocks = batched  # one real array or number (jacobian_batches)
             if not several:  # the common case: no structure to rebuild
@@ -130,7 +132,7 @@ def _by_rows(fn, args, kwargs, wrt):
     derivative = api.Derivative(fn, wrt)
     output, backward, originals = derivative.forward(copied(list(args)), copied(kwargs))
     _refuse_complex([output], "output")
-    replay = replaying(backward) if derivative.replayable else None
+    replay = replaying(backward) if derivative.replayable and enabled("replay") else None
 
     def pullback(cotangent):
         if replay is not None:  # the forward sweep ran once

@@ -25,6 +25,7 @@ from srcad.analysis.shapes import shape_classes
 from srcad.transform.softmax import use_softmax_rules
 from srcad.transform.specialise import specialise
 from srcad.compile import CompiledAdjoint, compile_adjoint
+from srcad.passes import enabled
 from srcad.rules.registry import RULES_EDITION
 from srcad.frontend.fence import fence
 from srcad.frontend.functional import call_written_helpers, forget_variants
@@ -80,7 +81,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     bindings = Bindings(namer, resolver)
     resolve_array_methods(block, frozenset(wrt) - containers, bindings.name_for)
     resolve_container_copies(block, bindings.name_for)
-    if mode in ("rev", "fused", "gradient"):
+    if mode in ("rev", "fused", "gradient") and enabled("softmax"):
         use_softmax_rules(simple, block)                         # softmax
     activity = analyze_activity(block, set(wrt), output)         # activity
     resolve_sequence_arithmetic(block, containers, activity.active)
@@ -108,13 +109,13 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     optimistic = False
     if mode in ("fused", "forward-grad"):           # math calls, fuse (scalar fast path)
         callee = bindings.callee
-        optimistic = not has_aux and output in activity.scalars \
+        optimistic = enabled("math") and not has_aux and output in activity.scalars \
             and only_numbers(block, activity.scalars, callee) \
             and use_math(module, activity.scalars, callee, bindings.name_for)
     if mode in ("fused", "gradient"):
         module, name = fuse(module, name, namer, bindings, has_aux, optimistic,
                             gradient_only=mode == "gradient")
-    if mode == "gradient" and arrays:                # specialise (float64 arrays)
+    if mode == "gradient" and arrays and enabled("specialise"):  # specialise (float64)
         specialise(_function_named(module, name), dict(arrays), activity.shapes, bindings)
     bindings.rescope(module, fn.__code__.co_freevars)
     kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",

@@ -6,15 +6,18 @@ checked against finite differences and against each other.
 (straight-line arithmetic, loops and branches on data, early returns, `while`, buffers from
 `np.zeros` filled element by element or by slices, augmented assignment, lists built in a
 loop, dicts, helper functions), with the arguments to call it at: `x` a Python float or a
-float64 vector, `y` a float64 vector. `check(program)` writes the module to a file (srcad
-reads source from files), then compares:
+float64 vector, `y` a float64 vector or a matrix of two columns. `check(program)` writes the
+module to a file (srcad reads source from files), then compares:
 
     finite differences (central, float64)  ==  srcad.grad (the fused program on Python
     floats, the program specialised on float64 arrays)  ==  value_and_grad  ==  vjp (the
     general reverse program)  ==  tape mode  ==  jvp (forward mode)  ==  jacobian in
     forward and in reverse mode;  hvp  ==  finite differences of the gradient
 
-and that no call changed its arguments. A typed refusal (`SrcadError`) of such a program is
+then the same derivatives with one optimisation switched off (`srcad.passes`, drawn with
+the program) against those, and, for a vector `x`, float32 arguments: float32 derivatives
+equal to float64's at the same point to float32's precision; and that no call changed its
+arguments. A typed refusal (`SrcadError`) of such a program is
 a failure too: every construct drawn here is one srcad documents as supported.
 
 Run it for as long as you like (the test suite runs a fixed budget):
@@ -37,7 +40,7 @@ import srcad
 from srcad.tape.errors import TapeConversionError
 from srcad.testing import numerical_gradient
 
-VEC, NUM = "vec", "num"
+VEC, NUM, MAT = "vec", "num", "mat"
 UNARY = {  # name → template; every one smooth everywhere, values bounded where it matters
     "sin": "np.sin({0})", "cos": "np.cos({0})", "tanh": "np.tanh({0})",
     "arctan": "np.arctan({0})", "soft_abs": "np.sqrt(1.0 + {0} * {0})",
@@ -49,30 +52,35 @@ MATH_UNARY = {"sin": "math.sin({0})", "exp_cos": "math.exp(math.cos({0}))",
 BINARY = ["({0} + {1})", "({0} - {1})", "({0} * {1})", "({0} / (2.0 + np.cos({1})))"]
 REDUCE = ["np.sum({0})", "np.mean({0})", "np.dot({0}, {0})"]
 BOUNDED = ["np.tanh({0})", "np.sin({0})"]  # what a loop-carried update passes through
+FROM_MATRIX = {VEC: ["np.sum({0}, axis=1)", "{0}[:, 0]", "{0} @ np.cos({0}[0])",
+                     "np.tanh({0}) @ np.array([0.5, -1.0])"],
+               NUM: ["np.mean(np.sin({0}))", "np.sum({0} * {0})", "{0}[0, 1]"]}
 
 
 @dataclass(frozen=True)
 class Program:
     source: str
     x: object          # a Python float or a float64 vector
-    y: np.ndarray
+    y: np.ndarray      # a float64 vector, or a matrix of two columns
     wrt: tuple         # positions differentiated: (0,) or (0, 1)
+    off: str           # an optimisation the program is also differentiated without
 
     def __repr__(self):  # hypothesis prints this for a failing example
-        return f"Program(wrt={self.wrt}, x={self.x!r}, y={self.y!r}, source=\n{self.source})"
+        return (f"Program(wrt={self.wrt}, off={self.off!r}, x={self.x!r}, y={self.y!r}, "
+                f"source=\n{self.source})")
 
 
 class _Writer:
     """Draws one program, statement by statement, keeping the kind (vector or number) of
     every name in scope, so that every expression it writes is valid."""
 
-    def __init__(self, draw, n: int, x_kind: str):
+    def __init__(self, draw, n: int, x_kind: str, y_kind: str = VEC):
         self.draw = draw
         self.n = n
         self.lines: list[str] = []
         self.helpers: list[str] = []
         self.helper_kinds: dict[str, tuple] = {}
-        self.names = {"x": x_kind, "y": VEC}
+        self.names = {"x": x_kind, "y": y_kind}
         self.locals: set[str] = set()   # names the function made (safe to update in place)
         self.counter = itertools.count()
 
@@ -81,6 +89,8 @@ class _Writer:
         if depth <= 0 or self.draw(st.integers(0, 3)) == 0:
             return self.leaf(kind)
         choices = ["unary", "binary", "binary", "mixed", "call"]
+        if self.of_kind(MAT):
+            choices += ["matrix"]
         if kind == NUM:
             choices += ["math"] + (["reduce", "index"] if self.of_kind(VEC) else [])
         choice = self.draw(st.sampled_from(choices))
@@ -101,6 +111,9 @@ class _Writer:
             helper = self.draw(st.sampled_from(called))
             parameters, _ = self.helper_kinds[helper]
             return f"{helper}({', '.join(self.expr(k, depth - 1) for k in parameters)})"
+        if choice == "matrix":  # a vector or a number from the matrix argument
+            return self.draw(st.sampled_from(FROM_MATRIX[kind])).format(
+                self.draw(st.sampled_from(self.of_kind(MAT))))
         if choice == "reduce":
             return self.draw(st.sampled_from(REDUCE)).format(self.expr(VEC, depth - 1))
         if choice == "index":
@@ -113,6 +126,8 @@ class _Writer:
         options = self.of_kind(kind)
         if kind == NUM and (not options or self.draw(st.integers(0, 3)) == 0):
             return repr(self.draw(st.sampled_from([0.5, 1.5, -0.75, 2.0, 0.3])))
+        if not options:  # (a vector from the matrix argument, the only one)
+            return FROM_MATRIX[VEC][0].format(self.of_kind(MAT)[0])
         if "x" in options and self.draw(st.booleans()):
             return "x"  # (so that most values depend on what is differentiated)
         return self.draw(st.sampled_from(options))
@@ -140,7 +155,7 @@ class _Writer:
         getattr(self, "_" + self.draw(st.sampled_from(kinds)))(indent, depth, in_loop)
 
     def kinds(self) -> list[str]:
-        return [VEC, NUM] if self.of_kind(VEC) else [NUM]
+        return [VEC, NUM] if self.of_kind(VEC) or self.of_kind(MAT) else [NUM]
 
     def _assign(self, indent, depth, in_loop):
         kind = self.draw(st.sampled_from(self.kinds()))
@@ -275,6 +290,7 @@ class _Writer:
         vectors = self.of_kind(VEC)[-3:]
         numbers = self.of_kind(NUM)[-2:]
         terms = [f"np.sum({v} * {v})" for v in vectors] + [f"{s} * {s}" for s in numbers]
+        terms += [f"np.sum(np.sin({m}))" for m in self.of_kind(MAT)]
         return "return " + " + ".join(terms)
 
     # ---- helpers --------------------------------------------------------------------------
@@ -295,7 +311,8 @@ class _Writer:
 def programs(draw) -> Program:
     n = draw(st.integers(1, 4))
     x_kind = draw(st.sampled_from([VEC, NUM]))
-    writer = _Writer(draw, n, x_kind)
+    y_kind = draw(st.sampled_from([VEC, VEC, MAT]))
+    writer = _Writer(draw, n, x_kind, y_kind)
     for _ in range(draw(st.integers(0, 2))):
         writer.helper()
     writer.block("    ", draw(st.integers(1, 6)), 2)
@@ -304,7 +321,9 @@ def programs(draw) -> Program:
               + f"def f(x, y):\n{body}\n    {writer.output()}\n")
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
     x = rng.uniform(-1.5, 1.5, n) if x_kind == VEC else float(rng.uniform(-1.5, 1.5))
-    return Program(source, x, rng.uniform(-1.5, 1.5, n), draw(st.sampled_from([(0,), (0, 1)])))
+    y = rng.uniform(-1.5, 1.5, (n, 2) if y_kind == MAT else n)
+    return Program(source, x, y, draw(st.sampled_from([(0,), (0, 1)])),
+                   draw(st.sampled_from(sorted(srcad.passes.OPTIONAL))))
 
 
 # ---- the oracle ---------------------------------------------------------------------------
@@ -378,6 +397,48 @@ def check(program: Program) -> None:
         _agree("hvp vs differences of grad", [hessian_along], [numeric_h],
                1e-4 * (1.0 + np.max(np.abs(numeric_h))))
     _unchanged(args, copies, "jvp, jacobian and hvp")
+
+    with srcad.passes.off(program.off):  # the same derivatives without one optimisation
+        _agree_without(program.off, f, args, wrt, gradients, hessian_along, direction, scale)
+    _unchanged(args, copies, f"the derivatives without {program.off!r}")
+    if np.ndim(program.x):
+        _check_float32(f, args, wrt, scale)
+
+
+def _agree_without(off: str, f, args, wrt, gradients, hessian_along, direction, scale):
+    what = f"without {off!r}: "
+    spec = wrt if len(wrt) > 1 else wrt[0]
+    _agree(what + "grad vs grad", _as_tuple(srcad.grad(f, wrt=spec)(*args)), gradients,
+           1e-8 * scale)
+    _agree(what + "value_and_grad vs grad",
+           _as_tuple(srcad.value_and_grad(f, wrt=spec)(*args)[1]), gradients, 1e-8 * scale)
+    _, vjp_fn = srcad.vjp(f, *args, wrt=spec)
+    _agree(what + "vjp vs grad", _as_tuple(vjp_fn(1.0)), gradients, 1e-8 * scale)
+    for mode in ("fwd", "rev"):
+        _agree(what + f"jacobian(mode={mode!r}) vs grad",
+               [srcad.jacobian(f, wrt=0, mode=mode)(*args)], [gradients[0]], 1e-8 * scale)
+    _agree(what + "hvp vs hvp", [srcad.hvp(f, wrt=0)(*args, direction)], [hessian_along],
+           1e-8 * (1.0 + np.max(np.abs(hessian_along))))
+
+
+def _check_float32(f, args, wrt, scale):
+    """float32 arguments give float32 derivatives, which agree with float64's at the same
+    (rounded) point to float32's precision."""
+    narrow = tuple(np.asarray(a, np.float32) for a in args)
+    wide = tuple(a.astype(np.float64) for a in narrow)
+    spec = wrt if len(wrt) > 1 else wrt[0]
+    expected = _as_tuple(srcad.grad(f, wrt=spec)(*wide))
+    _, vjp_fn = srcad.vjp(f, *narrow, wrt=spec)
+    for what, got in [("grad", _as_tuple(srcad.grad(f, wrt=spec)(*narrow))),
+                      ("value_and_grad", _as_tuple(srcad.value_and_grad(f, wrt=spec)(
+                          *narrow)[1])),
+                      ("vjp", _as_tuple(vjp_fn(np.float32(1.0)))),
+                      ("jacobian", (srcad.jacobian(f, wrt=0, mode="rev")(*narrow),))]:
+        for gradient in got:
+            if np.asarray(gradient).dtype != np.float32:
+                raise AssertionError(f"float32 {what}: a {np.asarray(gradient).dtype} "
+                                     "derivative of a float32 argument")
+        _agree(f"float32 {what} vs float64 grad", got, expected[:len(got)], 2e-3 * scale)
 
 
 def _as_tuple(gradients) -> tuple:

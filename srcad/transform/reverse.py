@@ -26,6 +26,7 @@ from srcad import calls, outlines, regions, runtime
 from srcad.analysis.activity import Activity, carries_derivative
 from srcad.analysis.tbr import assignment_sites
 from srcad.errors import MissingRuleError
+from srcad.passes import enabled
 from srcad.frontend.parse import ParsedFunction, param_names
 from srcad.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.frontend.trees import clone, walk
@@ -78,8 +79,9 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     preamble += [assign(n, gast.Constant(None, None)) for n in restored
                  if n in sites.maybe_unbound]
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
-    backward_body = fold_negations(drop_dead_zero_stores(backward_body, loaded_names(result)),
-                                   adjoints.helper_of, loaded_names(result))
+    backward_body = drop_dead_zero_stores(backward_body, loaded_names(result))
+    if enabled("signs"):
+        backward_body = fold_negations(backward_body, adjoints.helper_of, loaded_names(result))
     returned = simple_fn.body[-1].value
     values, shapes = names_read(backward_body)
     captured = set().union(*(op.captures for op in operations(block)))
@@ -90,8 +92,9 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
                                            bindings)
         kept |= outlined  # (an outline is no array: nothing to release)
     kept |= loaded_names(returned)
-    forward = release(forward, kept, frozenset(shapes - values), bindings.name_for)
-    backward_body = release(backward_body, {*restored, *loaded_names(result)})
+    if enabled("release"):
+        forward = release(forward, kept, frozenset(shapes - values), bindings.name_for)
+        backward_body = release(backward_body, {*restored, *loaded_names(result)})
     declarations = [gast.Nonlocal(restored)] if restored else []
     backward = function_def(backward_name, [seed],
                          declarations + backward_body + [gast.Return(result)])

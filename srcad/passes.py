@@ -1,0 +1,50 @@
+"""passes: the optimisations srcad may leave out, by name, for testing.
+
+Each is a rewrite or a choice of program whose result must equal what srcad computes
+without it. `with srcad.passes.off("math", "replay"):` differentiates without them: the
+differential fuzzer (tests/fuzzing.py) compares each such run with the full one, so a wrong
+number that only one optimisation makes shows up as a disagreement. The set switched off is
+part of the cache's key; it is process-wide (a testing switch, not a per-thread option),
+and a derivative object keeps the programs it found before the switch.
+"""
+from __future__ import annotations
+
+import contextlib
+
+OPTIONAL = {
+    "softmax": "softmax written out becomes the fused softmax rules (transform/softmax.py)",
+    "math": "NumPy calls on Python floats become `math` calls (transform/math_calls.py)",
+    "forward-grad": "`grad` of one Python float runs forward mode "
+                    "(transform/forward_grad.py)",
+    "specialise": "`grad`'s program specialised on float64 arrays (transform/specialise.py)",
+    "signs": "negations folded into the adjoints they reach (transform/signs.py)",
+    "release": "arrays released as soon as nothing reads them (transform/release.py)",
+    "replay": "a reverse Jacobian's rows replay one forward sweep (replay.py)",
+    "batch": "a forward Jacobian by one batched tangent program (jacobian_batches.py)",
+}
+
+_OFF = [frozenset()]  # (a list: `off` replaces its one item whole)
+
+
+def enabled(name: str) -> bool:
+    """Whether the optimisation `name` (a key of OPTIONAL) is in use."""
+    return name not in _OFF[0]
+
+
+def switched_off() -> frozenset:
+    """The optimisations left out now (part of the transformation cache's key)."""
+    return _OFF[0]
+
+
+@contextlib.contextmanager
+def off(*names: str):
+    """Leave the optimisations `names` out inside the block."""
+    unknown = sorted(set(names) - set(OPTIONAL))
+    if unknown:
+        raise ValueError(f"unknown optimisation(s) {unknown}; srcad's are {sorted(OPTIONAL)}")
+    previous = _OFF[0]
+    _OFF[0] = previous | frozenset(names)
+    try:
+        yield
+    finally:
+        _OFF[0] = previous
