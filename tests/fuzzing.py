@@ -6,7 +6,9 @@ checked against finite differences and against each other.
 (straight-line arithmetic, loops and branches on data, early returns, `while`, buffers from
 `np.zeros` filled element by element or by slices, augmented assignment, lists built in a
 loop, dicts, helper functions), with the arguments to call it at: `x` a Python float or a
-float64 vector, `y` a float64 vector or a matrix of two columns. `check(program)` writes the
+float64 vector, `y` a float64 vector or a matrix of two columns; helpers
+taking `(a, b)`, `(*args)`, a keyword-only or a defaulted parameter; nested functions and
+lambdas reading the enclosing function's variables. `check(program)` writes the
 module to a file (srcad reads source from files), then compares:
 
     finite differences (central, float64)  ==  srcad.grad (the fused program on Python
@@ -52,8 +54,8 @@ MATH_UNARY = {"sin": "math.sin({0})", "exp_cos": "math.exp(math.cos({0}))",
 BINARY = ["({0} + {1})", "({0} - {1})", "({0} * {1})", "({0} / (2.0 + np.cos({1})))"]
 REDUCE = ["np.sum({0})", "np.mean({0})", "np.dot({0}, {0})"]
 BOUNDED = ["np.tanh({0})", "np.sin({0})"]  # what a loop-carried update passes through
-FROM_MATRIX = {VEC: ["np.sum({0}, axis=1)", "{0}[:, 0]", "{0} @ np.cos({0}[0])",
-                     "np.tanh({0}) @ np.array([0.5, -1.0])"],
+FROM_MATRIX = {VEC: ["np.sum({0}, axis=1)", "{0}[:, 0]", "({0} @ np.cos({0}[0]))",
+                     "(np.tanh({0}) @ np.array([0.5, -1.0]))"],
                NUM: ["np.mean(np.sin({0}))", "np.sum({0} * {0})", "{0}[0, 1]"]}
 
 
@@ -80,8 +82,11 @@ class _Writer:
         self.lines: list[str] = []
         self.helpers: list[str] = []
         self.helper_kinds: dict[str, tuple] = {}
+        self.helper_calls: dict[str, str] = {}  # helper → how it is called ("a, b" filled)
         self.names = {"x": x_kind, "y": y_kind}
         self.locals: set[str] = set()   # names the function made (safe to update in place)
+        self.once: set[str] = {"x", "y"}  # names bound by one statement (closures read them)
+        self.returns = None  # the kind the helper being written returns (None: in `f`)
         self.counter = itertools.count()
 
     # ---- expressions ----------------------------------------------------------------------
@@ -110,7 +115,8 @@ class _Writer:
                 return self.leaf(kind)
             helper = self.draw(st.sampled_from(called))
             parameters, _ = self.helper_kinds[helper]
-            return f"{helper}({', '.join(self.expr(k, depth - 1) for k in parameters)})"
+            first, second = (self.expr(k, depth - 1) for k in parameters)
+            return self.helper_calls[helper].format(helper, first, second)
         if choice == "matrix":  # a vector or a number from the matrix argument
             return self.draw(st.sampled_from(FROM_MATRIX[kind])).format(
                 self.draw(st.sampled_from(self.of_kind(MAT))))
@@ -152,6 +158,7 @@ class _Writer:
                 kinds += ["for_elements", "buffer", "slices", "list", "dict"]
         if in_loop:
             kinds += ["exit"]
+        kinds += ["closure"]
         getattr(self, "_" + self.draw(st.sampled_from(kinds)))(indent, depth, in_loop)
 
     def kinds(self) -> list[str]:
@@ -163,6 +170,7 @@ class _Writer:
         self.lines.append(f"{indent}{name} = {self.composite(kind)}")
         self.names[name] = kind
         self.locals.add(name)
+        self.once.add(name)
 
     def composite(self, kind: str) -> str:
         """An expression that is never a bare name: assigning one would alias an argument."""
@@ -175,6 +183,7 @@ class _Writer:
         if not self.updatable():
             return self._assign(indent, depth, in_loop)
         name = self.draw(st.sampled_from(self.updatable()))
+        self.once.discard(name)
         bounded = self.draw(st.sampled_from(BOUNDED))
         self.lines.append(f"{indent}{name} = {bounded.format(self.expr(self.names[name], 2))}")
 
@@ -182,6 +191,7 @@ class _Writer:
         if not self.updatable():
             return self._assign(indent, depth, in_loop)
         name = self.draw(st.sampled_from(self.updatable()))
+        self.once.discard(name)
         update = self.draw(st.sampled_from(["+= 0.5 * np.sin({0})", "*= np.cos({0})",
                                             "-= 0.25 * np.tanh({0})"]))
         self.lines.append(f"{indent}{name} {update.format(self.expr(self.names[name], 2))}")
@@ -274,10 +284,33 @@ class _Writer:
         self.names[name] = NUM
         self.locals.add(name)
 
+    def _closure(self, indent, depth, in_loop):
+        """A nested function or lambda reading names of the enclosing function, called at
+        once (the names it reads may depend on what is differentiated). As srcad documents,
+        the names it reads are bound once: those are not updated from here on."""
+        name, parameter, result = self.fresh("inner"), self.fresh("a"), self.fresh("c")
+        kind = self.draw(st.sampled_from(self.kinds()))
+        outer = dict(self.names)
+        self.names = {n: k for n, k in outer.items() if n in self.once}
+        self.names[parameter] = kind
+        body = self.composite(kind)
+        self.names = outer
+        self.locals -= self.once
+        if self.draw(st.booleans()):
+            self.lines += [f"{indent}def {name}({parameter}):", f"{indent}    return {body}"]
+        else:
+            self.lines.append(f"{indent}{name} = lambda {parameter}: {body}")
+        self.lines.append(f"{indent}{result} = {name}({self.expr(kind, 1)})")
+        self.names[result] = kind  # (not updated in place: srcad cannot tell that the
+        self.once.add(result)      # call made new memory, and refuses, as it documents)
+
     def _exit(self, indent, depth, in_loop):
         word = self.draw(st.sampled_from(["break", "continue", "return"]))
         self.lines.append(f"{indent}if {self.expr(NUM, 1)} > {self.draw(st.sampled_from([0.5, 1.0]))}:")
-        self.lines.append(f"{indent}    {self.output() if word == 'return' else word}")
+        if word == "return":  # (the helper being written returns its own kind)
+            word = self.output() if self.returns is None else \
+                f"return {self.composite(self.returns)}"
+        self.lines.append(f"{indent}    {word}")
 
     def scoped(self, write):
         """Names made inside a block are not used after it (they may be unbound there)."""
@@ -298,13 +331,21 @@ class _Writer:
         name = f"helper{len(self.helper_kinds)}"
         kinds = tuple(self.draw(st.sampled_from([VEC, NUM])) for _ in range(2))
         out = self.draw(st.sampled_from([VEC, NUM])) if VEC in kinds else NUM
-        outer_names, outer_locals, outer_lines = self.names, self.locals, self.lines
+        outer_names, outer_locals, outer_lines, outer_once = (self.names, self.locals,
+                                                              self.lines, self.once)
         self.names, self.locals, self.lines = {"a": kinds[0], "b": kinds[1]}, set(), []
+        self.once, self.returns = {"a", "b"}, out
         self.block("    ", self.draw(st.integers(0, 2)), 1)
         body = self.lines + [f"    return {self.composite(out)}"]
         self.names, self.locals, self.lines = outer_names, outer_locals, outer_lines
-        self.helpers += [f"def {name}(a, b):", *body, "", ""]
+        self.once, self.returns = outer_once, None
+        style = self.draw(st.sampled_from(["plain", "star", "keywords", "default"]))
+        header = {"plain": "(a, b)", "star": "(*args)", "keywords": "(a, *, b)",
+                  "default": "(a, b=0.5)"}[style]
+        unpack = ["    a, b = args"] if style == "star" else []
+        self.helpers += [f"def {name}{header}:", *unpack, *body, "", ""]
         self.helper_kinds[name] = (kinds, out)
+        self.helper_calls[name] = "{0}({1}, b={2})" if style == "keywords" else "{0}({1}, {2})"
 
 
 @st.composite
