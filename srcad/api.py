@@ -57,7 +57,6 @@ class Derivative:
         self.positional = None not in self.positions
         self.single, self.as_tuple = len(self.names) == 1, isinstance(wrt, tuple)
         self._compiled = {}  # (containers, numbers, mode) → (compiled program, bound)
-        self.replayable = False  # whether the last forward sweep's backward may be replayed
         self.latest = {}  # (wrt arguments' types, mode, ranks) → (compiled, bound, guards)
         self.fused_call = fused_runner(self)  # for Python-float wrt arguments
         self.array_call = array_runner(self)  # for float-array wrt arguments
@@ -139,11 +138,15 @@ class Derivative:
 
     def forward(self, args, kwargs):
         """Run the forward sweep: (output, backward, the unpromoted wrt arguments)."""
+        output, backward, originals, _ = self.forward_sweep(args, kwargs)
+        return output, backward, originals
+
+    def forward_sweep(self, args, kwargs):
+        """`forward`'s three, and whether the backward sweep may be replayed (replay.py)."""
         compiled, (output, backward), originals = self._run(args, kwargs, "rev")
-        self.replayable = compiled.replayable
         if compiled.writes:  # the backward sweep restores what the function wrote in place,
             output = _detached(output)  # and an output array may be that memory
-        return output, backward, originals
+        return output, backward, originals, compiled.replayable
 
     def gradients_only(self, args, kwargs):
         """`grad`'s gradients, by a program that computes no more of the output than the

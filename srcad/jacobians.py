@@ -130,9 +130,10 @@ def _by_rows(fn, args, kwargs, wrt):
     """The output, and blocks as in `_Columns.all` from one backward sweep per output
     element."""
     derivative = api.Derivative(fn, wrt)
-    output, backward, originals = derivative.forward(copied(list(args)), copied(kwargs))
+    output, backward, originals, replayable = derivative.forward_sweep(copied(list(args)),
+                                                                       copied(kwargs))
     _refuse_complex([output], "output")
-    replay = replaying(backward) if derivative.replayable and enabled("replay") else None
+    replay = replaying(backward) if replayable and enabled("replay") else None
 
     def pullback(cotangent):
         if replay is not None:  # the forward sweep ran once
