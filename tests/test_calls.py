@@ -133,3 +133,36 @@ def test_recursion_as_deep_as_the_function_itself_reaches(make):
     with pytest.raises(RecursionError):
         srcad.grad(_deep)(1.0, 100 * limit)
     assert sys.getrecursionlimit() == limit
+
+
+class _Private:
+    """Private names, which Python mangles in a class body (`self._Private__factor`)."""
+
+    def __init__(self):
+        self.__factor = 2.0
+
+    def loss(self, x):
+        return np.sum(self.__factor * x ** 2)
+
+    def through_a_lambda(self, x):
+        scale = lambda v: v * self.__factor  # noqa: E731
+        return np.sum(scale(x) ** 2)
+
+    def __call__(self, x):
+        return self.loss(x) + np.sum(self.__helper(x))
+
+    def __helper(self, x):
+        return np.sin(x) * self.__factor
+
+
+@pytest.mark.parametrize("method", ["loss", "through_a_lambda", "__call__"])
+def test_private_names_in_methods_are_mangled_as_python_does(method):
+    """The generated code is compiled outside the class: `self.__factor` raised
+    AttributeError ('Model' object has no attribute '__factor')."""
+    model = _Private()
+    fn = model if method == "__call__" else getattr(model, method)
+    x = np.array([0.5, 1.0])
+    expected = numerical_gradient(fn, (x,), 0)
+    np.testing.assert_allclose(srcad.grad(fn)(x), expected, rtol=1e-7)
+    np.testing.assert_allclose(srcad.jacobian(fn, mode="fwd")(x), expected, rtol=1e-7)
+    np.testing.assert_allclose(srcad.tape.grad(fn)(x), expected, rtol=1e-7)

@@ -115,7 +115,49 @@ def parse_function(fn) -> ParsedFunction:
             + "; the file has changed since it was imported.",
             fix="re-import the module (or restart the interpreter) so source and code agree.",
         )
-    return ParsedFunction(_to_function_def(node), code.co_filename, lines, _name_of(node))
+    return ParsedFunction(_mangled(_to_function_def(node), _enclosing_class(code)),
+                          code.co_filename, lines, _name_of(node))
+
+
+def _enclosing_class(code) -> str | None:
+    """The innermost class whose body encloses the definition (`Model` for `Model.loss`
+    and for a lambda in it, `Model.loss.<locals>.<lambda>`), or None."""
+    parts = code.co_qualname.split(".")[:-1]
+    while parts:
+        part = parts.pop()
+        if part != "<locals>":
+            return part
+        if parts:
+            parts.pop()  # (the function whose locals these are)
+    return None
+
+
+def _mangled(function: gast.FunctionDef, class_name: str | None) -> gast.FunctionDef:
+    """The definition with private names (`self.__factor`, `__helper`) as Python compiled
+    them in the class body (`self._Model__factor`): generated code is compiled outside
+    the class, where no name is mangled."""
+    stem = (class_name or "").lstrip("_")
+    if not stem:
+        return function
+
+    def mangle(identifier):
+        if identifier and identifier.startswith("__") and not identifier.endswith("__") \
+                and "." not in identifier:
+            return f"_{stem}{identifier}"
+        return identifier
+
+    for node in gast.walk(function):
+        if isinstance(node, gast.Name):
+            node.id = mangle(node.id)
+        elif isinstance(node, gast.Attribute):
+            node.attr = mangle(node.attr)
+        elif isinstance(node, gast.keyword):
+            node.arg = mangle(node.arg)
+        elif isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef)) and node is not function:
+            node.name = mangle(node.name)
+        elif isinstance(node, (gast.Global, gast.Nonlocal)):
+            node.names = [mangle(name) for name in node.names]
+    return function
 
 
 _FUTURE_FLAGS = functools.reduce(operator.or_, (
