@@ -289,3 +289,26 @@ def test_ufunc_options_out_arguments_and_unsupported_forms():
     assert returned is target
     np.testing.assert_allclose(np.asarray(tape.gradient(loss, x)), 2 * B + np.cos(B),
                                rtol=1e-6)
+
+
+def _plain_views_written_after_use(x, y):
+    v = np.arctan(y) * 2.0  # a plain array: y is not differentiated
+    p = v[:-1] * x          # the product's rule keeps v[:-1], a view of v
+    v += 0.5                # ... which this writes into
+    index = np.array([0, 1])
+    q = p[index]            # the indexing rule keeps `index`
+    index += 1
+    buffer = np.zeros(3)
+    buffer[:] = v[:-1]      # (a plain buffer written with a plain value)
+    s = p * buffer
+    buffer *= 3.0
+    return np.sum(p * p) + np.sum(q * q) + np.sum(s)
+
+
+def test_plain_arrays_a_node_kept_may_be_written_afterwards():
+    """Found by the differential fuzzer: a node kept a plain array by reference, and the
+    program wrote into it before the gradient: tape mode gave 12.3 where 10.0 is right."""
+    x, y = 0.7, np.array([1.35, 1.34, -0.23, -0.27])
+    expected = numerical_gradient(_plain_views_written_after_use, (x, y), 0)
+    assert srcad.tape.grad(_plain_views_written_after_use)(x, y) == pytest.approx(expected)
+    assert srcad.grad(_plain_views_written_after_use)(x, y) == pytest.approx(expected)

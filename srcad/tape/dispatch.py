@@ -116,9 +116,8 @@ def binary(op, rules, a, b):
             tracked = tape._tracked
             if ia in tracked or ib in tracked:
                 if node is None:  # (a list operand as NumPy's array of it, for the rules)
-                    node = (rules, (np.asarray(av) if type(av) in (list, tuple) else av,
-                                    np.asarray(bv) if type(bv) in (list, tuple) else bv),
-                            None, (ia, ib), out_id, value)
+                    node = (rules, (_operand(av, ia), _operand(bv, ib)), None, (ia, ib),
+                            out_id, value)
                 tape._nodes.append(node)
                 tracked.add(out_id)
     return out
@@ -152,8 +151,8 @@ def getitem(tensor, index):
     out = new_tensor(result)
     tapes = RECORDING.tapes
     if tapes:
-        record_on(tapes, (vjp_rules(operator.getitem).rules, (value, raw_index), None,
-                          (tensor_id, None), out._id, result))
+        record_on(tapes, (vjp_rules(operator.getitem).rules, (value, kept(raw_index)),
+                          None, (tensor_id, None), out._id, result))
     return out, raw_index
 
 
@@ -202,7 +201,8 @@ def call(func, args, kwargs, implementation=None):
     if recorders and out_id is not None:
         raw_args = _with_arrays(func, raw_args, ids)
         ids = NestedIds(ids) if any(type(i) is tuple for i in ids) else tuple(ids)
-        node = (rules, tuple(raw_args), raw_kwargs or None, ids, out_id, value)
+        node = (rules, tuple(kept(a, i) for a, i in zip(raw_args, ids)),
+                {key: kept(v) for key, v in raw_kwargs.items()} or None, ids, out_id, value)
         for tape in recorders:
             tape._nodes.append(node)
             _track(tape._tracked, out_id)
@@ -245,6 +245,28 @@ def refuse_in_place(func, args, kwargs) -> None:
             "tensor the tape differentiates is written or written from, so the gradient "
             "would be wrong.", caller_location(),
             fix=f"write it as {IN_PLACE_FUNCTIONS[func]} instead.")
+
+
+def _operand(value, tensor_id):
+    """What a binary node keeps of an operand: `kept`, a list as NumPy's array of it."""
+    return np.array(value) if type(value) in (list, tuple) else kept(value, tensor_id)
+
+
+def kept(value, tensor_id=None):
+    """What a node keeps of an operand for its rules, which read it when the gradient is
+    computed: a tensor's value as it is (writes into tensors copy on write, see inplace),
+    and of anything else a copy of each array in it, in lists and tuples too (`w = v[:-1];
+    p = w * x; v += 1` with `v` a plain array wrote into the `w` the product's rule reads
+    later: a wrong gradient)."""
+    if tensor_id is not None and type(tensor_id) is not tuple:
+        return value
+    kind = type(value)
+    if kind is np.ndarray:
+        return value.copy()
+    if kind is list or kind is tuple:
+        inner = tensor_id or (None,) * len(value)
+        return kind(kept(v, i) for v, i in zip(value, inner))
+    return value
 
 
 def unwrap_arguments(args):

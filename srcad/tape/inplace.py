@@ -184,7 +184,8 @@ def assign(tensor, index, value) -> None:
     tensor._id = new_id()
     tapes = RECORDING.tapes
     if tapes:
-        dispatch.record_on(tapes, (SETITEM_RULES, (None, raw_index, raw_value), None,
+        dispatch.record_on(tapes, (SETITEM_RULES, (None, dispatch.kept(raw_index),
+                                                   dispatch.kept(raw_value, value_id)), None,
                                    (old_id, None, value_id), tensor._id, None))
     _after_write(tensor)
 
@@ -254,7 +255,8 @@ def add_at(tensor, index, value) -> None:
     tensor._id = new_id()
     tapes = RECORDING.tapes
     if tapes:
-        dispatch.record_on(tapes, (ADD_AT_RULES, (None, raw_index, raw_value), None,
+        dispatch.record_on(tapes, (ADD_AT_RULES, (None, dispatch.kept(raw_index),
+                                                  dispatch.kept(raw_value, value_id)), None,
                                    (old_id, None, value_id), tensor._id, None))
     _after_write(tensor)
 

@@ -58,6 +58,8 @@ class Bindings:
         if node.id in self._objects:
             return follow(self._objects[node.id], reversed(attributes))
         root = self.resolver.chain_value(node)
+        if root is None:  # (a name of the generated code's own, such as its stack)
+            return None
         guard = chain_guard(root, node.id, reversed(attributes))
         if guard.attributes:
             self.resolver.rely_on(guard)
