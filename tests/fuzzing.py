@@ -87,6 +87,7 @@ class _Writer:
         self.locals: set[str] = set()   # names the function made (safe to update in place)
         self.once: set[str] = {"x", "y"}  # names bound by one statement (closures read them)
         self.returns = None  # the kind the helper being written returns (None: in `f`)
+        self.frozen: set[str] = set()  # names a nested function read: never updated after
         self.counter = itertools.count()
 
     # ---- expressions ----------------------------------------------------------------------
@@ -177,7 +178,7 @@ class _Writer:
         return UNARY[self.draw(st.sampled_from(sorted(UNARY)))].format(self.expr(kind, 2))
 
     def updatable(self) -> list[str]:
-        return sorted(self.locals)
+        return sorted(self.locals - self.frozen)
 
     def _update(self, indent, depth, in_loop):
         if not self.updatable():
@@ -295,7 +296,7 @@ class _Writer:
         self.names[parameter] = kind
         body = self.composite(kind)
         self.names = outer
-        self.locals -= self.once
+        self.frozen |= self.once
         if self.draw(st.booleans()):
             self.lines += [f"{indent}def {name}({parameter}):", f"{indent}    return {body}"]
         else:
