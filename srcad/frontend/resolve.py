@@ -54,6 +54,7 @@ class Guard:
     cell: int | None = None
     attributes: tuple = ()
     root: object = None
+    builtin: bool = False  # the name was found among the builtins, not the globals
 
     @property
     def key(self):
@@ -173,7 +174,8 @@ class Resolver:
         """Like `peek`, and records that the transformation relies on this binding."""
         value = self.peek(name)
         if value is not _MISSING and name not in self.helpers:
-            self.guards[name] = Guard(name, value, self.cells.get(name))
+            self.guards[name] = Guard(name, value, self.cells.get(name),
+                                      builtin=name not in self.fn.__globals__)
         return value
 
     def chain_value(self, node):
