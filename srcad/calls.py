@@ -176,31 +176,52 @@ class _Nesting(threading.local):
     """The user's functions nested in generated code, per thread. Each level costs three
     frames (the generated program, `call_vjp`, `_by_source`; four in forward mode) where
     the function's own recursion costs one, so the recursion limit is raised while they
-    nest, up to four times what it was when the outermost began: srcad reaches the depth
-    the function reaches (about 990 levels by default, where 330 raised RecursionError)."""
+    nest deeply, up to four times what it was: srcad reaches the depth the function
+    reaches (about 990 levels by default, where 330 raised RecursionError). The limit is
+    the process's: it is put back when the last thread that needed more leaves."""
 
     depth = 0
-    base = 0    # the recursion limit when the outermost call began
-    raised = 0  # the limit srcad set (0: none)
+    raising = False  # whether this thread counts among those that raised the limit
 
     def __enter__(self):
-        if self.depth == 0:
-            self.base, self.raised = sys.getrecursionlimit(), 0
         self.depth += 1
         needed = _FRAMES * self.depth + _ROOM
-        if needed > sys.getrecursionlimit() and self.depth <= self.base:
-            self.raised = min(2 * needed, _FRAMES * self.base + _ROOM)
-            sys.setrecursionlimit(self.raised)
+        if needed > sys.getrecursionlimit():
+            _raise_limit(self, needed)
 
     def __exit__(self, *exc_info):
         self.depth -= 1
-        if self.depth == 0 and self.raised and sys.getrecursionlimit() == self.raised:
-            sys.setrecursionlimit(self.base)  # (unless the user changed it meanwhile)
+        if self.depth == 0 and self.raising:
+            self.raising = False
+            _leave_raised_limit()
 
 
 _FRAMES = 4  # frames a nested level costs, at most
 _ROOM = 200  # frames for what runs besides the nested calls (NumPy, srcad, the caller)
 NESTED = _Nesting()
+_LIMIT = {"threads": 0, "base": 0, "raised": 0}  # threads nested deeply; the limit before
+_LIMIT_LOCK = threading.Lock()
+
+
+def _raise_limit(nesting, needed: int) -> None:
+    with _LIMIT_LOCK:
+        if not nesting.raising:
+            if _LIMIT["threads"] == 0:
+                _LIMIT["base"], _LIMIT["raised"] = sys.getrecursionlimit(), 0
+            _LIMIT["threads"] += 1
+            nesting.raising = True
+        raised = min(2 * needed, _FRAMES * _LIMIT["base"] + _ROOM)
+        if raised > sys.getrecursionlimit():
+            sys.setrecursionlimit(raised)
+            _LIMIT["raised"] = raised
+
+
+def _leave_raised_limit() -> None:
+    with _LIMIT_LOCK:
+        _LIMIT["threads"] -= 1
+        if _LIMIT["threads"] == 0 and _LIMIT["raised"] \
+                and sys.getrecursionlimit() == _LIMIT["raised"]:  # (unless the user set it)
+            sys.setrecursionlimit(_LIMIT["base"])
 
 
 def containers_of(places, active, args, kwargs) -> frozenset:

@@ -232,17 +232,17 @@ def _wrapper(callee, count: int, keywords: tuple) -> types.FunctionType:
 def defined_by(source: str, name: str, namespace: dict):
     """The function `name` that `source` defines, run in a namespace of its own; one code
     object (and one linecache entry) per source text, so the cache sees one function."""
-    code = _module_code(source)
+    code = _MODULE_CODES.get(source)
+    if code is None:  # (one per parameter list a program differentiates: a few)
+        filename = f"<srcad-adapter {next(_SERIAL)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        code = _MODULE_CODES.setdefault(source, compile(source, filename, "exec"))
     namespace = {**namespace, "__name__": __name__}
     exec(code, namespace)
     return namespace[name]
 
 
-@functools.lru_cache(maxsize=256)
-def _module_code(source: str):
-    filename = f"<srcad-adapter {next(_SERIAL)}>"
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    return compile(source, filename, "exec")
+_MODULE_CODES: dict = {}  # adapter source → its module's code
 
 
 def compiled_source(source: str, name: str, namespace: dict, label: str):

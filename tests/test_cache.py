@@ -1,4 +1,6 @@
 """The cache: transform once, reuse across calls and wrappers, transform again on change."""
+import types
+
 import numpy as np
 import pytest
 
@@ -321,3 +323,63 @@ def test_a_program_serves_its_next_calls_without_transforming_again(fn, args, wr
         except srcad.errors.SrcadError:
             continue
     assert srcad.cache_info().misses == made
+
+
+_DATA = types.SimpleNamespace(scale=np.ones(3))
+
+
+def _reads_a_data_attribute(w):
+    return np.sum(w * _DATA.scale.sum())
+
+
+def test_a_data_attribute_reassigned_at_every_step_is_not_a_guard(monkeypatch):
+    """`data.scale.sum()`: the bound method is new at every read, and its owner is data:
+    guarding it made every step of a training loop transform again (review of issue 29)."""
+    gradient = srcad.grad(_reads_a_data_attribute)
+    for step in range(5):
+        monkeypatch.setattr(_DATA, "scale", np.full(3, float(step)))
+        np.testing.assert_allclose(gradient(np.ones(3)), np.full(3, 3.0 * step))
+    assert srcad.cache_info().misses == 1
+
+
+def _factory(w):
+    def helper(y):
+        y *= w  # (written into: srcad differentiates a functional variant of it)
+
+    def loss(x):
+        y = x * 1.0
+        helper(y)
+        return np.sum(y ** 2)
+    return loss
+
+
+def test_variants_of_closures_from_one_factory_outlive_each_other():
+    """Their variants' code objects are equal: a table keyed by them lost the survivor's
+    tree when the other died (SourceUnavailableError)."""
+    import gc
+    first, second = _factory(2.0), _factory(3.0)
+    np.testing.assert_allclose(srcad.grad(first)(np.ones(3)), np.full(3, 8.0))
+    np.testing.assert_allclose(srcad.grad(second)(np.ones(3)), np.full(3, 18.0))
+    previous = srcad.set_cache_size(1)  # (evicts programs, keeps the variants)
+    try:
+        del first
+        gc.collect()
+        np.testing.assert_allclose(srcad.grad(second)(np.ones((2, 2))), np.full((2, 2), 18.0))
+    finally:
+        srcad.set_cache_size(previous)
+
+
+def test_a_users_rule_may_call_what_its_module_imported_from_numpy(rule_registry, tmp_path,
+                                                                     monkeypatch):
+    """Only srcad's own rules must call their package's functions; a user's module that
+    re-exports NumPy's `cos` was refused (review of issue 29)."""
+    (tmp_path / "reexports.py").write_text(
+        "from numpy import cos\n\n\ndef my_sin(x):\n    import numpy as np\n"
+        "    return np.sin(x)\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import reexports
+    srcad.defvjp(reexports.my_sin, lambda g, ans, x: g * reexports.cos(x))
+
+    def doubled(x):
+        return reexports.my_sin(x) * 2.0
+    assert srcad.grad(doubled)(np.float64(0.5)) == pytest.approx(2.0 * np.cos(0.5))

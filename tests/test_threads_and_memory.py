@@ -135,3 +135,43 @@ def test_set_cache_size_evicts_the_least_recently_used_and_refuses_nonsense():
             srcad.set_cache_size(0)
     finally:
         assert srcad.set_cache_size(previous) == 2
+
+
+def _deep(x, n):
+    return x if n == 0 else _deep(x * 1.0001, n - 1)
+
+
+def test_threads_nesting_deeply_put_the_recursion_limit_back():
+    """The limit is the process's: a thread that finished first did not put it back, and
+    the last one put back the limit the other had raised (review of issue 29)."""
+    limit = sys.getrecursionlimit()
+    levels = limit - 200
+    barrier = threading.Barrier(2)
+    results = []
+
+    def deep():
+        barrier.wait()
+        results.append(srcad.grad(_deep)(1.0, levels))
+
+    threads = [threading.Thread(target=deep) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert results == [pytest.approx(1.0001 ** levels)] * 2
+    assert sys.getrecursionlimit() == limit
+
+
+def test_a_tape_keeps_a_copy_of_a_plain_memmap_it_reads():
+    """Subclasses of ndarray are written in place too (np.memmap)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as directory:
+        mapped = np.memmap(f"{directory}/data", dtype=float, mode="w+", shape=(3,))
+        mapped[:] = [1.0, 2.0, 3.0]
+        x = srcad.constant(np.ones(3))
+        with srcad.GradientTape() as tape:
+            tape.watch(x)
+            y = np.sum(x * mapped)
+            mapped += 10.0
+        np.testing.assert_allclose(tape.gradient(y, x), [1.0, 2.0, 3.0])
+        del mapped

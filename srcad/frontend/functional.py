@@ -12,7 +12,7 @@ The variant is the helper's own tree with `u = copy(u)` first and `(value, u)` r
 its writes go into its own copy, an in-place update like any other in its derivative, and
 the write back is one in the caller's (saved, undone and checked for aliasing there). It is
 compiled with the helper's file name, globals and closure, and `parse_function` returns its
-tree (parse.VARIANTS), so errors point at the helper's lines. Only for a helper of the
+tree (parse.register_variant), so errors point at the helper's lines. Only for a helper of the
 user's without a rule, called with names and constants, passed an array the caller surely
 holds and passes nowhere else in the call, that returns nothing that may show that array
 (pipeline.parameters_written).
@@ -28,7 +28,7 @@ import gast
 import numpy as np
 
 from srcad.frontend.exits import walk_local
-from srcad.frontend.parse import VARIANTS, ParsedFunction, parse_function
+from srcad.frontend.parse import ParsedFunction, parse_function, register_variant
 from srcad.frontend.resolve import operations
 from srcad.frontend.trees import clone, statement_lists, walk
 from srcad.rules.registry import defjvp, defvjp, is_nondifferentiable, vjp_rules
@@ -122,7 +122,7 @@ def functional_variant(fn: types.FunctionType, written: tuple):
                                  tuple(cells[n] for n in inner.co_freevars))
     variant.__kwdefaults__ = fn.__kwdefaults__
     variant.copied_parameters = written  # (for analysis/aliasing.py)
-    VARIANTS[inner] = ParsedFunction(node, parsed.filename, parsed.lines, parsed.name)
+    register_variant(inner, ParsedFunction(node, parsed.filename, parsed.lines, parsed.name))
     _MADE.setdefault(fn, {})[written] = variant
     return variant
 

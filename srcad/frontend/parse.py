@@ -86,16 +86,28 @@ def code_of(fn):
     return code
 
 
-# code object → the tree srcad made it from (frontend/functional.py: a helper's variant);
-# weak, so a variant's entry leaves with it
-VARIANTS = weakref.WeakKeyDictionary()
+# id(code object) → (its weak reference, the tree srcad made it from): frontend/
+# functional.py's variants of helpers. By identity, as two variants made from closures of
+# one factory have equal code objects; an entry leaves with its code object.
+_VARIANTS: dict = {}
+
+
+def register_variant(code, parsed) -> None:
+    """Let `parse_function` give `parsed` for a function whose code is `code`."""
+    key = id(code)
+
+    def forget(reference):
+        if _VARIANTS.get(key, (None,))[0] is reference:
+            del _VARIANTS[key]
+    _VARIANTS[key] = (weakref.ref(code, forget), parsed)
 
 
 def parse_function(fn) -> ParsedFunction:
     """Locate `fn`'s definition in its source file and return it as gast."""
     code = code_of(fn)
-    if code in VARIANTS:
-        return VARIANTS[code]
+    variant = _VARIANTS.get(id(code))
+    if variant is not None and variant[0]() is code:
+        return variant[1]
     lines = tuple(linecache.getlines(code.co_filename))
     if not lines:
         linecache.checkcache(code.co_filename)

@@ -82,15 +82,19 @@ def follow(value, attributes, missing=None):
     return value
 
 
-def chain_guard(root, root_name: str, attributes) -> Guard:
-    """The guard that `root_name.a.b` still names what it does now. An attribute that gives
-    a new object on every read (a bound method: `np.add.reduce`) is left off: its owner
-    (`np.add`) is guarded instead."""
+def chain_guard(root, root_name: str, attributes) -> Guard | None:
+    """The guard that `root_name.a.b` still names what it does now, or None. An attribute
+    that gives a new object on every read (a bound method: `np.add.reduce`) is left off:
+    its owner (`np.add`) is guarded instead, if it is a module or something callable; an
+    owner that is data (`data.scale` of `data.scale.sum()`, reassigned at every step of a
+    training loop) is not: the program does not depend on which array it is."""
     attributes = tuple(attributes)
     while attributes and follow(root, attributes) is not follow(root, attributes):
         attributes = attributes[:-1]
-    return Guard(".".join([root_name, *attributes]), follow(root, attributes),
-                 attributes=attributes, root=root)
+    value = follow(root, attributes)
+    if not attributes or not (callable(value) or isinstance(value, types.ModuleType)):
+        return None
+    return Guard(".".join([root_name, *attributes]), value, attributes=attributes, root=root)
 
 
 _MISSING = object()
@@ -208,7 +212,7 @@ class Resolver:
                     self.parsed.location(node))
             value = getattr(value, attribute)
         guard = chain_guard(root, node.id, reversed(attributes))
-        if guard.attributes:
+        if guard is not None:
             self.rely_on(guard)
         return value
 

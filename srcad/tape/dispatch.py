@@ -261,7 +261,7 @@ def kept(value, tensor_id=None):
     if tensor_id is not None and type(tensor_id) is not tuple:
         return value
     kind = type(value)
-    if kind is np.ndarray:
+    if isinstance(value, np.ndarray):  # (a subclass too: np.memmap is written in place)
         return value.copy()
     if kind is list or kind is tuple:
         inner = tensor_id or (None,) * len(value)

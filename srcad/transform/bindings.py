@@ -61,7 +61,7 @@ class Bindings:
         if root is None:  # (a name of the generated code's own, such as its stack)
             return None
         guard = chain_guard(root, node.id, reversed(attributes))
-        if guard.attributes:
+        if guard is not None:
             self.resolver.rely_on(guard)
         return follow(root, reversed(attributes))
 

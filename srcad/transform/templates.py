@@ -66,10 +66,12 @@ def template_of(rule: Callable) -> Template:
 
 def rebound_chain(template: Template) -> Guard | None:
     """The first module attribute the rule calls that no longer names what its module
-    defines: rebound since the rule was first used (`np.sin = ...`), or before, to
-    something from another module. The rule's arithmetic would then call it."""
+    defines: rebound since the rule was first used (`np.sin = ...`), or, for srcad's own
+    rules, before, to something from another package. The rule's arithmetic would then
+    call it. (A user's rule may call what its module imported from elsewhere.)"""
+    own = (getattr(template.rule, "__module__", None) or "").split(".")[0] == "srcad"
     for guard in template.chains:
-        if not guard.holds() or not _native(guard):
+        if not guard.holds() or own and not _native(guard):
             return guard
     return None
 
@@ -106,7 +108,7 @@ def _chains_read(rule) -> tuple:
         if isinstance(root, gast.Name) and root.id not in local and \
                 isinstance(namespace.get(root.id), types.ModuleType):
             guard = chain_guard(namespace[root.id], root.id, reversed(attributes))
-            if guard.attributes:
+            if guard is not None:
                 guards[guard.key] = guard
     return tuple(guards.values())
 
