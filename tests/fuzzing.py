@@ -301,9 +301,13 @@ class _Writer:
             self.lines += [f"{indent}def {name}({parameter}):", f"{indent}    return {body}"]
         else:
             self.lines.append(f"{indent}{name} = lambda {parameter}: {body}")
-        self.lines.append(f"{indent}{result} = {name}({self.expr(kind, 1)})")
-        self.names[result] = kind  # (not updated in place: srcad cannot tell that the
-        self.once.add(result)      # call made new memory, and refuses, as it documents)
+        # (through a NumPy function: srcad cannot tell that a call of a nested function
+        # made new memory, so an in-place update of what it was passed, or of its result,
+        # would be refused, as srcad documents)
+        wrapper = UNARY[self.draw(st.sampled_from(sorted(UNARY)))]
+        self.lines.append(f"{indent}{result} = {wrapper.format(f'{name}({self.expr(kind, 1)})')}")
+        self.names[result] = kind
+        self.once.add(result)
 
     def _exit(self, indent, depth, in_loop):
         word = self.draw(st.sampled_from(["break", "continue", "return"]))
