@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import srcad
+from tests.memory_sweep import closure_over, loss
 
 
 def mixed(x, c):
@@ -67,16 +68,6 @@ def test_one_derivative_object_called_from_eight_threads(fast_switching):
     for thread in threads:
         thread.join()
     assert failures == []
-
-
-def loss(x, data):
-    return np.sum((x * data) ** 2)
-
-
-def closure_over(data):
-    def inner(x):
-        return np.sum(np.sin(x * data))
-    return inner
 
 
 def _srcad_sources():
