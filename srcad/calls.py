@@ -186,7 +186,9 @@ class _Nesting(threading.local):
     def __enter__(self):
         self.depth += 1
         needed = _FRAMES * self.depth + _ROOM
-        if needed > sys.getrecursionlimit():
+        if needed > sys.getrecursionlimit() or (
+                # another thread's raise: count among the raisers before relying on it
+                not self.raising and _LIMIT["threads"] and needed > _LIMIT["base"]):
             _raise_limit(self, needed)
 
     def __exit__(self, *exc_info):
