@@ -10,7 +10,7 @@ python examples/heat_inverse_problem.py
 import numpy as np
 
 import srcad
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 
 CELLS = 12
 LEFT, RIGHT = np.arange(CELLS - 1), np.arange(1, CELLS)  # the two cells of each interface

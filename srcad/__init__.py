@@ -1,20 +1,21 @@
 """srcad: exact gradients of ordinary Python/NumPy code by source transformation.
 
 `srcad.grad(f)` reads `f`'s source, generates its adjoint program as Python source, compiles
-it once and caches it. See `srcad.pipeline` for how, and the README for what.
+it once and caches it. See `srcad.compiler.pipeline` for how, and the README for what.
 """
 from srcad import errors
-from srcad.api import grad, show, value_and_grad, vjp
-from srcad.cache import cache_info, clear_cache, set_cache_size
-from srcad.control import (clip_by_global_norm, clip_by_value, custom_gradient, stop_gradient,
-                           stop_recording)
-from srcad.forward_api import jvp
-from srcad.jacobians import batch_jacobian, hessian, hvp, jacobian
-from srcad.rules import defjvp, defvjp
-from srcad.rules import registry as _registry
-from srcad import passes, tape
+from srcad.api.derivative import grad, show, value_and_grad, vjp
+from srcad.compiler.cache import cache_info, clear_cache, set_cache_size
+from srcad.runtime.control import (clip_by_global_norm, clip_by_value, custom_gradient,
+                                   stop_gradient, stop_recording)
+from srcad.api.forward import jvp
+from srcad.api.jacobians import batch_jacobian, hessian, hvp, jacobian
+from srcad.ops import defjvp, defvjp
+from srcad.ops import registry as _registry
+from srcad import tape
+from srcad.compiler import passes
 from srcad.tape import GradientTape, Variable, constant
-from srcad.testing import check_grads
+from srcad.api.testing import check_grads
 from srcad.version import __version__
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp", "show", "defvjp", "defjvp", "check_grads", "cache_info",

@@ -48,14 +48,14 @@ def main(argv=None) -> int:
     rules.add_argument("--all", action="store_true", help="include srcad's internal helpers")
     arguments = parser.parse_args(argv)
     if arguments.command == "demo":
-        from srcad.demo import run
+        from srcad.api.demo import run
         run()
         return 0
     if arguments.command == "rules":
-        from srcad.rules.table import render, rule_rows
+        from srcad.ops.table import render, rule_rows
         print(render(rule_rows(include_internal=arguments.all)))
         return 0
-    from srcad.api import show as show_source
+    from srcad.api.derivative import show as show_source
     try:
         show_source(_load_function(arguments.target), wrt=_parse_wrt(arguments.wrt),
                     mode=arguments.mode)

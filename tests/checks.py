@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 
 
 def positions(wrt) -> tuple:

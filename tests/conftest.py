@@ -11,7 +11,7 @@ def rng():
 def rule_registry():
     """Let a test register rules for NumPy's own functions: the registry is restored after
     it, and programs compiled meanwhile go stale as after any registration."""
-    from srcad.rules import registry
+    from srcad.ops import registry
     tables = (registry._VJPS, registry._JVPS, registry._NONDIFFERENTIABLE, registry._USER_RULES)
     saved = [table.copy() for table in tables]
     yield registry

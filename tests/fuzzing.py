@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 
 import srcad
 from srcad.tape.errors import TapeConversionError
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 
 VEC, NUM, MAT = "vec", "num", "mat"
 UNARY = {  # name → template; every one smooth everywhere, values bounded where it matters

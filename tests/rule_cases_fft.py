@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from srcad.rules.numpy_dtypes import converted
+from srcad.ops.numpy_dtypes import converted
 from tests.rule_table import DOMAINS, Case, binary, on, unary
 
 # Away from 0 and from the branch cut of log, sqrt and angle along the negative reals.

@@ -1,4 +1,4 @@
-"""Rule cases for sorting, selecting, lookups and polynomials (srcad/rules/numpy_indexing.py),
+"""Rule cases for sorting, selecting, lookups and polynomials (srcad/ops/numpy_indexing.py),
 the NumPy functions autograd differentiates that srcad's other tables lack (np.rollaxis,
 np.dsplit, np.amax, np.astype), options of np.cumsum and np.cumprod, and rows that once
 showed srcad bugs (np.array's `ndmin`, a float32 power with its exponent in a variable,
@@ -7,7 +7,7 @@ import operator
 
 import numpy as np
 
-from srcad.rules.numpy_indexing import scattered_add
+from srcad.ops.numpy_indexing import scattered_add
 from tests.rule_table import DOMAINS, binary, on, unary
 
 DOMAINS["near_zero"] = lambda rng, shape: rng.uniform(-0.03, 0.03, shape)

@@ -9,7 +9,7 @@ a non-symmetric one, whose other triangle has a zero derivative.
 """
 import numpy as np
 
-from srcad.runtime import field
+from srcad.kernels.adjoints import field
 from tests.rule_table import DOMAINS, Case, binary
 
 

@@ -1,7 +1,7 @@
 """Rule cases for SciPy: `scipy.special`, `scipy.stats` and `scipy.linalg`.
 
 Importing this module imports SciPy, and the first lookup of a SciPy callable loads srcad's
-SciPy rules (srcad/rules/registry.py). This module makes that lookup when it is imported,
+SciPy rules (srcad/ops/registry.py). This module makes that lookup when it is imported,
 so that the registry tests of tests/test_rules.py see SciPy's rules whatever runs first, and
 the rules are never loaded into the tables test_case_reaches_its_rule swaps in for a while
 (they would be lost with them).
@@ -19,7 +19,7 @@ import numpy as np
 import scipy.linalg as linalg
 from scipy import special, stats
 
-from srcad.rules import registry
+from srcad.ops import registry
 from tests.rule_table import DOMAINS, Case, binary, on, unary
 
 # Load SciPy's rules now, not during a test that swaps the registry's tables for a while.

@@ -1,8 +1,8 @@
-"""Rule cases for a softmax written out in NumPy (srcad/transform/softmax.py): the reverse
+"""Rule cases for a softmax written out in NumPy (srcad/compiler/transform/softmax.py): the reverse
 transforms differentiate the lines by the rules of `softmax` and `invariant_shift`."""
 import numpy as np
 
-from srcad.transform.softmax import invariant_shift, softmax
+from srcad.compiler.transform.softmax import invariant_shift, softmax
 from tests.rule_table import Case
 
 

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcad
-from srcad import runtime
+from srcad.kernels import adjoints as runtime
 from tests.checks import assert_gradient_matches_finite_differences, peak_memory
 
 R = np.random.default_rng(11)

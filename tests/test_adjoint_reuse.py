@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcad
-from srcad import cache, runtime
+from srcad.compiler import cache
+from srcad.kernels import adjoints as runtime
 from tests.checks import assert_gradient_matches_finite_differences, peak_memory
 
 R = np.random.default_rng(23)
@@ -299,8 +300,8 @@ def test_a_negation_takes_its_readers_number_only_where_it_has_one(negation, rea
                                                                     read):
     import gast
 
-    from srcad.compile import python_source
-    from srcad.transform.signs import fold_negations
+    from srcad.compiler.emit import python_source
+    from srcad.compiler.transform.signs import fold_negations
     names = {"multiply_into": runtime.multiply_into, "negative_into": runtime.negative_into}
     helper_of = lambda call: isinstance(call, gast.Call) and names.get(  # noqa: E731
         getattr(call.func, "id", None))
@@ -319,8 +320,8 @@ def test_a_negation_takes_its_readers_number_only_where_it_has_one(negation, rea
 def test_a_negation_folds_where_the_product_stays_an_array_of_its_own(product, folded):
     import gast
 
-    from srcad.compile import python_source
-    from srcad.transform.signs import fold_negations
+    from srcad.compiler.emit import python_source
+    from srcad.compiler.transform.signs import fold_negations
     names = {"multiply_into": runtime.multiply_into, "negative_into": runtime.negative_into}
     helper_of = lambda call: isinstance(call, gast.Call) and names.get(  # noqa: E731
         getattr(call.func, "id", None))

@@ -191,7 +191,7 @@ def test_float_arguments_are_specialised_without_losing_broadcast_sums():
     assert type(gx) is float
     assert gx == pytest.approx(np.sum(2 * 0.3 * w) + np.cos(0.3) * 3 * 0.3 + 3 * np.sin(0.3))
     np.testing.assert_allclose(gw, 0.3 ** 2 * np.ones(3))
-    specialised = srcad.cache.compiled_adjoint(float_loop, ("k", "c"),
+    specialised = srcad.compiler.cache.compiled_adjoint(float_loop, ("k", "c"),
                                                scalars=frozenset({"k", "c"})).source
     assert "unbroadcast" not in specialised
     numeric = (float_loop(2.0 + 1e-6, 0.5) - float_loop(2.0 - 1e-6, 0.5)) / 2e-6

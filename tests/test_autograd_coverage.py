@@ -16,8 +16,8 @@ import pkgutil
 import numpy as np
 import pytest
 
-from srcad.rules import registry
-from srcad.rules.table import display_name
+from srcad.ops import registry
+from srcad.ops.table import display_name
 
 autograd = pytest.importorskip("autograd")
 

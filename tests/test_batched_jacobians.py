@@ -1,4 +1,4 @@
-"""Forward Jacobians from one run of the batched tangent program (srcad/batching.py,
+"""Forward Jacobians from one run of the batched tangent program (srcad/runtime/batching.py,
 transform/batched.py), checked against reverse-mode Jacobians, which share no code with them:
 every row of the rule table, the program corpora, and the shapes each batched rule handles.
 """
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 
 import srcad
-from srcad import jacobian_batches
-from srcad.transform.batched import is_elementwise
+from srcad.api import jacobian_batches
+from srcad.compiler.transform.batched import is_elementwise
 from tests import call_programs, control_programs, in_place_programs
 from tests.test_rules import BROADCASTING, CASES, _case_id, broadcasting_case, make_args
 
@@ -24,7 +24,7 @@ REAL_CASES = [c for c in CASES if not c.bug and _real(c)]
 
 def batched(fn, wrt=0) -> bool:
     """Whether srcad computes `fn`'s forward Jacobian by the batched program."""
-    names = srcad.arguments.wrt_parameters(fn.__code__, wrt)[0]
+    names = srcad.runtime.arguments.wrt_parameters(fn.__code__, wrt)[0]
     return all(jacobian_batches._program(fn, name) is not None for name in names)
 
 

@@ -16,7 +16,7 @@ def empty_cache():
 
 
 def test_second_call_and_second_wrapper_do_not_transform(monkeypatch):
-    from srcad import pipeline
+    from srcad.compiler import pipeline
     calls = []
     original = pipeline.transform
     monkeypatch.setattr(pipeline, "transform", lambda *a, **k: calls.append(a) or original(*a, **k))
@@ -99,7 +99,7 @@ def test_generated_source_is_deterministic_and_in_linecache():
     import linecache
     first = srcad.grad(p.logistic_loss, wrt=(0, 1)).source
     srcad.clear_cache()
-    compiled = srcad.cache.compiled_adjoint(p.logistic_loss, ("w", "b"))
+    compiled = srcad.compiler.cache.compiled_adjoint(p.logistic_loss, ("w", "b"))
     assert compiled.source == first
     assert "".join(linecache.getlines(compiled.filename)) == first
 

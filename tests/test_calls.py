@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 from tests import call_programs as p
 from tests.checks import assert_gradient_matches_finite_differences
 

@@ -57,7 +57,7 @@ def test_check_grads_accepts_complex_arguments():
 
 def test_check_grads_catches_a_wrong_complex_rule():
     """A conjugated cotangent (the other convention) must not pass."""
-    from srcad.rules import registry
+    from srcad.ops import registry
 
     rules = registry._VJPS[np.conjugate]
     registry._VJPS[np.conjugate] = registry.VJPRules(np.conjugate, (lambda g, ans, x: g,))

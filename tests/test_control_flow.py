@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 from tests import control_programs as cp
 from tests.control_programs import CORPUS
 

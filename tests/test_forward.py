@@ -122,7 +122,7 @@ def test_defjvp_overrides_source_transformation():
     try:
         assert srcad.jvp(scaled, (1.0,), (1.0,))[1] == 100.0
     finally:
-        from srcad.rules import registry
+        from srcad.ops import registry
         registry._JVPS.pop(scaled)
 
 

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad import cache
+from srcad.compiler import cache
 from srcad.bench.workloads import newton_sqrt
-from srcad.rules import registry
-from srcad.testing import numerical_gradient
-from srcad.transform.forward_grad import NotForwardable
+from srcad.ops import registry
+from srcad.api.testing import numerical_gradient
+from srcad.compiler.transform.forward_grad import NotForwardable
 from tests.checks import corpus_cases, load_function
 from tests.test_rules import CASES, make_args
 
@@ -176,7 +176,7 @@ def test_a_users_rule_keeps_reverse_mode(tmp_path, users_erf_rule):
 
 def test_srcads_own_rules_are_not_the_users():
     script = ("import scipy.special, srcad\n"
-              "from srcad.rules import registry\n"
+              "from srcad.ops import registry\n"
               "registry._load_scipy_rules_for(scipy.special.gamma)\n"
               "print(len(registry._USER_RULES), registry.vjp_rules(scipy.special.gamma) is None)")
     ran = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,

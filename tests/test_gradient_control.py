@@ -4,7 +4,7 @@ import pytest
 
 import srcad
 from srcad.errors import SrcadError, UnsupportedDerivativeError
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 from tests import marked_programs as p
 
 
@@ -87,7 +87,7 @@ def test_forward_mode_through_a_custom_gradient_uses_its_grad_fn():
 
 
 def test_second_derivatives_through_a_custom_gradient_follow_its_grad_fn():
-    """Source mode differentiates grad_fn again (srcad/custom_programs.py): Hessians, hvp,
+    """Source mode differentiates grad_fn again (srcad/api/custom_programs.py): Hessians, hvp,
     grad of grad, and the rule's stability where the automatic derivative overflows."""
     x = np.array([0.3, -0.4, 1000.0])
     s = 1.0 / (1.0 + np.exp(-x))

@@ -11,9 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcad
-from srcad import cache
+from srcad.compiler import cache
 from srcad.errors import NonScalarOutputError, UnsupportedSyntaxError
-from srcad.outlines import Outline, cotangent_number, joint_outline, outline
+from srcad.kernels.outlines import Outline, cotangent_number, joint_outline, outline
 from tests.checks import assert_gradient_matches_finite_differences, corpus_cases
 
 R = np.random.default_rng(61)
@@ -240,5 +240,5 @@ def test_an_outline_has_the_shape_and_dtype_numpy_gives(fn, operands):
                         np.longdouble(1), np.int32(2), True]))
 def test_a_uniform_cotangent_has_the_precision_of_the_array_it_stands_for(g):
     number = cotangent_number(g)
-    assert np.asarray(number).dtype == srcad.runtime.expand_reduced(g, np.ones(2)).dtype
+    assert np.asarray(number).dtype == srcad.kernels.adjoints.expand_reduced(g, np.ones(2)).dtype
     assert number == g

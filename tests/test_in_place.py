@@ -157,7 +157,7 @@ def test_a_loop_over_a_list_drops_and_adds_one_cotangent_per_iteration():
 
 
 def test_list_adjoint_helpers_write_only_into_lists_they_made():
-    from srcad import regions, runtime
+    from srcad.kernels import regions, adjoints as runtime
     given = (1.0, 2.0, 3.0)
     made = runtime.accumulate_at(given, 5.0, [0.0] * 3, 1)
     assert type(made) is runtime.OwnedList and made == [1.0, 7.0, 3.0] and given == (1.0, 2.0, 3.0)

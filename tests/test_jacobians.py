@@ -7,7 +7,7 @@ import pytest
 
 import srcad
 from srcad.errors import NonScalarOutputError, UsageError
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 from tests import control_programs
 from tests.checks import random_direction, second_order_cases
 
@@ -212,7 +212,7 @@ def test_reverse_jacobian_replays_the_backward_sweep_per_row(fn, args):
                          - fn(x - 1e-6 * e.reshape(x.shape), *args[1:])) / 2e-6
                         for e in np.eye(x.size)]).T
     np.testing.assert_allclose(reverse, numeric.reshape(reverse.shape), rtol=1e-6, atol=1e-8)
-    assert srcad.api.Derivative(fn).forward_sweep(args, {})[3]  # (replayable)
+    assert srcad.api.derivative.Derivative(fn).forward_sweep(args, {})[3]  # (replayable)
 
 
 def spectrum(x):

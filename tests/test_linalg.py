@@ -8,7 +8,7 @@ import pytest
 
 import srcad
 from srcad.errors import UnsupportedDerivativeError
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 
 _R = np.random.default_rng(7)
 SQUARE = np.diag([1.5, 3.0, 4.5]) + 0.3 * _R.standard_normal((3, 3))

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.frontend import parse
+from srcad.compiler.frontend import parse
 
 
 def plain(x):

@@ -21,20 +21,20 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import srcad
-from srcad import cache as srcad_cache
-from srcad import tangents
-from srcad.api import Derivative
-from srcad.frontend.functional import copied
-from srcad.rules.numpy_arrays import flattened
-from srcad.rules.numpy_dtypes import converted
-from srcad.rules.python_builtins import merged, starred_parts
-from srcad.rules.python_math import polygamma
-from srcad.rules import registry
-from srcad.rules.numpy_contractions import EINSUM_JVPS
-from srcad.rules.python_builtins import (dict_get, dict_items, dict_values, indexable, joined,
+from srcad.compiler import cache as srcad_cache
+from srcad.kernels import tangents
+from srcad.api.derivative import Derivative
+from srcad.compiler.frontend.functional import copied
+from srcad.ops.numpy_arrays import flattened
+from srcad.ops.numpy_dtypes import converted
+from srcad.ops.python_builtins import merged, starred_parts
+from srcad.ops.python_math import polygamma
+from srcad.ops import registry
+from srcad.ops.numpy_contractions import EINSUM_JVPS
+from srcad.ops.python_builtins import (dict_get, dict_items, dict_values, indexable, joined,
                                          repeated)
-from srcad.runtime import accumulate
-from srcad.testing import numerical_gradient
+from srcad.kernels.adjoints import accumulate
+from srcad.api.testing import numerical_gradient
 from tests.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
 
 

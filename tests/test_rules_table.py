@@ -1,4 +1,4 @@
-"""`python -m srcad rules`: the registry as a table (srcad/rules/table.py)."""
+"""`python -m srcad rules`: the registry as a table (srcad/ops/table.py)."""
 import importlib.util
 import re
 import subprocess
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from srcad.__main__ import main
-from srcad.rules import registry
-from srcad.rules.table import Row, display_name, render, rule_rows
+from srcad.ops import registry
+from srcad.ops.table import Row, display_name, render, rule_rows
 
 
 def by_name(rows):
@@ -32,8 +32,8 @@ def test_every_callable_of_the_registry_has_one_row():
 
 
 def test_srcad_internal_helpers_are_listed_only_when_asked():
-    assert "srcad.tangents.broadcast_like" not in by_name(rule_rows())
-    row = by_name(rule_rows(include_internal=True))["srcad.tangents.broadcast_like"]
+    assert "srcad.kernels.tangents.broadcast_like" not in by_name(rule_rows())
+    row = by_name(rule_rows(include_internal=True))["srcad.kernels.tangents.broadcast_like"]
     assert row.vjp and row.notes == "srcad internal"
 
 
@@ -49,7 +49,7 @@ def test_rules_registered_outside_srcad_and_scipy_rules_are_noted(monkeypatch):
 
     def scipy_rule(g, ans, x):
         return g
-    scipy_rule.__module__ = "srcad.rules.scipy_special"
+    scipy_rule.__module__ = "srcad.ops.scipy_special"
     monkeypatch.setitem(registry._JVPS, registered_elsewhere,
                         registry.JVPRules(registered_elsewhere, (scipy_rule,)))
     assert "SciPy: rules load on first use" in by_name(rule_rows())[
@@ -59,10 +59,10 @@ def test_rules_registered_outside_srcad_and_scipy_rules_are_noted(monkeypatch):
 def test_scipy_rules_are_loaded_for_the_table():
     """In a fresh process, where nothing has looked up a SciPy function yet."""
     pytest.importorskip("scipy.special")
-    if importlib.util.find_spec("srcad.rules.scipy_special") is None:
+    if importlib.util.find_spec("srcad.ops.scipy_special") is None:
         pytest.skip("srcad has no SciPy rules")
     listed = subprocess.run(
-        [sys.executable, "-c", "from srcad.rules.table import rule_rows; "
+        [sys.executable, "-c", "from srcad.ops.table import rule_rows; "
          "print([row.notes for row in rule_rows() if row.name == 'scipy.special.erf'])"],
         capture_output=True, text=True, check=True).stdout
     assert listed.strip() == "['SciPy: rules load on first use']"
@@ -92,9 +92,9 @@ def test_command_line_prints_the_table():
     assert any(line.split()[:3] == ["np.sort", "yes", "yes"] for line in lines)
     assert re.fullmatch(r"\d+ callables: \d+ with derivative rules, \d+ without a derivative",
                         lines[-1])
-    assert "srcad.tangents.broadcast_like" not in result.stdout
+    assert "srcad.kernels.tangents.broadcast_like" not in result.stdout
 
 
 def test_command_line_lists_srcad_helpers_when_asked(capsys):
     assert main(["rules", "--all"]) == 0
-    assert "srcad.tangents.broadcast_like" in capsys.readouterr().out
+    assert "srcad.kernels.tangents.broadcast_like" in capsys.readouterr().out

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad import cache
-from srcad.transform.forward_grad import NotForwardable
-from srcad.transform.math_calls import real_power
+from srcad.compiler import cache
+from srcad.compiler.transform.forward_grad import NotForwardable
+from srcad.compiler.transform.math_calls import real_power
 
 
 def elementary(x, y):

@@ -40,7 +40,7 @@ def test_import_srcad_does_not_import_scipy(run_fresh):
         f = lambda x: np.sum(np.sin(x) ** 2)
         srcad.grad(f)(np.ones(3)), srcad.tape.grad(f)(np.ones(3)), srcad.hessian(f)(np.ones(2))
         print(sorted(m for m in sys.modules if m.split(".")[0] == "scipy"
-                     or m.startswith("srcad.rules.scipy")))
+                     or m.startswith("srcad.ops.scipy")))
     """)
     assert out.strip() == "[]"
 
@@ -61,15 +61,15 @@ def test_first_scipy_lookup_loads_the_rules(run_fresh, lookup):
         import numpy as np
         import scipy.linalg as linalg
         from scipy import special, stats
-        from srcad.rules import registry
-        loaded = lambda: sorted(m for m in sys.modules if m.startswith("srcad.rules.scipy"))
+        from srcad.ops import registry
+        loaded = lambda: sorted(m for m in sys.modules if m.startswith("srcad.ops.scipy"))
         numpy_ones = registry.vjp_rules(np.sin), registry.is_nondifferentiable(np.cos)
         before = loaded()
         print(numpy_ones[0] is not None, numpy_ones[1], before, bool({lookup}), loaded())
     """)
-    assert out.split() == ["True", "False", "[]", "True", "['srcad.rules.scipy_linalg',",
-                           "'srcad.rules.scipy_multivariate',", "'srcad.rules.scipy_special',",
-                           "'srcad.rules.scipy_stats']"]
+    assert out.split() == ["True", "False", "[]", "True", "['srcad.ops.scipy_linalg',",
+                           "'srcad.ops.scipy_multivariate',", "'srcad.ops.scipy_special',",
+                           "'srcad.ops.scipy_stats']"]
 
 
 def test_threads_looking_up_at_once_all_find_the_rules(run_fresh):
@@ -79,7 +79,7 @@ def test_threads_looking_up_at_once_all_find_the_rules(run_fresh):
         import threading
         import scipy.linalg as linalg
         from scipy import special, stats
-        from srcad.rules import registry
+        from srcad.ops import registry
 
         wanted = [stats.beta.logsf, linalg.solve_sylvester, special.kl_div, special.erf] * 4
         start, found = threading.Barrier(len(wanted)), []
@@ -129,7 +129,7 @@ def test_a_rule_registered_before_loading_is_kept(run_fresh):
         import numpy as np
         import srcad
         from scipy import special
-        from srcad.rules import registry
+        from srcad.ops import registry
 
         srcad.defvjp(special.erf, lambda g, ans, x: 7.0 * g)
         print(srcad.grad(lambda x: special.erf(x))(0.0),

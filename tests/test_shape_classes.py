@@ -1,4 +1,4 @@
-"""Shape classes (srcad/analysis/shapes.py): where srcad proves operands share a shape it
+"""Shape classes (srcad/compiler/analysis/shapes.py): where srcad proves operands share a shape it
 drops `unbroadcast`; random programs of slices, elementwise steps and broadcast operands
 check that it drops it only there. Each is compared with central finite differences, and
 the gradient program with the forward-mode Jacobian."""
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcad
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 from tests.checks import load_function
 
 _SLICES = ["x", "x[1:]", "x[:-1]", "x[2:]", "x[:-2]", "x[1:-1]", "x[:]"]

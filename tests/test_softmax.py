@@ -1,4 +1,4 @@
-"""Softmax written out in NumPy (srcad/transform/softmax.py): where the lines match, the
+"""Softmax written out in NumPy (srcad/compiler/transform/softmax.py): where the lines match, the
 reverse sweep uses softmax's own VJP and gives a max-shift no derivative; where they do not
 (a value read elsewhere, a shift that varies along the summed axis) the chain rule runs as
 written. Every program is checked against central finite differences and tape mode."""
@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcad
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 from tests.checks import load_function
 
 

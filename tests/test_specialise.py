@@ -6,9 +6,9 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import srcad
-from srcad import cache
+from srcad.compiler import cache
 from srcad.bench import workloads
-from srcad.testing import check_grads
+from srcad.api.testing import check_grads
 
 HELPERS = ("seed_for", "cotangent_number", "joint_outline", "index_adjoint", "add_at",
            "multiply_into", "matmul_vjp_a", "matmul_vjp_b", "unbroadcast")

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad import cache
+from srcad.compiler import cache
 from tests import programs as p
 from tests.checks import assert_gradient_matches_finite_differences
 

@@ -10,7 +10,7 @@ import pytest
 
 import srcad
 from srcad.tape import GradientTape, Tensor, TapeConversionError, Variable, constant
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 
 ORIGINAL_MAKERS = (np.zeros, np.empty, np.ones, np.full)
 

@@ -15,7 +15,7 @@ from srcad.errors import SrcadError
 from srcad.tape import constant
 from srcad.tape.errors import TapeConversionError
 from srcad.tape import grad as tape_grad
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 from tests import call_programs, control_programs, in_place_programs
 from tests.test_straight_line import CASES as STRAIGHT_LINE_CASES
 

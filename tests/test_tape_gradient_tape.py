@@ -10,7 +10,7 @@ from srcad.tape import (GradientTape, Tensor, TapeStateError, TapeTypeError,
                         UnconnectedGradients, Variable, constant)
 from srcad.tape import control as tape_control
 from srcad.tape import grad as tape_grad
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 
 X = np.array([0.5, -0.3, 0.8])
 

@@ -4,7 +4,7 @@ import pytest
 
 from srcad.tape import BatchDependenceError, GradientTape, TapeTypeError, constant
 from srcad.tape import grad as tape_grad
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 
 X = np.array([0.5, -0.3, 0.8])
 

@@ -10,7 +10,7 @@ import srcad
 from srcad.errors import MissingRuleError
 from srcad.tape import GradientTape, Tensor, TapeConversionError, Variable, constant
 from srcad.tape import grad as tape_grad
-from srcad.testing import numerical_gradient
+from srcad.api.testing import numerical_gradient
 
 A = np.array([[0.5, -1.2, 2.0], [0.3, 0.8, -0.4]])
 B = np.array([1.5, -0.7, 0.9])

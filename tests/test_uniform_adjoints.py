@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad import outlines, runtime
+from srcad.kernels import outlines, adjoints as runtime
 from tests.checks import assert_gradient_matches_finite_differences
 
 R = np.random.default_rng(41)

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.transform.templates import template_of
+from srcad.compiler.transform.templates import template_of
 from tests.checks import assert_gradient_matches_finite_differences
 
 

@@ -6,7 +6,7 @@
     tape.gradient(y, x)                    # cotangent of x, as a tensor
 
 Tensors implement NumPy's dispatch protocols, so the functions source mode differentiates run
-unchanged under a tape, with the same rule registry (`srcad.rules`). `grad(f, wrt=...)` runs
+unchanged under a tape, with the same rule registry (`srcad.ops`). `grad(f, wrt=...)` runs
 `f` under a tape with `srcad.grad`'s conventions. Modules, in dependency order: `state`
 (recording tapes, ids), `dispatch` (recording one operation), `inplace` (writes and views),
 `tensor`, `variables`, `backward` (the reverse sweep), `gradient_tape`, `functional`.

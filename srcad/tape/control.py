@@ -1,4 +1,4 @@
-"""control: the gradient-control markers of `srcad.control` in tape mode.
+"""control: the gradient-control markers of `srcad.runtime.control` in tape mode.
 
 Source mode recognises `stop_gradient`, `stop_recording()` and `@custom_gradient` in the
 code it transforms; a tape only sees what runs, so these functions give the markers their

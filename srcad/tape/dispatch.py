@@ -23,8 +23,8 @@ import operator
 import numpy as np
 
 from srcad.errors import MissingRuleError
-from srcad.rules import is_nondifferentiable, vjp_rules
-from srcad.rules.array_arguments import array_positions
+from srcad.ops import is_nondifferentiable, vjp_rules
+from srcad.ops.array_arguments import array_positions
 from srcad.tape.errors import TapeConversionError, caller_location
 from srcad.tape.state import RECORDING, new_id
 

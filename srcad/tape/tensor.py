@@ -21,7 +21,7 @@ import operator
 import numpy as np
 
 from srcad.errors import MissingRuleError
-from srcad.rules import is_nondifferentiable, vjp_rules
+from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.tape import dispatch, inplace
 from srcad.tape.dispatch import binary, constant_result, conversion_error, is_live, unary
 from srcad.tape.errors import caller_location

@@ -1,0 +1,336 @@
+"""api: the user's entry points: grad, value_and_grad, vjp, show.
+
+Each returns or uses a `Derivative`, which holds the user's function and its `wrt`, fetches
+the compiled adjoint from the cache on first use (and again only if a global it relied on is
+rebound), and applies the boundary conventions of `srcad.runtime.arguments` on every call.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+
+import numpy as np
+
+from srcad.compiler import cache
+from srcad.runtime.arguments import (is_container, like_argument, promote,
+                                     refuse_not_plain_arguments, seed_for, unshared, wrt_parameters)
+from srcad.errors import CotangentError, UsageError
+from srcad.compiler.frontend.parse import call_method_of, code_of, unwrapped
+from srcad.api.derivative_calls import adapter, has_no_body_of_its_own, transformable
+from srcad.api.fast_paths import (array_runner, float64_arrays, float64_ranks, float_program,
+                              fused_runner, guards_of)
+
+
+_FLOATS = {(float,) * n for n in range(1, 9)}
+
+
+class Derivative:
+    """A user function with the parameters to differentiate, bound to its compiled adjoint."""
+
+    def __init__(self, fn, wrt=0, has_aux=False):
+        self.fn = fn
+        self.wrt = wrt
+        self.has_aux = has_aux
+        self._resolve()
+
+    def _resolve(self):
+        """What `fn` runs, its parameters, and empty program tables. For an object whose
+        class defines `__call__` (`dispatch`), again whenever the class's `__call__` is
+        replaced, as calling the object would follow it."""
+        fn, wrt = self.fn, self.wrt
+        call = call_method_of(fn)
+        self.dispatch = None if call is None else (fn, call)
+        # A bound method (`model.loss`) is its function with the receiver passed first;
+        # `wrt` counts the arguments the user passes, as for any other callable.
+        target = unwrapped(fn)  # a decorated function runs in its own module
+        self.function = getattr(target, "__func__", target if isinstance(
+            target, types.FunctionType) else fn)
+        self.receiver = (target.__self__,) if hasattr(target, "__func__") else ()
+        if has_no_body_of_its_own(fn):
+            self.function, self.receiver = adapter(fn), ()  # transform a call of it
+        self.names, self.positions = wrt_parameters(code_of(self.function), wrt,
+                                                    len(self.receiver))
+        self.last_position = max((p for p in self.positions if p is not None), default=-1)
+        code = code_of(self.function)  # (the parameters the caller passes by position)
+        self.parameters = code.co_varnames[len(self.receiver):code.co_argcount]
+        self.positional = None not in self.positions
+        self.single, self.as_tuple = len(self.names) == 1, isinstance(wrt, tuple)
+        self._compiled = {}  # (containers, numbers, mode) → (compiled program, bound)
+        self.latest = {}  # (wrt arguments' types, mode, ranks) → (compiled, bound, guards)
+        self.fused_call = fused_runner(self)  # for Python-float wrt arguments
+        self.array_call = array_runner(self)  # for float-array wrt arguments
+
+    @property
+    def source(self) -> str:
+        """The generated adjoint program (for array or float arguments), as Python source."""
+        return self._program(frozenset())[0].source
+
+    def _program(self, containers: frozenset, numbers: tuple = (), mode: str = "rev",
+                 ranks: tuple = ()):
+        """The compiled program of `mode` (pipeline.transform) and its bound function, for
+        arguments of this kind: `numbers[i]` tells whether the i-th `wrt` argument is a
+        Python number, `ranks[i]` the rank of the i-th positional argument where it is a
+        float64 array (mode "gradient": transform/specialise.py)."""
+        entry = self._compiled.get((containers, numbers, mode, ranks))
+        if entry is None or not entry[2]():
+            self.follow_call()
+            scalars = frozenset(n for n, number in zip(self.names, numbers) if number)
+            compiled = cache.compiled_adjoint(self.function, self.names, self.has_aux, containers,
+                                              mode=mode, scalars=scalars,
+                                              arrays=float64_arrays(self.parameters, ranks))
+            entry = self._compiled[containers, numbers, mode, ranks] = (
+                compiled, compiled.bind(self.function), self.guards(compiled))
+        return entry[:2]
+
+    def guards(self, compiled):
+        """`() → whether compiled, made for this function, may run its next call`."""
+        return guards_of(compiled, self.function, self.dispatch)
+
+    def follow_call(self) -> bool:
+        """Whether the object's class's `__call__` was replaced (then derived anew)."""
+        if self.dispatch is None or type(self.fn).__call__ is self.dispatch[1]:
+            return False
+        self._resolve()
+        return True
+
+    def _run(self, args, kwargs, mode: str):
+        """`(compiled program, its result, the unpromoted wrt arguments)`: the program of
+        `mode` for arguments of these kinds, run on them."""
+        if self.dispatch is not None:
+            self.follow_call()
+        if self.single and self.positional and self.last_position < len(args):
+            position = self.last_position  # the common case: one argument, by position
+            value = args[position]
+            kind = type(value)
+            if kind is not float and not (kind is np.ndarray and value.dtype.kind in "fc"):
+                args = (*args[:position], promote(value, self.names[0]), *args[position + 1:])
+            originals, kinds = [value], (kind,)
+        elif self.positional and self.last_position < len(args):
+            originals = [args[p] for p in self.positions]
+            kinds = tuple(map(type, originals))
+            if kinds not in _FLOATS:  # Python floats need no promotion
+                args = list(args)
+                for position, name, value in zip(self.positions, self.names, originals):
+                    args[position] = promote(value, name)
+        else:
+            bound = inspect.signature(self.fn).bind(*args, **kwargs)
+            bound.apply_defaults()
+            originals = [bound.arguments[name] for name in self.names]
+            for name, value in zip(self.names, originals):
+                bound.arguments[name] = promote(value, name)
+            args, kwargs = bound.args, bound.kwargs
+            kinds = tuple(map(type, originals))
+        ranks = float64_ranks(args, len(self.parameters)) if mode == "gradient" else ()
+        refuse_not_plain_arguments(args, kwargs)
+        entry = self.latest.get((kinds, mode, ranks))  # arguments of kinds seen before
+        if entry is None or not entry[2]():
+            containers = frozenset(n for n, v in zip(self.names, originals)
+                                   if is_container(v))
+            compiled, program = self._program(
+                containers, tuple(k is float or k is int for k in kinds), mode, ranks)
+            entry = self.latest[kinds, mode, ranks] = (compiled, program,
+                                                       self.guards(compiled))
+        compiled, program, _ = entry
+        if kwargs:
+            return compiled, program(*self.receiver, *args, **kwargs), originals
+        return compiled, program(*self.receiver, *args), originals
+
+    def forward(self, args, kwargs):
+        """Run the forward sweep: (output, backward, the unpromoted wrt arguments)."""
+        output, backward, originals, _ = self.forward_sweep(args, kwargs)
+        return output, backward, originals
+
+    def forward_sweep(self, args, kwargs):
+        """`forward`'s three, and whether the backward sweep may be replayed (replay.py)."""
+        compiled, (output, backward), originals = self._run(args, kwargs, "rev")
+        if compiled.writes:  # the backward sweep restores what the function wrote in place,
+            output = _detached(output)  # and an output array may be that memory
+        return output, backward, originals, compiled.replayable
+
+    def gradients_only(self, args, kwargs):
+        """`grad`'s gradients, by a program that computes no more of the output than the
+        seed needs (pipeline.transform, "gradient"); `_Grad` tries `fused_call` first."""
+        _, raw, originals = self._run(args, kwargs, "gradient")
+        return self._shaped(raw, originals)
+
+    def value_and_gradients(self, args, kwargs):
+        """`(output, gradients)` for `value_and_grad`: by the fused program when every `wrt`
+        argument is a Python float passed by position (the common scalar case), else by the
+        forward sweep and its backward closure."""
+        result = None if kwargs else self.fused_call(args)
+        if result is not None:
+            return result
+        output, backward, originals = self.forward(args, kwargs)
+        seed = seed_for(output[0] if self.has_aux else output)
+        return output, self.gradients(backward, seed, originals)
+
+    def gradients(self, backward, cotangent, originals):
+        return self._shaped(backward(cotangent), originals)
+
+    def _shaped(self, raw, originals):
+        """The gradients a program returned, with the types, shapes and dtypes of `wrt`."""
+        if self.single:
+            argument = originals[0]
+            shaped = float(raw) if type(argument) is float and isinstance(raw, float) \
+                else like_argument(raw, argument)  # (the common case first)
+            return (shaped,) if self.as_tuple else shaped
+        shaped = tuple(float(g) if type(x) is float and isinstance(g, float)
+                       else like_argument(g, x) for g, x in zip(raw, originals))
+        return shaped if self.as_tuple else shaped[0]
+
+
+class _DerivativeFunction:
+    """A derivative of a user function, callable, with the generated program as `.source`."""
+
+    def __init__(self, derivative: Derivative):
+        functools.update_wrapper(self, derivative.fn)  # first: it copies fn's __dict__, and
+        self.derivative = derivative                    # fn may be a derivative itself
+
+    @property
+    def source(self) -> str:
+        return self.derivative.source
+
+    def __repr__(self):
+        name = getattr(self, "__name__", None) or repr(self.derivative.fn)  # (a partial has none)
+        return f"<srcad.{type(self).__name__.lstrip('_').lower()} of {name}>"
+
+
+class _Grad(_DerivativeFunction):
+    def __init__(self, derivative: Derivative):
+        super().__init__(derivative)
+        self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
+
+    def __call__(self, *args, **kwargs):
+        if not kwargs:  # (Python floats first: their calls are the shortest)
+            result = self._fused_call(args)
+            if result is not None:
+                return result[1]
+            gradient = self._array_call(args)
+            if gradient is not None:
+                return gradient
+        derivative = self.derivative
+        gradients = derivative.gradients_only(args, kwargs)
+        self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
+        return gradients  # (the quick calls are made anew when `follow_call` derives anew)
+
+
+class _ValueAndGrad(_DerivativeFunction):
+    def __call__(self, *args, **kwargs):
+        return self.derivative.value_and_gradients(args, kwargs)
+
+
+class _VJP(_DerivativeFunction):
+    """The pullback `srcad.vjp` returns. The backward sweep pops the stack the forward sweep
+    filled, so it runs once per forward sweep: a second call runs the forward sweep again."""
+
+    def __init__(self, derivative, args, kwargs):
+        super().__init__(derivative)
+        self._call = (args, kwargs)
+        self.output, self._backward, self._originals = derivative.forward(args, kwargs)
+
+    def __call__(self, cotangent):
+        cotangent = _checked_cotangent(cotangent, self.output)
+        backward, self._backward = self._backward, None
+        if backward is None:
+            _, backward, self._originals = self.derivative.forward(*self._call)
+        return unshared(self.derivative.gradients(backward, cotangent, self._originals),
+                        cotangent)
+
+
+def _decorator_or_call(make):
+    """Let `make(fn, **options)` be used as `make(fn)`, `@make` and `@make(**options)`."""
+    @functools.wraps(make)
+    def entry(fn=None, **options):
+        if fn is None:
+            return lambda f: make(f, **options)
+        return make(fn, **options)
+    return entry
+
+
+@_decorator_or_call
+def grad(fn, wrt=0):
+    """The gradient of `fn` with respect to the parameters `wrt` (index, name or tuple).
+
+    `fn` must return a real value with one element. The gradient has the argument's type,
+    shape and dtype; a tuple `wrt` gives a tuple of gradients. `.source` is the generated
+    adjoint program.
+    """
+    return _Grad(Derivative(fn, wrt))
+
+
+@_decorator_or_call
+def value_and_grad(fn, wrt=0, has_aux=False):
+    """Like `grad`, returning `(value, gradient)`. With `has_aux`, `fn` returns
+    `(value, aux)`, only `value` is differentiated, and the result is
+    `((value, aux), gradient)`."""
+    return _ValueAndGrad(Derivative(fn, wrt, has_aux))
+
+
+def vjp(fn, *args, wrt=0, **kwargs):
+    """`(value, vjp_fn)`: the forward sweep runs once, and `vjp_fn(cotangent)` returns the
+    gradient of `sum(cotangent * fn(*args))` with respect to the `wrt` parameters."""
+    pullback = _VJP(Derivative(fn, wrt), args, kwargs)
+    return pullback.output, pullback
+
+
+def _detached(value):
+    """`value` with each array in it copied (tuples, lists and dicts rebuilt)."""
+    if type(value) is np.ndarray:
+        return value.copy()
+    if type(value) in (tuple, list):
+        return type(value)(_detached(v) for v in value)
+    if type(value) is dict:
+        return {key: _detached(v) for key, v in value.items()}
+    return value
+
+
+def _checked_cotangent(cotangent, output):
+    """The cotangent, with a list or tuple given for an array output made an array (the
+    backward sweep multiplies it, and `[1.0] * -2` is a list, not a number), and a Python
+    float given for a NumPy output one of its dtype (`x @ x`'s rule indexes it)."""
+    if isinstance(output, (tuple, list)):
+        if not isinstance(cotangent, (tuple, list)) or len(cotangent) != len(output):
+            raise CotangentError(f"the output is a sequence of {len(output)} values; the "
+                                 "cotangent must be a sequence of as many.")
+        items = [_checked_cotangent(c, o) for c, o in zip(cotangent, output)]
+        if all(new is old for new, old in zip(items, cotangent)):
+            return cotangent  # (as given: a named tuple stays one)
+        return items if isinstance(cotangent, list) else tuple(items)
+    if np.shape(cotangent) != np.shape(output):
+        raise CotangentError(f"the cotangent has shape {np.shape(cotangent)} but the output "
+                             f"has shape {np.shape(output)}; they must match.")
+    if isinstance(cotangent, (list, tuple)):
+        return np.asarray(cotangent)
+    if type(cotangent) is float and isinstance(output, (np.ndarray, np.generic)) \
+            and output.dtype.kind == "f":  # a NumPy number, as rules expect of NumPy code
+        return output.dtype.type(cotangent)
+    return cotangent
+
+
+def show(fn, wrt=0, mode="rev", args=None) -> None:
+    """Print the program srcad generates for `fn`: the adjoint `vjp` and `value_and_grad`
+    run (mode "rev"), the gradient-only program `grad` runs on arrays (mode "grad"; with
+    `args`, the arguments of a call, the one it runs on them: specialised on float64
+    arrays, see transform/specialise.py), the one `grad` runs when the `wrt` arguments are
+    Python floats (mode "floats": forward mode where it applies, see
+    transform/forward_grad.py), or the tangent program of forward mode (mode "fwd")."""
+    if mode not in ("rev", "grad", "floats", "fwd"):
+        raise UsageError(f"mode={mode!r}: srcad shows the adjoint (\"rev\"), the gradient-only "
+                         "program of `grad` on arrays (\"grad\") and on Python floats "
+                         "(\"floats\"), and the tangent program (\"fwd\").")
+    if mode == "rev":
+        print(Derivative(fn, wrt).source, end="")
+        return
+    function = transformable(fn)
+    names, _ = wrt_parameters(code_of(function), wrt)
+    if mode == "floats":
+        program = float_program(function, names, False, frozenset(names), set())
+    else:
+        arrays = frozenset()
+        if mode == "grad" and args is not None:
+            parameters = Derivative(fn, wrt).parameters
+            arrays = float64_arrays(parameters, float64_ranks(tuple(args), len(parameters)))
+        program = cache.compiled_adjoint(function, names, arrays=arrays,
+                                         mode="gradient" if mode == "grad" else mode)
+    print(program.source, end="")

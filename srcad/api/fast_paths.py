@@ -1,0 +1,262 @@
+"""fast_paths: the quick calls of `grad` and `value_and_grad` (api.Derivative), closures
+made once per derivative that reach a compiled program with the fewest checks a call needs:
+Python-float `wrt` arguments (the fused reverse program, or forward mode where it applies:
+transform/forward_grad.py), and float arrays seen before (the gradient-only program).
+Each returns None where its kind of call does not apply, and the general path runs."""
+from __future__ import annotations
+
+import math
+import operator
+from typing import Callable, NamedTuple
+
+import numpy as np
+
+from srcad.compiler import cache
+from srcad.runtime.arguments import like_argument, refuse_not_plain_arguments, seed_for
+from srcad.errors import SrcadError
+from srcad.compiler.passes import enabled
+
+def fused_runner(derivative):
+    """`fused_call(args)`: `(output, gradients)` by one program without a backward closure
+    (pipeline.transform, mode "fused", or "forward-grad" where it applies: one `wrt`
+    argument, no aux) when every `wrt` argument is a Python float passed by position;
+    None when one is not, or when that program is optimistic (`math` in place of NumPy)
+    and raised or made something not finite: the general program then runs the call
+    again, so NumPy's values, warnings and errors prevail. Where the derivative, not the
+    function, divided a Python float by zero, the call runs again on NumPy floats: inf or
+    nan, as for arrays, rather than Python's ZeroDivisionError.
+
+    A closure over what it reads, made once: it runs on every scalar call, where a
+    microsecond is the whole budget (a method reading attributes cost 0.7 us more)."""
+    if not derivative.positional:
+        return declined
+    positions, receiver, single, as_tuple = (derivative.positions, derivative.receiver,
+                                             derivative.single, derivative.as_tuple)
+    needed, count = derivative.last_position + 1, len(derivative.positions)
+    parameters = derivative.parameters  # (after the receiver, by position)
+    reverse_only = set()  # the sets of float parameters forward mode was refused for
+    # The program, made on the first call and replaced whole (threads read it once per
+    # call, so none runs one program with another's specialisation): see `FloatProgram`.
+    program = None
+
+    def compiled(args):
+        nonlocal program
+        others = tuple(p for p in range(min(len(args), len(parameters)))
+                       if p not in positions and type(args[p]) is float)
+        numbers = frozenset(parameters[p] for p in positions + others)
+        made = float_program(derivative.function, derivative.names, derivative.has_aux,
+                             numbers, reverse_only)
+        program = FloatProgram(made.bind(derivative.function), made.optimistic,
+                               derivative.guards(made), made.by_forward_mode, made.writes,
+                               others)
+        return program
+
+    def fused(args):
+        if len(args) < needed:
+            return None
+        for position in positions:
+            if type(args[position]) is not float:
+                return None
+        if len(args) > count:  # (the others may be anything: a matrix is refused)
+            refuse_not_plain_arguments(args, {})
+        current = program
+        if current is None or not current.holds():
+            if derivative.follow_call():
+                return None  # (the general path runs what the class calls now)
+            current = compiled(args)
+        elif current.others:
+            for position in current.others:
+                if len(args) <= position or type(args[position]) is not float:
+                    current = compiled(args)
+                    break
+        run, optimistic = current.run, current.optimistic
+        try:
+            output, raw = run(*receiver, *args) if receiver else run(*args)
+        except Exception as error:
+            if type(error) in _PYTHONS_OWN:
+                if derivative_failed(args, type(error), current):
+                    return by_numpy(args)
+                if not rerunnable(args, current):
+                    error.add_note(_NOT_RERUN)
+            if optimistic:
+                return None
+            raise
+        if single:
+            if current.by_forward_mode and type(output) is not float:
+                raw = _tangent_of_number(output, raw)
+            if type(raw) is not float:  # None (no derivative reached it) or np.float64
+                raw = like_argument(raw, 0.0)
+            if optimistic:
+                try:  # (a sum is finite only if every term is)
+                    if not math.isfinite(output + raw):
+                        return None
+                except Exception:  # (an int too large for a float: the general program)
+                    return None
+            return output, (raw,) if as_tuple else raw
+        for gradient in raw:
+            if type(gradient) is not float:
+                raw = tuple(like_argument(g, 0.0) for g in raw)
+                break
+        if optimistic:
+            try:
+                if not math.isfinite(output + sum(raw)):
+                    return None
+            except Exception:  # an overflowing sum only reruns the call
+                return None
+        return output, raw
+
+    def derivative_failed(args, error: type, current):
+        """Whether the derivative, not the function, met Python's float arithmetic's
+        `error` (`0.0 ** -0.5` in the rule of `x ** 0.5`, where NumPy gives inf): the
+        function runs on these arguments without it. Only a function of numbers alone, which
+        writes nowhere, is run again to tell: elsewhere the error stands."""
+        if not rerunnable(args, current):
+            return False
+        try:
+            derivative.fn(*args)
+        except error:
+            return False
+        return True
+
+    def rerunnable(args, current) -> bool:
+        """Whether running the function again cannot repeat an effect of the call."""
+        return not (current.writes or receiver or not all(type(a) in _NUMBERS for a in args))
+
+    def by_numpy(args):
+        promoted = [np.float64(a) if type(a) is float else a for a in args]
+        output, gradients = derivative.value_and_gradients(promoted, {})
+        if derivative.has_aux:
+            output = (_as_python_float(output[0]), *output[1:])
+        return _as_python_float(output), (tuple(map(_as_python_float, gradients))
+                                          if isinstance(gradients, tuple)
+                                          else _as_python_float(gradients))
+    return fused
+
+
+class FloatProgram(NamedTuple):
+    """A program `fused_call` runs, with what a call needs to know of it."""
+
+    run: Callable           # the program bound to the function's globals and closure
+    optimistic: bool        # a failure or a result that is not finite: run the general one
+    holds: Callable         # () → whether its guards hold (`guards_of`)
+    by_forward_mode: bool   # it returns the output's tangent (a gradient by forward mode)
+    writes: bool            # it may write into its arguments
+    others: tuple           # positions of the other arguments it takes as Python floats
+
+
+def array_runner(derivative):
+    """`array_call(args)`: `grad`'s gradients when every `wrt` argument, passed by position,
+    is a float or complex array and the gradient-only program for arrays has been compiled
+    (by `gradients_only`) and its guards hold; None otherwise. A closure, like
+    `fused_runner`'s: `_run` and `_shaped` cost 1.5 us a call for one argument and 4 us for
+    three, most of it spent on what this checks in a loop of type tests."""
+    if not derivative.positional:
+        return declined
+    positions, receiver, single, as_tuple, latest = (
+        derivative.positions, derivative.receiver, derivative.single, derivative.as_tuple,
+        derivative.latest)
+    kinds = (np.ndarray,) * len(positions)
+    needed, count = derivative.last_position + 1, len(derivative.parameters)
+    wrt_of = operator.itemgetter(*positions)  # args → the wrt arguments (a tuple if many)
+
+    def array_call(args):
+        if len(args) < needed:
+            return None
+        arrays = wrt_of(args)
+        for value in (arrays,) if single else arrays:
+            if type(value) is not np.ndarray or value.dtype.kind not in "fc":
+                return None
+        if len(args) > len(positions):  # (the others may be anything: a matrix is refused)
+            refuse_not_plain_arguments(args, {})
+        entry = latest.get((kinds, "gradient", float64_ranks(args, count)))  # (`_run`'s key)
+        if entry is None or not entry[2]():
+            return None
+        raw = entry[1](*receiver, *args)
+        if single:
+            gradient = like_argument(raw, arrays)
+            return (gradient,) if as_tuple else gradient
+        gradients = tuple(map(like_argument, raw, arrays))
+        return gradients if as_tuple else gradients[0]
+    return array_call
+
+
+def float64_arrays(parameters: tuple, ranks: tuple) -> frozenset:
+    """`(parameter, rank)` of the parameters whose `ranks` entry (float64_ranks) is one:
+    what pipeline.transform specialises the gradient program on."""
+    return frozenset((name, rank) for name, rank in zip(parameters, ranks) if rank is not None)
+
+
+def float64_ranks(args, count: int) -> tuple:
+    """The rank of each of the first `count` arguments that is a float64 array, None for
+    the others: the gradient program is specialised on them (transform/specialise.py)."""
+    return tuple([a.ndim if type(a) is np.ndarray and a.dtype is _FLOAT64 else None
+                  for a in args[:count]])
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def float_program(function, names: tuple, has_aux: bool, numbers: frozenset, reverse_only):
+    """The program `grad` runs when the parameters `numbers` hold Python floats (the `wrt`
+    ones and others: `grad(energy)(k, c)` with c a float needs no `broadcast_like` for
+    `c * v`): forward mode where it applies (and `reverse_only`, the sets of parameters it
+    was refused for, does not hold `numbers`), else reverse mode, fused."""
+    if len(names) == 1 and not has_aux and numbers not in reverse_only \
+            and enabled("forward-grad"):
+        try:
+            return cache.compiled_adjoint(function, names, has_aux, mode="forward-grad",
+                                          scalars=numbers)
+        except SrcadError:  # (NotForwardable, or a construct forward mode refuses)
+            reverse_only.add(numbers)
+    return cache.compiled_adjoint(function, names, has_aux, mode="fused", scalars=numbers)
+
+
+def guards_of(compiled, function, dispatch=None):
+    """`() → whether compiled's guards hold for function` (the globals check alone where no
+    guard reads a closure cell) and `function` still has the code and defaults the program
+    was made and bound with (assigning `f.__defaults__` left the old derivative in use),
+    and, for a callable object (`dispatch`: the object and its class's `__call__`), that
+    its class still calls that function: it runs on every call."""
+    code, defaults, kwdefaults = function.__code__, function.__defaults__, \
+        function.__kwdefaults__
+    if compiled.guards_cells:
+        hold, against = compiled.guards_hold, function
+    else:
+        hold, against = compiled.globals_hold, function.__globals__
+
+    def current():
+        return function.__code__ is code and function.__defaults__ is defaults \
+            and function.__kwdefaults__ is kwdefaults and hold(against)
+    if dispatch is None:
+        return current
+    instance, call = dispatch
+
+    def current_and_called():
+        return type(instance).__call__ is call and current()
+    return current_and_called
+
+
+def _tangent_of_number(output, tangent):
+    """The gradient in a tangent of `grad`'s output, once checked (as `seed_for` does) that
+    the output is a real number with one element, which may be an array of any shape."""
+    seed_for(output)
+    return np.reshape(tangent, ()) if np.ndim(tangent) else tangent
+
+
+_PYTHONS_OWN = (ZeroDivisionError, OverflowError)  # (where NumPy's floats give inf or nan)
+_NOT_RERUN = (
+    "srcad: on Python floats this error may come from the function or from its derivative "
+    "(where NumPy floats give inf or nan); srcad did not run the function again to tell, as "
+    "it may have effects (it is a method, writes into an argument or is passed a list or "
+    "an array). Pass NumPy floats (`np.float64(x)`) for NumPy's inf and nan.")
+_NUMBERS = (float, int, bool, complex)
+
+
+def _as_python_float(value):
+    """A NumPy float64 as the Python float it equals (what the call was given, it returns)."""
+    return float(value) if type(value) is np.float64 else value
+
+
+def declined(args):
+    """The quick call of a derivative whose arguments never suit it."""
+    return None

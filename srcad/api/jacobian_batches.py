@@ -1,0 +1,106 @@
+"""jacobian_batches: a forward Jacobian from one run of the batched tangent program.
+
+`jacobians._Jacobian` asks here first; None means "not batched" and it runs the ordinary
+tangent program once per input element instead (the result is the same, only slower).
+Batched: every `wrt` argument is a float array or number (not a dict, list or tuple), the
+output is one real float array or number (a complex one goes to the columns, which refuse it), and the function has a batched tangent program
+(transform/batched.py) whose rules cover every form met when it runs (srcad/runtime/batching.py).
+The programs are looked up once per Jacobian object and kept while their guards hold, so a
+repeated Jacobian costs one program run and a transpose.
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from srcad.compiler import cache
+from srcad.runtime.arguments import copied
+from srcad.runtime.batching import NotBatchable, basis
+from srcad.api.fast_paths import guards_of
+
+_UNBATCHABLE = set()  # (code, parameter name) of functions without a batched program
+_lock = threading.Lock()
+_ARGUMENT_TYPES = (np.ndarray, float, np.floating)
+
+
+class BatchedColumns:
+    """The batched programs of `function` for the parameters `names` (at `positions`)."""
+
+    def __init__(self, function, names, positions):
+        self.function, self.names, self.positions = function, names, positions
+        self.programs = None  # [(compiled, bound, guards)] once found; False: not batchable
+
+    def __call__(self, args, kwargs):
+        """`(output, blocks)` as `_Columns` gives them (`blocks[0][which] == [J]`), or
+        None."""
+        output, per_argument = None, []
+        for which, position in enumerate(self.positions):
+            x = args[position]
+            if type(x) is np.ndarray and x.dtype.kind == "f":
+                seed = basis(x.size, x.dtype).reshape((x.size,) + x.shape)
+            elif type(x) is float or isinstance(x, np.floating):
+                seed = basis(1, np.promote_types(getattr(x, "dtype", np.float64),
+                                               np.float16)).reshape(1)
+            else:
+                return None
+            ran = self.run(which, seed, args, kwargs)
+            if ran is None:
+                return None
+            output, tangent = ran
+            per_argument.append([_block(tangent, output, x)])
+        return output, [per_argument]
+
+    def run(self, which: int, seed, args, kwargs):
+        """`(output, batched tangent)` of one run seeded with `seed` along the `which`-th
+        parameter (float arguments only), or None: not batchable, or an output that is not
+        one array or number."""
+        programs = self._programs()
+        if not programs:
+            return None
+        compiled, run, _ = programs[which]
+        try:
+            output, tangent = run((seed,), *(copied(args) if compiled.writes else args),
+                                  **(copied(kwargs) if compiled.writes else kwargs))
+        except NotBatchable:  # a form the batched rules do not cover: columns from now on
+            self.programs = False
+            return None
+        if not (type(output) is float or isinstance(output, _ARGUMENT_TYPES)
+                and output.dtype.kind == "f"):
+            return None  # a dict, list or tuple, or a complex value: columns decide
+        return output, tangent
+
+    def _programs(self):
+        if self.programs is False:  # not batchable, or a run found a form without one
+            return False
+        if self.programs and all(current() for _, _, current in self.programs):
+            return self.programs
+        found = [_program(self.function, name) for name in self.names]
+        self.programs = False if None in found else found
+        return self.programs
+
+
+def _block(tangent, output, x):
+    """`out.shape + x.shape` from a batched tangent of the output (None: zeros)."""
+    if tangent is None:
+        return np.zeros(np.shape(output) + np.shape(x))
+    rank = np.ndim(tangent)  # (n, *out) → (*out, n), then n as x's shape
+    moved = np.transpose(tangent, tuple(range(1, rank)) + (0,))
+    block = moved.reshape(np.shape(output) + np.shape(x))
+    # a view may be of the user's own array (batching.matmul gives `a.T` for `a @ x`)
+    return block if block.flags.owndata else block.copy()
+
+
+def _program(function, name):
+    """`(compiled, bound, guards)`: the batched tangent program for the parameter `name`, or
+    None."""
+    key = (function.__code__, name)
+    if key in _UNBATCHABLE:
+        return None
+    try:
+        compiled = cache.compiled_adjoint(function, (name,), mode="batch")
+    except NotBatchable:
+        with _lock:
+            _UNBATCHABLE.add(key)
+        return None
+    return compiled, compiled.bound(function), guards_of(compiled, function)

@@ -1,0 +1,393 @@
+"""jacobians: full Jacobians, batch Jacobians, Hessians and Hessian-vector products.
+
+A Jacobian is built column by column from the tangent program (`srcad.jvp`, one run per
+input element) or row by row from the adjoint (`srcad.vjp`, one backward sweep per output
+element). Arguments and outputs may be dicts, lists and tuples of arrays (pytrees): the
+result nests like JAX's, the output's structure holding, for each output leaf, the `wrt`
+arguments' structure with blocks of shape `out_leaf.shape + in_leaf.shape`.
+
+Second derivatives are reverse-over-forward: the tangent program srcad generates for `f`
+(srcad/compiler/transform/forward.py) is ordinary Python, and reverse mode transforms it again, so
+`hvp(f)(x, v)` is the gradient of `x ↦ ⟨∇f(x), v⟩` computed by one forward and one backward
+sweep over that program. Both programs are compiled once and cached. (The same numbers as
+forward-over-reverse, since the Hessian is symmetric; this order needs no transformation of
+the backward sweep's closures and stack.) The Hessian is the Jacobian of the gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from srcad.api import derivative as api
+from srcad.compiler import cache
+from srcad.runtime.arguments import (copied, is_container, leaves, like_argument, promote, rebuilt,
+                             wrt_parameters)
+from srcad.errors import UsageError
+from srcad.api.fast_paths import guards_of
+from srcad.api.forward import checked_tangent, jvp, like_output
+from srcad.compiler.frontend.parse import code_of
+from srcad.api.derivative_calls import transformable
+from srcad.runtime.batching import basis
+from srcad.kernels.replay import replaying
+from srcad.api.jacobian_batches import BatchedColumns
+from srcad.compiler.passes import enabled
+
+_MODES = ("auto", "fwd", "rev")
+
+
+class _Jacobian:
+    """`jacobian(f, wrt, mode)`: callable with f's arguments; `.source` is the program it
+    runs (the tangent program for "fwd", the adjoint for "rev", both for "auto")."""
+
+    def __init__(self, fn, wrt, mode):
+        if mode not in _MODES:
+            raise UsageError(f"mode={mode!r}: jacobian takes \"auto\", \"fwd\" or \"rev\".")
+        self.fn, self.wrt, self.mode = transformable(fn), wrt, mode
+        self.names, self.positions = _positional(self.fn, wrt, "jacobian")
+        self.batched = BatchedColumns(self.fn, self.names, self.positions)
+
+    @property
+    def source(self) -> str:
+        programs = []
+        if self.mode in ("auto", "fwd"):
+            programs.append(_tangent_source(self.fn, self.names))
+        if self.mode in ("auto", "rev"):
+            programs.append(api.Derivative(self.fn, self.wrt).source)
+        return "\n".join(programs)
+
+    def __call__(self, *args, **kwargs):
+        """The Jacobian at `args`; keyword arguments are passed on, not differentiated."""
+        inputs = [args[p] for p in self.positions]
+        _refuse_complex(inputs, "argument")
+        several = isinstance(self.wrt, tuple)
+        batched = self.batched(args, kwargs) if self.mode != "rev" and enabled("batch") \
+            else None
+        if batched is not None and (self.mode == "fwd" or _size(batched[0]) >= _size(inputs)):
+            output, blocks = batched  # one real array or number (jacobian_batches)
+            if not several:  # the common case: no structure to rebuild
+                return blocks[0][0][0]
+        elif self.mode == "rev":  # no tangent program: f may have VJP rules only
+            output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
+        else:
+            columns = _Columns(self.fn, args, kwargs, self.positions)
+            output = columns.output
+            _refuse_complex([output], "output")
+            if self.mode == "auto" and _size(output) < _size(inputs):
+                output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
+            else:
+                blocks = columns.all()
+        per_output_leaf = []
+        for per_input in blocks:
+            arguments = [rebuilt(x, iter(parts)) for x, parts in zip(inputs, per_input)]
+            per_output_leaf.append(tuple(arguments) if several else arguments[0])
+        return rebuilt(output, iter(per_output_leaf))
+
+
+class _Columns:
+    """The Jacobian column by column (where `jacobian_batches` has no batched program): one
+    run of the tangent program per input element, the program compiled once per `wrt`
+    argument and called directly. The first run also gives the output, which `auto` needs
+    to choose a mode."""
+
+    def __init__(self, fn, args, kwargs, positions):
+        self.fn, self.positions, self.kwargs = fn, positions, kwargs
+        self.args = list(args)
+        names, _ = wrt_parameters(code_of(fn), tuple(positions))
+        for position, name in zip(positions, names):
+            self.args[position] = promote(args[position], name)
+        function = transformable(fn)
+        compiled = [cache.compiled_adjoint(
+            function, (name,), containers=frozenset({name}) if is_container(
+                self.args[position]) else frozenset(), mode="fwd")
+            for position, name in zip(positions, names)]
+        self.programs = [c.bound(function) for c in compiled]
+        self.writes = any(c.writes for c in compiled)  # each run then gets its own copies
+        self.units = iter(_units(self.args, positions))
+        self.runs = []
+        first = next(self.units, None)
+        if first is None:
+            self.output = fn(*args, **kwargs)
+        else:
+            self.output = self._run(*first)
+
+    def _run(self, which: int, tangent):
+        args, kwargs = (copied(self.args), copied(self.kwargs)) if self.writes \
+            else (self.args, self.kwargs)
+        output, raw = self.programs[which]((tangent,), *args, **kwargs)
+        self.runs.append(like_output(raw, output))
+        return output
+
+    def all(self):
+        """Blocks `[output leaf][wrt argument][input leaf]`, each `out.shape + in.shape`."""
+        for which, tangent in self.units:
+            self._run(which, tangent)
+        outputs = leaves(self.output)
+        flat = [np.array([np.reshape(leaves(run)[o], -1) for run in self.runs]).reshape(
+            len(self.runs), -1) for o in range(len(outputs))]
+        return [_split(column.T, out, [self.args[p] for p in self.positions])
+                for column, out in zip(flat, outputs)]
+
+
+def _by_rows(fn, args, kwargs, wrt):
+    """The output, and blocks as in `_Columns.all` from one backward sweep per output
+    element."""
+    derivative = api.Derivative(fn, wrt)
+    output, backward, originals, replayable = derivative.forward_sweep(copied(list(args)),
+                                                                       copied(kwargs))
+    _refuse_complex([output], "output")
+    replay = replaying(backward) if replayable and enabled("replay") else None
+
+    def pullback(cotangent):
+        if replay is not None:  # the forward sweep ran once
+            return derivative.gradients(replay, cotangent, originals)
+        # each sweep pops what it saved, and may write into (copies of) the arguments
+        _, sweep, again = derivative.forward(copied(list(args)), copied(kwargs))
+        return derivative.gradients(sweep, cotangent, again)
+    inputs = [args[p] for p in _positional(fn, wrt, "jacobian")[1]]
+    outputs = leaves(output)
+    rows = []
+    for index, leaf in enumerate(outputs):
+        for unit in _unit_arrays(leaf):
+            cotangent = rebuilt(output, iter(
+                [unit if k == index else _zero_like(o) for k, o in enumerate(outputs)]))
+            gradients = pullback(cotangent)
+            gradients = gradients if isinstance(wrt, tuple) else (gradients,)
+            rows.append(np.concatenate([np.reshape(g, -1) for gradient in gradients
+                                        for g in leaves(gradient)]))
+    flat = np.array(rows).reshape(len(rows), -1)
+    blocks, start = [], 0
+    for leaf in outputs:
+        blocks.append(_split(flat[start:start + _size(leaf)], leaf, inputs))
+        start += _size(leaf)
+    return output, blocks
+
+
+def _split(matrix, output_leaf, inputs):
+    """Rows of one output leaf (out.size × all input elements) cut into blocks per input
+    leaf, shaped `out.shape + in.shape`."""
+    blocks, start = [], 0
+    for x in inputs:
+        parts = []
+        for leaf in leaves(x):
+            size = _size(leaf)
+            parts.append(np.reshape(matrix[:, start:start + size],
+                                    np.shape(output_leaf) + np.shape(leaf)))
+            start += size
+        blocks.append(parts)
+    return blocks
+
+
+def _units(args, positions):
+    """The tangents of a Jacobian's columns, `(which wrt argument, its tangent)`: one unit
+    element in one input leaf."""
+    for which, position in enumerate(positions):
+        argument = args[position]
+        arguments_leaves = leaves(argument)
+        for index, leaf in enumerate(arguments_leaves):
+            for unit in _unit_arrays(leaf):
+                yield which, rebuilt(argument, iter([unit if k == index else _zero_like(x)
+                                                     for k, x in enumerate(arguments_leaves)]))
+
+
+def _unit_arrays(value):
+    """The unit values of `value`'s shape (floats for a Python number), one per element."""
+    dtype = np.promote_types(getattr(value, "dtype", np.float64), np.float16)
+    if np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+        yield from ([1.0] if type(value) is float else [dtype.type(1)])  # np.float64 too is a float
+        return
+    for k in range(np.size(value)):
+        unit = np.zeros(np.size(value), dtype)
+        unit[k] = 1
+        yield unit.reshape(np.shape(value))
+
+
+def _refuse_complex(values, what: str) -> None:
+    """Jacobians here are real: a complex input or output would need two real directions
+    per element, which these loops do not take, so it is refused rather than half done."""
+    for value in values:
+        if type(value) is np.ndarray and value.dtype.kind != "c":  # the common case
+            continue
+        for leaf in leaves(value):
+            if np.iscomplexobj(leaf):
+                raise UsageError(f"srcad's Jacobians and Hessians take real values; this "
+                                 f"{what} is complex.",
+                                 fix="differentiate the real and imaginary parts as separate "
+                                 "real functions (`np.real(f(z))`, `np.imag(f(z))`), or use "
+                                 "`srcad.vjp`/`srcad.jvp` directly.")
+
+
+def _zero_like(value):
+    return like_argument(None, value) if not isinstance(value, (int, np.integer)) else 0.0
+
+
+def _size(value) -> int:
+    if type(value) is np.ndarray:
+        return value.size
+    if type(value) is list and len(value) == 1 and type(value[0]) is np.ndarray:
+        return value[0].size  # one argument: the common case
+    return sum(int(np.size(leaf)) for leaf in leaves(value))
+
+
+def _positional(fn, wrt, what: str):
+    names, positions = wrt_parameters(code_of(fn), wrt)
+    if None in positions:
+        raise UsageError(f"{what} differentiates with respect to positional parameters; "
+                         f"wrt={wrt!r} names a keyword-only one.",
+                         fix="make it a positional parameter.")
+    return names, positions
+
+
+def _tangent_source(fn, names) -> str:
+    return cache.compiled_adjoint(transformable(fn), tuple(names), mode="fwd").source
+
+
+def jacobian(fn, wrt=0, mode="auto"):
+    """`jacobian(f, wrt, mode)(*args)`: shape `out.shape + x.shape` (nested for tuple
+    `wrt`, pytree arguments and outputs). "fwd" runs one tangent program per input element,
+    "rev" one backward sweep per output element; "auto" picks the fewer."""
+    return _Jacobian(fn, wrt, mode)
+
+
+class _HVP:
+    """`hvp(f, wrt)`: `(*args, v) -> H v`; `.source` is the reverse-over-forward program."""
+
+    def __init__(self, fn, wrt):
+        if isinstance(wrt, tuple):
+            raise UsageError(f"hvp takes one argument in wrt, got {wrt!r}.",
+                             fix="differentiate with respect to one argument (a dict or tuple "
+                             "of arrays is one argument).")
+        self.fn = transformable(fn)
+        (self.name,), (self.position,) = _positional(self.fn, wrt, "hvp")
+        self._derivatives = {}  # argument containers → (P compiled, for function, reverse
+        #                         mode over P)
+
+    def _derivative(self, containers: frozenset) -> api.Derivative:
+        """Reverse mode over the tangent program P, which returns the output's tangent
+        alone (pipeline.transform, mode "slope"); made again when the names P's
+        transformation relied on were rebound."""
+        entry = self._derivatives.get(containers)
+        if entry is None or not entry[0]():
+            function = transformable(self.fn)
+            compiled = cache.compiled_adjoint(function, (self.name,), containers=containers,
+                                              mode="slope")
+            entry = self._derivatives[containers] = (guards_of(compiled, function),
+                                                     api.Derivative(compiled.bound(function),
+                                                                    wrt=self.position + 1))
+        return entry[1]
+
+    @property
+    def source(self) -> str:
+        """The program an hvp runs (for array arguments): `grad` over the tangent program."""
+        return self._derivative(frozenset())._program(frozenset(), mode="gradient")[0].source
+
+    def __call__(self, *args_and_vector, **kwargs):
+        """H v at `args`; keyword arguments are passed on, not differentiated."""
+        *args, vector = args_and_vector
+        x = args[self.position]
+        if not (type(x) is np.ndarray and type(vector) is np.ndarray  # the common case
+                and x.dtype.kind == "f" and vector.dtype.kind == "f" and x.shape == vector.shape):
+            _refuse_complex([x, vector], "argument")
+            x = args[self.position] = promote(x, self.name)
+            vector = checked_tangent(vector, x, "v")
+        containers = frozenset({self.name}) if is_container(x) else frozenset()
+        # the gradient of the tangent, which has the output's shape and kind: `grad` refuses
+        # it with a clear error unless it is one real number
+        return self._derivative(containers).gradients_only(((vector,), *args), kwargs)
+
+
+def hvp(fn, wrt=0):
+    """`hvp(f, wrt)(*args, v)`: the Hessian of scalar `f` in argument `wrt`, times `v` (of
+    the argument's structure and shapes), without forming the Hessian."""
+    return _HVP(fn, wrt)
+
+
+class _Hessian(_Jacobian):
+    """The Jacobian of the gradient, column by column: one Hessian-vector product each."""
+
+    def __init__(self, fn, wrt):
+        super().__init__(api.grad(fn, wrt=wrt), wrt, "fwd")
+        self.product = _HVP(fn, wrt[0] if isinstance(wrt, tuple) else wrt)
+
+    @property
+    def source(self) -> str:
+        return self.product.source
+
+
+def hessian(fn, wrt=0):
+    """`hessian(f, wrt)(*args)`: shape `x.shape + x.shape` for an array argument `x`;
+    nested like `jacobian(grad(f, wrt), wrt)` for tuple `wrt` and pytree arguments."""
+    return _Hessian(fn, wrt)
+
+
+class _BatchJacobian:
+    """`batch_jacobian(f, wrt)`: per-example Jacobians of `f` mapping `[batch, ...]` to
+    `[batch, ...]` where output row i depends only on input row i."""
+
+    def __init__(self, fn, wrt):
+        self.fn = transformable(fn)
+        names, (self.position,) = _positional(self.fn, wrt, "batch_jacobian") \
+            if not isinstance(wrt, tuple) else (None, (None,))
+        if self.position is None:
+            raise UsageError("batch_jacobian takes one array argument in wrt.")
+        self.batched = BatchedColumns(self.fn, names, (self.position,))
+
+    @property
+    def source(self) -> str:
+        return _tangent_source(self.fn, wrt_parameters(code_of(self.fn), self.position)[0])
+
+    def __call__(self, *args):
+        x = np.asarray(args[self.position])
+        _refuse_complex([x], "argument")
+        if x.ndim == 0:
+            raise UsageError("batch_jacobian needs an argument with a batch axis first.")
+        example = x[0]
+        stacked = self._all_at_once(args, x)
+        if stacked is None:  # one run of the tangent program per element of an example
+            columns = []
+            for unit in _unit_arrays(example.astype(np.promote_types(x.dtype, np.float16))):
+                tangents = [None] * len(args)
+                tangents[self.position] = np.broadcast_to(unit, x.shape).copy()
+                output, tangent = jvp(self.fn, tuple(args), tuple(tangents))
+                columns.append(tangent)
+            stacked = output, np.stack(columns, axis=-1)  # batch + out + (in elements)
+        output, columns = stacked
+        if np.ndim(output) == 0 or np.shape(output)[0] != x.shape[0]:
+            raise UsageError(f"batch_jacobian needs an output with the batch axis first "
+                             f"({x.shape[0]} rows); got shape {np.shape(output)}.")
+        self._check_independent(args, output)
+        return columns.reshape(np.shape(output) + example.shape)
+
+    def _all_at_once(self, args, x):
+        """`(output, columns)` from one run of the batched tangent program, seeded with
+        each unit direction of an example repeated over the batch, or None."""
+        size = int(np.prod(x.shape[1:], dtype=int))
+        unit = basis(size, np.promote_types(x.dtype, np.float16)).reshape((size, 1) + x.shape[1:])
+        ran = self.batched.run(0, np.broadcast_to(unit, (size,) + x.shape), args, {})
+        if ran is None:
+            return None
+        output, tangent = ran
+        if tangent is None:
+            return output, np.zeros(np.shape(output) + (size,))
+        return output, np.moveaxis(np.asarray(tangent), 0, -1)
+
+    def _check_independent(self, args, output):
+        """Refuse a function that mixes rows (a mean over the batch): its per-example
+        Jacobians would be wrong, not merely slow."""
+        x = np.asarray(args[self.position])
+        if x.shape[0] < 2:
+            return
+        probe = np.zeros(x.shape, np.promote_types(x.dtype, np.float16))
+        probe[0] = np.random.default_rng(0).standard_normal(x.shape[1:])
+        tangents = tuple(probe if i == self.position else None for i in range(len(args)))
+        leak = np.asarray(jvp(self.fn, tuple(args), tangents)[1])[1:]
+        if np.any(np.abs(leak) > 1e-12 * (1.0 + np.max(np.abs(output)))):
+            raise UsageError("batch_jacobian: output rows depend on other rows of the input "
+                             "(a sum or mean over the batch axis?), so per-example Jacobians "
+                             "are not defined.",
+                             fix="use `srcad.jacobian` for the full Jacobian.")
+
+
+def batch_jacobian(fn, wrt=0):
+    """`batch_jacobian(f, wrt)(*args)`: for `x` of shape `(batch, *in)` and `f(x)` of shape
+    `(batch, *out)` with row i depending only on row i of `x`, the per-example Jacobians,
+    shape `(batch, *out, *in)`, from one tangent program run per element of `in`."""
+    return _BatchJacobian(fn, wrt)

@@ -1,0 +1,401 @@
+"""aliasing: names that may share memory, and a refusal where in-place updates meet them.
+
+srcad differentiates `y[i] = v` and `x += v` by restoring overwritten values, which is sound
+as long as what is written into is not also visible under another name read later: a view
+(`row = y[0]`), a second name (`z = y`), a list element. NumPy keeps no record of views, so
+this is decided by a points-to analysis over the function: each name may refer to a set of
+abstract objects (a parameter, or the value an operation makes), and a name made by a view,
+a copy of a name, a call without a known rule or unpacking refers to its sources' objects.
+A list, tuple or dict is an object of its own that *holds* others (its items, what is
+appended to it or stored in it): appending to a list writes the list, not the arrays it
+holds, and indexing it or iterating over it gives the held objects. An in-place update is
+refused, with an error that names both, when a name read afterwards may refer to the
+updated object at that point, or to a container holding it, instead of risking a wrong
+gradient.
+"""
+from __future__ import annotations
+
+import inspect
+import operator
+
+import gast
+import numpy as np
+
+from srcad.runtime import calls
+from srcad.errors import UnsoundAliasingError
+from srcad.compiler.analysis.arrays import among
+from srcad.compiler.frontend import trees
+from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
+from srcad.ops import is_nondifferentiable, vjp_rules
+from srcad.ops.numpy_dtypes import converted
+from srcad.ops.python_builtins import indexable
+from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
+
+VIEW_FUNCTIONS = {
+    operator.getitem, np.reshape, np.ravel, np.transpose, np.ndarray.T, np.squeeze,
+    np.expand_dims, np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d, np.atleast_3d,
+    np.swapaxes, np.moveaxis, np.rollaxis, np.broadcast_to, np.diagonal, np.real, np.imag,
+    np.ndarray.real, np.ndarray.imag, np.flip, np.flipud, np.fliplr, np.rot90,
+    np.real_if_close, np.ascontiguousarray, np.asfortranarray, np.require,
+    *(getattr(np, name) for name in ("permute_dims", "matrix_transpose", "unstack")
+      if hasattr(np, name)),  # (NumPy 2's)
+    *(getattr(np.ndarray, name) for name in ("mT",) if hasattr(np.ndarray, name)),
+    indexable,  # (it returns its argument itself, but for a dict or a set)
+}
+
+
+class Aliases:
+    """Which abstract objects each name may refer to, over the whole function, and what
+    each container object may hold; `argument_writes` maps each parameter whose memory the
+    function may write into (`p[i] = v`, `p += v`, `p.append(v)`) to the refusal to raise
+    where a caller passes it something mutable (`calls.transformed`)."""
+
+    def __init__(self, points_to: dict, contents: dict, argument_writes: dict):
+        self.points_to = points_to
+        self.contents = contents
+        self.argument_writes = argument_writes
+
+    def group(self, name: str) -> set[str]:
+        """Every name whose value may show memory of an object `name` may refer to: the
+        same object, or a list, tuple or dict holding it."""
+        objects = self.points_to.get(name, {name})
+        return {n for n, pointed in self.points_to.items()
+                if reach(pointed, self.contents) & objects} | {name}
+
+
+def reach(objects: set, contents: dict, prefix: str = "") -> set:
+    """`objects` and everything they hold, at any depth (`contents[prefix + obj]`: what `obj`
+    holds)."""
+    reached, todo = set(objects), list(objects)
+    while todo:
+        for held in contents.get(prefix + todo.pop(), ()):
+            if held not in reached:
+                reached.add(held)
+                todo.append(held)
+    return reached
+
+
+_HOLDS = "holds "  # a state's key for what an object holds (no name has a space)
+_OLDER = "'"  # `obj'2`: what an operation made on earlier trips of the loop at depth 2
+
+
+def _base(obj: str) -> str:
+    return obj.partition(_OLDER)[0]
+
+
+def _age(obj: str) -> int | None:
+    """The depth of the loop on whose earlier trips `obj` was made (None: the latest)."""
+    _, older, depth = obj.partition(_OLDER)
+    return int(depth) if older else None
+
+
+def _site(obj: str) -> str | None:
+    """The id of the operation that made `obj` (`name@id`, `name@id[]`), if one did."""
+    _, at, site = _base(obj).rpartition("@")
+    return site.rstrip("[]") if at else None
+
+
+class _PointsTo:
+    """Forward analysis; `before[id(op)]` is the state in front of each operation: the
+    objects each name may refer to, and under `_HOLDS + obj` the objects `obj` may hold.
+
+    A list, tuple or dict display makes a container object of its own, which *holds* its
+    items' objects: appending to a list, or replacing one of its items, writes the
+    container, not the arrays it holds, and reading an item gives the held objects.
+    An object is named by the operation that made it; as a trip of a loop at depth d
+    starts, what the operations of its body made on its earlier trips becomes one object of
+    their own, `obj'd` (a recency abstraction, by loop): a list made and filled on each
+    trip, then appended to another (a nested comprehension), is not the list the other one
+    already holds, and an inner loop's trips do not confuse the outer one's. `everywhere` and
+    `contents` gather, over the whole function, what each name may refer to and what each
+    object may hold, the older objects folded into theirs (for `Aliases`)."""
+
+    def __init__(self, return_variable=None, value_of=lambda name: None):
+        self.before: dict[int, dict] = {}
+        self.everywhere: dict[str, set] = {}
+        self.return_variable = return_variable
+        self.value_of = value_of  # a free name → the object it is bound to (or None)
+        self.contents: dict[str, set] = {}
+        self.containers: set[str] = set()  # the objects surely a list, tuple or dict
+        self.arrays: set[str] = set()  # the objects surely NumPy arrays (made by NumPy)
+        self.depth = 0  # how many loops enclose the operations being analysed
+
+    def block(self, nodes, state: dict) -> dict:
+        for node in nodes:
+            if isinstance(node, Branch):
+                state = _join(self.block(node.body, dict(state)),
+                              self.block(node.orelse, dict(state)))
+            elif isinstance(node, Loop):
+                state = self._loop(node, state)
+            else:
+                self.before[id(node)] = state
+                state = dict(state)
+                self._operation(node, state)
+        return state
+
+    def _operation(self, op: Operation, state: dict) -> None:
+        def objects(name):
+            return state.get(name, {name})
+        names = [a.id for a in op.args if hasattr(a, "id")]
+        if op.kind in ("setitem", "append"):  # the item (or value) stored is held
+            stored = op.args[-1]
+            if hasattr(stored, "id") and op.mutates:
+                for container in objects(op.mutates):
+                    if op.kind == "append" or _base(container) not in self.arrays:
+                        self._hold(state, container, objects(stored.id))  # (an array copies)
+        if op.targets == (self.return_variable,):
+            made = None
+        elif op.augmented:  # `x += v`: the result is the object `x` was, not `v`
+            made = objects(op.augmented) | (self._of(names, objects) if op.kind == "copy"
+                                            else set())
+        elif op.kind == "copy":
+            made = self._of(names, objects)
+        elif op.kind == "unpack" or among(op.callee, _ITEM_READS):
+            made = self._held(objects(names[0]), state) if names else None
+        elif op.kind == "pack" or op.kind == "call" and among(op.callee, SEQUENCE_RESULTS):
+            made = self._container(op, names, objects, state)
+        elif op.kind == "call" and self._variant_call(op) is not None:
+            made = self._returned_with_copies(op, objects, state)
+        elif op.kind == "call" and (_may_return_a_view(op.callee) or _array_without_copy(op)):
+            made = reach(self._of(op.read_names(), objects), state, _HOLDS)
+        else:
+            made = None
+        for target in op.targets:
+            state[target] = made if made is not None else {f"{target}@{id(op)}"}
+            self._note(target, state[target])
+            if made is None and op.kind == "call" and _makes_an_array(op):
+                self.arrays.add(f"{target}@{id(op)}")
+
+    def _variant_call(self, op: Operation):
+        """For a call of a helper's functional variant (frontend/functional.py), directly
+        or through `call_jvp`/`call_vjp` in a derivative program: `(variant, arguments,
+        keywords, {position: tangent})`; else None."""
+        if getattr(op.callee, "copied_parameters", None):
+            return op.callee, op.args, op.keywords, {}
+        if not (among(op.callee, (calls.call_jvp, calls.call_vjp)) and op.args
+                and isinstance(op.args[0], gast.Name)):
+            return None
+        variant = self.value_of(op.args[0].id)
+        if not getattr(variant, "copied_parameters", None):
+            return None
+        if op.callee is calls.call_vjp:
+            return variant, op.args[2:], op.keywords, {}
+        active, tangents = op.args[1], op.args[2]
+        pairs = zip(active.elts, tangents.elts) if isinstance(active, gast.Tuple) \
+            and isinstance(tangents, gast.Tuple) else ()
+        return variant, op.args[3:], op.keywords, {
+            position.value: tangent for position, tangent in pairs
+            if isinstance(position, gast.Constant)}
+
+    def _returned_with_copies(self, op: Operation, objects, state) -> set:
+        """A helper's functional variant returns a tuple of its value, which may show what
+        the other arguments (and their tangents) show, and copies of the arrays passed for
+        its `copied_parameters`: new memory (their tangents too)."""
+        variant, args, keywords, tangents = self._variant_call(op)
+        parameters = list(inspect.signature(variant).parameters)
+        copied = {p for p in variant.copied_parameters}
+        bound = inspect.signature(variant).bind(*args, **dict(keywords)).arguments
+        kept = [value for parameter, value in bound.items() if parameter not in copied] + [
+            tangent for position, tangent in tangents.items()
+            if (parameters[position] if isinstance(position, int) else position) not in copied]
+        others = [n.id for value in kept for n in trees.walk(value) if isinstance(n, gast.Name)]
+        container = f"{op.targets[0]}@{id(op)}"
+        self.containers.add(container)
+        self._hold(state, container, reach(self._of(others, objects), state, _HOLDS)
+                   | {f"{container}[]"})
+        return {container}
+
+    def _container(self, op: Operation, names, objects, state) -> set:
+        """A new list, tuple or dict, holding the objects of the items it was made of (the
+        elements of a display; what `list(xs)` or `np.split(x)` takes them from)."""
+        container = f"{op.targets[0]}@{id(op)}" if op.targets else f"@{id(op)}"
+        self.containers.add(container)
+        if op.kind == "pack":
+            held = self._of(names, objects)
+        elif among(op.callee, _SHARING_SEQUENCES):  # `list(xs)` holds what xs holds,
+            written_out = set(op.read_names()) - set(names)  # `list([y])` y itself
+            held = self._held(self._of(names, objects), state) | self._of(written_out, objects)
+        else:  # new arrays (`np.linalg.eigh`)
+            held = set()
+        if len(names) < len(op.args) or not held:  # an item written out (`[[]]`), a new
+            held = held | {f"{container}[]"}       # array: an object of its own
+        self._hold(state, container, held)
+        return {container}
+
+    def _hold(self, state: dict, container: str, objects: set) -> None:
+        state[_HOLDS + container] = state.get(_HOLDS + container, set()) | objects
+        self.contents.setdefault(_base(container), set()).update(map(_base, objects))
+
+    def _held(self, objects: set, state: dict) -> set:
+        """What indexing, unpacking or iterating over a value of `objects` may give: the
+        objects a container holds, and a view of any other (an array's row)."""
+        held = set()
+        for obj in objects:
+            held |= state.get(_HOLDS + obj, set())
+            if obj not in self.containers:
+                held.add(obj)
+        return held
+
+    @staticmethod
+    def _of(names, objects) -> set:
+        return set().union(*(objects(n) for n in names))
+
+    def _loop(self, node: Loop, state: dict) -> dict:
+        sites = {str(id(op)) for op in walk(node.body) if isinstance(op, Operation)}
+        header = dict(state)
+        self.depth += 1
+        while True:
+            inside = self._older(header, sites)  # a trip starts: what earlier ones made
+            if node.element:
+                inside[node.element] = self._held(header.get(node.iterable, {node.iterable}),
+                                                  header)
+                self._note(node.element, inside[node.element])
+            joined = _join(header, self.block(node.body, inside))
+            if joined == header:
+                self.depth -= 1
+                return header
+            header = joined
+
+    def _older(self, state: dict, sites: set) -> dict:
+        """`state` with each object the operations `sites` (the body of the loop at
+        `self.depth`) made as made on this loop's earlier trips, unless an enclosing loop's
+        earlier trips made it."""
+        def renamed(obj):
+            age = _age(obj)
+            if age is not None and age <= self.depth or _site(obj) not in sites:
+                return obj
+            older = f"{_base(obj)}{_OLDER}{self.depth}"
+            if obj in self.containers:
+                self.containers.add(older)
+            return older
+        older = {}
+        for key, objects in state.items():
+            if key.startswith(_HOLDS):
+                key = _HOLDS + renamed(key[len(_HOLDS):])
+            older[key] = older.get(key, set()) | set(map(renamed, objects))
+        return older
+
+    def _note(self, name, objects):
+        self.everywhere.setdefault(name, set()).update(map(_base, objects))
+
+
+def _join(a: dict, b: dict) -> dict:
+    return {name: a.get(name, set()) | b.get(name, set()) for name in set(a) | set(b)}
+
+
+_ITEM_READS = (operator.getitem,)
+# the calls of SEQUENCE_RESULTS whose items are their arguments' items, or views of them
+_SHARING_SEQUENCES = (list, tuple, dict, np.split, np.array_split, np.hsplit, np.vsplit,
+                      np.dsplit)
+
+
+
+_ARRAY_MAKERS = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like,
+                 np.empty_like, np.full_like, np.eye, np.identity, np.arange, np.linspace,
+                 np.copy, np.stack, np.concatenate, np.array}
+
+
+def _makes_an_array(op: Operation) -> bool:
+    """Whether the call surely returns a new NumPy array (or number), into which a stored
+    value is copied, not held as a list holds it."""
+    try:
+        made = op.callee in _ARRAY_MAKERS or isinstance(op.callee, np.ufunc)
+    except TypeError:  # an unhashable callee
+        return False
+    return made and not _array_without_copy(op)
+
+
+def _array_without_copy(op: Operation) -> bool:
+    """`np.array(y, copy=False)` or `copy=None`, `y.astype(t, copy=False)`: `y` itself
+    where no copy is needed."""
+    return (op.callee is np.array or op.callee is converted) and any(
+        name == "copy" and not (isinstance(value, gast.Constant) and value.value is True)
+        for name, value in op.keywords)
+
+
+def _may_return_a_view(callee) -> bool:
+    try:
+        if callee in VIEW_FUNCTIONS:
+            return True
+    except TypeError:
+        return True
+    if isinstance(callee, np.ufunc) or is_nondifferentiable(callee):
+        return False
+    return vjp_rules(callee) is None
+
+
+def check_in_place_updates(block: list, output: str, params, versions: dict, parsed,
+                           return_variable=None, numbers=frozenset(),
+                           value_of=lambda name: None) -> Aliases:
+    """Refuse an in-place update of memory that another name, read later, also shows, and
+    return what may share memory with what (to decide which in-place updates to undo).
+
+    `versions` maps SSA versions to the user's names: `x_1` and `x` are one variable.
+    `return_variable` holds the value of a lowered `return`: once it is assigned no user
+    statement runs, so it never sees a later update. `numbers`: names that surely hold
+    Python numbers (analysis/scalars.py), whose `x += v` only rebinds `x`; `value_of(name)`:
+    the object a free name is bound to (Resolver.peek)."""
+    analysis = _PointsTo(return_variable, value_of)
+    start = {name: {name} for name in params}
+    for name, objects in start.items():
+        analysis._note(name, objects)
+    analysis.block(block, start)
+    later, argument_writes = {}, {}
+    _live(block, {output}, later)
+    for node in walk(block):
+        if not isinstance(node, Operation):
+            continue
+        written = node.mutates if node.kind in ("setitem", "append") else node.augmented
+        if written is None or written in numbers and node.augmented:
+            continue
+        state = analysis.before[id(node)]
+        objects = state.get(written, {written})
+        variable = versions.get(written, written)
+        for param in sorted(objects & set(params) - set(argument_writes)):
+            argument_writes[param] = _argument_write(param, variable, node, parsed)
+        shared = sorted(n for n in later[id(node)] if versions.get(n, n) != variable
+                        and reach(state.get(n, {n}), state, _HOLDS) & objects)
+        if shared:
+            other = versions.get(shared[0], shared[0])  # (the user's names, not versions)
+            raise UnsoundAliasingError(
+                f"srcad cannot differentiate this in-place update soundly: `{variable}` may "
+                f"share memory with `{other}`, which is read after the update "
+                f"(in {parsed.name}).",
+                parsed.location(node.statement),
+                f"make a new array before writing into it (`{variable} = np.copy({variable})`"
+                f"), or write `{variable} = {variable} + ...` instead of an in-place update.")
+    return Aliases(analysis.everywhere, analysis.contents, argument_writes)
+
+
+def _argument_write(param: str, variable: str, node: Operation, parsed) -> UnsoundAliasingError:
+    what = f"`{variable}`, which may be its argument `{param}`," if variable != param \
+        else f"its argument `{param}`"
+    return UnsoundAliasingError(
+        f"`{parsed.name}` writes into {what} in place; srcad differentiates a call of a "
+        "function only where it leaves the arrays and lists passed to it as they were (the "
+        "caller's derivative would not see the write).",
+        parsed.location(node.statement),
+        f"copy it first (`{param} = np.copy({param})`) and return what the caller needs, or "
+        "pass a copy.")
+
+
+def _live(block, live_out: set, later: dict) -> set:
+    """Liveness: record, for each operation, the names that may be read after it before
+    being assigned again; return the names live at the start of `block`."""
+    live = set(live_out)
+    for node in reversed(block):
+        if isinstance(node, Branch):
+            live = _live(node.body, live, later) | _live(node.orelse, live, later) \
+                | {node.condition}
+        elif isinstance(node, Loop):
+            header = live | ({node.iterable} if node.iterable else set())
+            while True:
+                inside = _live(node.body, header, later) - {node.element}
+                if inside <= header:
+                    break
+                header |= inside
+            live = header
+        else:
+            later[id(node)] = set(live)
+            live = (live - set(node.targets)) | set(node.read_names())
+    return live

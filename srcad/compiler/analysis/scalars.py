@@ -1,0 +1,150 @@
+"""scalars: names that surely hold a number (shape `()`) when given parameters are floats.
+
+`srcad.grad` of a function of Python floats is specialised on that fact: an adjoint rule's
+`unbroadcast(g, x)` (and a tangent rule's `broadcast_like`) is the identity when the
+operation's output and `x` are both numbers, so the generated code leaves the call out. A
+name is a number if every definition of it is: a float parameter, a numeric constant, a
+copy of a number, or arithmetic, a one-output ufunc, a `math` function or `abs`/`float`
+applied to numbers only, or the element of a loop over a `range`. Computed as a greatest
+fixpoint, so loops and branches are covered; anything else (an array, another call's
+result, another loop's element, a value written in place) is not.
+
+`only_numbers` tells whether a whole function is such arithmetic (plus comparisons and
+`range` loops): then `grad` may run an optimistic variant of it with `math` in place of
+NumPy (transform/math_calls.py), because running it a second time changes nothing.
+"""
+from __future__ import annotations
+
+import builtins
+
+import gast
+import numpy as np
+
+from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
+from srcad.compiler.frontend import trees
+
+_ARITHMETIC = {"+", "-", "*", "/", "**", "%", "//", "unary -", "unary +"}
+_NUMBER_BUILTINS = {builtins.abs, builtins.float, builtins.pow}
+
+
+def scalar_names(block: list, params, scalar_params: frozenset,
+                 return_variable: str | None = None) -> frozenset:
+    """The names of `block` (and its parameters) that hold numbers on every path, given that
+    the parameters in `scalar_params` do. The element of a loop over a `range` is a number;
+    so is `return_variable`, a lowered `return`'s value, if all it is given besides its
+    first `None` is (that None is returned only where the function returns no value)."""
+    if not scalar_params:
+        return frozenset()
+    candidates, ranges = {*params}, _made_by_range(block)
+    for node in walk(block):
+        if isinstance(node, Operation):
+            candidates.update(node.targets)
+        elif isinstance(node, Loop) and node.element and node.iterable in ranges:
+            candidates.add(node.element)
+    candidates -= set(params) - set(scalar_params)
+    while True:
+        size = len(candidates)
+        for node in walk(block):
+            if isinstance(node, Loop) and node.element and node.iterable not in ranges:
+                candidates.discard(node.element)
+            elif isinstance(node, Operation):
+                if node.mutates:
+                    candidates.discard(node.mutates)
+                if not makes_a_number(node, candidates) \
+                        and not _placeholder(node, return_variable):
+                    candidates.difference_update(node.targets)
+        if len(candidates) == size:
+            return frozenset(candidates)
+
+
+def _made_by_range(block: list) -> set:
+    """The names every definition of which is a `range(...)` call."""
+    made, other = set(), set()
+    for op in operations(block):
+        (made if op.kind == "call" and op.callee is range else other).update(op.targets)
+    return made - other
+
+
+def _placeholder(op: Operation, return_variable) -> bool:
+    """`return_variable = None`, as normalize writes it before the body."""
+    return return_variable is not None and op.targets == (return_variable,) \
+        and op.kind == "constant" and isinstance(getattr(op.statement, "value", None), gast.Constant) \
+        and op.statement.value.value is None
+
+
+def makes_a_number(op: Operation, numbers: set) -> bool:
+    if len(op.targets) != 1 or op.keywords:
+        return False
+    if op.kind == "constant":
+        value = getattr(op.statement, "value", None)
+        return isinstance(value, gast.Constant) and _is_number(value.value)
+    if op.kind == "copy":
+        return _is_number_atom(op.args[0], numbers)
+    if op.kind != "call" or op.method or not _number_callee(op):
+        return False
+    return all(_is_number_atom(a, numbers) for a in op.args)
+
+
+def _number_callee(op: Operation) -> bool:
+    callee = op.callee
+    if op.label in _ARITHMETIC:
+        return True
+    if isinstance(callee, np.ufunc):
+        return callee.nout == 1
+    try:
+        return callee in _NUMBER_BUILTINS or getattr(callee, "__module__", None) == "math"
+    except TypeError:  # an unhashable callee
+        return False
+
+
+def _is_number_atom(node, numbers: set) -> bool:
+    if isinstance(node, gast.Name):
+        return node.id in numbers
+    return isinstance(node, gast.Constant) and _is_number(node.value)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def only_numbers(block: list, numbers: frozenset, callee_of) -> bool:
+    """Whether `block` computes nothing but numbers: every statement makes a number from
+    numbers (see `scalar_names`), compares numbers, or makes a `range`. Such a program has no
+    effect besides its result, so running it again is harmless: a faster variant specialised
+    on floats may run first and hand a call over to the general program when it fails
+    (transform/math_calls.py). `callee_of(func_node)` is the object a called name denotes."""
+    for op in operations(block):
+        if op.kind == "opaque":
+            if not _compares_numbers(op.statement.value, numbers, callee_of):
+                return False
+        elif not (op.targets and set(op.targets) <= numbers
+                  or op.kind == "call" and op.callee is range):
+            return False
+    return True
+
+
+def _compares_numbers(expression, numbers: frozenset, callee_of) -> bool:
+    """A comparison (`abs(x * x - a) > 1e-12 * a`) of numbers, calling only number functions."""
+    if not isinstance(expression, gast.Compare):
+        return False
+    for node in trees.walk(expression):
+        if isinstance(node, gast.Call):
+            callee = callee_of(node.func)
+            if node.keywords or not (any(callee is b for b in _NUMBER_BUILTINS)
+                                     or isinstance(callee, np.ufunc)
+                                     or getattr(callee, "__module__", None) == "math"):
+                return False
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load) \
+                and node.id not in numbers and not _is_callee(node, expression):
+            return False
+    return True
+
+
+def _is_callee(name: gast.Name, expression) -> bool:
+    return any(isinstance(n, gast.Call) and _root(n.func) is name for n in trees.walk(expression))
+
+
+def _root(node):
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return node

@@ -1,0 +1,393 @@
+"""desugar: loops over `enumerate`/`zip`/`reversed`, comprehensions, conditional expressions,
+`and`/`or` values, `xs.extend(ys)`, `raise`, `assert` and `with stop_recording():` → the
+plain statements of the simple form (and `map(...)`, `super()` before the rest).
+
+A mixin of the normalizer (it emits through the normalizer's own methods); each method
+takes the user's construct and returns the name or loop that replaces it.
+"""
+from __future__ import annotations
+
+import functools
+import types
+
+import gast
+import numpy as np
+
+from srcad.runtime.control import stop_recording
+from srcad.errors import UnsupportedSyntaxError
+from srcad.compiler.frontend.fence import starred_unpacking
+from srcad.compiler.frontend.scopes import local_names
+from srcad.compiler.frontend.trees import clone, walk
+from srcad.ops import numpy_indexing, python_builtins
+
+
+class Desugaring:
+    def _indexed_iteration(self, node):
+        """`for t in enumerate(s)` / `zip(a, b)` / `reversed(s)` (nested too, as in
+        `enumerate(zip(a, b))`) as a loop over indices, `for k in range(len(s)): t = (k,
+        s[k])`, so element adjoints reach the sequences (each read through `indexable`: a
+        dict's `s[k]` is not its k-th key)."""
+        kind = self._iteration_kind(node.iter)
+        if kind is None or {"len", "min", "range"} & self.locals:  # (the rewrite calls them)
+            return None
+        index = gast.Name(self.namer.temporary("index"), gast.Load(), None, None)
+        if kind == "reversed":  # (counting down, each item read as it is)
+            count, item = self._view(node.iter.args[0])
+            indices = _call("range", [gast.BinOp(count, gast.Sub(), gast.Constant(1, None)),
+                                      gast.Constant(-1, None), gast.Constant(-1, None)])
+        else:
+            count, item = self._view(node.iter)
+            indices = _call("range", [count])
+        assignment = gast.copy_location(gast.Assign([node.target], item(index), None), node)
+        return gast.copy_location(gast.For(gast.Name(index.id, gast.Store(), None, None),
+                                           indices, [assignment] + node.body, [], None), node)
+
+    def _iteration_kind(self, call):
+        """"enumerate", "zip" or "reversed" for a call of that builtin this rewrite takes."""
+        if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Name)
+                and call.args and not any(isinstance(a, gast.Starred) for a in call.args)):
+            return None
+        kind = call.func.id
+        if kind not in _INDEXED or not self.resolver.is_builtin(kind, _INDEXED[kind]) \
+                or (call.keywords and kind != "enumerate") or (kind != "zip" and len(call.args) != 1):
+            return None
+        if kind == "reversed" and self._iteration_kind(call.args[0]) is not None:
+            return None  # (Python refuses: an iterator is not reversible)
+        return kind
+
+    def _view(self, expression):
+        """`(length, item)` of what a loop iterates: `length` an expression, `item(k)` the
+        expression of item k; a sequence is evaluated once, into a name."""
+        kind = self._iteration_kind(expression)
+        if kind is None:
+            atom = self._atom(expression)  # (a display is indexable as it is)
+            sequence = self._name_for(atom if isinstance(atom, (gast.List, gast.Tuple)) else
+                                      gast.Call(self.resolver.helper(
+                                          python_builtins.indexable, self.namer), [atom], []),
+                                      expression, base="sequence", force=True)
+            return _call("len", [sequence]), lambda k: gast.Subscript(clone(sequence), clone(k),
+                                                                      gast.Load())
+        views = [self._view(argument) for argument in expression.args]
+        counts = [count for count, _ in views]
+        count = counts[0] if len(counts) == 1 else _call("min", counts)
+        if kind == "zip":
+            return count, lambda k: gast.Tuple([item(k) for _, item in views], gast.Load())
+        (inner, item), = views
+        if kind == "reversed":
+            return count, lambda k: item(gast.BinOp(gast.BinOp(clone(inner), gast.Sub(),
+                                                               gast.Constant(1, None)),
+                                                    gast.Sub(), k))
+        start = expression.keywords[0].value if expression.keywords else gast.Constant(0, None)
+        return count, lambda k: gast.Tuple([clone(k) if isinstance(start, gast.Constant)
+                                            and start.value == 0 else
+                                            gast.BinOp(clone(k), gast.Add(), clone(start)),
+                                            item(k)], gast.Load())
+
+    def _extend(self, node: gast.Expr):
+        """`xs.extend(ys)` as `for y in ys: xs.append(y)`."""
+        call = node.value
+        item = self.namer.claim("item")
+        append = gast.Expr(gast.Call(gast.Attribute(clone(call.func.value), "append",
+                                                    gast.Load()),
+                                     [gast.Name(item, gast.Load(), None, None)], []))
+        self._statement(gast.copy_location(gast.For(
+            gast.Name(item, gast.Store(), None, None), call.args[0],
+            [gast.copy_location(append, node)], [], None), node))
+
+    def _calls_a_helper(self, call) -> bool:
+        """`helper(...)` of a Python function of the user's, made for its effect."""
+        return isinstance(call, gast.Call) and self._is_global_chain(call.func) \
+            and not any(isinstance(a, gast.Starred) for a in call.args) \
+            and all(k.arg is not None for k in call.keywords) \
+            and isinstance(self.resolver.chain_value(call.func), types.FunctionType) \
+            and (self.resolver.chain_value(call.func).__module__ or "").split(".")[0] \
+            not in ("numpy", "scipy", "srcad")
+
+    def _is_reduce(self, call: gast.Call) -> bool:
+        return 2 <= len(call.args) <= 3 and not call.keywords \
+            and not any(isinstance(a, gast.Starred) for a in call.args) \
+            and self._is_global_chain(call.func) \
+            and self.resolver.chain_value(call.func) is functools.reduce
+
+    def _reduction(self, call: gast.Call) -> gast.Name:
+        """`functools.reduce(f, items[, start])` as the loop it runs, `total = items[0]` (or
+        `start`), then `for item in items[1:]` (or `items`): `total = f(total, item)`, so
+        each step is differentiated (without `start`, `items` is a list comprehension over
+        what was passed, which any iterable gives)."""
+        parameters = _simple_parameters(call.args[0]) if isinstance(
+            call.args[0], gast.Lambda) else None  # (a lambda's body is inlined, as map's)
+        function = None if parameters is not None and len(parameters) == 2 else self._name_for(
+            self._atom(call.args[0]), call.args[0], base="function", force=True)
+        element = self.namer.claim("element")  # (a list of any iterable, zip(...) too)
+        iterable = call.args[1] if len(call.args) == 3 else gast.copy_location(gast.ListComp(
+            gast.Name(element, gast.Load(), None, None), [gast.comprehension(
+                gast.Name(element, gast.Store(), None, None), call.args[1], [], 0)]),
+            call.args[1])
+        items = self._name_for(self._atom(iterable), call.args[1], base="items", force=True)
+        total, item = self.namer.claim("total"), self.namer.claim("item")
+        self.stores[item] = 1
+        if len(call.args) == 3:
+            start, rest = call.args[2], items
+        else:  # (Python's error for no items, where `items[0]` would raise IndexError)
+            error = gast.Call(gast.Name("TypeError", gast.Load(), None, None), [gast.Constant(
+                "reduce() of empty iterable with no initial value", None)], [])
+            self._statement(gast.copy_location(gast.If(
+                gast.UnaryOp(gast.Not(), items), [gast.copy_location(
+                    gast.Raise(error, None), call)], []), call))
+            start = gast.Subscript(items, gast.Constant(0, None), gast.Load())
+            rest = gast.Subscript(items, gast.Slice(gast.Constant(1, None), None, None),
+                                  gast.Load())
+        self._statement(gast.copy_location(gast.Assign(
+            [gast.Name(total, gast.Store(), None, None)], start, None), call))
+        step = gast.Assign([gast.Name(total, gast.Store(), None, None)], gast.Call(
+            function, [gast.Name(total, gast.Load(), None, None),
+                       gast.Name(item, gast.Load(), None, None)], []) if function else
+            _renamed_names(call.args[0].body, dict(zip(parameters, (total, item)))),
+            None)
+        self._statement(gast.copy_location(gast.For(
+            gast.Name(item, gast.Store(), None, None), rest,
+            [gast.copy_location(step, call)], [], None), call))
+        return self._load(total)
+
+    def _merged_display(self, node: gast.Dict):
+        """`{**a, "k": v, **b}` as `merged(merged(a, {"k": v}), b)`: the displays between
+        the unpacked mappings, merged in order (later keys win, as in Python)."""
+        merge = self.resolver.helper(python_builtins.merged, self.namer)
+        parts, pairs = [], []
+        for key, value in zip(node.keys, node.values):
+            if key is None:
+                if pairs:
+                    parts.append(gast.Dict(*map(list, zip(*pairs))))
+                    pairs = []
+                parts.append(value)
+            else:
+                pairs.append((key, value))
+        if pairs:
+            parts.append(gast.Dict(*map(list, zip(*pairs))))
+        result = parts[0] if isinstance(parts[0], gast.Dict) else gast.Dict([], [])
+        for part in parts[1:] if isinstance(parts[0], gast.Dict) else parts:
+            result = gast.Call(merge, [result, part], [])
+        return self._simple(gast.copy_location(result, node))
+
+    def _raise(self, node: gast.Raise):
+        """`raise E` (`from C`) as a call the forward sweep runs, `raised(E, C)`."""
+        helper = self.resolver.helper(python_builtins.raised, self.namer)
+        arguments = [node.exc] + ([node.cause] if node.cause is not None else [])
+        self._emit(gast.Expr(self._renamed(gast.Call(helper, arguments, []))), node)
+
+    def _assert(self, node: gast.Assert):
+        """`assert test, message` as `if not test: assertion_failed(message)`."""
+        helper = self.resolver.helper(python_builtins.assertion_failed, self.namer)
+        failed = gast.Expr(gast.Call(helper, [node.msg] if node.msg is not None else [], []))
+        self._statement(gast.copy_location(gast.If(
+            gast.UnaryOp(gast.Not(), node.test), [gast.copy_location(failed, node)], []), node))
+
+    def _unrecorded_block(self, node: gast.With):
+        """`with srcad.stop_recording(): ...`: the block runs as written; its statements are
+        marked so that their results are constants to the derivative."""
+        manager = node.items[0].context_expr.func
+        if self.resolver.chain_value(manager) is not stop_recording:
+            raise UnsupportedSyntaxError(
+                f"srcad cannot differentiate `with` statements other than "
+                f"`with srcad.stop_recording():` (in {self.parsed.name}).",
+                self.parsed.location(node), "move the `with` block out of the differentiated "
+                "function")
+        start = len(self.body)
+        self.unrecorded += 1
+        for statement in node.body:
+            self._statement(statement)
+        self.unrecorded -= 1
+        for statement in self.body[start:]:
+            for part in walk(statement):
+                if isinstance(part, gast.stmt):
+                    part.unrecorded = True
+
+    def _choice(self, node: gast.IfExp) -> gast.Name:
+        """`a if c else b` as an `if` statement assigning a temporary."""
+        result = self.namer.temporary("choice")
+        test = self._condition(node.test, [])
+        branches = [self._block([], prologue=lambda e=e: self._emit_temp(result, self._atom(e), e))
+                    for e in (node.body, node.orelse)]
+        self._emit(gast.If(test, *branches), node)
+        return gast.Name(result, gast.Load(), None, None)
+
+    def _comprehension(self, node) -> gast.Name:
+        """`[e for x in xs if c]` (or a generator) as a loop appending to a new list, and
+        `{k: v for ...}` as one storing into a new dict; the loop variables get fresh names,
+        as they are local to the comprehension."""
+        is_dict = isinstance(node, gast.DictComp)
+        result = self.namer.temporary("dict" if is_dict else "list")
+        self._emit_temp(result, gast.Dict([], []) if is_dict else gast.List([], gast.Load()),
+                        node)
+        renames = {}
+        loops = []
+        for generator in node.generators:
+            iterable = _renamed_names(generator.iter, renames)
+            for target in walk(generator.target):
+                if isinstance(target, gast.Name):
+                    renames[target.id] = self.namer.claim(target.id)
+                    self.stores[renames[target.id]] = 1
+            loops.append((_renamed_names(generator.target, renames), iterable,
+                          [_renamed_names(test, renames) for test in generator.ifs]))
+        if is_dict:
+            statement = gast.Assign([gast.Subscript(
+                gast.Name(result, gast.Load(), None, None), _renamed_names(node.key, renames),
+                gast.Store())], _renamed_names(node.value, renames), None)
+        else:
+            append = gast.Attribute(gast.Name(result, gast.Load(), None, None), "append",
+                                    gast.Load())
+            statement = gast.Expr(gast.Call(append, [_renamed_names(node.elt, renames)], []))
+        self.locals.add(result)
+        for target, iterable, tests in reversed(loops):
+            for test in reversed(tests):
+                statement = gast.If(test, [statement], [])
+            statement = gast.For(target, iterable, [statement], [], None)
+        self._statement(gast.copy_location(statement, node))
+        return gast.Name(result, gast.Load(), None, None)
+
+    def _short_circuit(self, node: gast.BoolOp) -> gast.Name:
+        """`a or b` / `a and b` as value: `t = a`, then `t = b` only if `a` decides nothing."""
+        result = self.namer.temporary("either" if isinstance(node.op, gast.Or) else "both")
+        self._emit_temp(result, self._atom(node.values[0]), node)
+        for value in node.values[1:]:
+            test = self.namer.temporary("cond")
+            self._emit_temp(test, gast.UnaryOp(gast.Not(), gast.Name(result, gast.Load(), None,
+                                                                      None)), node)
+            rest = self._block([], prologue=lambda v=value: self._emit_temp(result, self._atom(v), v))
+            body, orelse = (rest, []) if isinstance(node.op, gast.Or) else ([gast.Pass()], rest)
+            self._emit(gast.If(gast.Name(test, gast.Load(), None, None), body, orelse), node)
+        return gast.Name(result, gast.Load(), None, None)
+
+
+def _renamed_names(node, renames: dict):
+    """A copy of `node` with the names in `renames` replaced."""
+    node = clone(node)
+    for child in walk(node):
+        if isinstance(child, gast.Name) and child.id in renames:
+            child.id = renames[child.id]
+    return node
+
+
+_INDEXED = {"enumerate": enumerate, "zip": zip, "reversed": reversed}
+
+
+def _call(name, args):
+    return gast.Call(gast.Name(name, gast.Load(), None, None), args, [])
+
+
+def maps_as_comprehensions(fn: gast.FunctionDef, resolver) -> None:
+    """`map(f, a, b)` read once where it stands (a call's argument, a loop's iterable) as
+    `[f(x, y) for x, y in zip(a, b)]`, before nested functions are converted: a lambda `f`
+    that reads differentiated variables is then called where srcad can pass them. `f` is
+    a name, an attribute or a lambda (evaluating it once per item changes nothing)."""
+    for node in walk(fn):
+        if isinstance(node, gast.Call):
+            node.args = [_comprehension_of(a, resolver) for a in node.args]
+        elif isinstance(node, (gast.For, gast.comprehension)):
+            node.iter = _comprehension_of(node.iter, resolver)
+
+
+def _comprehension_of(node, resolver):
+    if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
+            and len(node.args) > 1 and not node.keywords
+            and not any(isinstance(a, gast.Starred) for a in node.args)
+            and isinstance(node.args[0], (gast.Name, gast.Attribute, gast.Lambda))
+            and resolver.is_builtin(node.func.id, map)
+            and (len(node.args) == 2 or resolver.is_builtin("zip", zip))):
+        return node
+    function, count = node.args[0], len(node.args) - 1
+    parameters = _simple_parameters(function) if isinstance(function, gast.Lambda) else None
+    if isinstance(function, gast.Lambda) and (parameters is None or len(parameters) != count):
+        return node
+    items = parameters or [f"srcad_item_{i}" for i in range(count)]
+    iterable = node.args[1] if count == 1 else _call("zip", list(node.args[1:]))
+    target = gast.Name(items[0], gast.Store(), None, None) if count == 1 else gast.Tuple(
+        [gast.Name(i, gast.Store(), None, None) for i in items], gast.Store())
+    element = function.body if parameters else gast.Call(  # (a lambda's body, inlined: its
+        function, [gast.Name(i, gast.Load(), None, None) for i in items], [])  # parameters
+    # are the comprehension's variables, and it reads the enclosing function's directly)
+    return gast.copy_location(gast.ListComp(element, [gast.comprehension(
+        target, iterable, [], 0)]), node)
+
+
+def _simple_parameters(function: gast.Lambda):
+    """A lambda's parameter names, if it has only plain positional ones."""
+    arguments = function.args
+    if arguments.vararg or arguments.kwarg or arguments.kwonlyargs or arguments.defaults \
+            or arguments.posonlyargs:
+        return None
+    return [a.id for a in arguments.args]
+
+
+def explicit_super(fn: gast.FunctionDef, code) -> None:
+    """`super()` in a method as `super(__class__, self)`: the zero-argument form reads the
+    first argument of the function it runs in, which in a tangent program is the seeds."""
+    parameters = fn.args.posonlyargs + fn.args.args
+    if "__class__" not in code.co_freevars or not parameters:
+        return
+    for node in walk(fn):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and node.func.id == "super" and not node.args and not node.keywords:
+            node.args = [gast.Name("__class__", gast.Load(), None, None),
+                         gast.Name(parameters[0].id, gast.Load(), None, None)]
+
+
+def scatters_as_writes(fn: gast.FunctionDef, resolver, namer) -> None:
+    """`np.add.at(a, index, v)` (and `np.subtract.at`) as `a[...] = scattered_add(a, index,
+    v)` (or `-v`): NumPy adds into `a` in place, as a call srcad cannot see into; written as
+    an assignment into `a`, it is an in-place update like any other (saved, undone, checked
+    for aliasing), and the addition has rules (rules/numpy_indexing.py)."""
+    shadowed = local_names(fn)
+    for node in walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list):
+                statements[:] = [_scatter_as_write(s, resolver, namer, shadowed)
+                                 for s in statements]
+
+
+def _scatter_as_write(statement, resolver, namer, shadowed):
+    call = statement.value if isinstance(statement, gast.Expr) else None
+    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and len(call.args) == 3 and not call.keywords
+            and isinstance(call.args[0], gast.Name) and _root(call.func) not in shadowed):
+        return statement
+    callee = resolver.chain_value(call.func)
+    if not any(callee == scatter for scatter in (np.add.at, np.subtract.at)):
+        return statement
+    array, index, values = call.args
+    if callee == np.subtract.at:
+        values = gast.UnaryOp(gast.USub(), values)
+    target = gast.Subscript(gast.Name(array.id, gast.Store(), None, None),
+                            gast.Constant(Ellipsis, None), gast.Store())
+    value = gast.Call(resolver.helper(numpy_indexing.scattered_add, namer),
+                      [gast.Name(array.id, gast.Load(), None, None), index, values], [])
+    return gast.copy_location(gast.Assign([target], value, None), statement)
+
+
+def _root(node) -> str | None:
+    while isinstance(node, gast.Attribute):
+        node = node.value
+    return node.id if isinstance(node, gast.Name) else None
+
+
+def starred_unpackings(fn: gast.FunctionDef, resolver, namer) -> None:
+    """`first, *rest, last = value` as `first, rest, last = starred_parts(value, 1, 1)`,
+    a plain unpacking of what Python's gives (`rest` a list; rules/python_builtins.py)."""
+    for node in walk(fn):
+        for field in ("body", "orelse", "finalbody"):
+            statements = getattr(node, field, None)
+            if isinstance(statements, list):
+                for statement in statements:
+                    if starred_unpacking(statement):
+                        _unstarred(statement, resolver, namer)
+
+
+def _unstarred(statement: gast.Assign, resolver, namer) -> None:
+    target = statement.targets[0]
+    before = next(k for k, e in enumerate(target.elts) if isinstance(e, gast.Starred))
+    after = len(target.elts) - before - 1
+    statement.targets = [gast.Tuple([e.value if isinstance(e, gast.Starred) else e
+                                     for e in target.elts], gast.Store())]
+    statement.value = gast.Call(resolver.helper(python_builtins.starred_parts, namer), [
+        statement.value, gast.Constant(before, None), gast.Constant(after, None)], [])

@@ -1,0 +1,150 @@
+"""fence: refuse, before any transformation, what srcad cannot differentiate correctly.
+
+Input: a parsed function. Output: nothing, or an `UnsupportedSyntaxError` naming the
+user's file, line, column and construct, with a suggested rewrite. Every later stage may
+assume that the tree holds only the constructs allowed here.
+"""
+from __future__ import annotations
+
+import gast
+
+from srcad.errors import UnsupportedSyntaxError
+from srcad.compiler.frontend.parse import ParsedFunction
+from srcad.compiler.frontend.trees import walk
+
+ALLOWED_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
+                      gast.Pass, gast.If, gast.For, gast.While, gast.Break, gast.Continue,
+                      gast.FunctionDef, gast.With, gast.Raise, gast.Assert, gast.Delete)
+COMPOUND = (gast.If, gast.For, gast.While)
+ALLOWED_EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
+                       gast.IfExp, gast.BoolOp, gast.boolop, gast.ListComp, gast.GeneratorExp,
+                       gast.DictComp,
+                       gast.Lambda,
+                       gast.comprehension,
+                       gast.Subscript, gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
+                       gast.Slice, gast.keyword, gast.JoinedStr, gast.FormattedValue)
+# Parts of the tree that are neither statements nor expressions.
+STRUCTURAL = (gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.arguments,
+              gast.alias, gast.withitem)
+
+# What to tell the user for each construct we refuse: (what it is, how to rewrite it).
+REFUSED = {
+    gast.Try: ("`try` statements", "move the `try` out of the differentiated function"),
+    gast.With: ("`with` statements other than `with srcad.stop_recording():`",
+                "move the `with` block out of the differentiated function"),
+    gast.Global: ("`global` declarations", "pass the value as an argument and return the new one"),
+    gast.Nonlocal: ("`nonlocal` declarations", "pass the value as an argument and return the new one"),
+    gast.AsyncFunctionDef: ("`async` functions", "differentiate a synchronous function"),
+    gast.ClassDef: ("class definitions", "define the class at module level"),
+    gast.Yield: ("generators (`yield`)", "return a value instead of yielding it"),
+    gast.YieldFrom: ("generators (`yield from`)", "return a value instead of yielding it"),
+    gast.Await: ("`await` expressions", "differentiate a synchronous function"),
+    gast.NamedExpr: ("assignment expressions (`:=`)", "assign in a statement of its own"),
+    gast.SetComp: ("set comprehensions", "build the set outside the differentiated function"),
+    gast.Set: ("set displays", "use a tuple"),
+    gast.Starred: ("starred expressions (`*x`)", "pass the elements explicitly"),
+    gast.Import: ("imports inside the function", "import at module level"),
+    gast.ImportFrom: ("imports inside the function", "import at module level"),
+}
+
+
+def fence(parsed: ParsedFunction) -> None:
+    """Raise `UnsupportedSyntaxError` for the first construct srcad cannot differentiate."""
+    fn = parsed.node
+    if isinstance(fn, gast.AsyncFunctionDef):
+        _refuse(fn, parsed)
+    for default in [*fn.args.defaults, *filter(None, fn.args.kw_defaults)]:
+        _check_expression_tree(default, parsed)
+    _check_block(fn.body, parsed)
+
+
+def _check_block(statements, parsed):
+    for statement in statements:
+        if not isinstance(statement, ALLOWED_STATEMENTS):
+            _refuse(statement, parsed)
+        if isinstance(statement, gast.Raise) and statement.exc is None:
+            _refuse(statement, parsed, what="`raise` without an exception (a re-raise)",
+                    fix="raise the exception by name")
+        if isinstance(statement, gast.Delete) and not all(
+                isinstance(t, gast.Name) for t in statement.targets):
+            _refuse(statement, parsed, what="`del` of an element or attribute",
+                    fix="build a new list or dict without it")
+        if isinstance(statement, gast.With) and (
+                len(statement.items) != 1 or statement.items[0].optional_vars is not None
+                or not isinstance(statement.items[0].context_expr, gast.Call)):
+            _refuse(statement, parsed)
+        _check_targets(statement, parsed)
+        for field, child in gast.iter_fields(statement):
+            if field in ("body", "orelse"):
+                _check_block(child, parsed)
+            elif field == "targets" and starred_unpacking(statement):
+                continue  # (names only, desugar.starred_unpackings rewrites it)
+            else:
+                for part in child if isinstance(child, list) else [child]:
+                    if isinstance(part, gast.AST):
+                        _check_expression_tree(part, parsed)
+
+
+def _check_targets(statement, parsed):
+    """Targets are names, `name[index]`, or nests of tuples of them (`y[0], y[1] = ...`);
+    a loop's target holds names only."""
+    if isinstance(statement, (gast.Assign, gast.AugAssign)):
+        targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
+        leaves = [t for target in targets for t in _leaves(target)]
+        for target in leaves:
+            if isinstance(target, gast.Subscript) and not isinstance(target.value, gast.Name):
+                _refuse(target, parsed, what="assignment into an element of an element",
+                        fix="index once, e.g. `y[i, j] = v` instead of `y[i][j] = v`")
+        targets = [t for t in leaves if not isinstance(t, gast.Subscript)]
+    elif isinstance(statement, (gast.For, gast.AnnAssign)):
+        targets = [statement.target]
+    else:
+        targets = []
+    for target in targets:
+        for node in walk(target):
+            if isinstance(node, gast.Attribute):
+                _refuse(node, parsed, what="assignment to an attribute",
+                        fix="keep the value in a local variable and return it")
+            if isinstance(node, gast.Subscript):
+                _refuse(node, parsed, what="a loop variable that is an element (`for y[i] in`)",
+                        fix="loop over a name and assign the element in the body")
+
+
+def _leaves(target):
+    """The names, elements and attributes a target binds (through nests of tuples)."""
+    if isinstance(target, (gast.Tuple, gast.List)):
+        return [leaf for element in target.elts for leaf in _leaves(element)]
+    return [target]
+
+
+def _check_expression_tree(root, parsed):
+    for node in walk(root):
+        if isinstance(node, (ALLOWED_EXPRESSIONS, STRUCTURAL)):
+            if isinstance(node, gast.Call) and any(k.arg is None for k in node.keywords):
+                _refuse(node, parsed, what="`**kwargs` in calls", fix="pass keywords explicitly")
+            if isinstance(node, gast.Call) and any(k.arg == "out" for k in node.keywords):
+                _refuse(node, parsed, what="`out=` arguments (they write in place)",
+                        fix="assign the result instead: `y = np.add(a, b)`")
+            if isinstance(node, gast.comprehension) and node.is_async:
+                _refuse(node, parsed, what="asynchronous comprehensions",
+                        fix="use an ordinary loop")
+            continue
+        _refuse(node, parsed)
+
+
+def _refuse(node, parsed, what=None, fix=None):
+    default_what, default_fix = REFUSED.get(type(node), (f"`{type(node).__name__}` nodes", None))
+    raise UnsupportedSyntaxError(
+        f"srcad cannot differentiate {what or default_what} (in {parsed.name}).",
+        parsed.location(node), fix or default_fix)
+
+
+def starred_unpacking(statement) -> bool:
+    """`first, *rest = value` (names, one of them starred): desugar rewrites it."""
+    if not (isinstance(statement, gast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], (gast.Tuple, gast.List))):
+        return False
+    elements = statement.targets[0].elts
+    starred = [e for e in elements if isinstance(e, gast.Starred)]
+    return len(starred) == 1 and isinstance(starred[0].value, gast.Name) and all(
+        isinstance(e, gast.Name) for e in elements if not isinstance(e, gast.Starred))

@@ -1,0 +1,396 @@
+"""normalize: fenced function → simple form, one operation per assignment.
+
+The simple form, which every later stage may assume:
+
+    body      := statement* `return NAME`                (a single exit, always last)
+    statement := NAME = expr
+               | NAME[index] = atom                      (writing into an array or list)
+               | NAME, NAME, ... = NAME                  (unpacking a tuple value)
+               | expr                                    (run for its effect, not differentiated)
+               | if NAME: block else: block
+               | NAME.append(atom)                       (lists built in loops, comprehensions)
+               | for NAME in NAME: block                 (the iterable is not rebound inside)
+               | while NAME: block                       (the block ends by recomputing NAME)
+               | break                                   (only as `if flag: break`, see exits)
+               | def NAME(...): ...                      (a nested function, kept whole)
+    expr      := atom | atom OP atom | UNARYOP atom | callee(atom, ..., key=atom)
+               | atom[index] | atom.attr | (atom, ...) | [atom, ...] | {atom: atom, ...}
+               | a comparison or f-string, kept whole (its value has no derivative)
+    atom      := NAME | constant | tuple of atoms | attribute chain of a global (`np.pi`)
+
+List comprehensions and generator expressions become loops that append to a new list.
+Conditions of `if` and `while` are computed into a name by one opaque statement (they
+have no derivative; `and`/`or` keep their short-circuit). Conditional expressions and
+`and`/`or` used as values become `if` statements. `break`/`continue`/`return` are lowered
+first (see exits).
+
+Names: a variable reassigned at the top level of the function gets a new version (`x` →
+`x_1`), so straight-line code needs no stack; an assignment inside a branch or loop writes
+the current version, and never reads its own target (`x = x * w` goes through a
+temporary), so the reverse sweep can restore the old value after using the new one.
+The result's `versions` maps each new version to the user's name, and `return_variable`
+names the variable `return`s were lowered to (if any). Temporaries are named
+after their operation (`sin_0`, `mul_1`). Nodes keep the user's line numbers so later
+errors point at the user's code.
+"""
+from __future__ import annotations
+
+import copy
+
+import gast
+
+from srcad.compiler.frontend.closures import NestedFunctions, convert_closures
+from srcad.compiler.frontend.desugar import (Desugaring, explicit_super, maps_as_comprehensions,
+                                    scatters_as_writes, starred_unpackings)
+from srcad.compiler.frontend.exits import lower_exits
+from srcad.compiler.frontend.parse import ParsedFunction, param_names
+from srcad.compiler.frontend.scopes import local_names, store_counts, stores
+from srcad.compiler.frontend.trees import clone, walk
+from srcad.compiler.transform.naming import Namer
+
+OPERATOR_NAMES = {
+    gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div", gast.Pow: "pow",
+    gast.MatMult: "matmul", gast.FloorDiv: "floordiv", gast.Mod: "mod",
+    gast.LShift: "lshift", gast.RShift: "rshift", gast.BitAnd: "bitand",
+    gast.BitOr: "bitor", gast.BitXor: "bitxor",
+    gast.USub: "neg", gast.UAdd: "pos", gast.Not: "not", gast.Invert: "invert",
+}
+OPAQUE = (gast.Compare, gast.JoinedStr)
+
+
+def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDef:
+    """Return a new FunctionDef in simple form; `parsed.node` is left untouched.
+
+    `resolver` tells whether a name is a builtin (`enumerate`, `zip`, `reversed` loops are
+    rewritten over indices so their elements' adjoints reach the sequences)."""
+    from srcad.runtime.calls import call_jvp, call_vjp  # the frontend's only view of the runtime
+
+    def is_derivative_call(call):
+        return resolver.chain_value(call.func) in (call_jvp, call_vjp)
+    fn = clone(parsed.node)
+    maps_as_comprehensions(fn, resolver)
+    explicit_super(fn, resolver.fn.__code__)
+    scatters_as_writes(fn, resolver, namer)
+    starred_unpackings(fn, resolver, namer)
+    fn = lower_exits(convert_closures(fn, is_derivative_call), namer)
+    return _Normalizer(fn, namer, resolver, parsed).run()
+
+
+class _Normalizer(Desugaring, NestedFunctions):
+    def __init__(self, fn: gast.FunctionDef, namer: Namer, resolver, parsed: ParsedFunction):
+        self.fn = fn
+        self.namer = namer
+        self.resolver = resolver
+        self.parsed = parsed
+        self.locals = local_names(fn)
+        self.current = {name: name for name in param_names(fn)}
+        self.body: list = []
+        self.depth = 0  # how many branches and loops enclose the statement being normalized
+        self.stores = store_counts(fn)
+        self.versions: dict[str, str] = {}  # `x_1` → `x`: SSA versions of the user's variables
+        self.unrecorded = 0  # inside `with stop_recording():`
+
+    def run(self) -> gast.FunctionDef:
+        for statement in self.fn.body:
+            if isinstance(statement, gast.Return):
+                self._return(statement.value or gast.Constant(None, None), statement)
+                break
+            self._statement(statement)
+        else:
+            self._return(gast.Constant(None, None), self.fn)
+        result = copy.copy(self.fn)
+        result.body = self.body
+        result.versions = self.versions
+        result.return_variable = getattr(self.fn, "return_variable", None)
+        return result
+
+    # ---- statements ---------------------------------------------------------------------
+    def _statement(self, node):
+        if isinstance(node, gast.Assign):
+            value = self._simple(node.value)
+            if len(node.targets) > 1 or self._reads_targets(value, node.targets):
+                value = self._name_for(value, node.value)
+            for target in node.targets:
+                self._assign(target, value, node)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
+            container = self._load(node.target.value.id)
+            index = self._index(node.target.slice)
+            old = self._name_for(gast.Subscript(container, index, gast.Load()), node)
+            new = self._name_for(gast.BinOp(old, node.op, self._atom(node.value)), node)
+            self._emit(gast.Assign([gast.Subscript(container, clone(index), gast.Store())],
+                                   new, None), node)
+        elif isinstance(node, gast.AugAssign):
+            updated = self._load(node.target.id).id
+            value = gast.BinOp(self._atom(gast.Name(node.target.id, gast.Load(), None, None)),
+                               node.op, self._atom(node.value))
+            if self._reads_targets(value, [node.target]):
+                value = self._name_for(value, node)
+            self._assign(node.target, gast.copy_location(value, node), node)
+            self.body[-1].augmented = updated  # `x += v` mutates an array: aliasing checks it
+        elif isinstance(node, gast.AnnAssign) and node.value is not None:
+            value = self._simple(node.value)
+            if self._reads_targets(value, [node.target]):
+                value = self._name_for(value, node)
+            self._assign(node.target, value, node)
+        elif isinstance(node, gast.Expr) and _is_append(node.value, self.locals, "extend"):
+            self._extend(node)
+        elif isinstance(node, gast.Expr) and _is_append(node.value, self.locals):
+            call = node.value
+            method = gast.Attribute(self._load(call.func.value.id), "append", gast.Load())
+            self._emit(gast.Expr(gast.Call(method, [self._atom(call.args[0])], [])), node)
+        elif isinstance(node, gast.Expr) and self._calls_a_helper(node.value):
+            call = node.value  # (its arguments as atoms: frontend/functional.py may rewrite it)
+            self._emit(gast.Expr(gast.Call(call.func, [self._atom(a) for a in call.args], [
+                gast.keyword(k.arg, self._atom(k.value)) for k in call.keywords])), node)
+        elif isinstance(node, gast.Expr) and not _is_docstring(node):
+            self._emit(gast.Expr(self._renamed(node.value)), node)
+        elif isinstance(node, gast.If):
+            test = self._condition(node.test, node.body + node.orelse)
+            body, orelse = self._block(node.body), self._block(node.orelse)
+            self._emit(gast.If(test, body or [gast.Pass()], orelse), node)
+        elif isinstance(node, gast.For):
+            self._for(node)
+        elif isinstance(node, gast.While):
+            test = self._condition(node.test, node.body)
+            body = self._block(node.body, epilogue=lambda: self._recompute(test, node.test))
+            self._emit(gast.While(test, body, []), node)
+        elif isinstance(node, gast.Break):
+            self._emit(gast.Break(), node)
+        elif isinstance(node, gast.Raise):
+            self._raise(node)
+        elif isinstance(node, gast.Assert):
+            self._assert(node)
+        elif isinstance(node, gast.Delete):
+            pass  # (`del name`, fenced: the name's lifetime; what it held lives on elsewhere)
+        elif isinstance(node, gast.With):
+            self._unrecorded_block(node)
+        elif isinstance(node, gast.FunctionDef):
+            nested = self._nested_function(node)
+            nested.name = self._define(node.name).id
+            self._emit(nested, node)
+
+    def _for(self, node):
+        indexed = self._indexed_iteration(node)
+        if indexed is not None:
+            node = indexed
+        rebound = isinstance(node.iter, gast.Name) and (stores(node.body, node.iter.id) or any(
+            isinstance(n, gast.Name) and n.id == node.iter.id for n in walk(node.target)))
+        iterable = self._atom(node.iter)
+        if not isinstance(iterable, gast.Name) or rebound:
+            iterable = self._name_for(iterable, node.iter, base="iterable", force=True)
+        target = node.target
+        direct = isinstance(target, gast.Name) and self.stores.get(target.id) == 1
+        element = self._define(target.id) if direct else gast.Name(
+            self.namer.temporary("element"), gast.Store(), None, None)
+        prologue = None if direct else (lambda: self._assign(
+            target, gast.Name(element.id, gast.Load(), None, None), node))
+        body = self._block(node.body, prologue=prologue)
+        self._emit(gast.For(element, iterable, body, [], None), node)
+
+    def _block(self, statements, prologue=None, epilogue=None) -> list:
+        """Normalize a nested block into a list of its own."""
+        outer, self.body = self.body, []
+        self.depth += 1
+        if prologue:
+            prologue()
+        for statement in statements:
+            self._statement(statement)
+        if epilogue:
+            epilogue()
+        self.depth -= 1
+        block, self.body = self.body, outer
+        return block
+
+    def _condition(self, test, block) -> gast.Name:
+        """The test as a name that `block` does not rebind (the reverse sweep reads it)."""
+        if isinstance(test, gast.Name) and not stores(block, test.id):
+            return self._load(test.id)
+        name = self.namer.temporary("cond")
+        self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)],
+                               self._renamed(test), None), test)
+        return gast.Name(name, gast.Load(), None, None)
+
+    def _recompute(self, name: gast.Name, test):
+        if not (isinstance(test, gast.Name) and test.id == name.id):
+            self._emit(gast.Assign([gast.Name(name.id, gast.Store(), None, None)],
+                                   self._renamed(test), None), test)
+
+    def _return(self, value, origin):
+        atom = self._name_for(self._atom(value), value)
+        self._emit(gast.Return(atom), origin)
+
+    def _assign(self, target, value, origin):
+        """Bind `target` (a name, a nest of tuples of names, or an element) to `value`."""
+        if isinstance(target, gast.Subscript):
+            container = self._load(target.value.id)
+            value = value if _is_atom(value) else self._name_for(value, origin)
+            if isinstance(value, gast.Name) and value.id == container.id:  # `y[i] = y`: the
+                value = self._name_for(value, origin, base="whole", force=True)  # y before
+            element = gast.Subscript(container, self._index(target.slice), gast.Store())
+            self._emit(gast.Assign([element], value, None), origin)
+            return
+        if isinstance(target, gast.Name):
+            if not (isinstance(value, gast.Name) and value.id == self.current.get(target.id)):
+                self._emit(gast.Assign([self._define(target.id)], value, None), origin)
+            return
+        if isinstance(value, (gast.Tuple, gast.List)) and len(value.elts) == len(target.elts) \
+                and not (self.depth and self._reads_targets(value, [target])):
+            for element_target, element in zip(target.elts, value.elts):
+                self._assign(element_target, element, origin)
+            return
+        source = self._name_for(value, origin)
+        inner = [(t, None) if isinstance(t, gast.Name) else
+                 (t, gast.Name(self.namer.temporary("tuple"), gast.Store(), None, None))
+                 for t in target.elts]
+        names = [self._define(t.id) if holder is None else holder for t, holder in inner]
+        self._emit(gast.Assign([gast.Tuple(names, gast.Store())], source, None), origin)
+        for t, holder in inner:
+            if holder is not None:
+                self._assign(t, gast.Name(holder.id, gast.Load(), None, None), origin)
+
+    def _define(self, name: str) -> gast.Name:
+        if name not in self.current:
+            version = name
+        elif self.depth == 0:
+            version = self.namer.claim(name)
+            self.versions[version] = name
+        else:
+            version = self.current[name]
+        self.namer.used.add(version)
+        self.locals.add(version)
+        self.current[name] = version
+        return gast.Name(version, gast.Store(), None, None)
+
+    def _reads_targets(self, value, targets) -> bool:
+        """Whether `value` (nested code only) reads a variable that `targets` rebind."""
+        if not self.depth:
+            return False
+        bound = {self.current.get(n.id) for t in targets for n in walk(t)
+                 if isinstance(n, gast.Name)}
+        return not isinstance(value, gast.Name) and any(
+            isinstance(n, gast.Name) and n.id in bound for n in walk(value))
+
+    def _emit(self, statement, origin):
+        self.body.append(gast.copy_location(statement, origin))
+
+    # ---- expressions ----------------------------------------------------------------------
+    def _simple(self, node):
+        """One operation whose operands are atoms (operands are flattened into temporaries)."""
+        result = self._simple_uncopied(node)
+        return gast.copy_location(result, node) if result is not node else result
+
+    def _simple_uncopied(self, node):
+        if isinstance(node, gast.Name):
+            return self._load(node.id)
+        if isinstance(node, gast.Constant) or self._is_global_chain(node):
+            return node
+        if isinstance(node, gast.UnaryOp) and isinstance(node.op, gast.USub) \
+                and isinstance(node.operand, gast.Constant) \
+                and isinstance(node.operand.value, (int, float, complex)):
+            return gast.Constant(-node.operand.value, None)
+        if isinstance(node, gast.BinOp):
+            return gast.BinOp(self._atom(node.left), node.op, self._atom(node.right))
+        if isinstance(node, gast.UnaryOp):
+            return gast.UnaryOp(node.op, self._atom(node.operand))
+        if isinstance(node, OPAQUE):
+            return self._renamed(node)
+        if isinstance(node, gast.IfExp):
+            return self._choice(node)
+        if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
+            return self._comprehension(node)
+        if isinstance(node, gast.Lambda):
+            return self._nested_function(node)
+        if isinstance(node, gast.BoolOp):
+            return self._short_circuit(node)
+        if isinstance(node, gast.Call) and self._is_reduce(node):
+            return self._reduction(node)
+        if isinstance(node, gast.Call):
+            func = node.func if self._is_global_chain(node.func) else self._simple(
+                node.func) if isinstance(node.func, (gast.Name, gast.Attribute)) \
+                else self._atom(node.func)  # `make(w)(x)`: the callee is a value of its own
+            return gast.Call(func, [self._atom(a) for a in node.args],
+                             [gast.keyword(k.arg, self._atom(k.value)) for k in node.keywords])
+        if isinstance(node, gast.Subscript):
+            return gast.Subscript(self._atom(node.value), self._index(node.slice), gast.Load())
+        if isinstance(node, gast.Attribute):
+            return gast.Attribute(self._atom(node.value), node.attr, gast.Load())
+        if isinstance(node, (gast.Tuple, gast.List)):
+            return type(node)([self._atom(e) for e in node.elts], gast.Load())
+        if isinstance(node, gast.Dict) and None in node.keys:
+            return self._merged_display(node)
+        if isinstance(node, gast.Dict):
+            return gast.Dict([self._atom(k) for k in node.keys], [self._atom(v) for v in node.values])
+        raise AssertionError(f"fence let through {type(node).__name__}")
+
+    def _emit_temp(self, name, value, origin):
+        self.locals.add(name)
+        self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None), origin)
+
+    def _atom(self, node):
+        simple = self._simple(node)
+        if _is_atom(simple) or self._is_global_chain(simple):
+            return simple
+        return self._name_for(simple, node)
+
+    def _index(self, node):
+        if isinstance(node, gast.Slice):
+            return gast.Slice(*(None if part is None else self._atom(part)
+                                for part in (node.lower, node.upper, node.step)))
+        if isinstance(node, gast.Tuple):
+            return gast.Tuple([self._index(e) for e in node.elts], gast.Load())
+        return self._atom(node)
+
+    def _name_for(self, simple, origin, base=None, force=False) -> gast.Name:
+        """A name holding `simple`: itself if it already is one, else a new temporary."""
+        if isinstance(simple, gast.Name) and not force:
+            return simple
+        name = self.namer.temporary(base or _base_name(simple))
+        self._emit_temp(name, simple, origin)
+        return gast.Name(name, gast.Load(), None, None)
+
+    def _load(self, name: str) -> gast.Name:
+        return gast.Name(self.current.get(name, name), gast.Load(), None, None)
+
+    def _renamed(self, node):
+        """A copy of an opaque expression with every local name at its current version."""
+        node = clone(node)
+        for child in walk(node):
+            if isinstance(child, gast.Name) and child.id in self.current:
+                child.id = self.current[child.id]
+        return node
+
+    def _is_global_chain(self, node) -> bool:
+        while isinstance(node, gast.Attribute):
+            node = node.value
+        return isinstance(node, gast.Name) and node.id not in self.locals \
+            and node is not None and isinstance(node.ctx, gast.Load)
+
+
+def _is_atom(node) -> bool:
+    if isinstance(node, (gast.Tuple, gast.List)):
+        return all(_is_atom(e) for e in node.elts)
+    return isinstance(node, (gast.Name, gast.Constant))
+
+
+def _base_name(node) -> str:
+    if isinstance(node, gast.Call):
+        func = node.func
+        return (func.attr if isinstance(func, gast.Attribute) else
+                func.id if isinstance(func, gast.Name) else "call")
+    if isinstance(node, (gast.BinOp, gast.UnaryOp)):
+        return OPERATOR_NAMES[type(node.op)]
+    return {gast.Subscript: "item", gast.Tuple: "tuple", gast.List: "list", gast.Dict: "dict",
+            gast.Lambda: "function",
+            gast.Compare: "cond", gast.JoinedStr: "text"}.get(type(node), "out") \
+        if not isinstance(node, gast.Attribute) else node.attr
+
+
+def _is_append(call, local_names, method="append") -> bool:
+    return (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
+            and call.func.attr == method and isinstance(call.func.value, gast.Name)
+            and call.func.value.id in local_names and len(call.args) == 1
+            and not call.keywords)
+
+
+def _is_docstring(node) -> bool:
+    return isinstance(node.value, gast.Constant) and isinstance(node.value.value, str)

@@ -1,0 +1,57 @@
+"""scopes: which names a function binds, assigns how often, and lets nested functions read.
+
+Shared by normalize (SSA renaming, loop targets, closures) and resolve (locals vs globals).
+"""
+from __future__ import annotations
+
+import gast
+
+from srcad.compiler.frontend.parse import param_names
+from srcad.compiler.frontend.trees import walk
+
+
+def local_names(fn: gast.FunctionDef) -> set:
+    """The names a function binds: parameters, assignment targets, nested functions."""
+    return set(param_names(fn)) | {
+        n.id for n in walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
+    } | {n.name for n in walk(fn) if isinstance(n, gast.FunctionDef) and n is not fn}
+
+
+def captured_names(scope) -> set:
+    """Names a nested function or lambda reads that it does not bind itself."""
+    own = {n.id for n in walk(scope.args)
+           if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Param)} | {
+        n.id for n in walk(scope) if isinstance(n, gast.Name)
+        and isinstance(n.ctx, gast.Store)} | {
+        n.name for n in walk(scope) if isinstance(n, gast.FunctionDef) and n is not scope}
+    return {n.id for n in walk(scope) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)} - own
+
+
+def default_reads(arguments: gast.arguments) -> set:
+    """Names the default values of a function's parameters read (at definition time)."""
+    return {n.id for default in (*arguments.defaults, *arguments.kw_defaults)
+            if default is not None for n in walk(default)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
+
+
+def enclosing_reads(scope) -> frozenset:
+    """The enclosing function's names a nested function or lambda depends on without
+    receiving them as arguments at its calls: what it captures and what its defaults read
+    (none once `closures` passes them at every call)."""
+    if getattr(scope, "passes_enclosing", False):
+        return frozenset()
+    return frozenset(captured_names(scope) | default_reads(scope.args))
+
+
+def stores(statements, name: str) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
+               for s in statements for n in walk(s))
+
+
+def store_counts(fn) -> dict:
+    counts = {}
+    for node in walk(fn):
+        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+            counts[node.id] = counts.get(node.id, 0) + 1
+    return counts

@@ -1,0 +1,47 @@
+"""naming: deterministic, collision-free names for generated code.
+
+Same input, same names: there are no uuids or hashes, so the generated source is
+byte-identical across runs (golden tests and cache keys rely on it). Conventions follow the
+AD literature: `b_x` is the adjoint of `x`, `t_x` its tangent, `x_1` the second version of a
+reassigned `x`, `sin_3` the temporary holding an intermediate result.
+"""
+from __future__ import annotations
+
+import gast
+
+from srcad.compiler.frontend.trees import walk
+
+
+class Namer:
+    """Hands out names that collide neither with the user's names nor with each other."""
+
+    def __init__(self, reserved=()):
+        self.used = set(reserved)
+        self._temporaries = 0
+
+    @classmethod
+    def for_function(cls, fn_node: gast.FunctionDef) -> "Namer":
+        return cls(n.id for n in walk(fn_node) if isinstance(n, gast.Name))
+
+    def claim(self, name: str) -> str:
+        """`name` itself if free, otherwise `name_1`, `name_2`, ..."""
+        candidate, k = name, 0
+        while candidate in self.used:
+            k += 1
+            candidate = f"{name}_{k}"
+        self.used.add(candidate)
+        return candidate
+
+    def temporary(self, base: str) -> str:
+        """A numbered temporary such as `sin_0`: numbered so it never reads as a user name."""
+        while True:
+            candidate = f"{base}_{self._temporaries}"
+            self._temporaries += 1
+            if candidate not in self.used:
+                self.used.add(candidate)
+                return candidate
+
+
+def adjoint_name(namer: Namer, name: str, prefix: str = "b") -> str:
+    """`b_x` (adjoint) or `t_x` (tangent, with prefix "t") for `x`."""
+    return namer.claim(f"{prefix}_{name}")

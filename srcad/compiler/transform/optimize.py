@@ -1,0 +1,223 @@
+"""optimize: local simplifications that make inlined rules read like hand-written code.
+
+Input: an expression built by substituting a call's arguments into a rule. Output: the same
+value, computed with less: `None is None` and `x if True else y` fold, numeric constants
+combine (`2 - 1` → `1`), `x ** 1` → `x`, and `unbroadcast(e, x)` → `e` where `x` is known to
+have the output's shape (an elementwise operation with a scalar constant), and
+`np.where(2, a, b)` → `a`; `reduce_first` moves work out of an `unbroadcast` sum.
+"""
+from __future__ import annotations
+
+import operator
+from collections import Counter
+
+import gast
+
+from srcad.kernels import adjoints as runtime
+from srcad.compiler.frontend.trees import walk
+
+_FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
+
+
+def constant_node(value):
+    """A literal node for simple Python values (numbers, strings, None, tuples); else None."""
+    if value is None or isinstance(value, (bool, int, float, complex, str)):
+        return gast.Constant(value, None)
+    if isinstance(value, tuple):
+        elements = [constant_node(v) for v in value]
+        if all(e is not None for e in elements):
+            return gast.Tuple(elements, gast.Load())
+    return None
+
+
+def simplify(expression, unbroadcast_names=frozenset(), same_shape=frozenset(),
+             is_where=lambda func: False):
+    """`is_where(func)` tells whether a callee expression is `np.where`, which folds when
+    its condition is a constant."""
+    return _Simplifier(unbroadcast_names, same_shape, is_where).visit(expression)
+
+
+def _number(node):
+    if isinstance(node, gast.Constant) and type(node.value) in (int, float):
+        return node.value
+    return None
+
+
+class _Simplifier(gast.NodeTransformer):
+    def __init__(self, unbroadcast_names, same_shape, is_where):
+        self.unbroadcast_names = unbroadcast_names
+        self.same_shape = same_shape
+        self.is_where = is_where
+
+    def visit_Compare(self, node):
+        self.generic_visit(node)
+        if (len(node.ops) == 1 and isinstance(node.left, gast.Constant)
+                and isinstance(node.comparators[0], gast.Constant)
+                and node.comparators[0].value is None
+                and isinstance(node.ops[0], (gast.Is, gast.IsNot))):
+            same = node.left.value is None
+            return gast.Constant(same if isinstance(node.ops[0], gast.Is) else not same, None)
+        return node
+
+    def visit_IfExp(self, node):
+        self.generic_visit(node)
+        if isinstance(node.test, gast.Constant):
+            return node.body if node.test.value else node.orelse
+        return node
+
+    def visit_BinOp(self, node):
+        self.generic_visit(node)
+        left, right = _number(node.left), _number(node.right)
+        if left is not None and right is not None and type(node.op) in _FOLDABLE:
+            return gast.Constant(_FOLDABLE[type(node.op)](left, right), None)
+        if isinstance(node.op, gast.Pow) and right == 1:
+            return node.left
+        return node
+
+    def visit_Call(self, node):
+        self.generic_visit(node)
+        func = node.func
+        if self.is_where(func) and len(node.args) == 3 and isinstance(node.args[0], gast.Constant):
+            return node.args[1] if node.args[0].value else node.args[2]
+        if (isinstance(func, gast.Name) and func.id in self.unbroadcast_names
+                and getattr(func, "free_in_rule", False) and len(node.args) == 2
+                and isinstance(node.args[1], gast.Name) and node.args[1].id in self.same_shape):
+            return node.args[0]
+        return node
+
+
+def reduce_first(expression, helper_of):
+    """`unbroadcast(e, y)` with the work it can do on `y`'s smaller shape done there: a
+    negation after the sum (`-unbroadcast(g, y)`), and a product or quotient by `y` itself
+    (constant along the axes summed). A softmax's `E / s` gives its divisor the cotangent
+    `unbroadcast(-g * ans / s, s)`: three passes over `E`'s size, where
+    `-unbroadcast(g * ans, s) / s` takes one. `helper_of(call)`: the runtime helper it calls."""
+    if not (isinstance(expression, gast.Call) and helper_of(expression) is runtime.unbroadcast
+            and len(expression.args) == 2 and not expression.keywords
+            and isinstance(expression.args[1], gast.Name)):
+        return expression
+    term, target = expression.args
+
+    def summed(inner):
+        return reduce_first(gast.Call(expression.func, [inner, target], []), helper_of)
+
+    if isinstance(term, gast.UnaryOp) and isinstance(term.op, gast.USub):
+        return gast.UnaryOp(gast.USub(), summed(term.operand))
+    if isinstance(term, gast.BinOp) and isinstance(term.op, (gast.Mult, gast.Div)):
+        if isinstance(term.right, gast.Name) and term.right.id == target.id:
+            return gast.BinOp(summed(term.left), term.op, term.right)
+        if isinstance(term.left, gast.UnaryOp) and isinstance(term.left.op, gast.USub):
+            return gast.UnaryOp(gast.USub(), summed(gast.BinOp(term.left.operand, term.op,
+                                                                term.right)))
+    return expression
+
+
+def counted(owners: list, terms: list, helper_of=lambda call: None) -> list:
+    """`(position, term)` for the terms of `owners` (parallel lists) to keep, where a term
+    repeated for the same owner is kept once, times the count: `x * x` gives both operands
+    the cotangent `g * x` and the tangent `t_x * x`, and doubling is exact: `g * 2 * x` is
+    `g * x + g * x` without a second rule's passes and helpers. A term `unbroadcast(e, x)`
+    becomes `unbroadcast(e * 2, x)`, the form uniform.py and `reduce_first` read
+    (`helper_of(call)`: the runtime helper a call calls)."""
+    names = [getattr(owner, "id", owner) for owner in owners]  # (a Name owner: its name)
+    if len(set(names)) == len(names):  # (the common case: no owner twice)
+        return list(enumerate(terms))
+    keys = [(name, gast.dump(term)) for name, term in zip(names, terms)]
+    counts = Counter(keys)
+    return [(position, term if counts[key] == 1 else _times(term, counts[key], helper_of))
+            for position, (key, term) in enumerate(zip(keys, terms))
+            if keys.index(key) == position]
+
+
+def _times(term, count: int, helper_of):
+    """`term * count`, the count next to the first factor of a product (a cotangent that is
+    one number, `g * x`, becomes `g * 2 * x`: a product of numbers, then one pass)."""
+    if helper_of(term) is runtime.unbroadcast and len(term.args) == 2:
+        return gast.Call(term.func, [_times(term.args[0], count, helper_of), term.args[1]],
+                         term.keywords)
+    if isinstance(term, gast.BinOp) and isinstance(term.op, (gast.Mult, gast.Div)):
+        return gast.BinOp(_times(term.left, count, helper_of), term.op, term.right)
+    return gast.BinOp(term, gast.Mult(), gast.Constant(count, None))
+
+
+def drop_dead_zero_stores(statements: list, live_out: set) -> list:
+    """Remove `b_x = None` where nothing reads `b_x` before it is assigned again.
+
+    The backward sweep resets adjoints to None after each use so that loops start every
+    iteration from zero; outside loops, or where the next use assigns first, the reset is
+    dead. A structured liveness pass (loops to a fixpoint) finds those.
+    """
+    return drop_dead_stores(statements, live_out, lambda value: isinstance(
+        value, gast.Constant) and value.value is None)
+
+
+def drop_dead_stores(statements: list, live_out: set, removable) -> list:
+    """`statements` without the assignments `name = value` where nothing reads `name` before
+    it is assigned again (`live_out`: the names read after them) and `removable(value)`."""
+    kept, _ = _live(statements, set(live_out), removable)
+    return kept
+
+
+def _live(statements, live, removable):
+    kept = []
+    for statement in reversed(statements):
+        statement, live = _live_statement(statement, live, removable)
+        if statement is not None:
+            kept.append(statement)
+    return kept[::-1], live
+
+
+def _live_statement(statement, live, removable):
+    if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
+        target = statement.targets[0].id
+        if target not in live and removable(statement.value):
+            return None, live
+        return statement, (live - {target}) | loaded_names(statement.value)
+    if isinstance(statement, gast.If):
+        body, live_body = _live(statement.body, live, removable)
+        orelse, live_else = _live(statement.orelse, live, removable)
+        if not body:
+            body = [gast.Pass()]
+        return gast.If(statement.test, body, orelse), live_body | live_else | loaded_names(statement.test)
+    if isinstance(statement, gast.For):
+        header = set(live) | loaded_names(statement.iter)
+        while True:
+            body, inside = _live(statement.body, header, removable)
+            inside = inside - {n.id for n in walk(statement.target) if isinstance(n, gast.Name)}
+            if inside <= header:
+                break
+            header |= inside
+        return gast.For(statement.target, statement.iter, body or [gast.Pass()], [], None), header
+    return statement, live | loaded_names(statement)
+
+
+def loaded_names(node) -> set:
+    """The names `node` reads."""
+    return {n.id for n in walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, gast.Load)}
+
+
+def names_read(statements, skip=frozenset()) -> tuple[set, set]:
+    """Names loaded by `statements` (leaving out those whose ids are in `skip`): those whose
+    value is read, and those read only for their shape somewhere."""
+    values, shapes = set(), set()
+
+    def visit(node):  # by fields, not `gast.iter_child_nodes`: this runs on every first call
+        if id(node) in skip:
+            return
+        if type(node) is gast.Name:
+            if type(node.ctx) is gast.Load:
+                (shapes if getattr(node, "shape_only", False) else values).add(node.id)
+            return
+        for field in node._fields:
+            child = getattr(node, field, None)
+            if type(child) is list:
+                for item in child:
+                    if isinstance(item, gast.AST):
+                        visit(item)
+            elif isinstance(child, gast.AST):
+                visit(child)
+
+    for statement in statements:
+        visit(statement)
+    return values, shapes

@@ -1,0 +1,118 @@
+"""recording: the forward sweep, the function's own code plus what the backward sweep needs.
+
+Input: the resolved block, the assignments whose old value the backward sweep pops back
+(`recorded`, as (site, name) pairs) and the loops it replays (`trips`, loop → counter name).
+Output: forward statements that push each recorded old value just before it is overwritten
+(for `y[i] = v`, a copy of the old `y[i]`; only the shape of a value whose shape is all the
+backward sweep reads),
+push each replayed loop's trip count after it (counted per trip; but for a loop over a
+`range` that never breaks, its length, and for a loop whose every trip pushes the same
+values, how much the stack grew over that number), and push a `for` loop's element at the end of
+each iteration (before a trailing `if flag: break`) when the backward sweep reads it.
+"""
+from __future__ import annotations
+
+import builtins
+from collections import Counter
+
+import gast
+
+from srcad.kernels import regions, adjoints as runtime
+from srcad.compiler.frontend.resolve import Branch, Loop, operations, walk
+from srcad.compiler.transform.adjoints import assign, load, store
+
+
+REGION = "<region>"  # in `recorded`: the old contents of an element assignment's target
+
+
+def push(stack: str, value):
+    value = load(value) if isinstance(value, str) else value
+    call = gast.Call(gast.Attribute(load(stack), "append", gast.Load()), [value], [])
+    return gast.Expr(call)
+
+
+def pop(stack: str):
+    return gast.Call(gast.Attribute(load(stack), "pop", gast.Load()), [], [])
+
+
+def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=frozenset(),
+           ranges=None) -> list:
+    """`ranges`: the names bound once, to a `range(...)` (found in `block` if not given)."""
+    if ranges is None:
+        ranges = _bound_once_to_ranges(block)
+    statements = []
+    for node in block:
+        if isinstance(node, Branch):
+            body = record(node.body, recorded, trips, stack, bind, shapes, ranges) \
+                or [gast.Pass()]
+            statements.append(gast.If(load(node.condition), body, record(
+                node.orelse, recorded, trips, stack, bind, shapes, ranges)))
+        elif isinstance(node, Loop):
+            statements.extend(_loop(node, recorded, trips, stack, bind, shapes, ranges))
+        else:
+            if (id(node), REGION) in recorded:
+                container, index, _ = node.args
+                saved = gast.Call(load(bind("saved_region", regions.saved_region)),
+                                  [container, index], [])
+                statements.append(push(stack, saved))
+            statements.extend(push(stack, _saved(t, shapes, bind)) for t in node.targets
+                              if (id(node), t) in recorded)
+            statements.append(node.forward or node.statement)
+    return statements
+
+
+def _loop(node: Loop, recorded, trips, stack, bind, shapes, ranges) -> list:
+    body = record(node.body, recorded, trips, stack, bind, shapes, ranges)
+    if node.element and (id(node), node.element) in recorded:
+        at = len(body) - 1 if body and _is_break_test(body[-1]) else len(body)
+        body.insert(at, push(stack, _saved(node.element, shapes, bind)))
+    counter = trips.get(id(node))
+    if node.element:
+        loop = gast.For(store(node.element), load(node.iterable), body or [gast.Pass()], [], None)
+    else:
+        loop = gast.While(node.statement.test, body or [gast.Pass()], [])
+    if not counter:
+        return [loop]
+    breaks = any(op.kind == "jump" for op in operations(node.body))
+    length = load(bind("len", builtins.len))
+    if node.iterable in ranges and not breaks:
+        # a loop over a range that never breaks runs len(range) times: no count per trip
+        return [loop, push(stack, gast.Call(length, [load(node.iterable)], []))]
+    pushes = sum(_is_push(statement, stack) for statement in body)
+    if pushes and not breaks and all(isinstance(s, (gast.Expr, gast.Assign, gast.AugAssign))
+                                     for s in body):
+        # every trip pushes the same values: the count is what the stack grew by, over that
+        grown = gast.BinOp(gast.Call(length, [load(stack)], []), gast.Sub(), load(counter))
+        trip_count = gast.BinOp(grown, gast.FloorDiv(), gast.Constant(pushes, None))
+        return [assign(counter, gast.Call(length, [load(stack)], [])), loop,
+                push(stack, trip_count)]
+    body.insert(0, assign(counter, gast.BinOp(load(counter), gast.Add(), gast.Constant(1, None))))
+    return [assign(counter, gast.Constant(0, None)), loop, push(stack, counter)]
+
+
+def _is_push(statement, stack: str) -> bool:
+    call = getattr(statement, "value", None)
+    return isinstance(statement, gast.Expr) and isinstance(call, gast.Call) \
+        and isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
+        and isinstance(call.func.value, gast.Name) and call.func.value.id == stack
+
+
+def _bound_once_to_ranges(block: list) -> frozenset:
+    bindings = Counter(t for op in operations(block) for t in op.targets)
+    bindings.update(node.element for node in walk(block)
+                    if isinstance(node, Loop) and node.element)
+    return frozenset(op.targets[0] for op in operations(block)
+                     if op.kind == "call" and op.callee is builtins.range
+                     and len(op.targets) == 1 and bindings[op.targets[0]] == 1)
+
+
+def _saved(name: str, shapes, bind):
+    """What to record of `name`: its value, or only its shape if that is all that is read."""
+    if name not in shapes:
+        return load(name)
+    return gast.Call(load(bind("shape_of", runtime.shape_of)), [load(name)], [])
+
+
+def _is_break_test(statement) -> bool:
+    return isinstance(statement, gast.If) and len(statement.body) == 1 \
+        and isinstance(statement.body[0], gast.Break)

@@ -1,0 +1,134 @@
+"""refusals: operations neither derivative program can handle soundly, refused with the
+user's line and a fix. Reverse and forward mode ask the same questions of an operation, so
+they refuse the same code with the same words."""
+from __future__ import annotations
+
+import gast
+import numpy as np
+
+from srcad.errors import UnsoundAliasingError, UnsupportedSyntaxError
+from srcad.compiler.frontend.resolve import Operation
+from srcad.ops import is_nondifferentiable, jvp_rules, vjp_rules
+
+
+def check_operation(op: Operation, varied, parsed) -> None:
+    """Every refusal that depends only on the operation and what is differentiated."""
+    check_effect(op, varied, parsed)
+    check_captures(op, varied, parsed)
+    check_callee(op, varied, parsed)
+    check_positional_out(op, parsed)
+    check_iterator(op, varied, parsed)
+    check_namespace_reader(op, varied, parsed)
+
+
+NAMESPACE_READERS = {eval: "eval", exec: "exec", locals: "locals", vars: "vars"}
+
+
+def check_namespace_reader(op: Operation, varied, parsed) -> None:
+    """`eval`, `exec`, `locals()` and `vars()` read the function's variables by name, a path
+    no derivative follows: refused where anything is differentiated, rather than taken for
+    constants (which gave zero gradients). `vars(obj)` reads an object, not the frame."""
+    try:
+        name = NAMESPACE_READERS.get(op.callee)
+    except TypeError:  # an unhashable callee
+        return
+    if op.kind in ("call", "effect") and name and varied \
+            and not (name == "vars" and _arguments(op)):
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate through `{name}(...)` (in {parsed.name}): it reads "
+            "variables by name, a path the derivative cannot follow.",
+            parsed.location(op.statement),
+            "write the expression itself instead of a string to evaluate, and read variables "
+            "by their names rather than through locals() or vars().")
+
+
+_ITERATORS = {zip: "zip", enumerate: "enumerate", reversed: "reversed"}
+
+
+def check_iterator(op: Operation, varied, parsed) -> None:
+    """`zip`, `enumerate` and `reversed` of differentiated values are followed where a `for`
+    statement or comprehension iterates them directly (frontend/desugar.py turns those into
+    loops over indices); an iterator kept in a name or passed on is refused, not taken for
+    a constant (which would give zero)."""
+    try:
+        name = _ITERATORS.get(op.callee)
+    except TypeError:  # an unhashable callee
+        return
+    if op.kind == "call" and name and varied.intersection(op.read_names()):
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate `{name}(...)` of differentiated values except where "
+            f"a `for` statement or comprehension iterates it directly (in {parsed.name}).",
+            parsed.location(op.statement),
+            f"write `for ... in {name}(...):` (or a comprehension over it) where the values "
+            "are used, instead of keeping the iterator in a name or passing it on.")
+
+
+def check_positional_out(op: Operation, parsed) -> None:
+    """A ufunc's argument after its inputs is `out`, written in place, as `out=` is (which
+    the fence refuses): neither mode follows that write."""
+    if op.kind in ("call", "effect") and isinstance(op.callee, np.ufunc) \
+            and len(_arguments(op)) > op.callee.nin:
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate `{op.label}` with an output array passed by position "
+            f"(its argument {op.callee.nin + 1}, `out`, is written in place) in {parsed.name}.",
+            parsed.location(op.statement),
+            f"assign the result instead: `y = {op.label}(...)` with {op.callee.nin} "
+            "argument(s).")
+
+
+def _arguments(op: Operation) -> list:
+    """The call's argument nodes (an effect's argument is the call itself)."""
+    if op.kind == "effect" and isinstance(op.args[0], gast.Call):
+        return op.args[0].args
+    return op.args
+
+
+def check_callee(op: Operation, varied, parsed) -> None:
+    """A function value computed from differentiated values (a closure that a helper
+    returned) depends on them through its cells, which srcad cannot follow: refused rather
+    than differentiated as a constant (which would give zero)."""
+    if op.kind != "call" or not op.dynamic or op.method is not None or op.callee is not None:
+        return
+    func = op.statement.value.func
+    if isinstance(func, gast.Name) and func.id in varied:
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate the call of `{func.id}` in {parsed.name}: that "
+            "function value depends on differentiated values it holds (a closure made by "
+            "another function, a functools.partial of them), a path the derivative cannot "
+            "follow.",
+            parsed.location(op.statement),
+            f"pass those values to `{func.id}` as arguments, or define it with `def` in "
+            f"{parsed.name} itself (srcad passes what a nested function reads).")
+
+
+def check_captures(op: Operation, varied, parsed) -> None:
+    """A nested function must not read a differentiated value from its enclosing function."""
+    captured = sorted(op.captures & varied)
+    if captured:
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate through `{captured[0]}`, which a nested function "
+            f"reads from {parsed.name}: the derivative would miss that path.",
+            parsed.location(op.statement),
+            f"pass `{captured[0]}` to the nested function as an argument.")
+
+
+def check_effect(op: Operation, varied, parsed) -> None:
+    """A call made for its effect must not be able to modify a differentiated value."""
+    if op.kind == "effect" and varied.intersection(op.read_names()) \
+            and not _harmless_effect(op.callee):
+        raise UnsoundAliasingError(
+            f"srcad cannot tell whether `{op.label}(...)` modifies a differentiated value "
+            f"passed to it (in {parsed.name}).", parsed.location(op.statement),
+            "assign its result instead of calling it for its effect, or pass a copy.")
+
+
+def _harmless_effect(callee) -> bool:
+    """Calls made for their effect that surely leave their arguments alone."""
+    return callee is print or vjp_rules(callee) is not None \
+        or jvp_rules(callee) is not None or is_nondifferentiable(callee)
+
+
+def qualified_name(obj) -> str:
+    module = getattr(obj, "__module__", None) or type(obj).__module__
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    return f"{module}.{name}"

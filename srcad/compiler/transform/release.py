@@ -1,0 +1,82 @@
+"""release: let go of each value as soon as a sweep is done with it, as a person would.
+
+The simple form names every intermediate value, so without this pass every array of a sweep
+stays alive until the sweep returns: the peak memory of a gradient is then the sum of its
+intermediates rather than the few a hand-written gradient holds at once (and fresh pages
+cost time as well as memory). Input: a sweep's statements. Output: the same statements with
+`del a, b` after the top-level statement that last touches `a` and `b` (but the last, after
+which the sweep returns and frees them anyway), or `x = shape_of(x)`
+there for a value a later reader needs only the shape of (the backward sweep's
+`unbroadcast(g, x)` reads the forward sweep's `x` that way).
+
+A name is released only where it is surely bound and nothing reads it again: its first
+appearance is a top-level assignment (not of a constant, a `range` or a `len`), and the release follows its last appearance at the
+top level (a loop or branch that touches it counts as one statement). Names in `kept` (read
+later from outside these statements: returned, captured by the backward sweep or a nested
+function, restored from the stack) are never released.
+
+    a = f(x)                 a = f(x)
+    b = g(a)         ─▶      b = g(a)
+    c = h(b, x)              del a
+    return c                 c = h(b, x)
+                             del b
+                             return c
+"""
+from __future__ import annotations
+
+import gast
+
+from srcad.kernels import adjoints as runtime
+from srcad.compiler.frontend.trees import walk
+from srcad.compiler.transform.adjoints import assign, load
+
+
+def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=None) -> list:
+    """`statements` with releases; `shapes` are the names to keep as `shape_of(name)`
+    (`bind(name, obj)` names the helper for generated code)."""
+    first: dict[str, int] = {}
+    last: dict[str, int] = {}
+    bound = set()
+    for position, statement in enumerate(statements):
+        assigned = _assigned_names(statement) if _may_hold_an_array(statement) else set()
+        for node in walk(statement):
+            if isinstance(node, gast.Name):
+                if node.id not in first:
+                    first[node.id] = position
+                    if node.id in assigned:
+                        bound.add(node.id)
+                last[node.id] = position
+    after: dict[int, list] = {}
+    for name in sorted(bound - set(kept)):
+        after.setdefault(last[name], []).append(name)
+    released = []
+    for position, statement in enumerate(statements):
+        released.append(statement)
+        names = after.get(position, [])
+        released += [assign(n, _shape_of(n, bind)) for n in names if n in shapes]
+        dropped = [n for n in names if n not in shapes]
+        if dropped and position < len(statements) - 1:  # the sweep's end frees them anyway
+            released.append(gast.Delete([gast.Name(n, gast.Del(), None, None) for n in dropped]))
+    return released
+
+
+def _may_hold_an_array(statement) -> bool:
+    """False for `n = 0`, `r = range(k)`, `n = len(xs)`: releasing those frees nothing and
+    would only clutter the program (loop counters, the trip counts of recording)."""
+    value = getattr(statement, "value", None)
+    return not (isinstance(value, gast.Constant) or isinstance(value, gast.Call) and isinstance(
+        value.func, gast.Name) and value.func.id in ("range", "len"))
+
+
+def _assigned_names(statement) -> set:
+    """Names a plain top-level assignment binds (whole names, not elements)."""
+    if not isinstance(statement, gast.Assign):
+        return set()
+    return {n.id for target in statement.targets for n in walk(target)
+            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _shape_of(name: str, bind):
+    value = load(name)
+    value.shape_only = True  # (what outline.py looks for)
+    return gast.Call(load(bind("shape_of", runtime.shape_of)), [value], [])

@@ -1,0 +1,130 @@
+"""settle: which restores the backward sweep keeps, and so what the forward sweep records.
+
+The backward sweep is first built with a placeholder wherever a value could be popped back
+(`Restore`, `RestoreRegion`) and a loop could be replayed (`ReplayLoop`). Settling keeps a
+restore only if the backward sweep reads the value (or, for an in-place update, a name that
+may share its memory), drops the branches and loops left without work, and repeats until
+nothing changes; what survives is exactly what the forward sweep must push.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+
+from srcad.compiler.frontend.resolve import Loop, Operation, operations
+from srcad.compiler.transform.adjoints import assign, load
+from srcad.compiler.transform.optimize import names_read
+from srcad.compiler.transform.recording import REGION, pop
+
+
+@dataclass
+class Restore:
+    """Placeholder: `name = stack.pop()`, kept if the forward sweep records `name` there."""
+
+    site: object
+    name: str
+
+
+@dataclass
+class RestoreRegion:
+    """Placeholder: `y[index] = stack.pop()` for the element assignment `site` (`xs.pop()`
+    for an append), kept if the backward sweep reads `y` or a name sharing its memory."""
+
+    site: Operation
+
+
+@dataclass
+class ReplayLoop:
+    """Placeholder for a loop of the backward sweep, kept if its body does any work."""
+
+    loop: Loop
+    trips: str
+    index: str | None
+    body: list
+
+
+# ---- settling what is recorded -------------------------------------------------------------
+def settle(raw: list, block: list, sites, aliases, stack: str, range_name: str):
+    """Drop the restores whose value the backward sweep never reads, then the branches and
+    loops left without work, until nothing changes. Returns the backward statements, the
+    recorded (site, name) pairs, the replayed loops' counters, and the recorded names the
+    backward sweep reads only the shape of (the forward sweep records just their shape)."""
+    pushed = {name for _, name in sites.overwrites} | sites.elements
+    regions = {id(op): op for op in operations(block) if op.kind in ("setitem", "append")}
+    while True:
+        finisher = _Finisher(pushed, sites.overwrites, set(regions), stack, range_name)
+        statements = finisher.block(raw)
+        values, shapes = names_read(statements)
+        core = set().union(*names_read(statements, skip=finisher.region_restores))
+        still = {name for name in pushed if name in values or name in shapes}
+        kept = {key: op for key, op in regions.items() if aliases.group(op.mutates) & core}
+        if still == pushed and kept.keys() == regions.keys():
+            return statements, finisher.recorded, finisher.trips, still - values
+        pushed, regions = still, kept
+
+
+class _Finisher:
+    def __init__(self, pushed, overwrites, regions, stack, range_name):
+        self.pushed = pushed
+        self.overwrites = overwrites
+        self.regions = regions
+        self.stack = stack
+        self.range_name = range_name  # () → `range`, unless the user's function shadows it
+        self.recorded: set = set()
+        self.trips: dict = {}
+        self.region_restores: set = set()
+
+    def block(self, statements) -> list:
+        finished = []
+        for statement in statements:
+            if isinstance(statement, Restore):
+                site = (id(statement.site), statement.name)
+                element = isinstance(statement.site, Loop)
+                if statement.name in self.pushed and (element or site in self.overwrites):
+                    self.recorded.add((id(statement.site), statement.name))
+                    finished.append(assign(statement.name, pop(self.stack)))
+            elif isinstance(statement, RestoreRegion):
+                if id(statement.site) in self.regions:
+                    restore = self._restore_region(statement.site)
+                    self.region_restores.add(id(restore))
+                    finished.append(restore)
+            elif isinstance(statement, ReplayLoop):
+                finished.extend(self._loop(statement))
+            elif isinstance(statement, gast.If):
+                finished.extend(self._branch(statement))
+            else:
+                finished.append(statement)
+        return finished
+
+    def _restore_region(self, op: Operation):
+        """Undo an in-place update: pop the old `y[index]` back, or drop the appended item."""
+        container = op.args[0]
+        if op.kind == "append":
+            drop = gast.Call(gast.Attribute(container, "pop", gast.Load()), [], [])
+            return gast.Expr(drop)
+        self.recorded.add((id(op), REGION))
+        return gast.Assign([gast.Subscript(container, op.args[1], gast.Store())],
+                           pop(self.stack), None)
+
+    def _branch(self, statement):
+        body, orelse = self.block(statement.body), self.block(statement.orelse)
+        if body:
+            return [gast.If(statement.test, body, orelse)]
+        if orelse:
+            return [gast.If(gast.UnaryOp(gast.Not(), statement.test), orelse, [])]
+        return []
+
+    def _loop(self, replay: ReplayLoop):
+        body = self.block(replay.body)
+        if not body:
+            return []
+        self.trips[id(replay.loop)] = replay.trips
+        if replay.index:
+            steps = [gast.BinOp(load(replay.trips), gast.Sub(), gast.Constant(1, None)),
+                     gast.Constant(-1, None), gast.Constant(-1, None)]
+        else:
+            steps = [load(replay.trips)]
+        header = gast.Call(load(self.range_name()), steps, [])
+        target = gast.Name(replay.index or "_", gast.Store(), None, None)
+        return [assign(replay.trips, pop(self.stack)), gast.For(target, header, body, [], None)]

@@ -1,0 +1,224 @@
+"""specialise: the gradient-only program for float64 arrays, without the checks of helpers.
+
+The helpers a backward sweep calls (`add_at`, `multiply_into`, `seed_for`, the matmul
+rules) check the types, dtypes and shapes of what they are given on every call, because
+the program runs on any arguments: lists, float32, tape-mode tensors. `grad` on float64
+arrays runs a program specialised on them (api.Derivative keys its programs on the rank of
+each positional argument that is a float64 array). What analysis/float64s.py knows of each
+name of its straight-line body decides which helper calls pass their checks; those become
+the NumPy code of the helper's common case:
+
+    b_sum = seed_for(joint_outline(np.sum, d, e) or ...)    ─▶  b_sum = float64_one
+    b_x = index_adjoint(g, x, slice(None, -1))              ─▶  b_x = np.zeros(x.shape)
+                                                                b_x[:-1] = g
+    b_x = add_at(b_x, h, x, slice(1, None))                 ─▶  b_x[1:] += h
+    b_a = multiply_into(b_a, c)                             ─▶  b_a = np.multiply(b_a, c, b_a)
+    b_A = matmul_vjp_a(g, None, A, B)                       ─▶  b_A = g @ B.T
+    b_s = unbroadcast(g, s)                                 ─▶  b_s = g
+    m = np.max(S, axis=1, keepdims=True)                    ─▶  m = np.maximum.reduce(S, ...)
+
+An outline (transform/outline.py) that only the seed read is then dropped, where its
+operands are known to broadcast (one shape class): it would have raised nothing.
+Statements inside loops and branches stay as they are.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import gast
+import numpy as np
+
+from srcad.kernels import outlines, adjoints as runtime
+from srcad.compiler.analysis.float64s import (FLOAT, INT, Known, Knowledge, constant, dropped_axes,
+                                     is_array, is_number, same_shape)
+from srcad.runtime.arguments import seed_for
+from srcad.compiler.frontend.trees import walk
+from srcad.ops.numpy_contractions import matmul_vjp_a, matmul_vjp_b
+from srcad.compiler.transform.adjoints import assign, load
+
+FLOAT64_ONE = np.float64(1.0)  # the seed of a float64 number
+_REDUCING_UFUNCS = {np.sum: np.add, np.max: np.maximum, np.amax: np.maximum, np.min: np.minimum,
+                    np.amin: np.minimum, np.prod: np.multiply}
+_IN_PLACE = {runtime.add_into: np.add, runtime.subtract_into: np.subtract,
+             runtime.multiply_into: np.multiply, runtime.divide_into: np.true_divide}
+
+
+def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings) -> None:
+    """Rewrite the helper calls of `function`'s top-level statements that the knowledge of
+    `arrays` (parameter → rank of the float64 array it holds) lets go; `shapes` gives the
+    forward names' shape classes."""
+    rewriter = _Rewriter(Knowledge(arrays, shapes, bindings), bindings)
+    body = [new for statement in function.body for new in rewriter.rewritten(statement)]
+    function.body = _without_unread_outlines(body, rewriter.outlined)
+
+
+class _Rewriter:
+    def __init__(self, known: Knowledge, bindings):
+        self.known, self.bindings = known, bindings
+        self.outlined = set()  # the statements that make outlines known to raise nothing
+
+    def rewritten(self, statement) -> list:
+        """The statements `statement` becomes (itself where no rewrite applies)."""
+        if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], gast.Name):
+            replaced = self._assignment(statement, statement.targets[0].id, statement.value)
+            if replaced is not None:
+                return replaced
+            reduction = self._ufunc_reduction(statement.value)  # (on what precedes it)
+            self.known.learn(statement)
+            if reduction is not None:
+                statement.value = reduction
+            return [statement]
+        self.known.learn(statement)
+        return [statement]
+
+    def _ufunc_reduction(self, value):
+        """`np.add.reduce(x, axis=None)` for `np.sum(x)` of an array `x` (likewise max, min,
+        prod), or None: the same sum, without NumPy's 1.5 us of dispatch in Python."""
+        if not (isinstance(value, gast.Call) and len(value.args) == 1):
+            return None
+        ufunc = _REDUCING_UFUNCS.get(self.bindings.callee(value.func))
+        operand = self.known.value_of(value.args[0])
+        options = {keyword.arg: keyword.value for keyword in value.keywords}
+        if ufunc is None or not (is_array(operand) and operand.rank) \
+                or set(options) - {"axis", "keepdims"} \
+                or not all(isinstance(option, gast.Constant) for option in options.values()):
+            return None
+        options.setdefault("axis", gast.Constant(None, None))  # (reduce's default is axis 0)
+        function = gast.Attribute(gast.Attribute(load(self._numpy()), ufunc.__name__,
+                                                 gast.Load()), "reduce", gast.Load())
+        return gast.Call(function, value.args,
+                         [gast.keyword(name, option) for name, option in options.items()])
+
+    def _assignment(self, statement, target: str, value):
+        """The statements `target = value` becomes, or None where it stays."""
+        if isinstance(value, gast.BoolOp) and isinstance(value.op, gast.Or):
+            known = self._outline(value.values[0])
+            self.known.set(target, known)
+            if known is not None:
+                self.outlined.add(id(statement))
+            return [statement]
+        if not isinstance(value, gast.Call) or value.keywords:
+            return None
+        callee = self.bindings.callee(value.func)
+        arguments = [self.known.value_of(argument) for argument in value.args]
+        if callee is seed_for and is_number(arguments[0]):
+            self.known.facts[target] = Known("number")
+            return [assign(target, load(self.bindings.name_for("float64_one", FLOAT64_ONE)))]
+        if callee is outlines.cotangent_number and is_number(arguments[0], outline=False):
+            self.known.facts[target] = arguments[0]
+            return [assign(target, value.args[0])]
+        if callee is runtime.index_adjoint:
+            return self._index_adjoint(target, value.args, arguments)
+        if callee is runtime.add_at:
+            return self._add_at(target, value.args, arguments)
+        if callee in _IN_PLACE and len(arguments) == 2:
+            return self._in_place(target, _IN_PLACE[callee], value.args, arguments)
+        if callee is runtime.unbroadcast and len(arguments) == 2 and same_shape(*arguments):
+            self.known.facts[target] = replace(arguments[0], shape=arguments[1].shape)
+            return [assign(target, value.args[0])]
+        if callee in (matmul_vjp_a, matmul_vjp_b) and len(arguments) == 4:
+            return self._matmul(target, callee is matmul_vjp_a, value.args, arguments)
+        return None
+
+    def _outline(self, call):
+        """What `joint_outline(fn, *leaves)` (the first of `joint_outline(...) or
+        outline(...)`) is known to be: a float64 outline where every leaf is a float64
+        array or outline of one shape class (so the chain broadcasts as the forward sweep
+        would have: nothing to check), a number for a full sum or mean."""
+        if not (isinstance(call, gast.Call) and call.args and not call.keywords
+                and self.bindings.callee(call.func) is outlines.joint_outline):
+            return None
+        leaves = [self.known.value_of(leaf) for leaf in call.args[1:]]
+        if not leaves or not all(isinstance(leaf, Known) and leaf.form == "array"
+                                 for leaf in leaves):
+            return None
+        classes = {leaf.shape for leaf in leaves}
+        if len(leaves) > 1 and (len(classes) != 1 or None in classes):
+            return None  # (arrays of shapes not known to be one may not broadcast)
+        if self.bindings.callee(call.args[0]) in (np.sum, np.mean):
+            return Known("number", outline=True)
+        ranks = {leaf.rank for leaf in leaves}
+        return Known("array", ranks.pop() if len(ranks) == 1 else None, leaves[0].shape, True)
+
+    def _index_adjoint(self, target, nodes, arguments):
+        if len(nodes) != 3 or dropped_axes(nodes[2]) is None:
+            return None
+        g, x, _ = arguments
+        if not (is_array(x) and x.rank and isinstance(g, Known) and not g.outline):
+            return None
+        self.known.facts[target] = Known("array", x.rank, x.shape)
+        zeros = gast.Call(gast.Attribute(load(self._numpy()), "zeros", gast.Load()),
+                          [gast.Attribute(nodes[1], "shape", gast.Load())], [])
+        written = gast.Subscript(load(target), _index_node(nodes[2]), gast.Store())
+        return [assign(target, zeros), gast.Assign([written], nodes[0], None)]
+
+    def _add_at(self, target, nodes, arguments):
+        if len(nodes) != 4 or dropped_axes(nodes[3]) is None:
+            return None
+        total, g, x, _ = arguments
+        if not (is_array(total) and is_array(x)
+                and x.shape is not None and total.shape == x.shape
+                and isinstance(g, Known) and not g.outline
+                and isinstance(nodes[0], gast.Name)):
+            return None
+        written = gast.Subscript(load(nodes[0].id), _index_node(nodes[3]), gast.Store())
+        statements = [gast.AugAssign(written, gast.Add(), nodes[1])]
+        if target != nodes[0].id:
+            statements.append(assign(target, load(nodes[0].id)))
+        self.known.facts[target] = total
+        return statements
+
+    def _in_place(self, target, ufunc, nodes, arguments):
+        total, other = arguments
+        if not (is_array(total) and isinstance(nodes[0], gast.Name)):
+            return None
+        if not (other in (INT, FLOAT) or isinstance(other, Known) and not other.outline and (
+                other.form == "number" or other.shape is not None and other.shape == total.shape)):
+            return None
+        self.known.facts[target] = total
+        call = gast.Call(gast.Attribute(load(self._numpy()), ufunc.__name__, gast.Load()),
+                         [nodes[0], nodes[1], load(nodes[0].id)], [])
+        return [assign(target, call)]
+
+    def _matmul(self, target, first: bool, nodes, arguments):
+        g, _, a, b = arguments
+        if not all(is_array(v) and v.rank == 2 for v in (g, a, b)):
+            return None
+        self.known.facts[target] = Known("array", 2)
+        transposed = gast.Attribute(nodes[3] if first else nodes[2], "T", gast.Load())
+        product = gast.BinOp(nodes[0], gast.MatMult(), transposed) if first \
+            else gast.BinOp(transposed, gast.MatMult(), nodes[0])
+        return [assign(target, product)]
+
+    def _numpy(self) -> str:
+        return self.bindings.name_for("np", np)
+
+
+def _index_node(index):
+    """The index as a subscript writes it: `slice(None, -1)` → `:-1`."""
+    parts = index.elts if isinstance(index, gast.Tuple) else [index]
+    written = [gast.Slice(*[None if constant(bound, type(None)) else bound
+                            for bound in (list(part.args) + [None] * 3)[:3]])
+               if isinstance(part, gast.Call) else part for part in parts]
+    return gast.Tuple(written, gast.Load()) if isinstance(index, gast.Tuple) else written[0]
+
+
+def _without_unread_outlines(body: list, outlined: set) -> list:
+    """`body` without the statements of `outlined` (outlines known to compute nothing and
+    to raise nothing) whose names no later statement reads, nor those names in the `del`
+    statements that follow."""
+    read, removed, kept = set(), set(), []
+    for statement in reversed(body):
+        if id(statement) in outlined and statement.targets[0].id not in read:
+            removed.add(statement.targets[0].id)
+            continue
+        kept.append(statement)
+        read.update(node.id for node in walk(statement)
+                    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load))
+    kept.reverse()
+    for statement in kept:
+        if isinstance(statement, gast.Delete):
+            statement.targets = [t for t in statement.targets
+                                 if not (isinstance(t, gast.Name) and t.id in removed)]
+    return [s for s in kept if not (isinstance(s, gast.Delete) and not s.targets)]

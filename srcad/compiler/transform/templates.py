@@ -1,0 +1,238 @@
+"""templates: a derivative rule → an expression inlined into the adjoint.
+
+A rule whose body is one expression (a lambda, or a `def` that only returns) is inlined:
+its parameters are replaced by the call's arguments, `g` by the output's adjoint and `ans`
+by the output, and the names it reads from its own module (`np`, `unbroadcast`) are bound
+for the generated code. So the adjoint of `y = np.sin(x)` reads `b_x = b_y * np.cos(x)`.
+A longer rule is called by name with the call's own arguments.
+"""
+from __future__ import annotations
+
+import builtins
+import functools
+import inspect
+import types
+from dataclasses import dataclass
+from typing import Callable
+
+import gast
+import numpy as np
+
+from srcad.errors import SrcadError
+from srcad.compiler.frontend.parse import parse_function
+from srcad.compiler.frontend.resolve import Guard, chain_guard
+from srcad.compiler.frontend.trees import clone, walk
+from srcad.kernels import adjoints as runtime
+from srcad.kernels.adjoints import unbroadcast
+from srcad.kernels.tangents import broadcast_like
+from srcad.compiler.transform.optimize import constant_node, simplify
+from srcad.compiler.transform.refusals import NAMESPACE_READERS
+
+
+@dataclass(frozen=True)
+class Template:
+    rule: Callable
+    signature: inspect.Signature  # the rule's parameters after (g, ans): the call's own
+    g: str
+    ans: str
+    body: gast.expr | None        # None: the rule is called, not inlined
+    free: dict                    # names the body reads from the rule's module → objects
+    reads_ans: bool               # False: a called rule is handed None for `ans`
+    chains: tuple = ()            # Guards of the module attributes the rule calls (`np.sin`)
+
+    def bind(self, args, keywords) -> inspect.BoundArguments:
+        """Match a call's argument nodes to the rule's parameters (TypeError if they don't)."""
+        return self.signature.bind(*args, **dict(keywords))
+
+
+@functools.lru_cache(maxsize=None)
+def template_of(rule: Callable) -> Template:
+    parameters = list(inspect.signature(rule).parameters.values())
+    if len(parameters) < 2:
+        raise SrcadError(f"a VJP rule takes (g, ans, *args); {rule!r} takes fewer parameters")
+    g, ans, *own = parameters
+    signature = inspect.Signature(own)
+    body = _inlinable_body(rule)
+    packed = {p.name for p in own if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    if body is not None and any(isinstance(n, gast.Name) and n.id in packed
+                                for n in walk(body)):
+        body = None  # `*args`/`**kwargs` have no single node to substitute: call the rule
+    free = {} if body is None else _free_names(rule, body, {p.name for p in parameters})
+    if free is None:
+        body, free = None, {}
+    return Template(rule, signature, g.name, ans.name, body, free,
+                    body is not None or _reads_parameter(rule, ans.name), _chains_read(rule))
+
+
+def rebound_chain(template: Template) -> Guard | None:
+    """The first module attribute the rule calls that no longer names what its module
+    defines: rebound since the rule was first used (`np.sin = ...`), or, for srcad's own
+    rules, before, to something from another package. The rule's arithmetic would then
+    call it. (A user's rule may call what its module imported from elsewhere.)"""
+    own = (getattr(template.rule, "__module__", None) or "").split(".")[0] == "srcad"
+    for guard in template.chains:
+        if not guard.holds() or own and not _native(guard):
+            return guard
+    return None
+
+
+def _native(guard: Guard) -> bool:
+    """Whether the chain's object comes from its root module's package (NumPy's `sin`,
+    `np.linalg.norm` from numpy.linalg); a ufunc of SciPy's has no `__module__`."""
+    module = getattr(guard.value, "__module__", None)
+    return not isinstance(module, str) or \
+        module.split(".")[0] == guard.root.__name__.split(".")[0]
+
+
+def _chains_read(rule) -> tuple:
+    """Guards of the attribute chains on modules (`np.linalg.solve`) that the rule's own
+    code reads. (Not those of the helpers it calls: every guard costs each call about
+    30 ns, and a rule's helpers are srcad's, rebound by nobody who does not rebind NumPy.)"""
+    try:
+        node = parse_function(rule).node
+    except SrcadError:
+        return ()
+    namespace = {**rule.__globals__, **dict(zip(rule.__code__.co_freevars, (
+        c.cell_contents for c in rule.__closure__ or ())))}
+    local = {n.id for n in walk(node) if isinstance(n, gast.Name)
+             and not isinstance(n.ctx, gast.Load)}
+    inner = {id(n.value) for n in walk(node) if isinstance(n, gast.Attribute)}
+    guards = {}
+    for part in walk(node):
+        if not isinstance(part, gast.Attribute) or id(part) in inner:
+            continue
+        attributes, root = [], part
+        while isinstance(root, gast.Attribute):
+            attributes.append(root.attr)
+            root = root.value
+        if isinstance(root, gast.Name) and root.id not in local and \
+                isinstance(namespace.get(root.id), types.ModuleType):
+            guard = chain_guard(namespace[root.id], root.id, reversed(attributes))
+            if guard is not None:
+                guards[guard.key] = guard
+    return tuple(guards.values())
+
+
+def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
+                ans: gast.expr, bind: Callable[[str, object], str],
+                same_shape: frozenset = frozenset()) -> gast.expr:
+    """The rule's cotangent expression for one call.
+
+    `bind(name, obj)` returns the name under which generated code can read `obj`;
+    `same_shape` holds argument names known to have the output's shape, for which
+    `unbroadcast` is dropped (and, in a tangent rule, the output's name when the argument
+    has its shape, for which `broadcast_like` is).
+    """
+    if template.body is None:
+        name = getattr(template.rule, "__name__", "")
+        name = bind(name if name.isidentifier() else "vjp_rule", template.rule)
+        if not template.reads_ans:
+            ans = gast.Constant(None, None)  # so the forward sweep need not keep the output
+        return gast.Call(gast.Name(name, gast.Load(), None, None),
+                         [g, ans, *bound.args],
+                         [gast.keyword(k, v) for k, v in bound.kwargs.items()])
+    substitutes = {template.g: g, template.ans: ans}
+    for parameter in template.signature.parameters.values():
+        if parameter.name in bound.arguments:
+            substitutes[parameter.name] = bound.arguments[parameter.name]
+        else:
+            substitutes[parameter.name] = constant_node(parameter.default) or gast.Name(
+                bind(parameter.name, parameter.default), gast.Load(), None, None)
+    expression = _substitute(clone(template.body), substitutes)
+    unbroadcast_names = {n for n, obj in template.free.items()
+                         if obj is unbroadcast or obj is broadcast_like}
+    expression = simplify(expression, unbroadcast_names, same_shape,
+                          lambda func: _names_object(func, template.free) is np.where)
+    _mark_shape_reads(expression, template.free)
+    for node in walk(expression):
+        if isinstance(node, gast.Name) and getattr(node, "free_in_rule", False):
+            node.id = bind(node.id, template.free[node.id])
+    return expression
+
+
+# Runtime helpers that read one argument only for its shape, and which argument.
+SHAPE_ARGUMENTS = {runtime.unbroadcast: 1, runtime.expand_reduced: 1, runtime.reduced_size: 0}
+
+
+def _names_object(node, free: dict):
+    """The object an attribute chain of the rule's free names denotes (`np.where`)."""
+    attributes = []
+    while isinstance(node, gast.Attribute):
+        attributes.append(node.attr)
+        node = node.value
+    if not (isinstance(node, gast.Name) and getattr(node, "free_in_rule", False)):
+        return None
+    value = free.get(node.id)
+    for attribute in reversed(attributes):
+        value = getattr(value, attribute, None)
+    return value
+
+
+def _mark_shape_reads(expression, free: dict) -> None:
+    """Tag names read only for their shape (`x` in `unbroadcast(g, x)`): the forward sweep
+    may then record just the shape of an overwritten `x` (see reverse._settle)."""
+    for node in walk(expression):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and getattr(node.func, "free_in_rule", False):
+            position = SHAPE_ARGUMENTS.get(free.get(node.func.id))
+            if position is not None and position < len(node.args) \
+                    and isinstance(node.args[position], gast.Name):
+                node.args[position].shape_only = True
+
+
+def _reads_parameter(rule, name: str) -> bool:
+    """Whether the rule's source reads `name` (its own code or a nested function's); True
+    where it cannot be told. Read from the AST, not the bytecode, whose instruction forms
+    change between Python versions (3.13 loads two names in one `LOAD_FAST_LOAD_FAST`)."""
+    try:
+        node = parse_function(rule).node
+    except SrcadError:
+        return True
+    return any(isinstance(n, gast.Name) and (
+        n.id == name and isinstance(n.ctx, gast.Load) or n.id in _READS_BY_NAME)
+        for n in walk(node))
+
+
+_READS_BY_NAME = frozenset(NAMESPACE_READERS.values())
+
+
+def _inlinable_body(rule):
+    try:
+        node = parse_function(rule).node
+    except SrcadError:
+        return None
+    statements = [s for s in node.body if not (
+        isinstance(s, gast.Expr) and isinstance(s.value, gast.Constant))]
+    if len(statements) != 1 or not isinstance(statements[0], gast.Return):
+        return None
+    body = statements[0].value
+    scoped = (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp,
+              gast.NamedExpr)
+    return None if any(isinstance(n, scoped) for n in walk(body)) else body
+
+
+def _free_names(rule, body, parameters) -> dict | None:
+    """Objects of the names the body reads besides its parameters; None if one is unbound."""
+    closure = dict(zip(rule.__code__.co_freevars,
+                       (c.cell_contents for c in rule.__closure__ or ())))
+    free = {}
+    for node in walk(body):
+        if isinstance(node, gast.Name) and node.id not in parameters:
+            for namespace in (closure, rule.__globals__, vars(builtins)):
+                if node.id in namespace:
+                    free[node.id] = namespace[node.id]
+                    break
+            else:
+                return None
+            node.free_in_rule = True
+    return free
+
+
+def _substitute(expression, substitutes: dict):
+    class Substituter(gast.NodeTransformer):
+        def visit_Name(self, node):
+            if node.id in substitutes and not getattr(node, "free_in_rule", False):
+                return clone(substitutes[node.id])
+            return node
+
+    return Substituter().visit(expression)

@@ -1,0 +1,99 @@
+"""regions: the helpers generated code calls for element writes, `y[index] = v`.
+
+The forward sweep saves the region a write overwrites (`saved_region`); the backward sweep
+hands the region's cotangent to `v` (`region_adjoint`) and then zeroes it in `y`'s adjoint
+(`cleared_region` in an adjoint it owns, `without_region` in a copy), since the values
+overwritten contributed nothing to the output.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from srcad.errors import MissingRuleError, SrcadError
+from srcad.kernels.adjoints import OwnedList, dtype_of, unbroadcast
+
+
+def saved_region(y, index):
+    """A copy of `y[index]`, the values `y[index] = v` is about to overwrite (a key a dict
+    does not hold yet: `NEW_KEY`, which the backward sweep puts back in its place)."""
+    if type(y) is dict and index not in y:
+        return NEW_KEY
+    part = y[index]
+    return part.copy() if isinstance(part, np.ndarray) else part
+
+
+class _NewKey:
+    """What a dict held under a key before `d[key] = v` added it: nothing."""
+
+    def __repr__(self):
+        return "NEW_KEY"
+
+
+NEW_KEY = _NewKey()
+
+
+def region_adjoint(g, index, value, target=None):
+    """Cotangent of `value` in `y[index] = value`, from the cotangent `g` of `y` (`target`,
+    or its shape): zero where `y` holds integers or booleans, which truncate `value`."""
+    if g is None:
+        return None
+    if isinstance(g, dict):  # (a dict's adjoint may lack a key added later)
+        part = g.get(index)
+        return None if part is None else unbroadcast(part, value)
+    if type(target) is np.ndarray and target.dtype.kind not in "fc":
+        return unbroadcast(np.zeros(np.shape(g[index]), dtype_of(g)), value)
+    if isinstance(index, (list, np.ndarray)) and np.asarray(index).dtype.kind in "iu" \
+            and len(np.unique(index)) != np.size(index):
+        raise SrcadError(
+            "an element assignment `y[index] = v` with repeated indices keeps only the last "
+            "write, so srcad cannot tell which element of `v` the result depends on.",
+            fix="index each element once.")
+    part = g[index]
+    if type(part) is np.ndarray and part.base is not None:
+        part = part.copy()  # (a view of g, whose region `cleared_region` zeroes next)
+    if isinstance(part, (list, tuple)):  # a list's items written from a list: item by item
+        if len(part) != len(value):
+            raise MissingRuleError(
+                "srcad cannot differentiate a slice assignment that changes a list's length.",
+                fix="build a new list instead (`L = L[:i] + [v] + L[j:]`).")
+        return part
+    return unbroadcast(part, value)
+
+
+def owned_copy(g):
+    """A copy of the adjoint `g` (None stays None) that the backward sweep owns; a list's
+    or tuple's stays a list of its items' (np.copy made it an array)."""
+    if g is None:
+        return None
+    if isinstance(g, (list, tuple)):
+        return OwnedList(g)
+    if isinstance(g, dict):
+        return dict(g)
+    return np.copy(g)  # (np.copy keeps a tape-mode tensor one)
+
+
+def cleared_region(g, index):
+    """`without_region(g, index)`, zeroed in place: for an adjoint the backward sweep made
+    and handed to no one (OWNED in transform/adjoints.py), as a loop writing `y[i] = v`
+    clears one region per iteration, where a copy of `y`'s whole adjoint each time would
+    make the loop quadratic in `len(y)`."""
+    if type(g) is np.ndarray and g.flags.writeable:
+        g[index] = 0
+        return g
+    return without_region(g, index)
+
+
+def without_region(g, index):
+    """The cotangent of `y` before `y[index] = v`: the overwritten part contributed nothing."""
+    if isinstance(g, (tuple, list)):
+        cleared = g if type(g) is OwnedList else OwnedList(g)
+        if isinstance(index, slice):  # (a slice of a list is assigned a list)
+            cleared[index] = [None] * len(range(*index.indices(len(cleared))))
+        else:
+            cleared[index] = None
+        return cleared
+    if isinstance(g, dict):
+        return {**g, index: None}
+    cleared = np.copy(g)  # np.copy dispatches for tape-mode tensors; np.array(g) does not
+    cleared[index] = 0
+    return cleared

@@ -1,0 +1,388 @@
+"""Rules for shape operations, joining and splitting, and indexing (astype and item are in
+numpy_dtypes.py).
+
+Each function's JVP rule is registered right after its VJP rule. Rules that fit in one
+expression are lambdas (the inliner substitutes them into the adjoint or the tangent code);
+the others are `def`s called by name. These functions are linear in their array arguments
+(np.clip and np.partition piecewise), so most JVPs are the function itself applied to the
+tangent. Reductions are in numpy_reductions.py, contractions in numpy_contractions.py.
+"""
+import operator
+
+import numpy as np
+
+from srcad.errors import SrcadError
+from srcad.ops.registry import defjvp, defvjp, nondifferentiable, vjp_rules
+from srcad.kernels.adjoints import (dtype_of, index_adjoint, inverse_permutation, unbroadcast,
+                                    unravel)
+from srcad.kernels.tangents import broadcast_like, dense
+
+# ---- shape operations ------------------------------------------------------------------------
+defvjp(np.reshape, lambda g, ans, a, shape=None, order="C": np.reshape(g, np.shape(a), order=order))
+defjvp(np.reshape, lambda g, ans, a, shape=None, order="C":
+       np.reshape(g, np.shape(ans), order=order))
+defvjp(np.copy, lambda g, ans, a, order="K", subok=False: g)
+defjvp(np.copy, lambda g, ans, a, order="K", subok=False: g)
+defvjp(np.ravel, lambda g, ans, a, order="C": unravel(g, a, order))
+
+
+def ravel_jvp(g, ans, a, order="C"):
+    """`np.ravel`: orders "A" and "K" follow `a`'s memory layout, which `g` need not share,
+    so `g` is read in the order that `unravel` undoes."""
+    return np.ravel(g, order) if order not in ("A", "K") else \
+        np.ravel(g)[np.argsort(np.ravel(unravel(np.arange(np.size(a)), a, order)))]
+
+
+defjvp(np.ravel, ravel_jvp)
+
+
+def flattened(a, order="C"):
+    """`a.flatten(order)`, a new array (np.ravel's may be a view), as a function: what source
+    mode calls for the method of a value that surely is an array or a NumPy number
+    (analysis/arrays.py)."""
+    return a.flatten(order)
+
+
+defvjp(flattened, *vjp_rules(np.ravel).rules)
+defjvp(flattened, ravel_jvp)
+defvjp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, inverse_permutation(axes)))
+defjvp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, axes))
+defvjp(np.ndarray.T, lambda g, ans, a: np.transpose(g))
+defjvp(np.ndarray.T, lambda g, ans, a: np.transpose(g))
+defvjp(operator.getitem, lambda g, ans, a, index: index_adjoint(g, a, index))
+# a tuple, list or dict `a` has a container of tangents: g[index] picks from it too
+defjvp(operator.getitem, lambda g, ans, a, index: g[index])
+
+defvjp(np.squeeze, lambda g, ans, a, axis=None: np.reshape(g, np.shape(a)))
+defjvp(np.squeeze, lambda g, ans, a, axis=None: np.squeeze(g, axis))
+defvjp(np.expand_dims, lambda g, ans, a, axis: np.reshape(g, np.shape(a)))
+defjvp(np.expand_dims, lambda g, ans, a, axis: np.expand_dims(g, axis))
+defvjp(np.atleast_1d, lambda g, ans, a: np.reshape(g, np.shape(a)))
+defjvp(np.atleast_1d, lambda g, ans, a: np.atleast_1d(g))
+defvjp(np.atleast_2d, lambda g, ans, a: np.reshape(g, np.shape(a)))
+defjvp(np.atleast_2d, lambda g, ans, a: np.atleast_2d(g))
+defvjp(np.atleast_3d, lambda g, ans, a: np.reshape(g, np.shape(a)))
+defjvp(np.atleast_3d, lambda g, ans, a: np.atleast_3d(g))
+defvjp(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2))
+defjvp(np.swapaxes, lambda g, ans, a, axis1, axis2: np.swapaxes(g, axis1, axis2))
+defvjp(np.moveaxis, lambda g, ans, a, source, destination: np.moveaxis(g, destination, source))
+defjvp(np.moveaxis, lambda g, ans, a, source, destination: np.moveaxis(g, source, destination))
+
+
+def rolled_to(a, axis, start):
+    """Where `np.rollaxis(a, axis, start)` moves `axis` to, as np.moveaxis's destination."""
+    ndim = np.ndim(a)
+    start = start + ndim if start < 0 else start
+    return start - 1 if axis % ndim < start else start
+
+
+defvjp(np.rollaxis, lambda g, ans, a, axis, start=0:
+       np.moveaxis(g, rolled_to(a, axis, start), axis))
+defjvp(np.rollaxis, lambda g, ans, a, axis, start=0: np.rollaxis(g, axis, start))
+defvjp(np.broadcast_to, lambda g, ans, a, shape, subok=False: unbroadcast(g, a))
+defjvp(np.broadcast_to, lambda g, ans, a, shape, subok=False: np.broadcast_to(g, shape))
+defvjp(np.flip, lambda g, ans, m, axis=None: np.flip(g, axis))
+defjvp(np.flip, lambda g, ans, m, axis=None: np.flip(g, axis))
+defvjp(np.fliplr, lambda g, ans, m: np.fliplr(g))
+defjvp(np.fliplr, lambda g, ans, m: np.fliplr(g))
+defvjp(np.flipud, lambda g, ans, m: np.flipud(g))
+defjvp(np.flipud, lambda g, ans, m: np.flipud(g))
+defvjp(np.roll, lambda g, ans, a, shift, axis=None: np.roll(g, np.negative(shift), axis))
+defjvp(np.roll, lambda g, ans, a, shift, axis=None: np.roll(g, shift, axis))
+defvjp(np.rot90, lambda g, ans, m, k=1, axes=(0, 1): np.rot90(g, -k, axes))
+defjvp(np.rot90, lambda g, ans, m, k=1, axes=(0, 1): np.rot90(g, k, axes))
+
+defvjp(np.triu, lambda g, ans, m, k=0: np.triu(g, k))
+defjvp(np.triu, lambda g, ans, m, k=0: np.triu(g, k))
+defvjp(np.tril, lambda g, ans, m, k=0: np.tril(g, k))
+defjvp(np.tril, lambda g, ans, m, k=0: np.tril(g, k))
+
+
+def diagonal_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
+    """`np.diagonal`: `g` written on the diagonal of zeros shaped like `a`."""
+    ndim = np.ndim(a)
+    axis1, axis2 = axis1 % ndim, axis2 % ndim
+    rest = [n for i, n in enumerate(np.shape(a)) if i not in (axis1, axis2)]
+    result = np.zeros(tuple(rest) + (np.shape(a)[axis1], np.shape(a)[axis2]), dtype_of(g))
+    steps = np.arange(np.shape(g)[-1])
+    result[..., steps + max(-offset, 0), steps + max(offset, 0)] = g
+    return np.moveaxis(result, (-2, -1), (axis1, axis2))
+
+
+def diag_vjp(g, ans, v, k=0):
+    return np.diag(g, k) if np.ndim(v) == 1 else diagonal_vjp(g, ans, v, k)
+
+
+defvjp(np.diagonal, diagonal_vjp)
+defjvp(np.diagonal, lambda g, ans, a, offset=0, axis1=0, axis2=1:
+       np.diagonal(g, offset, axis1, axis2))
+defvjp(np.diag, diag_vjp)
+defjvp(np.diag, lambda g, ans, v, k=0: np.diag(g, k))
+
+# np.full and np.linspace carry their values' derivatives: their rules are in numpy_indexing.py
+nondifferentiable(np.shape, np.ndim, np.size, np.ndarray.shape, np.ndarray.ndim,
+                  np.ndarray.size, np.ndarray.dtype, np.zeros, np.ones, np.empty,
+                  np.zeros_like, np.ones_like, np.empty_like, np.eye,
+                  np.argmax, np.argmin, np.argsort)
+
+
+
+# ---- np.arange: the values start + i * step (`stop` only sets how many) ------------------
+def arange_weights(ans, stop, position):
+    """d ans[i] / d start (position 0: 1) or d step (2: i); zero for values rounded to
+    integers and for `np.arange(stop)`, whose one argument is the stop (read, never
+    differentiated)."""
+    if dtype_of(ans).kind not in "fc" or (position == 0 and stop is None):
+        return np.zeros(np.shape(ans))
+    return np.ones(np.shape(ans)) if position == 0 else np.arange(np.size(ans), dtype=float)
+
+
+nondifferentiable(arange_weights)
+defvjp(np.arange,
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs:
+       unbroadcast(np.sum(g * arange_weights(ans, stop, 0)), start),
+       None,
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs:
+       unbroadcast(np.sum(g * arange_weights(ans, stop, 2)), step))
+defjvp(np.arange,
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs:
+       g * arange_weights(ans, stop, 0),
+       None,
+       lambda g, ans, start, stop=None, step=None, *args, **kwargs:
+       g * arange_weights(ans, stop, 2))
+
+
+# ---- joining arrays --------------------------------------------------------------------------
+# The tangent of a sequence of arrays is a list of tangents, None for an element without one:
+# `dense` puts zeros in their place.
+def stack_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
+    lead = (slice(None),) * (axis % np.ndim(g))  # g[:, ..., i]: indexing has a rule
+    return [g[lead + (i,)] for i in range(len(arrays))]
+
+
+def _pieces(g, edges, axis):
+    """`np.split(g, edges, axis)` by slicing, which has a rule."""
+    lead = (slice(None),) * axis
+    bounds = [0, *(int(e) for e in edges), np.shape(g)[axis]]
+    return [g[lead + (slice(lo, hi),)] for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def concatenate_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
+    if axis is None:
+        sizes = [np.size(a) for a in arrays]
+        pieces = _pieces(np.ravel(g), np.cumsum(sizes)[:-1], 0)
+        return [np.reshape(p, np.shape(a)) for p, a in zip(pieces, arrays)]
+    axis = axis % np.ndim(g)
+    edges = np.cumsum([np.shape(a)[axis] for a in arrays])[:-1]
+    return _pieces(g, edges, axis)
+
+
+def vstack_vjp(g, ans, tup, **kwargs):
+    rows = np.cumsum([np.shape(np.atleast_2d(a))[0] for a in tup])[:-1]
+    return [np.reshape(p, np.shape(a)) for p, a in zip(_pieces(g, rows, 0), tup)]
+
+
+def hstack_vjp(g, ans, tup, **kwargs):
+    axis = 0 if np.ndim(g) == 1 else 1
+    edges = np.cumsum([np.shape(np.atleast_1d(a))[axis] for a in tup])[:-1]
+    return [np.reshape(p, np.shape(a)) for p, a in zip(_pieces(g, edges, axis), tup)]
+
+
+def _own_ndim(object) -> int:
+    """How many axes `np.array(object)` has without `ndmin`."""
+    if isinstance(object, (list, tuple)):
+        return 1 + (_own_ndim(object[0]) if object else 0)
+    return np.ndim(object)
+
+
+def array_vjp(g, ans, object, dtype=None, **kwargs):
+    """`np.array(nested lists of values)`: each value gets its slice of the cotangent (the
+    leading axes of length 1 that `ndmin` added dropped first)."""
+    if kwargs.get("ndmin", 0):
+        g = np.reshape(g, np.shape(g)[np.ndim(g) - _own_ndim(object):])
+    if isinstance(object, (list, tuple)):
+        return type(object)(array_vjp(g[i], None, item) for i, item in enumerate(object))
+    return np.reshape(g, np.shape(object)) if isinstance(object, np.ndarray) else g
+
+
+def _filled(g, object):
+    """The tangent `g` of nested lists of values, with zeros for its None parts."""
+    if not isinstance(object, (list, tuple)):
+        return g
+    return [_filled(t, item) for t, item in zip(dense(g, object), object)]
+
+
+def array_jvp(g, ans, object, dtype=None, **kwargs):
+    """`np.array(nested lists of values)`: their tangents in one array, of the output's
+    shape (`ndmin`) and precision."""
+    return np.reshape(np.asarray(_filled(g, object), np.promote_types(dtype_of(ans), np.float16)),
+                      np.shape(ans))
+
+
+defvjp(np.stack, stack_vjp)
+defjvp(np.stack, lambda g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind":
+       np.stack(dense(g, arrays), axis, dtype=dtype, casting=casting))
+defvjp(np.concatenate, concatenate_vjp)
+defjvp(np.concatenate, lambda g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind":
+       np.concatenate(dense(g, arrays), axis, dtype=dtype, casting=casting))
+defvjp(np.vstack, vstack_vjp)
+defjvp(np.vstack, lambda g, ans, tup, dtype=None, casting="same_kind":
+       np.vstack(dense(g, tup), dtype=dtype, casting=casting))
+defvjp(np.hstack, hstack_vjp)
+defjvp(np.hstack, lambda g, ans, tup, dtype=None, casting="same_kind":
+       np.hstack(dense(g, tup), dtype=dtype, casting=casting))
+for _array in (np.array, np.asarray, np.asanyarray):
+    defvjp(_array, array_vjp)
+    defjvp(_array, array_jvp)
+
+
+def _clip_rule(position, mode):
+    """The VJP (`mode` "vjp") or JVP ("jvp") rule of argument `position` of `np.clip`."""
+    def rule(g, ans, a, a_min=None, a_max=None, out=None, **kwargs):
+        """`np.clip`: `a` where it lies inside the bounds, each bound where it clips."""
+        a_min = kwargs.get("min") if a_min is None or a_min is np._NoValue else a_min
+        a_max = kwargs.get("max") if a_max is None or a_max is np._NoValue else a_max
+        if position == 0:
+            follows = (True if a_min is None else a >= a_min) \
+                & (True if a_max is None else a <= a_max)
+        elif position == 1:  # np.clip is minimum(maximum(a, a_min), a_max): a_max wins ties
+            follows = (a < a_min) & (True if a_max is None else a_min <= a_max)
+        else:
+            follows = (a if a_min is None else np.maximum(a, a_min)) > a_max
+        if mode == "jvp":
+            return broadcast_like(g * follows, ans)
+        return unbroadcast(g * follows, (a, a_min, a_max)[position])
+    rule.__name__ = rule.__qualname__ = f"clip_{mode}_{position}"
+    return rule
+
+
+defvjp(np.clip, *(_clip_rule(position, "vjp") for position in range(3)))
+defjvp(np.clip, *(_clip_rule(position, "jvp") for position in range(3)))
+
+
+def repeat_vjp(g, ans, a, repeats, axis=None):
+    """`np.repeat`: each element gets the sum of the cotangents of its copies."""
+    if axis is None:
+        return np.reshape(repeat_vjp(g, ans, np.ravel(a), repeats, 0), np.shape(a))
+    n = np.shape(a)[axis]
+    moved = np.moveaxis(g, axis, 0)
+    result = np.zeros((n,) + np.shape(moved)[1:], dtype_of(g))
+    np.add.at(result, np.repeat(np.arange(n), repeats), moved)
+    return np.moveaxis(result, 0, axis)
+
+
+def tile_vjp(g, ans, A, reps):
+    """`np.tile`: the cotangents of the tiles, added up."""
+    reps = (reps,) if np.ndim(reps) == 0 else tuple(reps)
+    shape = np.shape(A)
+    d = max(len(shape), len(reps))
+    tiles = (1,) * (d - len(reps)) + reps
+    sides = (1,) * (d - len(shape)) + shape
+    g = np.reshape(g, tuple(n for pair in zip(tiles, sides) for n in pair))
+    return np.reshape(np.sum(g, axis=tuple(range(0, 2 * d, 2))), shape)
+
+
+def _split_vjp(axis_of):
+    def rule(g, ans, ary, indices_or_sections, *args, **kwargs):
+        """The pieces' cotangents put back together (None: a piece nobody used)."""
+        axis = axis_of(ary, *args, **kwargs)
+        return np.concatenate([np.zeros_like(piece) if part is None else part
+                               for part, piece in zip(g, ans)], axis=axis)
+    return rule
+
+
+split_vjp = _split_vjp(lambda ary, axis=0: axis)
+hsplit_vjp = _split_vjp(lambda ary: 1 if np.ndim(ary) > 1 else 0)
+vsplit_vjp = _split_vjp(lambda ary: 0)
+dsplit_vjp = _split_vjp(lambda ary: 2)
+defvjp(np.split, split_vjp)
+defjvp(np.split, lambda g, ans, ary, indices_or_sections, axis=0:
+       np.split(g, indices_or_sections, axis))
+defvjp(np.array_split, split_vjp)
+defjvp(np.array_split, lambda g, ans, ary, indices_or_sections, axis=0:
+       np.array_split(g, indices_or_sections, axis))
+defvjp(np.hsplit, hsplit_vjp)
+defjvp(np.hsplit, lambda g, ans, ary, indices_or_sections: np.hsplit(g, indices_or_sections))
+defvjp(np.vsplit, vsplit_vjp)
+defjvp(np.vsplit, lambda g, ans, ary, indices_or_sections: np.vsplit(g, indices_or_sections))
+defvjp(np.dsplit, dsplit_vjp)
+defjvp(np.dsplit, lambda g, ans, ary, indices_or_sections: np.dsplit(g, indices_or_sections))
+defvjp(np.repeat, repeat_vjp)
+defjvp(np.repeat, lambda g, ans, a, repeats, axis=None: np.repeat(g, repeats, axis))
+defvjp(np.tile, tile_vjp)
+defjvp(np.tile, lambda g, ans, A, reps: np.tile(g, reps))
+
+
+def _constant_mode(mode):
+    """`np.pad`'s `mode`, which must be "constant" for srcad to differentiate it."""
+    if mode != "constant":
+        raise SrcadError(f"srcad has no derivative of np.pad with mode={mode!r}",
+                         fix="use mode='constant', or build the padding by concatenation.")
+    return mode
+
+
+def pad_vjp(g, ans, array, pad_width, mode="constant", **kwargs):
+    """`np.pad` with constants: the cotangent of the part that was `array`."""
+    _constant_mode(mode)
+    widths = np.broadcast_to(np.asarray(pad_width, dtype=int), (np.ndim(array), 2))
+    return g[tuple(slice(lo, lo + n) for (lo, _), n in zip(widths, np.shape(array)))]
+
+
+defvjp(np.pad, pad_vjp)
+# the constants have no tangent: `g` padded with zeros
+defjvp(np.pad, lambda g, ans, array, pad_width, mode="constant", **kwargs:
+       np.pad(g, pad_width, _constant_mode(mode)))
+
+
+def _diff_part(part, g, a, n, axis, prepend):
+    """`np.diff`: the cotangent of `part` (0: prepend, 1: a, 2: append) of the array it
+    differences; each difference gives +g to its later element and -g to its earlier one."""
+    axis = axis % np.ndim(a)
+    lead = (slice(None),) * axis
+    for _ in range(n):
+        zero = np.zeros_like(g[lead + (slice(0, 1),)])
+        g = np.concatenate([zero, g], axis) - np.concatenate([g, zero], axis)
+    start = 0 if prepend is np._NoValue else (np.shape(prepend)[axis] if np.ndim(prepend) else 1)
+    bounds = [0, start, start + np.shape(a)[axis], np.shape(g)[axis]]
+    return g[lead + (slice(bounds[part], bounds[part + 1]),)]
+
+
+def diff_vjp(g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    return _diff_part(1, g, a, n, axis, prepend)
+
+
+def diff_prepend_vjp(g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    """A scalar `prepend` or `append` is spread along the other axes: its cotangent sums."""
+    return unbroadcast(_diff_part(0, g, a, n, axis, prepend), prepend)
+
+
+def diff_append_vjp(g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue):
+    return unbroadcast(_diff_part(2, g, a, n, axis, prepend), append)
+
+
+def _zeros_for(constant):
+    """The tangent of a constant `prepend` or `append` of `np.diff` (np._NoValue: none)."""
+    return constant if constant is np._NoValue else np.zeros_like(constant)
+
+
+def partition_vjp(g, ans, a, kth, axis=-1, kind="introselect", order=None):
+    """`np.partition`: `g` sent back through the permutation `np.argpartition` finds."""
+    if axis is None:
+        return np.reshape(partition_vjp(g, ans, np.ravel(a), kth), np.shape(a))
+    permutation = np.argpartition(a, kth, axis=axis)
+    return np.take_along_axis(g, np.argsort(permutation, axis=axis), axis=axis)
+
+
+defvjp(np.diff, diff_vjp, None, None, diff_prepend_vjp, diff_append_vjp)
+defjvp(np.diff, lambda g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue:
+       np.diff(g, n, axis, _zeros_for(prepend), _zeros_for(append)),
+       None, None,
+       lambda g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue:
+       np.diff(np.zeros_like(a, dtype=ans.dtype), n, axis, g, _zeros_for(append)),
+       lambda g, ans, a, n=1, axis=-1, prepend=np._NoValue, append=np._NoValue:
+       np.diff(np.zeros_like(a, dtype=ans.dtype), n, axis, _zeros_for(prepend), g))
+defvjp(np.partition, partition_vjp)
+# the permutation np.argpartition finds, as in the VJP (axis None: over the flat array)
+defjvp(np.partition, lambda g, ans, a, kth, axis=-1, kind="introselect", order=None:
+       np.take_along_axis(g, np.argpartition(a, kth, axis=axis), axis=axis))
+

@@ -1,0 +1,328 @@
+"""Rules for numpy.linalg: inv, solve, det, slogdet, cholesky, pinv, matrix_power and
+multi_dot, and the helpers the decompositions (numpy_decompositions.py: eigh, eigvalsh, eig,
+svd) and norms (numpy_norms.py) share.
+
+Matrices are the last two axes, so stacks `(..., m, n)` work wherever NumPy takes them. The
+rules are built from NumPy functions that have rules themselves (matmul, solve, swapaxes,
+tril, where, ...): they run on tape-mode tensors, and srcad differentiates them again for
+second derivatives. Functions with several results (slogdet, eigh, eig, svd) get their
+cotangent as a tuple with None for a result nothing read, and their JVPs return a tuple.
+
+`cholesky` and `eigh` read one triangle of their argument (`upper`, `UPLO`) and so do `svd`
+and `pinv` with `hermitian=True`: their derivatives are taken with respect to that triangle,
+as NumPy computes them, which is exact for any argument, symmetric or not.
+
+Where a derivative does not exist, the rules raise instead of returning a number: the
+eigenvectors (or singular vectors) of repeated eigenvalues, a pseudo-inverse at a rank
+deficient matrix, `norm(x, 0)`, the arbitrary completing
+columns of `svd(full_matrices=True)`. A JVP cannot tell whether the vectors it returns are
+used, so their tangents at repeated values are nan rather than an error.
+"""
+import numpy as np
+
+from srcad.errors import UnsupportedDerivativeError
+from srcad.ops.registry import defjvp, defvjp, nondifferentiable
+from srcad.kernels.adjoints import dtype_of, unbroadcast
+
+
+# ---- helpers ---------------------------------------------------------------------------------
+def mT(x):
+    """The transpose of the last two axes."""
+    return np.swapaxes(x, -1, -2)
+
+
+def eye(x):
+    """An identity as wide as `x`'s last axis, in `x`'s floating precision."""
+    return np.eye(np.shape(x)[-1], dtype=np.promote_types(dtype_of(x), np.float16))
+
+
+def symmetric_from(a, lower):
+    """The symmetric matrix whose lower (else upper) triangle is `a`'s: what the functions
+    that read one triangle factor."""
+    if lower:
+        return np.tril(a) + mT(np.tril(a, -1))
+    return np.triu(a) + mT(np.triu(a, 1))
+
+
+def onto_triangle(h, lower):
+    """The adjoint of `symmetric_from`: the cotangent `h` of the symmetric matrix gathered
+    onto the triangle it was read from."""
+    if lower:
+        return np.tril(h) + np.tril(mT(h), -1)
+    return np.triu(h) + np.triu(mT(h), 1)
+
+
+def rounding(values):
+    """How far apart values of this size may be by rounding alone (n eps max|value|, per
+    matrix): closer values count as equal, smaller ones as zero."""
+    largest = np.max(np.abs(values), axis=-1, keepdims=True)
+    return np.shape(values)[-1] * np.finfo(dtype_of(values)).eps * largest
+
+
+def tied(values):
+    """[..., i, j]: whether values i and j are equal to rounding (the diagonal is)."""
+    gaps = values[..., None, :] - values[..., :, None]
+    return np.abs(gaps) <= rounding(values)[..., None]
+
+
+def reciprocal_or_nan(x, zero):
+    """1 / x, and nan (without a warning) where `zero`."""
+    return np.where(zero, np.nan, 1 / np.where(zero, 1, x))
+
+
+def inverse_gaps(values, tied):
+    """F[..., i, j] = 1 / (values[j] - values[i]) off the diagonal, 0 on it: how fast
+    eigenvectors (or singular vectors) turn towards each other; nan where `tied`."""
+    gaps = values[..., None, :] - values[..., :, None]
+    return np.where(np.eye(np.shape(values)[-1], dtype=bool), 0, reciprocal_or_nan(gaps, tied))
+
+
+def refuse_repeated(values, what):
+    """Vectors of equal eigen- or singular values have no derivative (any rotation of them
+    is as good): refuse rather than return nan or noise."""
+    if np.any(tied(values) > np.eye(np.shape(values)[-1], dtype=bool)):
+        raise UnsupportedDerivativeError(
+            f"the {what} have no derivative here: some of their values are equal (to "
+            "rounding), and the vectors of equal values can turn into each other.",
+            fix="differentiate through the values only, or through functions of the vectors "
+            "that do not depend on how they are chosen (`u @ diag(s) @ vh`), at a matrix "
+            "whose values are distinct.")
+
+
+def refuse_zero(s, what):
+    if np.any(s <= rounding(s)):
+        raise UnsupportedDerivativeError(
+            f"the {what} of a zero singular value (to rounding) have no derivative: the "
+            "matrix is rank deficient.", fix="differentiate through the singular values only, "
+            "or at a matrix of full rank.")
+
+
+def refuse_complex_input(a, what):
+    """Rules derived for real matrices (symmetric ones transposed, not conjugated) would
+    give wrong numbers for complex ones: refuse them."""
+    if dtype_of(a).kind == "c":
+        raise UnsupportedDerivativeError(
+            f"srcad differentiates {what} of real arrays only; this one is complex.",
+            fix="differentiate with respect to the real and imaginary parts as two real "
+            "arrays (`a = x + 1j * y`) through functions srcad supports for complex values "
+            "(matmul, inv, solve, det, slogdet, the 2-norm), or keep the matrix real.")
+
+
+def refuse_completion(cotangent):
+    """The columns `svd(full_matrices=True)` adds to a rectangular matrix's U (rows to
+    Vh) are any basis of the rest of the space: nothing may depend on them."""
+    if np.any(cotangent != 0):
+        raise UnsupportedDerivativeError(
+            "np.linalg.svd(a, full_matrices=True) of a non-square matrix completes U (or Vh) "
+            "with an arbitrary basis, which has no derivative, and the result depends on it.",
+            fix="pass full_matrices=False, or use only the first min(m, n) columns of U "
+            "(rows of Vh).")
+
+
+def _refuse_rank_deficient(a, pinv):
+    """trace(pinv(a) @ a) is the rank that np.linalg.pinv kept."""
+    rank = np.sum(pinv * mT(a), axis=(-2, -1))
+    if np.any(np.round(rank) < min(np.shape(a)[-2:])):
+        raise UnsupportedDerivativeError(
+            "np.linalg.pinv is discontinuous at a rank deficient matrix (its cutoff drops "
+            "singular values that any perturbation brings back): it has no derivative there.",
+            fix="regularize instead, e.g. np.linalg.solve(a.T @ a + eps * np.eye(n), a.T), or "
+            "differentiate at a matrix of full rank.")
+
+
+nondifferentiable(refuse_repeated, refuse_zero, refuse_completion,
+                  _refuse_rank_deficient, refuse_complex_input)
+
+
+# ---- inverses and solves -----------------------------------------------------------------------
+defvjp(np.linalg.inv, lambda g, ans, a: -np.swapaxes(ans, -1, -2) @ g @ np.swapaxes(ans, -1, -2))
+defjvp(np.linalg.inv, lambda g, ans, a: -ans @ g @ ans)
+
+
+def solve_vjp_a(g, ans, a, b):
+    """x = A⁻¹ b: Ā = -b̄ xᵀ with b̄ = A⁻ᵀ x̄ (a 1-D `b` is one column, as NumPy 2 reads it)."""
+    if np.ndim(b) == 1:
+        g, ans = g[..., None], ans[..., None]
+    return unbroadcast(-np.linalg.solve(mT(a), g) @ mT(ans), a)
+
+
+def solve_vjp_b(g, ans, a, b):
+    if np.ndim(b) == 1:
+        return unbroadcast(np.linalg.solve(mT(a), g[..., None])[..., 0], b)
+    return unbroadcast(np.linalg.solve(mT(a), g), b)
+
+
+def solve_jvp_a(g, ans, a, b):
+    """dx = -A⁻¹ dA x."""
+    if np.ndim(b) == 1:
+        return -np.linalg.solve(a, g @ ans[..., None])[..., 0]
+    return -np.linalg.solve(a, g @ ans)
+
+
+defvjp(np.linalg.solve, solve_vjp_a, solve_vjp_b)
+defjvp(np.linalg.solve, solve_jvp_a, lambda g, ans, a, b: np.linalg.solve(a, g))
+
+
+def _refuse_complex_pinv(a, hermitian):
+    """For a complex matrix the terms in dAᵀ become dAᴴ, not holomorphic: only a square
+    (invertible) matrix, where they vanish, is differentiated."""
+    if hermitian or np.shape(a)[-1] != np.shape(a)[-2]:
+        refuse_complex_input(a, "np.linalg.pinv of a non-square or hermitian=True matrix")
+
+
+nondifferentiable(_refuse_complex_pinv)
+
+
+def pinv_vjp(g, ans, a, rcond=None, hermitian=False, **kwargs):
+    """The adjoint of the pseudo-inverse's differential (Golub and Pereyra), which holds
+    where the rank does not change: A⁺ here is n x m, `a` m x n."""
+    _refuse_complex_pinv(a, hermitian)
+    a = symmetric_from(a, True) if hermitian else a
+    _refuse_rank_deficient(a, ans)
+    p, pt, gt = ans, mT(ans), mT(g)
+    within = gt @ p @ pt
+    across = pt @ (p @ gt)
+    grad = -pt @ g @ pt + within - a @ (p @ within) + across - (across @ p) @ a
+    return onto_triangle(grad, True) if hermitian else grad
+
+
+def pinv_jvp(g, ans, a, rcond=None, hermitian=False, **kwargs):
+    """dA⁺ = -A⁺ dA A⁺ + A⁺ A⁺ᵀ dAᵀ (I - A A⁺) + (I - A⁺ A) dAᵀ A⁺ᵀ A⁺."""
+    _refuse_complex_pinv(a, hermitian)
+    a = symmetric_from(a, True) if hermitian else a
+    _refuse_rank_deficient(a, ans)
+    da = mT(symmetric_from(g, True) if hermitian else g)  # dAᵀ
+    p, pt = ans, mT(ans)
+    rows = p @ (pt @ da)
+    columns = da @ pt @ p
+    return -p @ mT(da) @ p + rows - (rows @ a) @ p + columns - p @ (a @ columns)
+
+
+defvjp(np.linalg.pinv, pinv_vjp)
+defjvp(np.linalg.pinv, pinv_jvp)
+
+
+# ---- determinants ------------------------------------------------------------------------------
+defvjp(np.linalg.det, lambda g, ans, a:
+       (g * ans)[..., None, None] * np.swapaxes(np.linalg.inv(a), -1, -2))
+defjvp(np.linalg.det, lambda g, ans, a:
+       ans * np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1))
+
+
+def slogdet_vjp(g, ans, a):
+    """With t = tr(A⁻¹ dA) = d log det A: d log|det A| = Re(t), A⁻ᵀ times the real part of
+    its cotangent. A real matrix's sign is piecewise constant; a complex one's moves,
+    d sign = i sign Im(t), which pulls i Im(ḡ sign) A⁻ᵀ back."""
+    if g[1] is None and (g[0] is None or dtype_of(a).kind != "c"):
+        return np.zeros_like(a)
+    scale = np.zeros_like(ans[1]) if g[1] is None else np.real(g[1])
+    if dtype_of(a).kind == "c" and g[0] is not None:
+        scale = scale + 1j * np.imag(g[0] * ans[0])
+    return scale[..., None, None] * mT(np.linalg.inv(a))
+
+
+def slogdet_jvp(g, ans, a):
+    """sign: 0 for a real matrix, i sign Im(t) for a complex one; log|det|: Re(t)."""
+    t = np.trace(np.linalg.solve(a, g), axis1=-2, axis2=-1)
+    sign = ans[0] * (1j * np.imag(t)) if dtype_of(a).kind == "c" else np.zeros_like(ans[0])
+    return sign, np.real(t)
+
+
+defvjp(np.linalg.slogdet, slogdet_vjp)
+defjvp(np.linalg.slogdet, slogdet_jvp)
+
+
+# ---- Cholesky ----------------------------------------------------------------------------------
+def _half_diagonal(x):
+    """The lower triangle of `x` with half its diagonal: Φ in dL = L Φ(L⁻¹ dS L⁻ᵀ)."""
+    return np.tril(x) - 0.5 * x * eye(x)
+
+
+def cholesky_vjp(g, ans, a, upper=False):
+    """S = L Lᵀ: S̄ = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹, gathered onto the triangle S was read from."""
+    refuse_complex_input(a, "np.linalg.cholesky")
+    l, g = (mT(ans), mT(g)) if upper else (ans, g)
+    left = np.linalg.solve(mT(l), _half_diagonal(mT(l) @ g))  # L⁻ᵀ Φ(Lᵀ L̄)
+    return onto_triangle(mT(np.linalg.solve(mT(l), mT(left))), not upper)
+
+
+def cholesky_jvp(g, ans, a, upper=False):
+    refuse_complex_input(a, "np.linalg.cholesky")
+    l = mT(ans) if upper else ans
+    inner = np.linalg.solve(l, symmetric_from(g, not upper))  # L⁻¹ dS
+    tangent = l @ _half_diagonal(mT(np.linalg.solve(l, mT(inner))))
+    return mT(tangent) if upper else tangent
+
+
+defvjp(np.linalg.cholesky, cholesky_vjp)
+defjvp(np.linalg.cholesky, cholesky_jvp)
+
+
+# ---- products ----------------------------------------------------------------------------------
+def matrix_power_vjp(g, ans, a, n):
+    """Σ_k (Bᵀ)^k ḡ (Bᵀ)^(m-1-k) for A^n = B^m (B = A, or A⁻¹ for n < 0), then through
+    the inverse."""
+    if n == 0:
+        return np.zeros_like(a)
+    base = mT(a) if n > 0 else mT(np.linalg.inv(a))
+    total, power = g, base
+    for _ in range(abs(n) - 1):
+        total = base @ total + g @ power
+        power = power @ base
+    return total if n > 0 else -base @ total @ base
+
+
+def matrix_power_jvp(g, ans, a, n):
+    """Σ_k B^k dB B^(m-1-k), with dB = -A⁻¹ dA A⁻¹ for n < 0."""
+    if n == 0:
+        return np.zeros_like(ans)
+    base = a if n > 0 else np.linalg.inv(a)
+    tangent = g if n > 0 else -base @ g @ base
+    total, power = tangent, base
+    for _ in range(abs(n) - 1):
+        total = base @ total + tangent @ power
+        power = power @ base
+    return total
+
+
+defvjp(np.linalg.matrix_power, matrix_power_vjp, None)
+defjvp(np.linalg.matrix_power, matrix_power_jvp, None)
+
+
+def _as_matrices(arrays):
+    """multi_dot's operands, a 1-D first one as a row and a 1-D last one as a column."""
+    first, last = arrays[0], arrays[-1]
+    if np.ndim(first) == 1:
+        first = first[None, :]
+    if np.ndim(last) == 1:
+        last = last[:, None]
+    return [first] + [x for x in arrays[1:-1]] + [last]
+
+
+def multi_dot_vjp(g, ans, arrays, out=None):
+    """Each operand's cotangent: (the product before it)ᵀ ḡ (the product after it)ᵀ."""
+    matrices = _as_matrices(arrays)
+    g = np.reshape(g, (np.shape(matrices[0])[0], np.shape(matrices[-1])[1]))
+    after = [None]  # after[j]: the product of the last j operands
+    for m in matrices[:0:-1]:
+        after.append(m if after[-1] is None else m @ after[-1])
+    cotangents, before = [], g  # before: (the product of the operands so far)ᵀ ḡ
+    for i, m in enumerate(matrices):
+        later = after[len(matrices) - 1 - i]
+        cotangents.append(before if later is None else before @ mT(later))
+        before = mT(m) @ before
+    return [np.reshape(c, np.shape(x)) for c, x in zip(cotangents, arrays)]
+
+
+def multi_dot_jvp(g, ans, arrays, out=None):
+    """Linear in each operand: the products with one tangent in its operand's place."""
+    total = None
+    for i, tangent in enumerate(g):
+        if tangent is not None:
+            term = np.linalg.multi_dot([tangent if j == i else x for j, x in enumerate(arrays)])
+            total = term if total is None else total + term
+    return total
+
+
+defvjp(np.linalg.multi_dot, multi_dot_vjp)
+defjvp(np.linalg.multi_dot, multi_dot_jvp)

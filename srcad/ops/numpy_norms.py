@@ -1,0 +1,157 @@
+"""Rules for `np.linalg.norm`, every `ord` and `axis` NumPy accepts, and `keepdims`.
+
+Vector norms (2, 1, ±inf, general p) and matrix norms ('fro', 'nuc', ±1, ±2, ±inf). At
+kinks the conventions of srcad's other rules hold: ties for ±inf and the induced ±1/±inf
+norms share the derivative as `np.max` does, tied singular values share it for ±2, a zero
+vector's 2-norm has derivative 0 (as `abs` at 0). `norm(x, 0)` counts nonzeros and is
+refused.
+"""
+import numpy as np
+
+from srcad.errors import UnsupportedDerivativeError
+from srcad.ops.numpy_linalg import mT, refuse_complex_input, rounding
+from srcad.ops.registry import defjvp, defvjp
+from srcad.kernels.adjoints import dtype_of
+
+
+# ---- norms -------------------------------------------------------------------------------------
+def _norm_axes(x, ord, axis):
+    """How np.linalg.norm reads `ord` and `axis`: ("vector", None) for the 2-norm of the
+    flattened array, ("vector", (axis,)) or ("matrix", (row axis, column axis))."""
+    ndim = np.ndim(x)
+    if axis is None:
+        if ord is None:
+            return "vector", None
+        axis = tuple(range(ndim))
+    axes = tuple(a % ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    return ("vector" if len(axes) == 1 else "matrix"), axes
+
+
+def _kept(value, x, axes):
+    """A reduction's `value` with `x`'s reduced axes back, of length 1 (as keepdims)."""
+    shape = np.shape(x)
+    return np.reshape(value, tuple(1 if axes is None or i in axes else n
+                                   for i, n in enumerate(shape)))
+
+
+def _refuse_ord_zero(ord):
+    if ord == 0:
+        raise UnsupportedDerivativeError(
+            "np.linalg.norm(x, ord=0) counts the nonzero elements: a step function, whose "
+            "derivative is zero wherever it exists.",
+            fix="wrap it in srcad.stop_gradient(...) if it is meant as a constant, or use a "
+            "differentiable penalty such as ord=1.")
+
+
+def _vector_norm_vjp(g, ans, x, p, axes):
+    """The p-norm over `axes`: x |x|^(p-2) / norm^(p-1), sign(x) for p = 1, and for
+    p = ±inf the elements that tie for the extreme |x| share, as np.max's rule does. The
+    2-norm of a complex x, real, pulls back conj(x) / norm (as np.abs does)."""
+    g, ans = _kept(g, x, axes), _kept(ans, x, axes)
+    if p == 2 and dtype_of(x).kind == "c":
+        return np.conj(x) * (np.real(g) / np.where(ans == 0, 1, ans))
+    refuse_complex_input(x, f"np.linalg.norm(x, ord={p!r})")
+    if p == 2:
+        return x * (g / np.where(ans == 0, 1, ans))
+    if p == 1:
+        return np.sign(x) * g
+    if p in (np.inf, -np.inf):
+        winners = np.abs(x) == ans
+        ties = np.sum(winners, axis=axes, keepdims=True, dtype=np.result_type(g))
+        return np.sign(x) * winners * (g / ties)
+    _refuse_ord_zero(p)
+    return np.sign(x) * np.abs(x) ** (p - 1) * (g / np.where(ans == 0, 1, ans) ** (p - 1))
+
+
+def _vector_norm_jvp(g, ans, x, p, axes, keepdims):
+    if p == 2 and dtype_of(x).kind == "c":
+        return (np.sum(np.real(np.conj(x) * g), axis=axes, keepdims=keepdims)
+                / np.where(ans == 0, 1, ans))
+    refuse_complex_input(x, f"np.linalg.norm(x, ord={p!r})")
+    if p == 2:
+        return np.sum(x * g, axis=axes, keepdims=keepdims) / np.where(ans == 0, 1, ans)
+    if p == 1:
+        return np.sum(np.sign(x) * g, axis=axes, keepdims=keepdims)
+    if p in (np.inf, -np.inf):
+        winners = np.abs(x) == _kept(ans, x, axes)
+        return (np.sum(np.sign(x) * winners * g, axis=axes, keepdims=keepdims)
+                / np.sum(winners, axis=axes, keepdims=keepdims, dtype=np.result_type(g)))
+    _refuse_ord_zero(p)
+    return (np.sum(np.sign(x) * np.abs(x) ** (p - 1) * g, axis=axes, keepdims=keepdims)
+            / np.where(ans == 0, 1, ans) ** (p - 1))
+
+
+def _spectral_weights(s, ord):
+    """d norm / d s, equal to rounding counting as equal: 1 per nonzero singular value for
+    "nuc" (0 for a zero one, as abs has at 0); for 2 (-2) the largest (smallest) singular
+    values share 1 when they tie, as np.max's rule shares."""
+    if ord == "nuc":
+        return np.where(s > rounding(s), np.ones_like(s), np.zeros_like(s))
+    winners = np.abs(s - (s[..., :1] if ord == 2 else s[..., -1:])) <= rounding(s)
+    return winners / np.sum(winners, axis=-1, keepdims=True, dtype=dtype_of(s))
+
+
+def _spectral_norm_vjp(g, ans, x, ord, axes):
+    """ord 2, -2, "nuc": U diag(weights) Vh, with the matrix axes moved last and back."""
+    refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
+    u, s, vh = np.linalg.svd(np.moveaxis(x, axes, (-2, -1)), full_matrices=False)
+    scale = np.moveaxis(_kept(g, x, axes), axes, (-2, -1))
+    grad = (u * _spectral_weights(s, ord)[..., None, :]) @ vh * scale
+    return np.moveaxis(grad, (-2, -1), axes)
+
+
+def _spectral_norm_jvp(g, ans, x, ord, axes):
+    refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
+    u, s, vh = np.linalg.svd(np.moveaxis(x, axes, (-2, -1)), full_matrices=False)
+    turned = u * (np.moveaxis(g, axes, (-2, -1)) @ mT(vh))  # diag(Uᵀ dA V), summed below
+    return np.reshape(np.sum(turned * _spectral_weights(s, ord)[..., None, :], axis=(-2, -1)),
+                      np.shape(ans))
+
+
+def _induced_axes(ord, axes):
+    """ord ±1: the column sums (over the row axis) compete; ord ±inf: the row sums."""
+    return axes[0] if ord in (1, -1) else axes[1]
+
+
+def _induced_norm_vjp(g, ans, x, ord, axes):
+    """ord ±1, ±inf: sign(x) on the rows or columns whose sums tie for the extreme."""
+    refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
+    g, ans = _kept(g, x, axes), _kept(ans, x, axes)
+    winners = np.sum(np.abs(x), axis=_induced_axes(ord, axes), keepdims=True) == ans
+    ties = np.sum(winners, axis=axes, keepdims=True, dtype=np.result_type(g))
+    return np.sign(x) * (winners * (g / ties))
+
+
+def _induced_norm_jvp(g, ans, x, ord, axes, keepdims):
+    refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
+    summed = _induced_axes(ord, axes)
+    winners = np.sum(np.abs(x), axis=summed, keepdims=True) == _kept(ans, x, axes)
+    sums = np.sum(np.sign(x) * g, axis=summed, keepdims=True)
+    return (np.sum(sums * winners, axis=axes, keepdims=keepdims)
+            / np.sum(winners, axis=axes, keepdims=keepdims, dtype=np.result_type(g)))
+
+
+def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):
+    kind, axes = _norm_axes(x, ord, axis)
+    if kind == "vector":
+        return _vector_norm_vjp(g, ans, x, 2 if ord is None else ord, axes)
+    if ord in (None, "fro", "f"):
+        return _vector_norm_vjp(g, ans, x, 2, axes)
+    if ord in (2, -2, "nuc"):
+        return _spectral_norm_vjp(g, ans, x, ord, axes)
+    return _induced_norm_vjp(g, ans, x, ord, axes)
+
+
+def norm_jvp(g, ans, x, ord=None, axis=None, keepdims=False):
+    kind, axes = _norm_axes(x, ord, axis)
+    if kind == "vector":
+        return _vector_norm_jvp(g, ans, x, 2 if ord is None else ord, axes, keepdims)
+    if ord in (None, "fro", "f"):
+        return _vector_norm_jvp(g, ans, x, 2, axes, keepdims)
+    if ord in (2, -2, "nuc"):
+        return _spectral_norm_jvp(g, ans, x, ord, axes)
+    return _induced_norm_jvp(g, ans, x, ord, axes, keepdims)
+
+
+defvjp(np.linalg.norm, norm_vjp)
+defjvp(np.linalg.norm, norm_jvp)

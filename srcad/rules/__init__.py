@@ -1,9 +1,0 @@
-"""Derivative rules: one registry shared by every mode, filled by the modules below."""
-from srcad.rules import (  # noqa: F401  (they register on import)
-    numpy_arrays, numpy_contractions, numpy_decompositions, numpy_dtypes, numpy_fft,
-    numpy_indexing, numpy_linalg, numpy_lookups, numpy_norms, numpy_reductions, numpy_ufuncs,
-    python_builtins, python_math, tangent_helpers)
-from srcad.rules.registry import (defjvp, defvjp, is_nondifferentiable, jvp_rules,
-                                  nondifferentiable, vjp_rules)
-
-__all__ = ["defvjp", "defjvp", "jvp_rules", "nondifferentiable", "vjp_rules", "is_nondifferentiable"]

@@ -1,0 +1,147 @@
+"""control: what the user marks to shape differentiation.
+
+`stop_gradient(x)` passes `x` through with no derivative; `with stop_recording():` runs a
+block whose results are constants to the derivative (and records nothing for it);
+`@custom_gradient` supplies the derivative of a function, TensorFlow style. All three are
+ordinary Python at run time, so decorated and marked code also runs undifferentiated.
+Source mode recognises them by object however they are imported; the rule registry gives
+the same meaning to tape mode.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+import numpy as np
+
+from srcad.errors import SrcadError
+from srcad.ops.registry import nondifferentiable
+
+
+def stop_gradient(x):
+    """`x` itself, through which no derivative flows (in tape mode: a constant copy)."""
+    return _tape_control().stop_gradient(x)
+
+
+nondifferentiable(stop_gradient)
+
+
+@contextlib.contextmanager
+def stop_recording():
+    """A block inside a differentiated function whose results are treated as constants
+    (in tape mode: no tape records inside it)."""
+    with _tape_control().paused():
+        yield
+
+
+def _tape_control():
+    """Tape mode's side of these markers (imported on first use: it imports the rules)."""
+    from srcad.tape import control
+    return control
+
+
+class CustomGradient:
+    """A function that returns `(y, grad_fn)`; called, it returns `y`. Differentiated
+    code calls `grad_fn(dy)` for the cotangents of its positional arguments (one, or a
+    tuple of one per argument, None for none)."""
+
+    def __init__(self, function):
+        self.function = function
+        functools.update_wrapper(self, function)
+
+    def __call__(self, *args, **kwargs):
+        return _tape_control().call_custom_gradient(self, args, kwargs)
+
+    def __get__(self, instance, owner):
+        return self if instance is None else functools.partial(self, instance)
+
+    def forward(self, *args, **kwargs):
+        """`(y, grad_fn)`, as the decorated function returns them."""
+        result = self.function(*args, **kwargs)
+        if not (isinstance(result, tuple) and len(result) == 2 and callable(result[1])):
+            raise TypeError(f"@custom_gradient function {self.__name__} must return "
+                            "(value, grad_fn)")
+        return result
+
+
+    def jvp(self, active, tangents, args, kwargs):
+        """`(y, tangent of y)` from `grad_fn` alone: `grad_fn(u)` is `Jᵀu`, linear in `u`, so
+        `J t` is the gradient over `u` of `⟨grad_fn(u), t⟩`, which reverse mode computes by
+        transforming `grad_fn` (at `u = 0`). Forward mode keeps the custom rule's stability."""
+        from srcad.api.derivative import value_and_grad
+        from srcad.runtime.arguments import like_argument
+        positional_only(self, active)
+        result, grad_fn = self.forward(*args, **kwargs)
+        pairing = value_and_grad(_pairing, wrt=1, has_aux=True)
+        (_, returned), tangent = pairing(grad_fn, like_argument(None, result), active, tangents)
+        if returned != len(args):
+            wrong_count(self, returned, len(args))
+        return result, tangent
+
+
+def _pairing(grad_fn, cotangent, positions, tangents):
+    """`⟨grad_fn(cotangent), tangents⟩` over the arguments at `positions`, and how many
+    cotangents grad_fn returned."""
+    cotangents = grad_fn(cotangent)
+    if not isinstance(cotangents, (tuple, list)):
+        cotangents = (cotangents,)
+    total = 0.0
+    for position, tangent in zip(positions, tangents):
+        part = cotangents[position]
+        if part is not None and tangent is not None:
+            total = total + np.sum(part * tangent)
+    return total, len(cotangents)
+
+
+def positional_only(fn: CustomGradient, active) -> None:
+    """A custom gradient gives cotangents by position: refuse a differentiated keyword."""
+    named = [spec for spec in active if isinstance(spec, str)]
+    if named:
+        raise SrcadError(f"the custom gradient of {fn.__name__} gives cotangents for positional "
+                         f"arguments; `{named[0]}` is passed by keyword.",
+                         fix=f"pass `{named[0]}` positionally.")
+
+
+def wrong_count(fn: CustomGradient, returned: int, expected: int):
+    raise SrcadError(f"the grad_fn of {fn.__name__} returned {returned} cotangent(s) for "
+                     f"{expected} positional argument(s).",
+                     fix="return one per positional argument (None for none).")
+
+
+def custom_gradient(function) -> CustomGradient:
+    """Decorator: `function(*args)` returns `(y, grad_fn)`, and `grad_fn(dy)` returns the
+    cotangent of each positional argument (a tuple when there are several)."""
+    return CustomGradient(function)
+
+
+def clip_by_value(grads, low, high):
+    """Every leaf of a pytree of gradients clipped into `[low, high]`."""
+    return _tree_map(lambda g: np.clip(g, low, high), grads)
+
+
+def clip_by_global_norm(grads, max_norm):
+    """`(clipped, norm)`: the pytree scaled so its global L2 norm is at most `max_norm`."""
+    norm = float(np.sqrt(sum(np.sum(np.square(g)) for g in _leaves(grads))))
+    scale = max_norm / norm if norm > max_norm else 1.0
+    return _tree_map(lambda g: g * scale if isinstance(g, np.ndarray) else float(g * scale),
+                     grads), norm
+
+
+def _leaves(tree):
+    if isinstance(tree, dict):
+        for value in tree.values():
+            yield from _leaves(value)
+    elif isinstance(tree, (list, tuple)):
+        for value in tree:
+            yield from _leaves(value)
+    else:
+        yield tree
+
+
+def _tree_map(fn, tree):
+    if isinstance(tree, dict):
+        return {key: _tree_map(fn, value) for key, value in tree.items()}
+    if isinstance(tree, (list, tuple)):
+        items = [_tree_map(fn, value) for value in tree]
+        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
+    return fn(tree)
