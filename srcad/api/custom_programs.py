@@ -33,14 +33,16 @@ import types
 
 import gast
 
-from srcad.runtime import calls
-from srcad.runtime.arguments import like_argument
+from srcad.api.derivative import grad
 from srcad.compiler.emit import python_source
-from srcad.runtime.control import CustomGradient, positional_only
-from srcad.errors import UnsupportedDerivativeError
 from srcad.compiler.frontend.parse import nested_codes, parse_function
 from srcad.compiler.frontend.trees import clone
+from srcad.errors import UnsupportedDerivativeError
 from srcad.ops.registry import nondifferentiable
+from srcad.runtime import calls
+from srcad.runtime.arguments import like_argument
+from srcad.runtime.calls import SeedOrder, compiled_source
+from srcad.runtime.control import CustomGradient, positional_only
 
 _SERIAL = itertools.count(1)
 _PROGRAMS: dict = {}
@@ -57,8 +59,7 @@ nondifferentiable(zero_cotangent)
 
 def custom_tangent_program(fn: CustomGradient, spec: tuple, args: tuple, kwargs: dict):
     """`(P, seed_order)` for `fn` called with `args`/`kwargs`, differentiated along the
-    positional arguments `spec` (see `higher_order.tangent_program`)."""
-    from srcad.runtime.higher_order import SeedOrder  # it imports this module when first needed
+    positional arguments `spec` (see `calls.tangent_program`)."""
     positional_only(fn, spec)
     function = fn.function
     places = [calls.parameter_of(function, s) for s in spec]
@@ -77,8 +78,6 @@ def custom_tangent_program(fn: CustomGradient, spec: tuple, args: tuple, kwargs:
 
 def _program(fn: CustomGradient, count: int, keywords: tuple, spec: tuple, names: tuple):
     """P and the pairing it differentiates, for this form of call."""
-    from srcad.api.derivative import grad
-    from srcad.runtime.higher_order import compiled_source
     positional = [f"a{i}" for i in range(count)]
     passed = ", ".join(positional + [f"{k}={k}" for k in keywords])
     star = ["*", *keywords] if keywords else []

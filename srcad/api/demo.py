@@ -11,8 +11,9 @@ import time
 
 import numpy as np
 
-import srcad
+from srcad.api.derivative import grad
 from srcad.api.testing import numerical_gradient
+from srcad.compiler.cache import clear_cache
 
 
 def loss(w1, b1, w2, x, y):
@@ -54,8 +55,8 @@ def run() -> None:
     w1, b1, w2 = rng.standard_normal((8, 16)) * 0.3, np.zeros(16), rng.standard_normal(16)
     args = (w1, b1, w2, x, y)
     print("# the function\n" + inspect.getsource(loss))
-    srcad.clear_cache()
-    gradient = srcad.grad(loss, wrt=(0, 1, 2))
+    clear_cache()
+    gradient = grad(loss, wrt=(0, 1, 2))
     start = time.perf_counter()
     gradients = gradient(*args)
     first = time.perf_counter() - start

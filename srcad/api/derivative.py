@@ -16,8 +16,10 @@ from srcad.compiler import cache
 from srcad.runtime.arguments import (is_container, like_argument, promote,
                                      refuse_not_plain_arguments, seed_for, unshared, wrt_parameters)
 from srcad.errors import CotangentError, UsageError
-from srcad.compiler.frontend.parse import call_method_of, code_of, unwrapped
-from srcad.api.derivative_calls import adapter, has_no_body_of_its_own, transformable
+from srcad.compiler.frontend.parse import code_of
+from srcad.ops.callables import call_method_of, unwrapped
+from srcad.runtime.hooks import DerivativeFunction
+from srcad.api.adapters import adapter, has_no_body_of_its_own, transformable
 from srcad.api.fast_paths import (array_runner, float64_arrays, float64_ranks, float_program,
                               fused_runner, guards_of)
 
@@ -180,8 +182,12 @@ class Derivative:
         return shaped if self.as_tuple else shaped[0]
 
 
-class _DerivativeFunction:
-    """A derivative of a user function, callable, with the generated program as `.source`."""
+class _DerivativeFunction(DerivativeFunction):
+    """A derivative of a user function, callable, with the generated program as `.source`.
+    `kind` says what a call returns: "grad" the gradients, "value_and_grad" the value and
+    the gradients, "vjp" (a pullback) the cotangents of one forward sweep."""
+
+    kind = ""
 
     def __init__(self, derivative: Derivative):
         functools.update_wrapper(self, derivative.fn)  # first: it copies fn's __dict__, and
@@ -197,6 +203,8 @@ class _DerivativeFunction:
 
 
 class _Grad(_DerivativeFunction):
+    kind = "grad"
+
     def __init__(self, derivative: Derivative):
         super().__init__(derivative)
         self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
@@ -216,6 +224,8 @@ class _Grad(_DerivativeFunction):
 
 
 class _ValueAndGrad(_DerivativeFunction):
+    kind = "value_and_grad"
+
     def __call__(self, *args, **kwargs):
         return self.derivative.value_and_gradients(args, kwargs)
 
@@ -223,6 +233,8 @@ class _ValueAndGrad(_DerivativeFunction):
 class _VJP(_DerivativeFunction):
     """The pullback `srcad.vjp` returns. The backward sweep pops the stack the forward sweep
     filled, so it runs once per forward sweep: a second call runs the forward sweep again."""
+
+    kind = "vjp"
 
     def __init__(self, derivative, args, kwargs):
         super().__init__(derivative)

@@ -2,7 +2,7 @@
 
 A function may call `srcad.grad(h)` (or `value_and_grad`, a derivative of a derivative,
 meta-learning's inner steps) or `srcad.jvp(h, ...)`. Each such call is differentiated as a
-primitive whose derivatives srcad builds from h's tangent program (srcad/runtime/higher_order.py):
+primitive whose derivatives srcad builds from h's tangent program (srcad/runtime/calls.py):
 `G = grad(h, wrt=W)` maps the arguments to ∇_W h; its VJP at a cotangent u is the gradient
 of the directional derivative ⟨∇_W h, u⟩ = jvp(h; u on W), and its JVP along t is the
 gradient over W of jvp(h; t): both are reverse mode over h's tangent program. For a
@@ -11,16 +11,16 @@ Python source, so every order is transformed the same way.
 """
 from __future__ import annotations
 
-import functools
 import inspect
-import types
 
+from srcad.api import derivative as api
+from srcad.api import forward as forward_api
+from srcad.api.forward import like_output
+from srcad.api.adapters import parameters_of
+from srcad.errors import MissingRuleError, UsageError
 from srcad.runtime import calls
 from srcad.runtime.arguments import like_argument, seed_for
-from srcad.runtime.control import CustomGradient
-from srcad.errors import MissingRuleError, UsageError
-from srcad.compiler.frontend.parse import unwrapped
-from srcad.runtime.higher_order import compiled_source, defined_by, tangent_program
+from srcad.runtime.calls import compiled_source, tangent_program
 
 _NONE = inspect.Parameter.empty
 
@@ -31,7 +31,7 @@ _NONE = inspect.Parameter.empty
 
 def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
     """`(fn(*args, **kwargs), pullback)` for `fn` made by `srcad.grad`/`value_and_grad`."""
-    fn = calls.source_derivative(fn)
+    fn = fn.in_source_mode()
     plan = _Plan(fn, args, kwargs)
     result = fn(*args, **kwargs)
     kwargs = plan.kwargs  # (and the defaults of `wrt` arguments the call leaves out)
@@ -50,7 +50,7 @@ def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
 
 def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: dict):
     """`(fn(*args, **kwargs), its tangent)` for `fn` made by `srcad.grad`/`value_and_grad`."""
-    fn = calls.source_derivative(fn)
+    fn = fn.in_source_mode()
     plan = _Plan(fn, args, kwargs)
     result = fn(*args, **kwargs)
     kwargs = plan.kwargs  # (and the defaults of `wrt` arguments the call leaves out)
@@ -71,7 +71,7 @@ class _Plan:
 
     def __init__(self, fn, args, kwargs):
         d = _derivative(fn)
-        self.gradient_only = type(fn).__name__ == "_Grad"
+        self.gradient_only = fn.kind == "grad"
         self.has_aux = d.has_aux
         self.several = isinstance(d.wrt, tuple)
         self.args = tuple(args)
@@ -104,8 +104,7 @@ class _Plan:
 
 
 def _derivative(fn):
-    kind = type(fn).__name__
-    if kind not in ("_Grad", "_ValueAndGrad"):
+    if fn.kind not in ("grad", "value_and_grad"):
         raise MissingRuleError(
             f"srcad cannot differentiate {fn!r}: the pullback `srcad.vjp` returns holds the "
             "values of its forward sweep, which srcad cannot follow.",
@@ -125,51 +124,14 @@ def _after_seeds(active) -> tuple:
     return tuple(a + 1 if isinstance(a, int) else a for a in active)
 
 
-def transformable(fn):
-    """`fn`, or a plain function with its parameters that calls it when `fn` is a derivative
-    object, a bound method, a `functools.partial` or a custom gradient (Jacobians and
-    Hessians index its parameters as the user does; a custom gradient's body is not what is
-    differentiated)."""
-    if has_no_body_of_its_own(fn) or isinstance(unwrapped(fn), types.MethodType):
-        return adapter(fn)
-    return fn
-
-
-def has_no_body_of_its_own(fn) -> bool:
-    """A callable srcad differentiates through a call of it, not by transforming the body
-    `inspect.unwrap` would find: a derivative object, a custom gradient, a partial."""
-    return calls.is_derivative(fn) or isinstance(fn, (CustomGradient, functools.partial))
-
-
-def adapter(fn) -> types.FunctionType:
-    """A Python function with `fn`'s parameters that calls `fn` (a derivative object, a
-    bound method), so that the transforms see an ordinary function calling it:
-    `srcad.grad(srcad.grad(f))`, `srcad.hessian(model.loss)`. Made anew for each call,
-    from one code object per parameter list, so the cache transforms it once per list (a
-    table from `fn` to its adapter, which references `fn`, kept both alive forever). A
-    `functools.partial` calls its function with the bound values read as data, so every
-    partial of one function shares one program (a sweep over `partial(loss, data=d)`)."""
-    parameters, passed, defaults = _parameters(fn)
-    callee, bound = (fn.func, fn.args) if type(fn) is functools.partial else (fn, ())
-    namespace = {"srcad_callee": callee, **defaults}
-    for position, value in enumerate(bound):
-        namespace[f"srcad_bound_{position}"] = value
-    passed = ", ".join([*(f"srcad_bound_{p}" for p in range(len(bound))), *(
-        [passed] if passed else [])])
-    name = getattr(callee, "__name__", "")
-    name = f"derivative_of_{name}" if name.isidentifier() else "derivative"
-    source = f"def {name}({parameters}):\n    return srcad_callee({passed})\n"
-    return defined_by(source, name, namespace)
-
-
 def derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     """`(P, seed_order)` for a derivative object `G = grad(h)`: `P(seeds, *params)` returns
     `G(*params)` and its tangent, the gradient of h's directional derivative, written as
     Python source that srcad can differentiate once more (third order and beyond)."""
-    fn = calls.source_derivative(fn)
+    fn = fn.in_source_mode()
     d = _derivative(fn)
     program, order = tangent_program(d.fn, spec, args, kwargs)
-    parameters, passed, defaults = _parameters(fn)
+    parameters, passed, defaults = parameters_of(fn)
     seeds = "seeds"
     while seeds in inspect.signature(fn).parameters:  # a derivative of one: no clash
         seeds += "_"
@@ -177,10 +139,9 @@ def derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     slope = compiled_source(
         f"def slope({seeds}, {parameters}):\n    return srcad_program({seeds}, {passed}){pick}\n",
         "slope", {"srcad_program": program, **defaults}, "<srcad-slope>")
-    from srcad.api import derivative as api
     wrt = _after_seeds(tuple(p if p is not None else n for p, n in zip(d.positions, d.names)))
     gradient = api.grad(slope, wrt=wrt if isinstance(d.wrt, tuple) else wrt[0])
-    tangent = "srcad_gradient({0})" if type(fn).__name__ == "_Grad" \
+    tangent = "srcad_gradient({0})" if fn.kind == "grad" \
         else "(srcad_program({0})[1], srcad_gradient({0}))"
     source = (f"def tangent_program({seeds}, {parameters}):\n"
               f"    return (srcad_callee({passed}), {tangent.format(seeds + ', ' + passed)})\n")
@@ -190,33 +151,11 @@ def derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     return made, order
 
 
-def _parameters(fn) -> tuple[str, str, dict]:
-    """`fn`'s parameter list as source, the arguments passing them on, and the defaults."""
-    parameters, passed, defaults = [], [], {}
-    starred = False
-    for parameter in inspect.signature(fn).parameters.values():
-        name, kind = parameter.name, parameter.kind
-        if kind is parameter.VAR_KEYWORD:
-            raise UsageError(f"srcad cannot differentiate {fn!r} again: its function takes "
-                             f"`**{name}`.", fix="give it named parameters.")
-        text = f"*{name}" if kind is parameter.VAR_POSITIONAL else name
-        if kind is parameter.KEYWORD_ONLY and not starred:
-            parameters.append("*")
-        starred = starred or kind in (parameter.VAR_POSITIONAL, parameter.KEYWORD_ONLY)
-        if parameter.default is not parameter.empty:
-            defaults[f"srcad_default_{name}"] = parameter.default
-            text += f"=srcad_default_{name}"
-        parameters.append(text)
-        passed.append(f"{name}={name}" if kind is parameter.KEYWORD_ONLY else text.split("=")[0])
-    return ", ".join(parameters), ", ".join(passed), defaults
-
-
 # ---- `srcad.jvp(f, primals, tangents)` called where srcad differentiates -----------------------
 class _JvpCall:
     """A call of `srcad.jvp` seen as f's tangent program `P(seeds, *primals)`."""
 
     def __init__(self, args, kwargs):
-        from srcad.api import forward as forward_api
         bound = inspect.signature(forward_api.jvp).bind(*args, **kwargs)
         self.fn, primals, tangents = (bound.arguments[k] for k in ("fn", "primals", "tangents"))
         self.primals, self.count = tuple(primals), len(tangents)
@@ -247,7 +186,6 @@ class _JvpCall:
 
     @staticmethod
     def shaped(pair):
-        from srcad.api.forward import like_output
         output, tangent = pair
         return output, like_output(tangent, output)
 
@@ -283,6 +221,5 @@ def jvp_of_jvp(active: tuple, tangents: tuple, args: tuple, kwargs: dict):
     output = call.shaped(pair)
     if tangent is None:
         return output, None
-    from srcad.api.forward import like_output
     return output, tuple(None if t is None else like_output(t, o)
                          for t, o in zip(tangent, output))

@@ -25,7 +25,7 @@ from srcad.errors import UsageError
 from srcad.api.fast_paths import guards_of
 from srcad.api.forward import checked_tangent, jvp, like_output
 from srcad.compiler.frontend.parse import code_of
-from srcad.api.derivative_calls import transformable
+from srcad.api.adapters import transformable
 from srcad.runtime.batching import basis
 from srcad.kernels.replay import replaying
 from srcad.api.jacobian_batches import BatchedColumns

@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from srcad.runtime.arguments import wrt_parameters
-from srcad.errors import UsageError
+from srcad.api.derivative import vjp
 from srcad.compiler.frontend.parse import code_of
+from srcad.errors import UsageError
+from srcad.runtime.arguments import wrt_parameters
 
 
 def numerical_gradient(fn, args, position: int, eps: float = 1e-6):
@@ -34,7 +35,6 @@ def check_grads(fn, args, wrt=None, order=1, eps=1e-6, rtol=1e-5, atol=1e-6, see
     convention: the cotangent of z = x + iy is dL/dx - i dL/dy). Raises AssertionError
     with both numbers on a mismatch.
     """
-    from srcad.api.derivative import vjp
 
     if order != 1:
         raise UsageError("check_grads checks first derivatives (order=1).")

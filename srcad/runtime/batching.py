@@ -20,10 +20,13 @@ import types
 
 import numpy as np
 
-from srcad.compiler.frontend.parse import unwrapped
-from srcad.kernels.outlines import shape
-from srcad.ops.python_builtins import INDEXED_AS_ITERATED, indexable
 from srcad.kernels.adjoints import dtype_of
+from srcad.kernels.outlines import shape
+from srcad.ops.callables import unwrapped
+from srcad.ops.python_builtins import INDEXED_AS_ITERATED, indexable
+from srcad.runtime import calls
+from srcad.runtime.control import CustomGradient
+from srcad.runtime.hooks import ABOVE
 
 
 class NotBatchable(Exception):
@@ -215,9 +218,6 @@ def call(fn, active: tuple, tangents: tuple, *args, **kwargs):
     """`(fn(*args, **kwargs), its batched tangent)` for a Python function without rules:
     its own batched tangent program, seeded with the batched tangents of the arguments at
     `active` (positions or names). Anything else is not batched here."""
-    from srcad.runtime import calls  # the transformation needs this module: import late
-    from srcad.compiler import cache
-    from srcad.runtime.control import CustomGradient
     function = unwrapped(fn)
     if not isinstance(function, types.FunctionType) or isinstance(fn, CustomGradient) \
             or calls.vjp_rules(fn) is not None or calls.jvp_rules(fn) is not None \
@@ -238,7 +238,7 @@ def call(fn, active: tuple, tangents: tuple, *args, **kwargs):
     if key in _UNBATCHABLE:  # known from an earlier call: do not transform again
         _refused(f"the call of {fn!r}")
     try:
-        program = cache.compiled_adjoint(function, names, mode="batch").bound(function)
+        program = ABOVE.compiled_adjoint(function, names, mode="batch").bound(function)
     except NotBatchable:
         _UNBATCHABLE.add(key)
         raise

@@ -6,24 +6,39 @@ in a variable (`f = np.tanh if smooth else np.sign; f(x)`, `getattr(np, name)(x)
 methods of a local value (`x.sum(axis=0)`, `model.forward(x)`). Each returns the call's
 result and a *pullback*: `pullback(g)` gives the cotangents of the arguments marked active
 at the call site, in that order (None for zero). The same rule registry serves every mode.
+
+Calls in tangent programs differentiated again (the last section): a tangent program
+(srcad/compiler/transform/forward.py) is ordinary Python, except that a call whose callee is
+only known when it runs becomes `call_jvp(f, active, tangents, *args)`. When srcad
+differentiates the tangent program again (reverse over forward for Hessian-vector
+products, forward over forward for third order), such a call is differentiated as the
+call of *f's own tangent program*, `P(seeds, *args) -> (y, t_y)`, which is Python source
+as well: for a Python function it is the function's generated tangent program, for
+anything else (a NumPy function chosen at run time, an array method) the tangent program
+of a one-line wrapper `def call(a0, a1): return srcad_callee(a0, a1)`, in which srcad
+resolves `srcad_callee` and applies its JVP rules.
 """
 from __future__ import annotations
 
 import functools
 import inspect
+import itertools
+import linecache
 import sys
 import threading
 import types
-import weakref
 
 import numpy as np
 
+from srcad.errors import MissingRuleError, SrcadError, UnsupportedDerivativeError
+from srcad.ops import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
+from srcad.ops.callables import unwrapped
+from srcad.runtime import methods
 from srcad.runtime.arguments import copied, is_container
 from srcad.runtime.control import CustomGradient, positional_only, wrong_count
-from srcad.errors import MissingRuleError, SrcadError
-from srcad.compiler.frontend.parse import unwrapped
+from srcad.runtime.hooks import ABOVE, DerivativeFunction
 from srcad.runtime.methods import method_callee, shifted
-from srcad.ops import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
+
 
 def call_vjp(fn, active: tuple, *args, **kwargs):
     """`(fn(*args, **kwargs), pullback)`; `active` lists argument positions and keyword names."""
@@ -31,14 +46,11 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
     if rules is not None:
         return _by_rules(fn, rules, active, args, kwargs)
     if fn is call_jvp or fn is call_method_jvp:  # in a tangent program differentiated again
-        from srcad.runtime.higher_order import vjp_of_tangent_call
         return vjp_of_tangent_call(fn, active, args, kwargs)
-    if is_derivative(fn):  # `srcad.grad(h)` called in the differentiated function
-        from srcad.api.derivative_calls import vjp_of_derivative
-        return vjp_of_derivative(fn, active, args, kwargs)
-    if _is_jvp(fn):
-        from srcad.api.derivative_calls import vjp_of_jvp
-        return vjp_of_jvp(active, args, kwargs)
+    if isinstance(fn, DerivativeFunction):  # `srcad.grad(h)` called in the function
+        return ABOVE.vjp_of_derivative(fn, active, args, kwargs)
+    if fn is ABOVE.jvp:
+        return ABOVE.vjp_of_jvp(active, args, kwargs)
     if isinstance(fn, CustomGradient):
         return _by_custom_gradient(fn, active, args, kwargs)
     if isinstance(fn, functools.partial):
@@ -240,10 +252,8 @@ def transformed(function, names, containers, mode, reached=True, call=None):
     refused where the function writes into one of them (but for srcad's own programs: a
     tangent program differentiated again writes where the user's function did, which a
     derivative of that function restores)."""
-    from srcad.compiler import cache
-
     try:
-        compiled = cache.compiled_adjoint(function, names, containers=containers, mode=mode)
+        compiled = ABOVE.compiled_adjoint(function, names, containers=containers, mode=mode)
         if compiled.argument_writes and reached and call is not None \
                 and not function.__code__.co_filename.startswith("<srcad-"):
             refuse_argument_writes(compiled.argument_writes, function, *call)
@@ -306,36 +316,7 @@ def parameter_of(function, spec):
 
 def is_derivative(fn) -> bool:
     """A function `srcad.grad` (or `value_and_grad`, `vjp`) made, or `srcad.tape.grad`."""
-    return getattr(fn, "derivative", None) is not None and hasattr(fn, "__wrapped__") \
-        and type(fn).__module__ == "srcad.api.derivative" or _is_tape_gradient(fn)
-
-
-def _is_tape_gradient(fn) -> bool:
-    if type(fn).__name__ != "TapeGradient":  # (the common case, on every call: no import)
-        return False
-    from srcad.tape.functional import TapeGradient  # (tape mode imports this module)
-    return isinstance(fn, TapeGradient)
-
-
-_TWINS = weakref.WeakKeyDictionary()
-
-
-def source_derivative(fn):
-    """`fn`, a derivative object, as source mode differentiates it: `srcad.tape.grad(h, wrt)`
-    computes the function `srcad.grad(h, wrt)` does, so that one's derivatives are its own
-    (its `__wrapped__`, h, would give h's derivatives instead)."""
-    if not _is_tape_gradient(fn):
-        return fn
-    twin = _TWINS.get(fn)
-    if twin is None:
-        from srcad.api.derivative import grad
-        twin = _TWINS[fn] = grad(fn.fn, wrt=fn.wrt)
-    return twin
-
-
-def _is_jvp(fn) -> bool:
-    from srcad.api.forward import jvp
-    return fn is jvp
+    return isinstance(fn, DerivativeFunction)
 
 
 # ---- forward mode -----------------------------------------------------------------------------
@@ -354,17 +335,14 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
     if is_nondifferentiable(fn) or all(t is None for t in tangents):
         return fn(*args, **kwargs), None
     if fn is call_jvp or fn is call_method_jvp:  # a tangent program differentiated again
-        from srcad.runtime.higher_order import jvp_of_tangent_call
         return jvp_of_tangent_call(fn, active, tangents, args, kwargs)
     if isinstance(fn, functools.partial):
         return jvp_call(fn.func, shifted(active, len(fn.args)), tangents,
                         (*fn.args, *args), {**fn.keywords, **kwargs}, reached)
-    if is_derivative(fn):
-        from srcad.api.derivative_calls import jvp_of_derivative
-        return jvp_of_derivative(fn, active, tangents, args, kwargs)
-    if _is_jvp(fn):
-        from srcad.api.derivative_calls import jvp_of_jvp
-        return jvp_of_jvp(active, tangents, args, kwargs)
+    if isinstance(fn, DerivativeFunction):
+        return ABOVE.jvp_of_derivative(fn, active, tangents, args, kwargs)
+    if fn is ABOVE.jvp:
+        return ABOVE.jvp_of_jvp(active, tangents, args, kwargs)
     if isinstance(fn, CustomGradient):
         return fn.jvp(active, tangents, args, kwargs)
     function = unwrapped(fn)
@@ -434,3 +412,235 @@ def unfilled(function, name, args, kwargs):
         return [None] * (len(args) - code.co_argcount)
     named = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
     return {key: None for key in kwargs if key not in named}
+
+
+# ---- calls in tangent programs differentiated again ------------------------------------------
+_SERIAL = itertools.count(1)
+_WRAPPERS: dict = {}
+
+
+def vjp_of_tangent_call(caller, active: tuple, args: tuple, kwargs: dict):
+    """`(caller(*args, **kwargs), pullback)` for `caller` `call_jvp` or
+    `call_method_jvp`, `active` giving the differentiated arguments of that call."""
+    call = _TangentCall(caller, args, kwargs)
+    inner = call.inner_active(active)
+    result, pullback = call_vjp(call.program, inner, call.seeds, *call.args, **kwargs)
+
+    def outer(g):
+        return call.outer_cotangents(active, inner, pullback(g))
+    return result, outer
+
+
+def jvp_of_tangent_call(caller, active: tuple, tangents: tuple, args: tuple, kwargs: dict):
+    """`(caller(*args, **kwargs), its tangent)` for `caller` `call_jvp` or
+    `call_method_jvp`: forward mode over the callee's tangent program."""
+    call = _TangentCall(caller, args, kwargs)
+    by_outer = dict(zip(active, tangents))
+    kept = [(call.inner_position(spec), call.inner_tangent(spec, by_outer, kwargs))
+            for spec in active if call.inner_position(spec) is not None]
+    return jvp_call(call.program, tuple(s for s, _ in kept), tuple(t for _, t in kept),
+                          (call.seeds, *call.args), kwargs)
+
+
+class _TangentCall:
+    """One `call_jvp(f, spec, tangents, *args)` (or `call_method_jvp(receiver, name, spec,
+    tangents, *args)`) seen as `P(seeds, *fargs)`: where each of its arguments lands among
+    P's, and the way back."""
+
+    def __init__(self, caller, args, kwargs):
+        if caller is call_method_jvp:
+            receiver, name, spec, tangents, *rest = args
+            fn, spec, fargs, dropped = methods.method_callee(receiver, name, spec, tuple(rest))
+            self.shift = int(dropped)  # a module as receiver: not passed on, no tangent
+            origins = list(range(4, 4 + len(rest)))
+            if methods.packs_shape(receiver, name, tuple(rest)):  # `x.reshape(5, 1)`
+                origins = [0, None]  # the receiver, then the shape tuple: fixed
+            elif len(fargs) > len(rest):
+                origins.insert(0, 0)  # the receiver became the first argument
+            self.tangent_position = 3
+        else:
+            fn, spec, tangents, *fargs = args
+            self.shift = 0
+            origins = list(range(3, 3 + len(fargs)))
+            self.tangent_position = 2
+        function = unwrapped(fn)
+        if isinstance(function, types.MethodType) and isinstance(function.__func__,
+                                                                 types.FunctionType):
+            fn, fargs = function.__func__, (function.__self__, *fargs)
+            spec = tuple(s + 1 if isinstance(s, int) else s for s in spec)
+            origins.insert(0, None)
+        self.origins = origins  # outer position of each of P's arguments after the seeds
+        self.count = len(tangents)
+        self.args = tuple(fargs)
+        # the tangents given, by index into the outer tuple; `spec[i - shift]` is each one's
+        self.live = tuple(i for i, t in enumerate(tangents) if t is not None and i >= self.shift)
+        self.program, self.order = tangent_program(
+            fn, tuple(spec[i - self.shift] for i in self.live), self.args, kwargs)
+        self.seeds = self.order(tuple(tangents[i] for i in self.live), self.args, kwargs)
+
+    def inner_position(self, spec):
+        """Where an argument of the outer call lands among P's (None: nowhere)."""
+        if isinstance(spec, str):
+            return spec
+        if spec == self.tangent_position:
+            return 0 if self.live else None
+        return self.origins.index(spec) + 1 if spec in self.origins else None
+
+    def inner_active(self, active) -> tuple:
+        return tuple(p for p in map(self.inner_position, active) if p is not None)
+
+    def inner_tangent(self, spec, by_outer, kwargs):
+        tangent = by_outer[spec]
+        if spec == self.tangent_position and tangent is not None:
+            return self.order(tuple(tangent[i] for i in self.live), self.args, kwargs)
+        return tangent
+
+    def outer_cotangents(self, active, inner, cotangents) -> tuple:
+        by_inner = dict(zip(inner, cotangents))
+        result = []
+        for spec in active:
+            position = self.inner_position(spec)
+            cotangent = by_inner.get(position) if position is not None else None
+            if position == 0 and cotangent is not None:
+                full = [None] * self.count
+                for i, c in zip(self.live, self.order.back(cotangent)):
+                    full[i] = c
+                cotangent = tuple(full)
+            result.append(cotangent)
+        return tuple(result)
+
+
+class SeedOrder:
+    """P's seeds (a tuple by parameter name) from tangents in call order, and back."""
+
+    def __init__(self, function, places):
+        self.function, self.places = function, places
+        self.names = tuple(dict.fromkeys(name for name, _ in places))
+
+    def __call__(self, tangents, args, kwargs):
+        by_name = {}
+        for (name, part), tangent in zip(self.places, tangents):
+            if part is None:
+                by_name[name] = tangent
+            else:  # an element of `*args` or `**kwargs`: the others have no tangent
+                packed = by_name.setdefault(name, unfilled(self.function, name, args,
+                                                                 kwargs))
+                packed[part] = tangent
+        return tuple(tuple(v) if isinstance(v, list) else v for v in map(by_name.get, self.names))
+
+    def back(self, seed_cotangents):
+        by_name = dict(zip(self.names, seed_cotangents))
+        return tuple(part_of(by_name[name], part) for name, part in self.places)
+
+
+def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
+    """`(P, seed_order)`: f's tangent program for the arguments `spec`, a Python function
+    with source, and the map between its seeds and tangents in `spec` order."""
+    if is_derivative(fn):
+        return ABOVE.derivative_tangent_program(fn, spec, args, kwargs)
+    if fn is call_jvp or fn is call_method_jvp:  # a tangent program's call
+        fn = _direct_call(fn, args, kwargs)
+    if isinstance(fn, CustomGradient):  # before unwrapping, which would find its body
+        return ABOVE.custom_tangent_program(fn, spec, args, kwargs)
+    function = unwrapped(fn)
+    if isinstance(function, types.FunctionType) and jvp_rules(fn) is None \
+            and jvp_rules(function) is None and not is_nondifferentiable(fn):
+        fn = function  # its own tangent program, as `jvp_call` would run it
+    else:
+        fn = _wrapper(fn, len(args), tuple(kwargs))
+    places = [parameter_of(fn, s) for s in spec]
+    order = SeedOrder(fn, places)
+    containers = containers_of(places, spec, args, kwargs)
+    return transformed(fn, order.names, containers, "fwd").bound(fn), order
+
+
+def _direct_call(caller, args: tuple, kwargs: dict) -> types.FunctionType:
+    """For a tangent program's `call_jvp(f, spec, tangents, *fargs)` (or `call_method_jvp`):
+    a function with the call's parameters that calls f's tangent program directly,
+    `program(seeds, *fargs)`, so srcad can take the tangent program of the call itself."""
+    call = _TangentCall(caller, args, kwargs)
+    if any(part is not None for _, part in call.order.places):
+        raise UnsupportedDerivativeError(
+            "srcad cannot differentiate a third time through a call that passes "
+            "differentiated values into `*args` or `**kwargs`.",
+            fix="give the called function named parameters.")
+    outer = {name: index for (name, _), index in zip(call.order.places, call.live)}
+    tangents = f"a{call.tangent_position}"
+    seeds = "(" + "".join(f"{tangents}[{outer[name]}], " for name in call.order.names) + ")"
+    namespace, passed = {"srcad_program": call.program}, []
+    for k, origin in enumerate(call.origins):
+        if origin is None:  # a bound method's receiver: fixed for this call
+            namespace[f"srcad_bound_{k}"] = call.args[k]
+        passed.append(f"srcad_bound_{k}" if origin is None else f"a{origin}")
+    keywords = list(kwargs)
+    parameters = ", ".join([f"a{i}" for i in range(len(args))]
+                           + (["*", *keywords] if keywords else []))
+    arguments = ", ".join([seeds, *passed, *(f"{k}={k}" for k in keywords)])
+    source = f"def call({parameters}):\n    return srcad_program({arguments})\n"
+    try:
+        key = (call.program, source,
+               *(namespace[k] for k in sorted(namespace) if k != "srcad_program"))
+        made = _WRAPPERS.get(key)
+    except TypeError:  # an unhashable receiver: no reuse
+        key, made = None, None
+    if made is None:
+        made = compiled_source(source, "call", namespace, "<srcad-direct call>")
+        if key is not None:
+            _WRAPPERS[key] = made
+    return made
+
+
+def _wrapper(callee, count: int, keywords: tuple) -> types.FunctionType:
+    """`def call(a0, .., *, k, ..): return callee(a0, .., k=k, ..)`, with source in
+    linecache, so that srcad transforms a call of `callee` (a NumPy function, a builtin)
+    with the rules it has; a `functools.partial` calls its function with the values it
+    binds (constants here: a partial of differentiated values is refused where it is made)."""
+    try:
+        key = (callee, count, keywords)
+        made = _WRAPPERS.get(key)
+    except TypeError:  # an unhashable callee: no reuse
+        key, made = None, None
+    if made is not None:
+        return made
+    positional = [f"a{i}" for i in range(count)]
+    parameters = ", ".join(positional + (["*"] + list(keywords) if keywords else []))
+    namespace, bound = {"srcad_callee": callee}, []
+    if isinstance(callee, functools.partial):  # call its function, with what it binds fixed
+        namespace = {"srcad_callee": callee.func,
+                     **{f"srcad_bound_{i}": v for i, v in enumerate(callee.args)},
+                     **{f"srcad_bound_{k}": v for k, v in callee.keywords.items()}}
+        bound = [f"srcad_bound_{i}" for i in range(len(callee.args))] + [
+            f"{k}=srcad_bound_{k}" for k in callee.keywords if k not in keywords]
+    arguments = ", ".join(bound + positional + [f"{k}={k}" for k in keywords])
+    source = f"def call({parameters}):\n    return srcad_callee({arguments})\n"
+    label = getattr(namespace["srcad_callee"], "__name__", "a callable")
+    made = compiled_source(source, "call", namespace, f"<srcad-call of {label}>")
+    if key is not None:
+        _WRAPPERS[key] = made
+    return made
+
+
+def defined_by(source: str, name: str, namespace: dict):
+    """The function `name` that `source` defines, run in a namespace of its own; one code
+    object (and one linecache entry) per source text, so the cache sees one function."""
+    code = _MODULE_CODES.get(source)
+    if code is None:  # (one per parameter list a program differentiates: a few)
+        filename = f"<srcad-adapter {next(_SERIAL)}>"
+        linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+        code = _MODULE_CODES.setdefault(source, compile(source, filename, "exec"))
+    namespace = {**namespace, "__name__": __name__}
+    exec(code, namespace)
+    return namespace[name]
+
+
+_MODULE_CODES: dict = {}  # adapter source → its module's code
+
+
+def compiled_source(source: str, name: str, namespace: dict, label: str):
+    """The function `name` defined by `source`, which is registered in linecache (srcad
+    reads it to transform the function) under a unique filename."""
+    filename = f"{label[:-1]} {next(_SERIAL)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    namespace = {**namespace, "__name__": __name__}
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace[name]

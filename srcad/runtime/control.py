@@ -16,11 +16,13 @@ import numpy as np
 
 from srcad.errors import SrcadError
 from srcad.ops.registry import nondifferentiable
+from srcad.runtime.arguments import like_argument
+from srcad.runtime.hooks import ABOVE
 
 
 def stop_gradient(x):
     """`x` itself, through which no derivative flows (in tape mode: a constant copy)."""
-    return _tape_control().stop_gradient(x)
+    return ABOVE.tape_stop_gradient(x)
 
 
 nondifferentiable(stop_gradient)
@@ -30,14 +32,8 @@ nondifferentiable(stop_gradient)
 def stop_recording():
     """A block inside a differentiated function whose results are treated as constants
     (in tape mode: no tape records inside it)."""
-    with _tape_control().paused():
+    with ABOVE.tape_paused():
         yield
-
-
-def _tape_control():
-    """Tape mode's side of these markers (imported on first use: it imports the rules)."""
-    from srcad.tape import control
-    return control
 
 
 class CustomGradient:
@@ -50,7 +46,7 @@ class CustomGradient:
         functools.update_wrapper(self, function)
 
     def __call__(self, *args, **kwargs):
-        return _tape_control().call_custom_gradient(self, args, kwargs)
+        return ABOVE.tape_custom_gradient(self, args, kwargs)
 
     def __get__(self, instance, owner):
         return self if instance is None else functools.partial(self, instance)
@@ -68,11 +64,9 @@ class CustomGradient:
         """`(y, tangent of y)` from `grad_fn` alone: `grad_fn(u)` is `Jᵀu`, linear in `u`, so
         `J t` is the gradient over `u` of `⟨grad_fn(u), t⟩`, which reverse mode computes by
         transforming `grad_fn` (at `u = 0`). Forward mode keeps the custom rule's stability."""
-        from srcad.api.derivative import value_and_grad
-        from srcad.runtime.arguments import like_argument
         positional_only(self, active)
         result, grad_fn = self.forward(*args, **kwargs)
-        pairing = value_and_grad(_pairing, wrt=1, has_aux=True)
+        pairing = ABOVE.value_and_grad(_pairing, wrt=1, has_aux=True)
         (_, returned), tangent = pairing(grad_fn, like_argument(None, result), active, tangents)
         if returned != len(args):
             wrong_count(self, returned, len(args))

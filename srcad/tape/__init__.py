@@ -17,6 +17,11 @@ from srcad.tape.tensor import Tensor
 from srcad.tape.variables import Variable, constant
 from srcad.tape.gradient_tape import GradientTape, UnconnectedGradients
 from srcad.tape.functional import grad
+from srcad.tape import control as _control
+from srcad.runtime import hooks as _hooks
+
+_hooks.install(tape_stop_gradient=_control.stop_gradient, tape_paused=_control.paused,
+               tape_custom_gradient=_control.call_custom_gradient)
 
 __all__ = ["Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients", "grad",
            "TapeConversionError", "TapeStateError", "TapeTypeError", "BatchDependenceError"]

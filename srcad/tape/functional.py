@@ -21,7 +21,8 @@ import numpy as np
 
 from srcad.runtime.arguments import like_argument, promote, seed_for, wrt_parameters
 from srcad.errors import WrtError
-from srcad.compiler.frontend.parse import unwrapped
+from srcad.ops.callables import unwrapped
+from srcad.runtime.hooks import ABOVE, DerivativeFunction
 from srcad.tape import nest
 from srcad.tape.dispatch import is_live, new_tensor, value_of
 from srcad.tape.gradient_tape import GradientTape
@@ -37,8 +38,10 @@ def grad(fn=None, *, wrt=0):
     return TapeGradient(fn, wrt)
 
 
-class TapeGradient:
+class TapeGradient(DerivativeFunction):
     """`fn`'s gradient function in tape mode (see the module docstring)."""
+
+    _source_twin = None
 
     def __init__(self, fn, wrt=0):
         self.fn, self.wrt = fn, wrt
@@ -76,6 +79,13 @@ class TapeGradient:
         gradients = tuple(_like(original, [cotangents.get(i) for i in ids])
                           for ids, original in zip(sources, originals))
         return gradients if isinstance(self.wrt, tuple) else gradients[0]
+
+    def in_source_mode(self):
+        """`srcad.grad(fn, wrt)`, which computes the function this one does: its derivatives
+        are this one's (`__wrapped__`, fn, would give fn's derivatives instead)."""
+        if self._source_twin is None:
+            self._source_twin = ABOVE.grad(self.fn, wrt=self.wrt)
+        return self._source_twin
 
     def _bound(self, args, kwargs):
         """Arguments with every `wrt` parameter present by position or by name."""

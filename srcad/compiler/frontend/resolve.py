@@ -23,7 +23,8 @@ from srcad.runtime.calls import is_derivative
 from srcad.runtime.control import CustomGradient
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.compiler.frontend.scopes import enclosing_reads, local_names
-from srcad.compiler.frontend.parse import ParsedFunction, param_names, unwrapped
+from srcad.compiler.frontend.parse import ParsedFunction, param_names
+from srcad.ops.callables import unwrapped
 from srcad.compiler.frontend import trees
 from srcad.ops import is_nondifferentiable, vjp_rules
 

@@ -1,0 +1,76 @@
+"""adapters: a plain Python function standing for a callable srcad cannot transform itself.
+
+A derivative object (`srcad.grad(f)`), a custom gradient, a `functools.partial` or a bound
+method has no body of its own to transform: `srcad.grad(srcad.grad(f))`,
+`srcad.hessian(model.loss)` and `srcad.jacobian(partial(loss, data=d))` transform instead a
+function with its parameters whose body calls it, so the transformation sees an ordinary
+call (and indexes the parameters as the user does).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import types
+
+from srcad.errors import UsageError
+from srcad.ops.callables import unwrapped
+from srcad.runtime.calls import defined_by, is_derivative
+from srcad.runtime.control import CustomGradient
+
+
+def transformable(fn):
+    """`fn`, or a plain function with its parameters that calls it when `fn` is a derivative
+    object, a bound method, a `functools.partial` or a custom gradient (Jacobians and
+    Hessians index its parameters as the user does; a custom gradient's body is not what is
+    differentiated)."""
+    if has_no_body_of_its_own(fn) or isinstance(unwrapped(fn), types.MethodType):
+        return adapter(fn)
+    return fn
+
+
+def has_no_body_of_its_own(fn) -> bool:
+    """A callable srcad differentiates through a call of it, not by transforming the body
+    `inspect.unwrap` would find: a derivative object, a custom gradient, a partial."""
+    return is_derivative(fn) or isinstance(fn, (CustomGradient, functools.partial))
+
+
+def adapter(fn) -> types.FunctionType:
+    """A Python function with `fn`'s parameters that calls `fn` (a derivative object, a
+    bound method), so that the transforms see an ordinary function calling it:
+    `srcad.grad(srcad.grad(f))`, `srcad.hessian(model.loss)`. Made anew for each call,
+    from one code object per parameter list, so the cache transforms it once per list (a
+    table from `fn` to its adapter, which references `fn`, kept both alive forever). A
+    `functools.partial` calls its function with the bound values read as data, so every
+    partial of one function shares one program (a sweep over `partial(loss, data=d)`)."""
+    parameters, passed, defaults = parameters_of(fn)
+    callee, bound = (fn.func, fn.args) if type(fn) is functools.partial else (fn, ())
+    namespace = {"srcad_callee": callee, **defaults}
+    for position, value in enumerate(bound):
+        namespace[f"srcad_bound_{position}"] = value
+    passed = ", ".join([*(f"srcad_bound_{p}" for p in range(len(bound))), *(
+        [passed] if passed else [])])
+    name = getattr(callee, "__name__", "")
+    name = f"derivative_of_{name}" if name.isidentifier() else "derivative"
+    source = f"def {name}({parameters}):\n    return srcad_callee({passed})\n"
+    return defined_by(source, name, namespace)
+
+
+def parameters_of(fn) -> tuple[str, str, dict]:
+    """`fn`'s parameter list as source, the arguments passing them on, and the defaults."""
+    parameters, passed, defaults = [], [], {}
+    starred = False
+    for parameter in inspect.signature(fn).parameters.values():
+        name, kind = parameter.name, parameter.kind
+        if kind is parameter.VAR_KEYWORD:
+            raise UsageError(f"srcad cannot differentiate {fn!r} again: its function takes "
+                             f"`**{name}`.", fix="give it named parameters.")
+        text = f"*{name}" if kind is parameter.VAR_POSITIONAL else name
+        if kind is parameter.KEYWORD_ONLY and not starred:
+            parameters.append("*")
+        starred = starred or kind in (parameter.VAR_POSITIONAL, parameter.KEYWORD_ONLY)
+        if parameter.default is not parameter.empty:
+            defaults[f"srcad_default_{name}"] = parameter.default
+            text += f"=srcad_default_{name}"
+        parameters.append(text)
+        passed.append(f"{name}={name}" if kind is parameter.KEYWORD_ONLY else text.split("=")[0])
+    return ", ".join(parameters), ", ".join(passed), defaults
