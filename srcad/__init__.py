@@ -3,24 +3,24 @@
 `srcad.grad(f)` reads `f`'s source, generates its adjoint program as Python source, compiles
 it once and caches it. See `srcad.compiler.pipeline` for how, and the README for what.
 """
-from srcad import errors
+from srcad import errors, tape
 from srcad.api.derivative import grad, show, value_and_grad, vjp
-from srcad.compiler.cache import cache_info, clear_cache, set_cache_size
-from srcad.runtime.control import (clip_by_global_norm, clip_by_value, custom_gradient,
-                                   stop_gradient, stop_recording)
 from srcad.api.forward import jvp
 from srcad.api.jacobians import batch_jacobian, hessian, hvp, jacobian
+from srcad.api.testing import check_grads
+from srcad.compiler import passes
+from srcad.compiler.cache import cache_info, clear_cache, set_cache_size
 from srcad.ops import defjvp, defvjp
 from srcad.ops import registry as _registry
-from srcad import tape
-from srcad.compiler import passes
+from srcad.runtime.control import (clip_by_global_norm, clip_by_value, custom_gradient,
+                                   stop_gradient, stop_recording)
 from srcad.tape import GradientTape, Variable, constant
-from srcad.api.testing import check_grads
 from srcad.version import __version__
 
-__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian", "hvp", "show", "defvjp", "defjvp", "check_grads", "cache_info",
-           "clear_cache", "set_cache_size", "stop_gradient", "stop_recording", "custom_gradient",
-           "clip_by_global_norm", "clip_by_value", "errors", "passes", "tape", "GradientTape", "Variable",
-           "constant", "__version__"]
+__all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian",
+           "hvp", "show", "defvjp", "defjvp", "check_grads", "cache_info", "clear_cache",
+           "set_cache_size", "stop_gradient", "stop_recording", "custom_gradient",
+           "clip_by_global_norm", "clip_by_value", "errors", "passes", "tape", "GradientTape",
+           "Variable", "constant", "__version__"]
 
 _registry.own_rules_registered()  # (last: the rules registered from here on are the user's)

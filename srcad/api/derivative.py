@@ -15,11 +15,11 @@ import numpy as np
 from srcad.compiler import cache
 from srcad.runtime.arguments import (is_container, like_argument, promote,
                                      refuse_not_plain_arguments, seed_for, unshared, wrt_parameters)
-from srcad.errors import CotangentError, UsageError
+from srcad.api.adapters import adapter, has_no_body_of_its_own, transformable
 from srcad.compiler.frontend.parse import code_of
+from srcad.errors import CotangentError, UsageError
 from srcad.ops.callables import call_method_of, unwrapped
 from srcad.runtime.hooks import DerivativeFunction
-from srcad.api.adapters import adapter, has_no_body_of_its_own, transformable
 from srcad.api.fast_paths import (array_runner, float64_arrays, float64_ranks, float_program,
                               fused_runner, guards_of)
 

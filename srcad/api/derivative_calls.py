@@ -15,8 +15,8 @@ import inspect
 
 from srcad.api import derivative as api
 from srcad.api import forward as forward_api
-from srcad.api.forward import like_output
 from srcad.api.adapters import parameters_of
+from srcad.api.forward import like_output
 from srcad.errors import MissingRuleError, UsageError
 from srcad.runtime import calls
 from srcad.runtime.arguments import like_argument, seed_for

@@ -12,9 +12,9 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from srcad.compiler import cache
-from srcad.runtime.arguments import like_argument, refuse_not_plain_arguments, seed_for
-from srcad.errors import SrcadError
 from srcad.compiler.passes import enabled
+from srcad.errors import SrcadError
+from srcad.runtime.arguments import like_argument, refuse_not_plain_arguments, seed_for
 
 def fused_runner(derivative):
     """`fused_call(args)`: `(output, gradients)` by one program without a backward closure

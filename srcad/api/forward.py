@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from srcad.errors import TangentError, UsageError
+from srcad.kernels.adjoints import dtype_of
 from srcad.runtime import calls
 from srcad.runtime.arguments import is_container, like_argument, promote, rebuild, unshared
-from srcad.kernels.adjoints import dtype_of
-from srcad.errors import TangentError, UsageError
 
 
 def jvp(fn, primals, tangents):

@@ -14,10 +14,10 @@ import threading
 
 import numpy as np
 
+from srcad.api.fast_paths import guards_of
 from srcad.compiler import cache
 from srcad.runtime.arguments import copied
 from srcad.runtime.batching import NotBatchable, basis
-from srcad.api.fast_paths import guards_of
 
 _UNBATCHABLE = set()  # (code, parameter name) of functions without a batched program
 _lock = threading.Lock()

@@ -21,15 +21,15 @@ from srcad.api import derivative as api
 from srcad.compiler import cache
 from srcad.runtime.arguments import (copied, is_container, leaves, like_argument, promote, rebuilt,
                              wrt_parameters)
-from srcad.errors import UsageError
+from srcad.api.adapters import transformable
 from srcad.api.fast_paths import guards_of
 from srcad.api.forward import checked_tangent, jvp, like_output
-from srcad.compiler.frontend.parse import code_of
-from srcad.api.adapters import transformable
-from srcad.runtime.batching import basis
-from srcad.kernels.replay import replaying
 from srcad.api.jacobian_batches import BatchedColumns
+from srcad.compiler.frontend.parse import code_of
 from srcad.compiler.passes import enabled
+from srcad.errors import UsageError
+from srcad.kernels.replay import replaying
+from srcad.runtime.batching import basis
 
 _MODES = ("auto", "fwd", "rev")
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.compiler.frontend.resolve import Guard
-from srcad.ops.registry import RULES_EDITION
 from srcad.compiler.transform.reverse import SCOPE
+from srcad.ops.registry import RULES_EDITION
 
 _SERIAL = itertools.count(1)
 _ABSENT = object()

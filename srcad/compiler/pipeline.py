@@ -22,16 +22,13 @@ from srcad.compiler.transform.sequences import (resolve_container_copies,
                                        resolve_sequence_arithmetic, sequences_as_arrays)
 from srcad.compiler.analysis.scalars import only_numbers, scalar_names
 from srcad.compiler.analysis.shapes import shape_classes
-from srcad.compiler.transform.softmax import use_softmax_rules
-from srcad.compiler.transform.specialise import specialise
 from srcad.compiler.emit import CompiledAdjoint, compile_adjoint
-from srcad.compiler.passes import enabled
-from srcad.ops.registry import RULES_EDITION
 from srcad.compiler.frontend.fence import fence
 from srcad.compiler.frontend.functional import call_written_helpers, forget_variants
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import param_names, parse_function
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
+from srcad.compiler.passes import enabled
 from srcad.compiler.transform.batched import BatchedTangents
 from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.forward import forward
@@ -40,6 +37,9 @@ from srcad.compiler.transform.fuse import fuse
 from srcad.compiler.transform.math_calls import use_math
 from srcad.compiler.transform.naming import Namer
 from srcad.compiler.transform.reverse import reverse
+from srcad.compiler.transform.softmax import use_softmax_rules
+from srcad.compiler.transform.specialise import specialise
+from srcad.ops.registry import RULES_EDITION
 
 
 def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,

@@ -11,8 +11,8 @@ import string
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.ops.registry import defjvp, defvjp, returns_new_array
 from srcad.kernels.adjoints import dtype_of, inverse_permutation, unbroadcast
+from srcad.ops.registry import defjvp, defvjp, returns_new_array
 
 
 def _swap_last_axes(a):

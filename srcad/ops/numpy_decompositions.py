@@ -11,8 +11,8 @@ from srcad.errors import UnsupportedDerivativeError
 from srcad.ops.numpy_linalg import (eye, inverse_gaps, mT, onto_triangle, reciprocal_or_nan,
                                       refuse_completion, refuse_complex_input,
                                       refuse_repeated, refuse_zero, rounding, symmetric_from, tied)
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 from srcad.kernels.adjoints import dtype_of
+from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 
 
 # ---- eigendecompositions -----------------------------------------------------------------------

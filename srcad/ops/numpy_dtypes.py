@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from srcad.ops.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 from srcad.kernels.adjoints import dtype_of
+from srcad.ops.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 
 
 def astype_vjp(g, ans, a, dtype, *args, **kwargs):

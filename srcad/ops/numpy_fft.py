@@ -13,8 +13,8 @@ fftfreq and rfftfreq have the rule of their sample spacing `d` (their `n` is an 
 """
 import numpy as np
 
-from srcad.ops.registry import defjvp, defvjp
 from srcad.kernels.adjoints import dtype_of
+from srcad.ops.registry import defjvp, defvjp
 
 _SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
 

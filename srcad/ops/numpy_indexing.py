@@ -13,9 +13,9 @@ they are passed (np.interp's `left` and `right`, np.nan_to_num's `nan`, np.full'
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 from srcad.kernels.adjoints import dtype_of, unbroadcast
 from srcad.kernels.tangents import broadcast_like
+from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 
 
 def added_into_zeros(values, shape, index):

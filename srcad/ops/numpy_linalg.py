@@ -21,8 +21,8 @@ used, so their tangents at repeated values are nan rather than an error.
 import numpy as np
 
 from srcad.errors import UnsupportedDerivativeError
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 from srcad.kernels.adjoints import dtype_of, unbroadcast
+from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 
 
 # ---- helpers ---------------------------------------------------------------------------------

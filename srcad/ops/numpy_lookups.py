@@ -7,10 +7,10 @@ passed for them is differentiated, not dropped.
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.ops.numpy_indexing import added_into_zeros
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 from srcad.kernels.adjoints import dtype_of, unbroadcast
 from srcad.kernels.tangents import broadcast_like, dense
+from srcad.ops.numpy_indexing import added_into_zeros
+from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 
 
 # ---- interpolation ---------------------------------------------------------------------------

@@ -9,9 +9,9 @@ refused.
 import numpy as np
 
 from srcad.errors import UnsupportedDerivativeError
+from srcad.kernels.adjoints import dtype_of
 from srcad.ops.numpy_linalg import mT, refuse_complex_input, rounding
 from srcad.ops.registry import defjvp, defvjp
-from srcad.kernels.adjoints import dtype_of
 
 
 # ---- norms -------------------------------------------------------------------------------------

@@ -26,9 +26,9 @@ import operator
 
 import numpy as np
 
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 from srcad.kernels.adjoints import dtype_of, log_or_zero, unbroadcast
 from srcad.kernels.tangents import broadcast_like
+from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 
 # Python floats, so multiplying a float32 array by them keeps float32.
 LN2, LN10 = math.log(2.0), math.log(10.0)

@@ -7,10 +7,10 @@ The functions of an iterable (`fsum`, `prod`, `dist`) give each item its own cot
 `gamma` and `lgamma` need) is computed here, so that no optional dependency is needed."""
 import math
 
+from srcad.kernels.tangents import dense
 from srcad.ops.numpy_ufuncs import define_pointwise
 from srcad.ops.python_builtins import sum_vjp_iterable
 from srcad.ops.registry import defjvp, defvjp, nondifferentiable
-from srcad.kernels.tangents import dense
 
 define_pointwise(math.sin, lambda g, ans, x: g * math.cos(x))
 define_pointwise(math.cos, lambda g, ans, x: -g * math.sin(x))

@@ -17,9 +17,9 @@ import numpy as np
 from scipy import special
 
 from srcad.errors import UnsupportedDerivativeError
+from srcad.kernels.adjoints import expand_reduced, unbroadcast
 from srcad.ops.numpy_ufuncs import define_pointwise
 from srcad.ops.registry import defjvp, defvjp, nondifferentiable
-from srcad.kernels.adjoints import expand_reduced, unbroadcast
 
 TWO_OVER_ROOT_PI = 2.0 / math.sqrt(math.pi)
 HALF_ROOT_PI = math.sqrt(math.pi) / 2.0

@@ -18,10 +18,10 @@ import numpy as np
 import scipy.stats as stats
 from scipy import special
 
-from srcad.ops.registry import defjvp, defvjp
-from srcad.ops.scipy_special import no_derivative
 from srcad.kernels.adjoints import unbroadcast
 from srcad.kernels.tangents import broadcast_like
+from srcad.ops.registry import defjvp, defvjp
+from srcad.ops.scipy_special import no_derivative
 
 LOG2 = float(np.log(2.0))
 

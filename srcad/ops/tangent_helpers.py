@@ -7,8 +7,8 @@ adjoint or the helper itself to the incoming cotangent or tangent.
 """
 from __future__ import annotations
 
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 from srcad.kernels.adjoints import accumulate, unbroadcast
+from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 from srcad.kernels.tangents import (broadcast_like, dense, owned, stored_tangent, tangent_elements,
                             zero_element, zero_tangent)
 

@@ -13,12 +13,12 @@ unchanged under a tape, with the same rule registry (`srcad.ops`). `grad(f, wrt=
 """
 from srcad.tape.errors import (BatchDependenceError, TapeConversionError, TapeStateError,
                                TapeTypeError)
+from srcad.runtime import hooks as _hooks
+from srcad.tape import control as _control
+from srcad.tape.functional import grad
+from srcad.tape.gradient_tape import GradientTape, UnconnectedGradients
 from srcad.tape.tensor import Tensor
 from srcad.tape.variables import Variable, constant
-from srcad.tape.gradient_tape import GradientTape, UnconnectedGradients
-from srcad.tape.functional import grad
-from srcad.tape import control as _control
-from srcad.runtime import hooks as _hooks
 
 _hooks.install(tape_stop_gradient=_control.stop_gradient, tape_paused=_control.paused,
                tape_custom_gradient=_control.call_custom_gradient)

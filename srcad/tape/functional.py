@@ -19,9 +19,9 @@ import inspect
 
 import numpy as np
 
-from srcad.runtime.arguments import like_argument, promote, seed_for, wrt_parameters
 from srcad.errors import WrtError
 from srcad.ops.callables import unwrapped
+from srcad.runtime.arguments import like_argument, promote, seed_for, wrt_parameters
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
 from srcad.tape import nest
 from srcad.tape.dispatch import is_live, new_tensor, value_of

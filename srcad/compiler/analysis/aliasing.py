@@ -21,15 +21,15 @@ import operator
 import gast
 import numpy as np
 
-from srcad.runtime import calls
-from srcad.errors import UnsoundAliasingError
 from srcad.compiler.analysis.arrays import among
 from srcad.compiler.frontend import trees
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
+from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
+from srcad.errors import UnsoundAliasingError
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.numpy_dtypes import converted
 from srcad.ops.python_builtins import indexable
-from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
+from srcad.runtime import calls
 
 VIEW_FUNCTIONS = {
     operator.getitem, np.reshape, np.ravel, np.transpose, np.ndarray.T, np.squeeze,

@@ -16,9 +16,9 @@ import numpy as np
 
 from srcad.compiler.frontend.functional import copied
 from srcad.compiler.frontend.resolve import Operation, operations, surely
-from srcad.runtime.methods import ARRAY_METHODS, SHAPE_METHODS, STATIC_METHODS
-from srcad.ops import vjp_rules
 from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
+from srcad.ops import vjp_rules
+from srcad.runtime.methods import ARRAY_METHODS, SHAPE_METHODS, STATIC_METHODS
 
 
 def resolve_array_methods(block: list, arrays, name_of) -> None:

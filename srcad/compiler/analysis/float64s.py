@@ -19,11 +19,11 @@ from dataclasses import dataclass, replace
 import gast
 import numpy as np
 
-from srcad.kernels import outlines, adjoints as runtime
 from srcad.compiler.analysis.shapes import Reduced
-from srcad.runtime.arguments import seed_for
 from srcad.compiler.frontend.trees import walk
 from srcad.compiler.transform.softmax import softmax_vjp
+from srcad.kernels import outlines, adjoints as runtime
+from srcad.runtime.arguments import seed_for
 
 
 @dataclass(frozen=True)

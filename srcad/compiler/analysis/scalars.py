@@ -20,8 +20,8 @@ import builtins
 import gast
 import numpy as np
 
-from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
 from srcad.compiler.frontend import trees
+from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
 
 _ARITHMETIC = {"+", "-", "*", "/", "**", "%", "//", "unary -", "unary +"}
 _NUMBER_BUILTINS = {builtins.abs, builtins.float, builtins.pow}

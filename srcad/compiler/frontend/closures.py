@@ -28,11 +28,11 @@ from __future__ import annotations
 
 import gast
 
-from srcad.errors import UnsupportedSyntaxError
 from srcad.compiler.frontend.exits import walk_local
 from srcad.compiler.frontend.parse import param_names
 from srcad.compiler.frontend.scopes import captured_names, store_counts
 from srcad.compiler.frontend.trees import clone, walk
+from srcad.errors import UnsupportedSyntaxError
 
 _COMPOUND_BLOCKS = ("body", "orelse", "finalbody", "handlers")
 

@@ -13,12 +13,12 @@ import types
 import gast
 import numpy as np
 
-from srcad.runtime.control import stop_recording
-from srcad.errors import UnsupportedSyntaxError
 from srcad.compiler.frontend.fence import starred_unpacking
 from srcad.compiler.frontend.scopes import local_names
 from srcad.compiler.frontend.trees import clone, walk
+from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import numpy_indexing, python_builtins
+from srcad.runtime.control import stop_recording
 
 
 class Desugaring:

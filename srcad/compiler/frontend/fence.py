@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import gast
 
-from srcad.errors import UnsupportedSyntaxError
 from srcad.compiler.frontend.parse import ParsedFunction
 from srcad.compiler.frontend.trees import walk
+from srcad.errors import UnsupportedSyntaxError
 
 ALLOWED_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
                       gast.Pass, gast.If, gast.For, gast.While, gast.Break, gast.Continue,

@@ -18,15 +18,15 @@ from dataclasses import dataclass
 import gast
 import numpy as np
 
+from srcad.compiler.frontend import trees
+from srcad.compiler.frontend.parse import ParsedFunction, param_names
+from srcad.compiler.frontend.scopes import enclosing_reads, local_names
+from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.kernels import adjoints as runtime
+from srcad.ops import is_nondifferentiable, vjp_rules
+from srcad.ops.callables import unwrapped
 from srcad.runtime.calls import is_derivative
 from srcad.runtime.control import CustomGradient
-from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
-from srcad.compiler.frontend.scopes import enclosing_reads, local_names
-from srcad.compiler.frontend.parse import ParsedFunction, param_names
-from srcad.ops.callables import unwrapped
-from srcad.compiler.frontend import trees
-from srcad.ops import is_nondifferentiable, vjp_rules
 
 OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import gast
 
-from srcad.kernels import outlines, regions, adjoints as runtime
 from srcad.compiler.transform.naming import Namer, adjoint_name
 from srcad.compiler.transform.reuse import HELPERS
+from srcad.kernels import outlines, regions, adjoints as runtime
 
 UNSET, NONE, SET, MAYBE = "unset", "none", "set", "maybe"
 OWNED, MAYBE_OWNED = "owned", "maybe owned"

@@ -21,12 +21,12 @@ import operator
 import gast
 import numpy as np
 
-from srcad.runtime import batching
-from srcad.kernels import tangents
-from srcad.runtime.batching import NotBatchable
 from srcad.compiler.frontend.resolve import Operation
 from srcad.compiler.transform.adjoints import SET, load
 from srcad.compiler.transform.forward import MAYBE, Tangents
+from srcad.kernels import tangents
+from srcad.runtime import batching
+from srcad.runtime.batching import NotBatchable
 
 ELEMENTWISE_OPERATORS = {operator.add, operator.sub, operator.mul, operator.truediv,
                          operator.pow, operator.neg, operator.pos, np.where}

@@ -18,8 +18,8 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from srcad.kernels import adjoints as runtime, tangents
 from srcad.compiler.transform.optimize import drop_dead_stores
+from srcad.kernels import adjoints as runtime, tangents
 
 _PURE_FUNCTIONS = frozenset(map(id, (
     np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.dot, np.matmul,

@@ -28,13 +28,13 @@ import operator
 
 import gast
 
-from srcad.runtime import batching, calls
-from srcad.kernels import adjoints as runtime, tangents
 from srcad.compiler.analysis.activity import Activity, carries_derivative
-from srcad.errors import MissingRuleError
 from srcad.compiler.frontend.parse import ParsedFunction
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations
+from srcad.errors import MissingRuleError
+from srcad.kernels import adjoints as runtime, tangents
 from srcad.ops import jvp_rules
+from srcad.runtime import batching, calls
 from srcad.compiler.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_none, join,
                                                load, store)
 from srcad.compiler.transform.bindings import Bindings

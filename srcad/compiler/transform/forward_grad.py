@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import gast
 
-from srcad.errors import SrcadError
 from srcad.compiler.frontend.resolve import operations
 from srcad.compiler.frontend.trees import walk
-from srcad.ops.registry import has_user_rules
 from srcad.compiler.transform.adjoints import assign
+from srcad.errors import SrcadError
+from srcad.ops.registry import has_user_rules
 
 
 class NotForwardable(SrcadError):

@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import gast
 
-from srcad.runtime.arguments import seed_for
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.copies import propagate_copies
 from srcad.compiler.transform.naming import Namer
+from srcad.runtime.arguments import seed_for
 
 
 def fuse(module: gast.Module, vjp_name: str, namer: Namer, bindings: Bindings,

@@ -13,8 +13,8 @@ from collections import Counter
 
 import gast
 
-from srcad.kernels import adjoints as runtime
 from srcad.compiler.frontend.trees import walk
+from srcad.kernels import adjoints as runtime
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
 

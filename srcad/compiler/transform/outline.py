@@ -30,10 +30,10 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from srcad.kernels import outlines
 from srcad.compiler.frontend.trees import clone, name_counts
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.compiler.transform.optimize import names_read
+from srcad.kernels import outlines
 
 _REDUCTIONS = (np.sum, np.mean)
 _REDUCTION_DEFAULTS = {"axis": None, "dtype": None, "out": None, "keepdims": False}

@@ -17,9 +17,9 @@ from collections import Counter
 
 import gast
 
-from srcad.kernels import regions, adjoints as runtime
 from srcad.compiler.frontend.resolve import Branch, Loop, operations, walk
 from srcad.compiler.transform.adjoints import assign, load, store
+from srcad.kernels import regions, adjoints as runtime
 
 
 REGION = "<region>"  # in `recorded`: the old contents of an element assignment's target

@@ -6,8 +6,8 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from srcad.errors import UnsoundAliasingError, UnsupportedSyntaxError
 from srcad.compiler.frontend.resolve import Operation
+from srcad.errors import UnsoundAliasingError, UnsupportedSyntaxError
 from srcad.ops import is_nondifferentiable, jvp_rules, vjp_rules
 
 

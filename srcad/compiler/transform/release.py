@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import gast
 
-from srcad.kernels import adjoints as runtime
 from srcad.compiler.frontend.trees import walk
 from srcad.compiler.transform.adjoints import assign, load
+from srcad.kernels import adjoints as runtime
 
 
 def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=None) -> list:

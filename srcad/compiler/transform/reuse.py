@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import gast
 
-from srcad.kernels import adjoints as runtime
 from srcad.compiler.frontend.trees import clone, walk
+from srcad.kernels import adjoints as runtime
 
 _IN_PLACE = {gast.Add: ("add_into", runtime.add_into),
              gast.Sub: ("subtract_into", runtime.subtract_into),

@@ -22,16 +22,16 @@ import builtins
 
 import gast
 
-from srcad.runtime import calls
-from srcad.kernels import outlines, regions, adjoints as runtime
 from srcad.compiler.analysis.activity import Activity, carries_derivative
 from srcad.compiler.analysis.tbr import assignment_sites
-from srcad.errors import MissingRuleError
-from srcad.compiler.passes import enabled
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.compiler.frontend.trees import clone, walk
+from srcad.compiler.passes import enabled
+from srcad.errors import MissingRuleError
+from srcad.kernels import outlines, regions, adjoints as runtime
 from srcad.ops import vjp_rules
+from srcad.runtime import calls
 from srcad.compiler.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNIFORM, UNSET,
                                                Adjoints, assign, is_none, join, load, store)
 from srcad.compiler.transform.bindings import Bindings
@@ -40,16 +40,16 @@ from srcad.compiler.transform.optimize import (counted, drop_dead_zero_stores, l
                                       names_read, reduce_first)
 from srcad.compiler.transform.outline import outline_unread
 from srcad.compiler.transform.recording import REGION, record
+from srcad.compiler.transform.refusals import check_operation, qualified_name
 from srcad.compiler.transform.release import release
 from srcad.compiler.transform.reuse import consume
-from srcad.compiler.transform.refusals import check_operation, qualified_name
 from srcad.compiler.transform.sequences import sequence_names
 from srcad.compiler.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
 from srcad.compiler.transform.signs import fold_negations
 from srcad.compiler.transform.rule_calls import (rule_applications, same_shape_arguments,
                                         unruled_arguments, unruled_check)
-from srcad.compiler.transform.templates import instantiate
 from srcad.compiler.transform import uniform
+from srcad.compiler.transform.templates import instantiate
 
 SCOPE = "srcad_scope"
 

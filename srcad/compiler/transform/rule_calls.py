@@ -8,13 +8,13 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from srcad.runtime import calls
-from srcad.errors import MissingRuleError, RuleSignatureError, UnsupportedDerivativeError
 from srcad.compiler.frontend.resolve import Operation, follow
 from srcad.compiler.transform.adjoints import load
 from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.refusals import qualified_name
 from srcad.compiler.transform.templates import rebound_chain, template_of
+from srcad.errors import MissingRuleError, RuleSignatureError, UnsupportedDerivativeError
+from srcad.runtime import calls
 def rule_applications(entry, op: Operation, parsed, maker: str, bindings: Bindings):
     """`(template, bound arguments, argument node)` for each rule of `entry` applied to the
     call `op`; a rule whose signature does not fit the call is a RuleSignatureError. The

@@ -26,8 +26,8 @@ from collections import Counter
 
 import gast
 
-from srcad.kernels import adjoints as runtime
 from srcad.compiler.frontend.trees import walk
+from srcad.kernels import adjoints as runtime
 
 _FACTORS = (runtime.multiply_into, runtime.divide_into)
 

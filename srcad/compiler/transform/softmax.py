@@ -26,13 +26,13 @@ from collections import Counter
 import gast
 import numpy as np
 
-from srcad.compiler.frontend.parse import param_names
 from srcad.compiler.analysis.shapes import reduction_axes
+from srcad.compiler.frontend.parse import param_names
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
 from srcad.compiler.frontend.trees import name_counts
-from srcad.ops.registry import defjvp, defvjp, returns_new_array
 from srcad.kernels.adjoints import unbroadcast
 from srcad.kernels.tangents import broadcast_like
+from srcad.ops.registry import defjvp, defvjp, returns_new_array
 
 _EXTREMA = (np.max, np.amax, np.min, np.amin)
 

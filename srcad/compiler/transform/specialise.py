@@ -31,10 +31,10 @@ import numpy as np
 from srcad.kernels import outlines, adjoints as runtime
 from srcad.compiler.analysis.float64s import (FLOAT, INT, Known, Knowledge, constant, dropped_axes,
                                      is_array, is_number, same_shape)
-from srcad.runtime.arguments import seed_for
 from srcad.compiler.frontend.trees import walk
-from srcad.ops.numpy_contractions import matmul_vjp_a, matmul_vjp_b
 from srcad.compiler.transform.adjoints import assign, load
+from srcad.ops.numpy_contractions import matmul_vjp_a, matmul_vjp_b
+from srcad.runtime.arguments import seed_for
 
 FLOAT64_ONE = np.float64(1.0)  # the seed of a float64 number
 _REDUCING_UFUNCS = {np.sum: np.add, np.max: np.maximum, np.amax: np.maximum, np.min: np.minimum,

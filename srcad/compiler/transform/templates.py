@@ -18,15 +18,15 @@ from typing import Callable
 import gast
 import numpy as np
 
-from srcad.errors import SrcadError
 from srcad.compiler.frontend.parse import parse_function
 from srcad.compiler.frontend.resolve import Guard, chain_guard
 from srcad.compiler.frontend.trees import clone, walk
+from srcad.compiler.transform.optimize import constant_node, simplify
+from srcad.compiler.transform.refusals import NAMESPACE_READERS
+from srcad.errors import SrcadError
 from srcad.kernels import adjoints as runtime
 from srcad.kernels.adjoints import unbroadcast
 from srcad.kernels.tangents import broadcast_like
-from srcad.compiler.transform.optimize import constant_node, simplify
-from srcad.compiler.transform.refusals import NAMESPACE_READERS
 
 
 @dataclass(frozen=True)

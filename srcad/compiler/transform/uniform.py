@@ -24,11 +24,11 @@ from __future__ import annotations
 import gast
 import numpy as np
 
-from srcad.kernels import outlines, adjoints as runtime
 from srcad.compiler.frontend.resolve import Operation
 from srcad.compiler.frontend.trees import clone, walk
 from srcad.compiler.transform.adjoints import load
 from srcad.compiler.transform.rule_calls import ELEMENTWISE_SYMBOLS
+from srcad.kernels import outlines, adjoints as runtime
 
 
 def spread_number(contribution, argument: str, helper_of):
