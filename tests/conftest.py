@@ -1,3 +1,5 @@
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -12,10 +14,8 @@ def rule_registry():
     """Let a test register rules for NumPy's own functions: the registry is restored after
     it, and programs compiled meanwhile go stale as after any registration."""
     from srcad.ops import registry
-    tables = (registry._VJPS, registry._JVPS, registry._NONDIFFERENTIABLE, registry._USER_RULES)
-    saved = [table.copy() for table in tables]
+    saved = {fn: dataclasses.replace(op) for fn, op in registry._OPS.items()}
     yield registry
-    for table, contents in zip(tables, saved):
-        table.clear()
-        table.update(contents)
+    registry._OPS.clear()
+    registry._OPS.update(saved)
     registry.RULES_EDITION[0] += 1

@@ -873,9 +873,7 @@ def test_composites_match_autograd(fn, args, wrt):
 # ---- coverage of the registry -----------------------------------------------------------------
 def shipped_rules():
     """Callables whose rules srcad itself registers (tests elsewhere register their own)."""
-    return {fn for fn, entry in registry._VJPS.items()
-            if any(getattr(rule, "__module__", "").startswith("srcad.")
-                   for rule in entry.rules if rule is not None)}
+    return {op.primal for op in registry.records() if op.owner != "user" and op.vjp is not None}
 
 
 def assert_jvp_matches_finite_differences(fn, args, wrt, rtol, atol, seed=0):
@@ -913,7 +911,7 @@ def test_jvp_rule_matches_finite_differences(case, dtype):
 
 
 def test_every_shipped_vjp_rule_has_a_jvp_rule():
-    missing = sorted(map(_label, {fn for fn in shipped_rules() if fn not in registry._JVPS}))
+    missing = sorted(map(_label, {fn for fn in shipped_rules() if registry.jvp_rules(fn) is None}))
     assert not missing, f"rules with a VJP but no JVP: {missing}"
 
 
@@ -924,22 +922,25 @@ def test_every_shipped_rule_has_a_case():
 
 
 class _RecordingRules(dict):
-    """The registry, remembering every callable the transformation looks up."""
+    """The registry's records, remembering every callable whose VJP rules are read."""
 
-    def __init__(self, rules):
-        super().__init__(rules)
+    def __init__(self, records):
+        super().__init__(records)
         self.looked_up = []
 
     def get(self, key, default=None):
-        hash(key)  # an unhashable callee raises TypeError, as in a plain dict
-        self.looked_up.append(key)
-        return super().get(key, default)
+        op = super().get(key, default)
+        return op if op is None else _Watched(op, key, self.looked_up)
 
-    __getitem__ = get
 
-    def __contains__(self, key):
-        self.get(key)
-        return super().__contains__(key)
+class _Watched:
+    def __init__(self, op, key, looked_up):
+        self._op, self._key, self._looked_up = op, key, looked_up
+
+    def __getattr__(self, name):
+        if name == "vjp":
+            self._looked_up.append(self._key)
+        return getattr(self._op, name)
 
 
 _DISTINCT = list({(case.fn, case.wrt): case for case in CASES}.values())
@@ -947,8 +948,8 @@ _DISTINCT = list({(case.fn, case.wrt): case for case in CASES}.values())
 
 @pytest.mark.parametrize("case", _DISTINCT, ids=map(_case_id, _DISTINCT))
 def test_case_reaches_its_rule(case, monkeypatch):
-    recording = _RecordingRules(registry._VJPS)
-    monkeypatch.setattr(registry, "_VJPS", recording)
+    recording = _RecordingRules(registry._OPS)
+    monkeypatch.setattr(registry, "_OPS", recording)
     monkeypatch.setattr(srcad_cache, "_entries", {})  # transform afresh, restored afterwards
     value, pullback = srcad.vjp(case.fn, *make_args(case.args, np.float64), wrt=case.wrt)
     pullback(np.ones(np.shape(value))[()])  # methods find their rule when they run

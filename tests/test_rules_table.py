@@ -27,7 +27,7 @@ def test_rows_say_which_rules_each_callable_has():
 
 def test_every_callable_of_the_registry_has_one_row():
     rows = rule_rows(include_internal=True)
-    known = set(registry._VJPS) | set(registry._JVPS) | registry._NONDIFFERENTIABLE
+    known = [op for op in registry.records() if op.vjp or op.jvp or op.nondifferentiable]
     assert len(rows) == len(known) == len({row.name for row in rows})
 
 
@@ -42,16 +42,16 @@ def registered_elsewhere(x):
 
 
 def test_rules_registered_outside_srcad_and_scipy_rules_are_noted(monkeypatch):
-    monkeypatch.setitem(registry._VJPS, registered_elsewhere,
-                        registry.VJPRules(registered_elsewhere, (lambda g, ans, x: 2.0 * g,)))
+    op = registry.Op(registered_elsewhere, "user",
+                     vjp=registry.VJPRules(registered_elsewhere, (lambda g, ans, x: 2.0 * g,)))
+    monkeypatch.setitem(registry._OPS, registered_elsewhere, op)
     row = by_name(rule_rows())["tests.test_rules_table.registered_elsewhere"]
     assert (row.vjp, row.jvp, row.notes) == (True, False, "registered by tests.test_rules_table")
 
     def scipy_rule(g, ans, x):
         return g
     scipy_rule.__module__ = "srcad.ops.scipy_special"
-    monkeypatch.setitem(registry._JVPS, registered_elsewhere,
-                        registry.JVPRules(registered_elsewhere, (scipy_rule,)))
+    monkeypatch.setattr(op, "jvp", registry.JVPRules(registered_elsewhere, (scipy_rule,)))
     assert "SciPy: rules load on first use" in by_name(rule_rows())[
         "tests.test_rules_table.registered_elsewhere"].notes
 

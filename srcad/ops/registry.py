@@ -40,15 +40,53 @@ class JVPRules:
     rules: tuple  # rules[i] gives the output tangent due to positional parameter i, or None
 
 
-_VJPS: dict = {}
-_JVPS: dict = {}
-_NONDIFFERENTIABLE: set = set()
-_USER_RULES: set = set()  # callables the user gave a VJP or JVP (srcad registers its own while
-#                           it is imported, SciPy's as they load): forward and reverse mode
-#                           may disagree on them (transform/forward_grad.py)
-_importing_srcad = True   # until srcad/__init__.py calls `own_rules_registered`
+@dataclass
+class Op:
+    """Everything srcad knows of one callable: its derivatives and the facts the compiler
+    and the tape rely on. A fact left None is not known (the callable is not one)."""
+
+    primal: Callable
+    owner: str                      # who said it: "srcad", "scipy" (srcad's SciPy rules) or
+    #                                 "user" (a rule the user registered replaces srcad's)
+    vjp: VJPRules | None = None
+    jvp: JVPRules | None = None
+    nondifferentiable: bool = False  # its outputs carry no derivative (np.floor, np.argmax)
+    view: bool = False               # it may return its first argument's memory (np.reshape)
+    elementwise: bool = False        # element i of the output depends on element i of each
+    #                                  (broadcast) argument alone (np.sin, operator.add)
+    math_twin: str | None = None     # the `math` function that computes it on one float
+
+
+_OPS: dict = {}
+_owner = "srcad"  # who registers now: srcad while it is imported, then the user
 RULES_EDITION = [0]  # counts the user's registrations: a program compiled under an earlier
 #                      edition may have inlined a rule since replaced (compile.py's guards)
+
+
+def op_of(fn) -> Op | None:
+    """The record of `fn`, or None when srcad knows nothing of it."""
+    try:
+        op = _OPS.get(fn)
+    except TypeError:  # an unhashable callable has no record
+        return None
+    if op is None and _scipy_pending and _load_scipy_rules_for(fn):
+        return _OPS.get(fn)
+    return op
+
+
+def _record(fn) -> Op:
+    op = _OPS.get(fn)
+    if op is None:
+        op = _OPS[fn] = Op(fn, _owner)
+    return op
+
+
+def declare(fn: Callable, *, view: bool = False, elementwise: bool = False,
+            math_twin: str | None = None) -> None:
+    """Record facts of `fn` the compiler relies on (srcad's own modules declare them beside
+    the rules; see docs/architecture.md, "adding a function")."""
+    op = _record(fn)
+    op.view, op.elementwise, op.math_twin = view, elementwise, math_twin
 
 
 def defvjp(fn: Callable, *rules) -> None:
@@ -59,9 +97,9 @@ def defvjp(fn: Callable, *rules) -> None:
     """
     _check_rules("defvjp", fn, rules)
     _load_scipy_rules_for(fn)  # so that srcad's SciPy rules, loaded later, cannot override
-    _VJPS[fn] = VJPRules(fn, tuple(rules))
-    _NONDIFFERENTIABLE.discard(fn)
-    _note_user_rule(fn)
+    op = _record(fn)
+    op.vjp, op.nondifferentiable = VJPRules(fn, tuple(rules)), False
+    _note_user_rule(op)
 
 
 def returns_new_array(rule: Callable) -> Callable:
@@ -81,9 +119,9 @@ def defjvp(fn: Callable, *rules) -> None:
     """
     _check_rules("defjvp", fn, rules)
     _load_scipy_rules_for(fn)
-    _JVPS[fn] = JVPRules(fn, tuple(rules))
-    _NONDIFFERENTIABLE.discard(fn)
-    _note_user_rule(fn)
+    op = _record(fn)
+    op.jvp, op.nondifferentiable = JVPRules(fn, tuple(rules)), False
+    _note_user_rule(op)
 
 
 def _check_rules(maker: str, fn, rules) -> None:
@@ -97,63 +135,72 @@ def nondifferentiable(*fns: Callable) -> None:
     """Declare callables whose outputs carry no derivative (`np.floor`, `np.argmax`, ...)."""
     for fn in fns:
         _load_scipy_rules_for(fn)
-        if fn in _VJPS or fn in _JVPS:
+        op = _record(fn)
+        if op.vjp is not None or op.jvp is not None:
             raise SrcadError(f"{fn!r} already has derivative rules; it cannot also be "
                              "non-differentiable")
-        _NONDIFFERENTIABLE.add(fn)
-        if not (_importing_srcad or _scipy_loading):
+        op.nondifferentiable = True
+        if _owner == "user":
             RULES_EDITION[0] += 1
 
 
 def vjp_rules(fn) -> VJPRules | None:
-    try:
-        rules = _VJPS.get(fn)
-    except TypeError:  # an unhashable callable cannot have rules
-        return None
-    if rules is None and _scipy_pending and _load_scipy_rules_for(fn):
-        return _VJPS.get(fn)
-    return rules
+    op = op_of(fn)
+    return None if op is None else op.vjp
 
 
 def jvp_rules(fn) -> JVPRules | None:
-    try:
-        rules = _JVPS.get(fn)
-    except TypeError:
-        return None
-    if rules is None and _scipy_pending and _load_scipy_rules_for(fn):
-        return _JVPS.get(fn)
-    return rules
+    op = op_of(fn)
+    return None if op is None else op.jvp
 
 
-def _note_user_rule(fn) -> None:
-    if not (_importing_srcad or _scipy_loading):
-        _USER_RULES.add(fn)
+def _note_user_rule(op: Op) -> None:
+    if _owner == "user":
+        op.owner = "user"
         RULES_EDITION[0] += 1
 
 
 def own_rules_registered() -> None:
     """srcad's own rules are in (SciPy's aside): rules registered from now on are the user's."""
-    global _importing_srcad
-    _importing_srcad = False
+    global _owner
+    _owner = "user"
 
 
 def has_user_rules(fn) -> bool:
     """Whether the user registered a VJP or JVP for `fn`."""
-    try:
-        return fn in _USER_RULES
-    except TypeError:  # an unhashable callable has no rules
-        return False
+    op = op_of(fn)
+    return op is not None and op.owner == "user" and (op.vjp is not None or op.jvp is not None)
 
 
 def is_nondifferentiable(fn) -> bool:
-    try:
-        if fn in _NONDIFFERENTIABLE:
-            return True
-    except TypeError:
-        return False
-    # A callable with rules is differentiable: only others may be SciPy's, not yet loaded.
-    return _scipy_pending and fn not in _VJPS and _load_scipy_rules_for(fn) \
-        and fn in _NONDIFFERENTIABLE
+    op = op_of(fn)
+    return op is not None and op.nondifferentiable
+
+
+def is_view(fn) -> bool:
+    """Whether `fn` may return memory of its first argument (aliasing follows it)."""
+    op = op_of(fn)
+    return op is not None and op.view
+
+
+def is_elementwise(fn) -> bool:
+    """Whether `fn` maps elements to elements: a one-output ufunc without a core signature,
+    or a callable declared so."""
+    if isinstance(fn, np.ufunc):
+        return fn.nout == 1 and fn.signature is None
+    op = op_of(fn)
+    return op is not None and op.elementwise
+
+
+def math_twin(fn) -> str | None:
+    """The name of the `math` function computing `fn` on one Python float, if any."""
+    op = op_of(fn)
+    return None if op is None else op.math_twin
+
+
+def records() -> list:
+    """Every record, in the order srcad learned of them."""
+    return list(_OPS.values())
 
 
 # ---- SciPy's rules, imported on first use ----------------------------------------------------
@@ -189,17 +236,18 @@ def _load_scipy_rules_for(fn) -> bool:
     """Import srcad's SciPy rules if `fn` is SciPy's and they are not loaded yet. True if
     they are loaded now, by this call or by another thread it waited for: look `fn` up
     again. (The rule modules' own registrations come back here while loading.)"""
-    global _scipy_pending, _scipy_loading
+    global _scipy_pending, _scipy_loading, _owner
     if not (_scipy_pending and _from_scipy(fn)):
         return False
     with _scipy_lock:
         if not _scipy_pending or _scipy_loading:
             return not _scipy_pending
         _scipy_loading = True
+        owner, _owner = _owner, "scipy"
         try:
             for module in _SCIPY_RULES:
                 importlib.import_module(module)
             _scipy_pending = False
         finally:
-            _scipy_loading = False
+            _scipy_loading, _owner = False, owner
     return True

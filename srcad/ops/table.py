@@ -26,15 +26,16 @@ class Row:
 def rule_rows(include_internal: bool = False) -> list[Row]:
     """The registry's callables, sorted by name."""
     _load_scipy_rules()
-    callables = {**dict.fromkeys(registry._VJPS), **dict.fromkeys(registry._JVPS),
-                 **dict.fromkeys(registry._NONDIFFERENTIABLE)}
     rows = []
-    for fn in callables:
+    for op in registry.records():
+        if op.vjp is None and op.jvp is None and not op.nondifferentiable:
+            continue  # (a record of facts alone: no row of rules)
+        fn = op.primal
         name = display_name(fn)
         internal = name.startswith("srcad.") and name.count(".") > 1  # not srcad.stop_gradient
         if internal and not include_internal:
             continue
-        vjp, jvp = registry._VJPS.get(fn), registry._JVPS.get(fn)
+        vjp, jvp = op.vjp, op.jvp
         rows.append(Row(name, vjp is not None, jvp is not None,
                         _notes(fn, name, vjp, jvp, internal)))
     return sorted(rows, key=lambda row: (row.name.lower(), row.name))
