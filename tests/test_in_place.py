@@ -190,3 +190,31 @@ def test_the_output_of_vjp_stays_what_the_function_returned():
     np.testing.assert_array_equal(value, expected)
     np.testing.assert_array_equal(aux["rows"][0], expected_aux["rows"][0])
     np.testing.assert_allclose(gradient, [1.0 + 6.0 * 0.5 * 2, 0.0, 2 * 0.7 * 2, 2 * 1.3 * 2])
+
+
+def _einsum_transposed_written(x):
+    y = np.einsum("ij->ji", x)
+    y[0, 1] = 0.0
+    return np.sum(np.sin(x))
+
+
+def _matrix_power_one_written(x):
+    y = np.linalg.matrix_power(x, 1)
+    y[0, 1] = 0.0
+    return np.sum(np.sin(x))
+
+
+def _diag_then_x_written(x):
+    d = np.diag(x)
+    x[0, 0] = 0.0
+    return np.sum(np.sin(d))
+
+
+@pytest.mark.parametrize("fn", [_einsum_transposed_written, _matrix_power_one_written,
+                                _diag_then_x_written])
+def test_writes_through_views_the_rule_table_returns_are_refused(fn):
+    """`np.einsum("ij->ji", x)`, `matrix_power(x, 1)` and `np.diag(x)` return x's memory; a
+    write through one changed x behind srcad's back, and the gradient came out wrong (cos(0)
+    where the element was overwritten). Found by tests/test_ops_records.py."""
+    with pytest.raises(UnsoundAliasingError, match="may share memory"):
+        srcad.grad(fn)(np.arange(1.0, 5.0).reshape(2, 2))

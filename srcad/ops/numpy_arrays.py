@@ -12,7 +12,7 @@ import operator
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable, vjp_rules
+from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable, vjp_rules
 from srcad.kernels.adjoints import (dtype_of, index_adjoint, inverse_permutation, unbroadcast,
                                     unravel)
 from srcad.kernels.tangents import broadcast_like, dense
@@ -118,6 +118,7 @@ defjvp(np.diagonal, lambda g, ans, a, offset=0, axis1=0, axis2=1:
        np.diagonal(g, offset, axis1, axis2))
 defvjp(np.diag, diag_vjp)
 defjvp(np.diag, lambda g, ans, v, k=0: np.diag(g, k))
+declare(np.diag, view=True)  # (a matrix's diagonal, read only)
 
 # np.full and np.linspace carry their values' derivatives: their rules are in numpy_indexing.py
 nondifferentiable(np.shape, np.ndim, np.size, np.ndarray.shape, np.ndarray.ndim,
@@ -386,3 +387,15 @@ defvjp(np.partition, partition_vjp)
 defjvp(np.partition, lambda g, ans, a, kth, axis=-1, kind="introselect", order=None:
        np.take_along_axis(g, np.argpartition(a, kth, axis=axis), axis=axis))
 
+
+# ---- views: these may return memory of their first argument, which in-place writes reach
+# (analysis/aliasing.py follows them); the last ones have no rules, but are views all the same
+for _view in (operator.getitem, np.reshape, np.ravel, np.transpose, np.ndarray.T, np.squeeze,
+              np.expand_dims, np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d,
+              np.atleast_3d, np.swapaxes, np.moveaxis, np.rollaxis, np.broadcast_to,
+              np.diagonal, np.flip, np.flipud, np.fliplr, np.rot90, np.ascontiguousarray,
+              np.asfortranarray, np.require,
+              *(getattr(np, name) for name in ("permute_dims", "matrix_transpose", "unstack")
+                if hasattr(np, name)),  # (NumPy 2's)
+              *(getattr(np.ndarray, name) for name in ("mT",) if hasattr(np.ndarray, name))):
+    declare(_view, view=True)

@@ -12,7 +12,7 @@ import numpy as np
 
 from srcad.errors import SrcadError
 from srcad.kernels.adjoints import dtype_of, inverse_permutation, unbroadcast
-from srcad.ops.registry import defjvp, defvjp, returns_new_array
+from srcad.ops.registry import declare, defjvp, defvjp, returns_new_array
 
 
 def _swap_last_axes(a):
@@ -229,6 +229,7 @@ EINSUM_VJPS = tuple(einsum_vjp(i) for i in range(8))
 EINSUM_JVPS = tuple(einsum_jvp(i) for i in range(8))
 defvjp(np.einsum, None, *EINSUM_VJPS)
 defjvp(np.einsum, None, *EINSUM_JVPS)
+declare(np.einsum, view=True)  # ('ij->ji' and 'ii->i' return views of the operand)
 
 
 def _rules_of_einsum_tangent(position, rules):

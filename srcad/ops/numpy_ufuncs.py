@@ -28,7 +28,7 @@ import numpy as np
 
 from srcad.kernels.adjoints import dtype_of, log_or_zero, unbroadcast
 from srcad.kernels.tangents import broadcast_like
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
+from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable
 
 # Python floats, so multiplying a float32 array by them keeps float32.
 LN2, LN10 = math.log(2.0), math.log(10.0)
@@ -110,6 +110,9 @@ defjvp(np.where,
 # ---- unary arithmetic -------------------------------------------------------------------
 define_pointwise((operator.neg, np.negative), lambda g, ans, x: -g)
 define_pointwise((operator.pos, np.positive), lambda g, ans, x: g)
+for _operator in (operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
+                  operator.mod, operator.neg, operator.pos):
+    declare(_operator, elementwise=True)  # (as their ufuncs are: is_elementwise tells those)
 
 # ---- elementwise functions --------------------------------------------------------------
 define_pointwise(np.exp, lambda g, ans, x: g * ans)
@@ -143,16 +146,19 @@ define_pointwise((np.rad2deg, np.degrees), lambda g, ans, x: g * RAD)
 # np.real(z) and z.real, np.imag(z) and z.imag: L = g Re(z) has the cotangent g, and
 # L = g Im(z) the cotangent -i g (for a real z, whose imaginary part is the constant 0, an
 # imaginary cotangent: zero once its real part is taken).
-for _real in (np.real, np.ndarray.real):
+for _real in (np.real, np.ndarray.real):  # (views of a complex array's memory)
     define_pointwise(_real, lambda g, ans, val: np.real(g))
+    declare(_real, view=True)
 for _imag in (np.imag, np.ndarray.imag):
     defvjp(_imag, lambda g, ans, val: np.real(g) * -1j)
     defjvp(_imag, lambda g, ans, val: np.imag(g))
+    declare(_imag, view=True)
 # d conj(z) = conj(dz): conj is its own transpose under Re(sum(c * dz)).
 define_pointwise(np.conjugate, lambda g, ans, x: np.conj(g))
 # np.real_if_close is np.real where it drops the imaginary parts, else the identity.
 define_pointwise(np.real_if_close, lambda g, ans, a, tol=100:
                  np.real(g) if dtype_of(ans).kind != "c" else g)
+declare(np.real_if_close, view=True)  # (its argument itself, when that is real)
 
 
 def absolute_vjp(g, ans, x):
@@ -235,3 +241,17 @@ nondifferentiable(
     np.allclose, np.array_equal, np.count_nonzero, np.nonzero, np.flatnonzero,
     np.searchsorted, np.isreal, np.isposinf, np.isneginf, np.heaviside,
 )
+
+
+# ---- the `math` function computing each on one Python float (transform/math_calls.py calls
+# it there, a tenth of the ufunc's time; the derivative rules stay the ufunc's)
+for _ufunc, _twin in [
+        (np.sin, "sin"), (np.cos, "cos"), (np.tan, "tan"), (np.arcsin, "asin"),
+        (np.arccos, "acos"), (np.arctan, "atan"), (np.sinh, "sinh"), (np.cosh, "cosh"),
+        (np.tanh, "tanh"), (np.arcsinh, "asinh"), (np.arccosh, "acosh"), (np.arctanh, "atanh"),
+        (np.exp, "exp"), (np.exp2, "exp2"), (np.expm1, "expm1"), (np.log, "log"),
+        (np.log2, "log2"), (np.log10, "log10"), (np.log1p, "log1p"), (np.sqrt, "sqrt"),
+        (np.cbrt, "cbrt"), (np.fabs, "fabs"), (np.arctan2, "atan2"), (np.hypot, "hypot"),
+        (np.copysign, "copysign"), (np.degrees, "degrees"), (np.radians, "radians")]:
+    declare(_ufunc, math_twin=_twin)
+

@@ -10,7 +10,7 @@ import numpy as np
 
 from srcad.errors import MissingRuleError
 from srcad.ops.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
-from srcad.ops.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
+from srcad.ops.registry import declare, defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 from srcad.kernels.adjoints import (accumulate, dtype_of, field, field_adjoint, field_index,
                             index_adjoint, unbroadcast, unpacked_adjoint)
 from srcad.kernels.tangents import broadcast_like, dense
@@ -215,6 +215,7 @@ def _passed_on(g, ans, values):  # (not `ans is values`: an inlined rule may cop
 
 
 defvjp(indexable, _passed_on)
+declare(indexable, view=True)  # (it returns its argument itself, but for a dict or a set)
 defjvp(indexable, lambda g, ans, values: g if isinstance(values, INDEXED_AS_ITERATED)
        else [None] * len(ans))  # (a dict's keys, a set's items: no tangent)
 

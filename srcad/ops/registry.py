@@ -51,7 +51,7 @@ class Op:
     vjp: VJPRules | None = None
     jvp: JVPRules | None = None
     nondifferentiable: bool = False  # its outputs carry no derivative (np.floor, np.argmax)
-    view: bool = False               # it may return its first argument's memory (np.reshape)
+    view: bool = False               # it may return an argument's memory (np.reshape)
     elementwise: bool = False        # element i of the output depends on element i of each
     #                                  (broadcast) argument alone (np.sin, operator.add)
     math_twin: str | None = None     # the `math` function that computes it on one float
@@ -81,12 +81,17 @@ def _record(fn) -> Op:
     return op
 
 
-def declare(fn: Callable, *, view: bool = False, elementwise: bool = False,
-            math_twin: str | None = None) -> None:
-    """Record facts of `fn` the compiler relies on (srcad's own modules declare them beside
-    the rules; see docs/architecture.md, "adding a function")."""
+def declare(fn: Callable, **facts) -> None:
+    """Record facts of `fn` the compiler relies on, `view`, `elementwise`, `math_twin` (see
+    `Op`); srcad's own modules declare them beside the rules (docs/architecture.md)."""
     op = _record(fn)
-    op.view, op.elementwise, op.math_twin = view, elementwise, math_twin
+    for fact, value in facts.items():
+        if fact not in _FACTS:
+            raise TypeError(f"no such fact of a callable: {fact}")
+        setattr(op, fact, value)
+
+
+_FACTS = ("view", "elementwise", "math_twin")
 
 
 def defvjp(fn: Callable, *rules) -> None:
@@ -178,7 +183,7 @@ def is_nondifferentiable(fn) -> bool:
 
 
 def is_view(fn) -> bool:
-    """Whether `fn` may return memory of its first argument (aliasing follows it)."""
+    """Whether `fn` may return memory of an argument (analysis/aliasing.py follows it)."""
     op = op_of(fn)
     return op is not None and op.view
 

@@ -28,21 +28,8 @@ from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
 from srcad.errors import UnsoundAliasingError
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.numpy_dtypes import converted
-from srcad.ops.python_builtins import indexable
+from srcad.ops.registry import is_view
 from srcad.runtime import calls
-
-VIEW_FUNCTIONS = {
-    operator.getitem, np.reshape, np.ravel, np.transpose, np.ndarray.T, np.squeeze,
-    np.expand_dims, np.asarray, np.asanyarray, np.atleast_1d, np.atleast_2d, np.atleast_3d,
-    np.swapaxes, np.moveaxis, np.rollaxis, np.broadcast_to, np.diagonal, np.real, np.imag,
-    np.ndarray.real, np.ndarray.imag, np.flip, np.flipud, np.fliplr, np.rot90,
-    np.real_if_close, np.ascontiguousarray, np.asfortranarray, np.require,
-    *(getattr(np, name) for name in ("permute_dims", "matrix_transpose", "unstack")
-      if hasattr(np, name)),  # (NumPy 2's)
-    *(getattr(np.ndarray, name) for name in ("mT",) if hasattr(np.ndarray, name)),
-    indexable,  # (it returns its argument itself, but for a dict or a set)
-}
-
 
 class Aliases:
     """Which abstract objects each name may refer to, over the whole function, and what
@@ -314,10 +301,7 @@ def _array_without_copy(op: Operation) -> bool:
 
 
 def _may_return_a_view(callee) -> bool:
-    try:
-        if callee in VIEW_FUNCTIONS:
-            return True
-    except TypeError:
+    if is_view(callee):  # (an unhashable callee has no rules either: a view, maybe)
         return True
     if isinstance(callee, np.ufunc) or is_nondifferentiable(callee):
         return False

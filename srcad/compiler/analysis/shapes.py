@@ -25,10 +25,9 @@ import gast
 import numpy as np
 
 from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
+from srcad.ops.registry import is_elementwise
 
 _REDUCTIONS = (np.sum, np.mean, np.max, np.amax, np.min, np.amin, np.prod, np.std, np.var)
-_ELEMENTWISE_OPERATORS = (operator.add, operator.sub, operator.mul, operator.truediv,
-                          operator.pow, operator.mod, operator.neg, operator.pos)
 
 
 def shape_classes(block, arrays, scalars: frozenset) -> dict:
@@ -74,10 +73,7 @@ def _class_of(op: Operation, classes: dict, scalars: frozenset):
             return None
         shape = classes[base.id]
         return shape if rows == 0 else (shape, rows)
-    if not (isinstance(op.callee, np.ufunc) and op.callee.nout == 1
-            and op.callee.signature is None  # (np.matmul contracts)
-            or any(op.callee is elementwise for elementwise in _ELEMENTWISE_OPERATORS)
-            or getattr(op.callee, "elementwise", False)):
+    if not is_elementwise(op.callee):
         return None
     shapes = set()
     for argument in op.args:

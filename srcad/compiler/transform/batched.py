@@ -16,7 +16,6 @@ is never an approximation.
 """
 from __future__ import annotations
 
-import operator
 
 import gast
 import numpy as np
@@ -25,18 +24,11 @@ from srcad.compiler.frontend.resolve import Operation
 from srcad.compiler.transform.adjoints import SET, load
 from srcad.compiler.transform.forward import MAYBE, Tangents
 from srcad.kernels import tangents
+from srcad.ops.registry import is_elementwise
 from srcad.runtime import batching
 from srcad.runtime.batching import NotBatchable
 
-ELEMENTWISE_OPERATORS = {operator.add, operator.sub, operator.mul, operator.truediv,
-                         operator.pow, operator.neg, operator.pos, np.where}
 _SUBSTITUTES = {tangents.broadcast_like: batching.broadcast_like}
-
-
-def is_elementwise(callee) -> bool:
-    if isinstance(callee, np.ufunc):
-        return callee.nout == 1 and callee.signature is None
-    return any(callee is op for op in ELEMENTWISE_OPERATORS)
 
 
 class BatchedTangents(Tangents):
@@ -71,7 +63,7 @@ class BatchedTangents(Tangents):
 
     # ---- calls ------------------------------------------------------------------------------
     def _call(self, op: Operation):
-        if is_elementwise(op.callee):
+        if is_elementwise(op.callee) or (op.callee is np.where and len(op.args) == 3):
             self.unary = isinstance(op.callee, np.ufunc) and op.callee.nin == 1 \
                 and not op.keywords and len(op.args) == 1
             try:

@@ -32,17 +32,7 @@ import numpy as np
 
 from srcad.compiler.frontend.trees import walk
 from srcad.compiler.transform.adjoints import load
-
-MATH_TWINS = {
-    np.sin: "sin", np.cos: "cos", np.tan: "tan", np.arcsin: "asin", np.arccos: "acos",
-    np.arctan: "atan", np.sinh: "sinh", np.cosh: "cosh", np.tanh: "tanh",
-    np.arcsinh: "asinh", np.arccosh: "acosh", np.arctanh: "atanh", np.exp: "exp",
-    np.exp2: "exp2", np.expm1: "expm1", np.log: "log", np.log2: "log2", np.log10: "log10",
-    np.log1p: "log1p", np.sqrt: "sqrt", np.cbrt: "cbrt", np.fabs: "fabs",
-    np.arctan2: "atan2", np.hypot: "hypot", np.copysign: "copysign",
-    np.degrees: "degrees", np.radians: "radians",
-}
-
+from srcad.ops.registry import math_twin
 
 def real_power(base, exponent):
     """`base ** exponent` for an optimistic program: raises where Python would return a
@@ -61,8 +51,9 @@ def use_math(module: gast.Module, numbers: frozenset, callee_of, name_for) -> bo
     obj)` the name generated code reads `obj` under (see bindings)."""
     calls = [node for node in walk(module) if isinstance(node, gast.Call)
              and not node.keywords and all(_is_number(a, numbers) for a in node.args)]
-    twins = [(node, MATH_TWINS[callee]) for node in calls
-             if isinstance(callee := callee_of(node.func), np.ufunc) and callee in MATH_TWINS]
+    twins = [(node, twin) for node in calls
+             if isinstance(callee := callee_of(node.func), np.ufunc)
+             and (twin := math_twin(callee)) is not None]
     if not twins:
         return False
     for node, twin in twins:  # bound one by one: a closure cell is read faster than

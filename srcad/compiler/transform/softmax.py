@@ -32,7 +32,7 @@ from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
 from srcad.compiler.frontend.trees import name_counts
 from srcad.kernels.adjoints import unbroadcast
 from srcad.kernels.tangents import broadcast_like
-from srcad.ops.registry import defjvp, defvjp, returns_new_array
+from srcad.ops.registry import declare, defjvp, defvjp, returns_new_array
 
 _EXTREMA = (np.max, np.amax, np.min, np.amin)
 
@@ -42,9 +42,9 @@ def invariant_shift(x, shift):
     return x - shift
 
 
-invariant_shift.elementwise = True  # (analysis/shapes.py: it broadcasts as `-` does)
 defvjp(invariant_shift, lambda g, ans, x, shift: unbroadcast(g, x), None)
 defjvp(invariant_shift, lambda g, ans, x, shift: broadcast_like(g, ans), None)
+declare(invariant_shift, elementwise=True)  # (it broadcasts as `-` does)
 
 
 def softmax(x, axis=None):
