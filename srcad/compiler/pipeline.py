@@ -1,32 +1,37 @@
-"""pipeline: the stages that turn a Python function into its compiled adjoint, in order.
+"""pipeline: the passes that turn a Python function into its compiled derivative, in order.
 
-    parse ─▶ fence ─▶ normalize (exits) ─▶ resolve ─▶ activity ─▶ aliasing
-          ─▶ reverse (tbr, recording) [─▶ math calls ─▶ fuse ─▶ specialise] or forward ─▶ compile
+    frontend (parse ─▶ fence ─▶ normalize ─▶ resolve) ─▶ softmax* ─▶ analyze (activity,
+    numbers, shapes, aliasing) ─▶ reverse (tbr, recording; signs*, release*) or forward
+    [─▶ math* ─▶ fuse ─▶ specialise*] ─▶ emit
 
-Start reading here. Each stage's module docstring states what it takes, what it returns
+Start reading here. A mode is a list of passes over one `Program` (PASSES; `python -m srcad
+show --passes` prints them), and a pass marked * can be switched off
+(`srcad.passes.off(name)`): a wrong derivative is bisected that way, and the differential
+fuzzer compares each program with and without them. `srcad.show(f, upto=name)` prints the
+program after any pass. Each pass's module docstring states what it takes, what it returns
 and the invariant it guarantees to the next one. The cache (srcad.compiler.cache) calls
 `transform` once per function, `wrt` and options.
 """
 from __future__ import annotations
 
 import weakref
-
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
+from typing import Callable, NamedTuple
 
 import gast
 
-from srcad.compiler.analysis.activity import analyze_activity
-from srcad.compiler.analysis.aliasing import check_in_place_updates, reach
+from srcad.compiler.analysis.activity import Activity, analyze_activity
+from srcad.compiler.analysis.aliasing import Aliases, check_in_place_updates, reach
 from srcad.compiler.analysis.arrays import resolve_array_methods, surely_ndarrays
 from srcad.compiler.transform.sequences import (resolve_container_copies,
                                        resolve_sequence_arithmetic, sequences_as_arrays)
 from srcad.compiler.analysis.scalars import only_numbers, scalar_names
 from srcad.compiler.analysis.shapes import shape_classes
-from srcad.compiler.emit import CompiledAdjoint, compile_adjoint
+from srcad.compiler.emit import CompiledAdjoint, compile_adjoint, python_source
 from srcad.compiler.frontend.fence import fence
 from srcad.compiler.frontend.functional import call_written_helpers, forget_variants
 from srcad.compiler.frontend.normalize import normalize
-from srcad.compiler.frontend.parse import param_names, parse_function
+from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
 from srcad.compiler.passes import enabled
 from srcad.compiler.transform.batched import BatchedTangents
@@ -39,15 +44,175 @@ from srcad.compiler.transform.naming import Namer
 from srcad.compiler.transform.reverse import reverse
 from srcad.compiler.transform.softmax import use_softmax_rules
 from srcad.compiler.transform.specialise import specialise
+from srcad.errors import UsageError
 from srcad.ops.registry import RULES_EDITION
+
+
+MODES = {
+    "rev": "the adjoint `vjp` and `value_and_grad` run: `(output, backward)`",
+    "fused": "`grad` of Python floats: `(output, gradients)` in one program",
+    "gradient": "`grad` of arrays: the gradients alone, the output's elements not computed",
+    "forward-grad": "`grad` of one Python float by forward mode, with the tangent 1.0",
+    "fwd": "the tangent program of `jvp`: `(output, tangent)`",
+    "batch": "the tangent program with batched tangents (forward Jacobians)",
+    "slope": "the tangent program returning the tangent alone (Hessian-vector products)",
+}
+
+
+@dataclass
+class Program:
+    """What the passes share: the request, and what each pass made of the function."""
+
+    fn: Callable
+    wrt: tuple
+    mode: str = "rev"
+    has_aux: bool = False
+    containers: frozenset = frozenset()  # `wrt` parameters holding dicts, lists, tuples
+    scalars: frozenset = frozenset()     # parameters holding Python numbers
+    arrays: frozenset = frozenset()      # (parameter, rank) of float64 arrays ("gradient")
+    rules_edition: int = 0
+    parsed: ParsedFunction | None = None  # frontend
+    namer: Namer | None = None
+    resolver: Resolver | None = None
+    simple: gast.FunctionDef | None = None  # the function in simple form
+    block: list = field(default_factory=list)  # its operations
+    output: str = ""
+    bindings: Bindings | None = None
+    activity: Activity | None = None      # analyze
+    aliases: Aliases | None = None
+    module: gast.Module | None = None     # reverse / forward: the derivative program
+    name: str = ""                        # its function's name in `module`
+    optimistic: bool = False              # math: its caller must check it (math_calls.py)
+
+
+def frontend(program: Program) -> None:
+    """parse ─▶ fence ─▶ normalize ─▶ resolve: the function in simple form, its operations
+    with their callees resolved; `has_aux` splits the output from the aux."""
+    fn, wrt = program.fn, frozenset(program.wrt)
+    program.parsed, program.namer, program.resolver, program.simple, program.block = \
+        _frontend(fn, wrt - program.containers - program.scalars)
+    program.output = program.simple.body[-1].value.id
+    if program.has_aux:
+        program.output, program.block = _split_aux(program.simple, program.output,
+                                                   program.block, program.namer)
+    program.bindings = Bindings(program.namer, program.resolver)
+    resolve_array_methods(program.block, wrt - program.containers, program.bindings.name_for)
+    resolve_container_copies(program.block, program.bindings.name_for)
+
+
+def softmax_rules(program: Program) -> None:
+    """A softmax written out gets the softmax's own rules (transform/softmax.py)."""
+    use_softmax_rules(program.simple, program.block)
+
+
+def analyze(program: Program) -> None:
+    """Activity, Python numbers, shape classes, aliasing (which refuses unsound writes)."""
+    block, wrt = program.block, frozenset(program.wrt)
+    activity = analyze_activity(block, set(wrt), program.output)
+    resolve_sequence_arithmetic(block, program.containers, activity.active)
+    numbers = scalar_names(block, param_names(program.simple), program.scalars,
+                           program.simple.return_variable)
+    program.activity = replace(activity, scalars=numbers,
+                               shapes=shape_classes(block, wrt - program.containers, numbers))
+    program.aliases = check_in_place_updates(
+        block, program.output, param_names(program.simple), program.simple.versions,
+        program.parsed, program.simple.return_variable, numbers, program.resolver.peek)
+
+
+def reverse_mode(program: Program) -> None:
+    """The adjoint: a forward sweep recording what the backward sweep reads, and the
+    backward sweep (transform/reverse.py; its rewrites `signs` and `release` inside)."""
+    program.module, program.name = reverse(
+        program.simple, program.block, program.activity, program.aliases, program.wrt,
+        program.output, program.parsed, program.namer, program.bindings, program.containers,
+        gradient_only=program.mode == "gradient")
+
+
+def forward_mode(program: Program) -> None:
+    """The tangent program (transform/forward.py): batched tangents for "batch", the tangent
+    alone for "slope", seeded with 1.0 for "forward-grad" (numbers only, else NotForwardable)."""
+    mode, activity = program.mode, program.activity
+    if mode == "forward-grad":
+        check_forward_grad(program.block, activity)
+    if mode == "batch":  # tangents of whole arrays: no float specialisation
+        activity = replace(activity, scalars=frozenset())
+    program.module, program.name = forward(
+        program.simple, program.block, activity, program.wrt, program.output, program.parsed,
+        program.namer, program.bindings, program.containers,
+        BatchedTangents if mode == "batch" else None, tangent_only=mode == "slope")
+    if mode == "forward-grad":
+        seed_with_one(program.module, program.name)
+
+
+def math_calls(program: Program) -> None:
+    """Ufunc calls on Python floats become `math` calls, for a program of numbers alone
+    (transform/math_calls.py): the program is then optimistic."""
+    callee, activity = program.bindings.callee, program.activity
+    program.optimistic = not program.has_aux and program.output in activity.scalars \
+        and only_numbers(program.block, activity.scalars, callee) \
+        and use_math(program.module, activity.scalars, callee, program.bindings.name_for)
+
+
+def fuse_sweeps(program: Program) -> None:
+    """Forward and backward sweep in one function returning the gradients
+    (transform/fuse.py); "gradient" returns no value."""
+    program.module, program.name = fuse(program.module, program.name, program.namer,
+                                        program.bindings, program.has_aux, program.optimistic,
+                                        gradient_only=program.mode == "gradient")
+
+
+def specialise_float64(program: Program) -> None:
+    """Operations on the float64 arrays of `arrays` written for them (transform/specialise.py)."""
+    if program.arrays:
+        specialise(_function_named(program.module, program.name), dict(program.arrays),
+                   program.activity.shapes, program.bindings)
+
+
+class Pass(NamedTuple):
+    name: str
+    run: Callable[[Program], None]
+    optional: bool = False  # it can be switched off: `srcad.passes.off(name)`
+
+
+_FRONTEND, _SOFTMAX, _ANALYZE = (Pass("frontend", frontend), Pass("softmax", softmax_rules, True),
+                                 Pass("analyze", analyze))
+_REVERSE, _FORWARD = Pass("reverse", reverse_mode), Pass("forward", forward_mode)
+_MATH, _FUSE = Pass("math", math_calls, True), Pass("fuse", fuse_sweeps)
+
+PASSES = {  # each mode's passes, in order; `emit` compiles what the last one made
+    "rev": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE),
+    "fused": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE, _MATH, _FUSE),
+    "gradient": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE, _FUSE,
+                 Pass("specialise", specialise_float64, True)),
+    "forward-grad": (_FRONTEND, _ANALYZE, _FORWARD, _MATH),
+    "fwd": (_FRONTEND, _ANALYZE, _FORWARD),
+    "batch": (_FRONTEND, _ANALYZE, _FORWARD),
+    "slope": (_FRONTEND, _ANALYZE, _FORWARD),
+}
+INNER = {"reverse": ("signs", "release")}  # optional rewrites a pass makes inside
+
+
+def run_passes(program: Program, upto: str | None = None) -> Program:
+    """Run the passes of `program.mode` in order (those switched off left out), through
+    the pass `upto` when given."""
+    passes = PASSES[program.mode]
+    if upto is not None and upto not in [p.name for p in passes]:
+        raise UsageError(f"mode {program.mode!r} has no pass {upto!r}; its passes are "
+                         f"{', '.join(p.name for p in passes)}.")
+    for step in passes:
+        if not (step.optional and not enabled(step.name)):
+            step.run(program)
+        if step.name == upto:
+            break
+    return program
 
 
 def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
               containers: frozenset = frozenset(), mode: str = "rev",
               scalars: frozenset = frozenset(), arrays: frozenset = frozenset()
               ) -> CompiledAdjoint:
-    """The VJP maker (mode "rev") or JVP function (mode "fwd") of `fn` with respect to the
-    parameters named in `wrt`.
+    """The derivative program of `fn` with respect to the parameters named in `wrt`, made
+    by the passes of `mode` (MODES says what each returns) and compiled.
 
     "rev": calling the result with `fn`'s arguments returns `(output, backward)`, and
     `backward(cotangent_of_output)` returns the gradient of each `wrt` parameter.
@@ -73,59 +238,33 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     specialised on it); `arrays`, for mode "gradient", `(parameter, rank)` of those that
     hold float64 arrays (transform/specialise.py).
     """
-    rules_edition = RULES_EDITION[0]  # (a rule registered from here on makes the result stale)
-    parsed, namer, resolver, simple, block = _frontend(fn, frozenset(wrt) - containers - scalars)
-    output = simple.body[-1].value.id
-    if has_aux:
-        output, block = _split_aux(simple, output, block, namer)
-    bindings = Bindings(namer, resolver)
-    resolve_array_methods(block, frozenset(wrt) - containers, bindings.name_for)
-    resolve_container_copies(block, bindings.name_for)
-    if mode in ("rev", "fused", "gradient") and enabled("softmax"):
-        use_softmax_rules(simple, block)                         # softmax
-    activity = analyze_activity(block, set(wrt), output)         # activity
-    resolve_sequence_arithmetic(block, containers, activity.active)
-    numbers = scalar_names(block, param_names(simple), scalars, simple.return_variable)
-    activity = replace(activity, scalars=numbers,
-                       shapes=shape_classes(block, frozenset(wrt) - containers, numbers))
-    aliases = check_in_place_updates(block, output, param_names(simple),  # aliasing
-                                     simple.versions, parsed, simple.return_variable,
-                                     numbers, resolver.peek)
-    if mode in ("fwd", "batch", "slope", "forward-grad"):
-        if mode == "forward-grad":
-            check_forward_grad(block, activity)
-        if mode == "batch":  # tangents of whole arrays: no float specialisation
-            activity = replace(activity, scalars=frozenset())
-        module, name = forward(simple, block, activity, wrt, output, parsed, namer,  # forward
-                               bindings, containers,
-                               BatchedTangents if mode == "batch" else None,
-                               tangent_only=mode == "slope")
-        if mode == "forward-grad":
-            seed_with_one(module, name)
-    else:
-        module, name = reverse(simple, block, activity, aliases, wrt, output, parsed, namer,
-                               bindings, containers,  # reverse
-                               gradient_only=mode == "gradient")
-    optimistic = False
-    if mode in ("fused", "forward-grad"):           # math calls, fuse (scalar fast path)
-        callee = bindings.callee
-        optimistic = enabled("math") and not has_aux and output in activity.scalars \
-            and only_numbers(block, activity.scalars, callee) \
-            and use_math(module, activity.scalars, callee, bindings.name_for)
-    if mode in ("fused", "gradient"):
-        module, name = fuse(module, name, namer, bindings, has_aux, optimistic,
-                            gradient_only=mode == "gradient")
-    if mode == "gradient" and arrays and enabled("specialise"):  # specialise (float64)
-        specialise(_function_named(module, name), dict(arrays), activity.shapes, bindings)
-    bindings.rescope(module, fn.__code__.co_freevars)
+    program = run_passes(Program(fn, wrt, mode, has_aux, containers, scalars, arrays,
+                                 rules_edition=RULES_EDITION[0]))  # (a rule registered from
+    return emit(program)                                          # here on: it goes stale)
+
+
+def emit(program: Program) -> CompiledAdjoint:
+    """The derivative program compiled, with what its callers must know of it."""
+    program.bindings.rescope(program.module, program.fn.__code__.co_freevars)
     kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",
-            "fused": "grad", "gradient": "gradient", "forward-grad": "grad"}[mode]
+            "fused": "grad", "gradient": "gradient", "forward-grad": "grad"}[program.mode]
+    parsed = program.parsed
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
-    return compile_adjoint(module, name, bindings.cells, resolver.guards.values(), label,
-                           replayable=mode == "rev" and _replayable(block),
-                           writes=not _replayable(block),
-                           optimistic=optimistic, argument_writes=aliases.argument_writes,
-                           by_forward_mode=mode == "forward-grad", rules_edition=rules_edition)
+    replayable = _replayable(program.block)
+    return compile_adjoint(program.module, program.name, program.bindings.cells,
+                           program.resolver.guards.values(), label,
+                           replayable=program.mode == "rev" and replayable,
+                           writes=not replayable, optimistic=program.optimistic,
+                           argument_writes=program.aliases.argument_writes,
+                           by_forward_mode=program.mode == "forward-grad",
+                           rules_edition=program.rules_edition)
+
+
+def source_after(fn, wrt: tuple[str, ...], mode: str, upto: str) -> str:
+    """The program as it stands after the pass `upto` of `mode`, as source: the function in
+    simple form before a derivative is made, the derivative program after (`srcad.show`)."""
+    program = run_passes(Program(fn, wrt, mode), upto)
+    return python_source(program.module if program.module is not None else program.simple)
 
 
 def _frontend(fn, arrays: frozenset):
