@@ -1,5 +1,6 @@
 """Command line: `python -m srcad demo`, `python -m srcad show FILE.py:FUNC [--wrt 0,1]
-[--mode rev|grad|floats|fwd]` and `python -m srcad rules [--all]`."""
+[--mode rev|grad|floats|fwd] [--upto PASS]`, `python -m srcad show --passes` and
+`python -m srcad rules [--all]`."""
 from __future__ import annotations
 
 import argparse
@@ -37,12 +38,15 @@ def main(argv=None) -> int:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("demo", help="differentiate an example and time it")
     show = commands.add_parser("show", help="print the adjoint of FILE.py:FUNCTION")
-    show.add_argument("target", help="path/to/file.py:function")
+    show.add_argument("target", nargs="?", help="path/to/file.py:function")
     show.add_argument("--wrt", default="0", help="parameter indices or names, e.g. 0,1 or w")
     show.add_argument("--mode", default="rev", choices=("rev", "grad", "floats", "fwd"),
                       help="the adjoint (rev, the default), the gradient-only program grad "
                       "runs on arrays (grad) or on Python floats (floats), or the tangent "
                       "program (fwd)")
+    show.add_argument("--upto", metavar="PASS", help="the program after this pass (see --passes)")
+    show.add_argument("--passes", action="store_true",
+                      help="print each mode's passes, in order, and which can be switched off")
     rules = commands.add_parser("rules", help="list the functions srcad has derivative rules "
                                 "for, and those it knows have no derivative")
     rules.add_argument("--all", action="store_true", help="include srcad's internal helpers")
@@ -55,10 +59,16 @@ def main(argv=None) -> int:
         from srcad.ops.table import render, rule_rows
         print(render(rule_rows(include_internal=arguments.all)))
         return 0
+    if arguments.passes:
+        from srcad.compiler.pipeline import describe_passes
+        print(describe_passes())
+        return 0
+    if arguments.target is None:
+        parser.error("show needs FILE.py:FUNCTION (or --passes)")
     from srcad.api.derivative import show as show_source
     try:
         show_source(_load_function(arguments.target), wrt=_parse_wrt(arguments.wrt),
-                    mode=arguments.mode)
+                    mode=arguments.mode, upto=arguments.upto)
     except SrcadError as error:
         print(f"srcad: {error}", file=sys.stderr)
         return 1

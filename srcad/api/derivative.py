@@ -17,6 +17,7 @@ from srcad.runtime.arguments import (is_container, like_argument, promote,
                                      refuse_not_plain_arguments, seed_for, unshared, wrt_parameters)
 from srcad.api.adapters import adapter, has_no_body_of_its_own, transformable
 from srcad.compiler.frontend.parse import code_of
+from srcad.compiler.pipeline import source_after
 from srcad.errors import CotangentError, UsageError
 from srcad.ops.callables import call_method_of, unwrapped
 from srcad.runtime.hooks import DerivativeFunction
@@ -320,22 +321,36 @@ def _checked_cotangent(cotangent, output):
     return cotangent
 
 
-def show(fn, wrt=0, mode="rev", args=None) -> None:
+def show(fn, wrt=0, mode="rev", args=None, upto=None) -> None:
     """Print the program srcad generates for `fn`: the adjoint `vjp` and `value_and_grad`
     run (mode "rev"), the gradient-only program `grad` runs on arrays (mode "grad"; with
     `args`, the arguments of a call, the one it runs on them: specialised on float64
     arrays, see transform/specialise.py), the one `grad` runs when the `wrt` arguments are
     Python floats (mode "floats": forward mode where it applies, see
-    transform/forward_grad.py), or the tangent program of forward mode (mode "fwd")."""
+    transform/forward_grad.py), or the tangent program of forward mode (mode "fwd").
+
+    `upto` names a pass (`python -m srcad show --passes` lists each mode's): the program as
+    it stands after it, such as the function in simple form (`upto="frontend"`) or the
+    adjoint before any later rewrite (`upto="reverse"`, with `srcad.passes.off("signs",
+    "release")` the plain adjoint). For mode "floats" it shows the reverse-mode program."""
     if mode not in ("rev", "grad", "floats", "fwd"):
         raise UsageError(f"mode={mode!r}: srcad shows the adjoint (\"rev\"), the gradient-only "
                          "program of `grad` on arrays (\"grad\") and on Python floats "
                          "(\"floats\"), and the tangent program (\"fwd\").")
-    if mode == "rev":
+    if mode == "rev" and upto is None:
         print(Derivative(fn, wrt).source, end="")
         return
     function = transformable(fn)
     names, _ = wrt_parameters(code_of(function), wrt)
+    if upto is not None:
+        options = {"scalars": frozenset(names)} if mode == "floats" else {}
+        if mode == "grad" and args is not None:
+            parameters = Derivative(fn, wrt).parameters
+            options["arrays"] = float64_arrays(parameters,
+                                               float64_ranks(tuple(args), len(parameters)))
+        pipeline_mode = {"rev": "rev", "grad": "gradient", "floats": "fused", "fwd": "fwd"}
+        print(source_after(function, names, pipeline_mode[mode], upto, **options))
+        return
     if mode == "floats":
         program = float_program(function, names, False, frozenset(names), set())
     else:

@@ -33,7 +33,7 @@ from srcad.compiler.frontend.functional import call_written_helpers, forget_vari
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
-from srcad.compiler.passes import enabled
+from srcad.compiler.passes import OPTIONAL, enabled
 from srcad.compiler.transform.batched import BatchedTangents
 from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.forward import forward
@@ -171,25 +171,29 @@ def specialise_float64(program: Program) -> None:
 class Pass(NamedTuple):
     name: str
     run: Callable[[Program], None]
+    summary: str
     optional: bool = False  # it can be switched off: `srcad.passes.off(name)`
 
 
-_FRONTEND, _SOFTMAX, _ANALYZE = (Pass("frontend", frontend), Pass("softmax", softmax_rules, True),
-                                 Pass("analyze", analyze))
-_REVERSE, _FORWARD = Pass("reverse", reverse_mode), Pass("forward", forward_mode)
-_MATH, _FUSE = Pass("math", math_calls, True), Pass("fuse", fuse_sweeps)
+_FRONTEND = Pass("frontend", frontend, "parse, fence, normalize, resolve: the simple form")
+_SOFTMAX = Pass("softmax", softmax_rules, "a softmax written out gets its own rules", True)
+_ANALYZE = Pass("analyze", analyze, "activity, numbers, shape classes, aliasing")
+_REVERSE = Pass("reverse", reverse_mode, "the adjoint: forward and backward sweep")
+_FORWARD = Pass("forward", forward_mode, "the tangent program")
+_MATH = Pass("math", math_calls, "ufuncs on Python floats become `math` calls", True)
+_FUSE = Pass("fuse", fuse_sweeps, "both sweeps in one function returning the gradients")
+_SPECIALISE = Pass("specialise", specialise_float64, "code written for float64 arrays", True)
 
 PASSES = {  # each mode's passes, in order; `emit` compiles what the last one made
     "rev": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE),
     "fused": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE, _MATH, _FUSE),
-    "gradient": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE, _FUSE,
-                 Pass("specialise", specialise_float64, True)),
+    "gradient": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE, _FUSE, _SPECIALISE),
     "forward-grad": (_FRONTEND, _ANALYZE, _FORWARD, _MATH),
     "fwd": (_FRONTEND, _ANALYZE, _FORWARD),
     "batch": (_FRONTEND, _ANALYZE, _FORWARD),
     "slope": (_FRONTEND, _ANALYZE, _FORWARD),
 }
-INNER = {"reverse": ("signs", "release")}  # optional rewrites a pass makes inside
+INNER = {"reverse": ("signs", "release")}  # optional rewrites a pass makes inside it
 
 
 def run_passes(program: Program, upto: str | None = None) -> Program:
@@ -260,11 +264,34 @@ def emit(program: Program) -> CompiledAdjoint:
                            rules_edition=program.rules_edition)
 
 
-def source_after(fn, wrt: tuple[str, ...], mode: str, upto: str) -> str:
+def source_after(fn, wrt: tuple[str, ...], mode: str, upto: str, **options) -> str:
     """The program as it stands after the pass `upto` of `mode`, as source: the function in
-    simple form before a derivative is made, the derivative program after (`srcad.show`)."""
-    program = run_passes(Program(fn, wrt, mode), upto)
+    simple form before a derivative is made, the derivative program after (`srcad.show`);
+    `options` are Program's (`scalars`, `arrays`)."""
+    program = run_passes(Program(fn, wrt, mode, **options), upto)
     return python_source(program.module if program.module is not None else program.simple)
+
+
+def describe_passes() -> str:
+    """Every mode's passes, in order, as `python -m srcad show --passes` prints them."""
+    def named(step: Pass) -> str:
+        inner = ", ".join(f"{name}*" for name in INNER.get(step.name, ()))
+        return step.name + ("*" if step.optional else "") + (f" [{inner}]" if inner else "")
+
+    lines = [f"{mode:<13} {' -> '.join([*map(named, passes), 'emit'])}"
+             for mode, passes in PASSES.items()]
+    lines += ["", "modes:"] + [f"  {mode:<13} {text}" for mode, text in MODES.items()]
+    steps = {step.name: step for passes in PASSES.values() for step in passes}
+    lines += ["", "passes:"]
+    for step in steps.values():
+        lines.append(f"  {step.name + ('*' if step.optional else ''):<13} {step.summary}")
+        lines += [f"    {name + '*':<11} {OPTIONAL[name]}" for name in INNER.get(step.name, ())]
+    lines.append(f"  {'emit':<13} compiled, its source registered in linecache")
+    inside = {name for names in INNER.values() for name in names}
+    choices = sorted(set(OPTIONAL) - set(steps) - inside)
+    lines += ["", "* can be switched off, `with srcad.passes.off(name):`, as can the API's choices "
+              f"of mode: {', '.join(choices)} (srcad.passes.OPTIONAL)"]
+    return "\n".join(lines)
 
 
 def _frontend(fn, arrays: frozenset):

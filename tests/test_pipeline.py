@@ -1,0 +1,69 @@
+"""The pipeline's passes: each mode's list, the program after any of them (`srcad.show(f,
+upto=...)`), and switching the optional ones off."""
+import numpy as np
+import pytest
+
+import srcad
+from srcad.__main__ import main
+from srcad.compiler import passes
+from srcad.compiler.pipeline import INNER, PASSES
+from srcad.errors import UsageError
+
+
+def tanh_layer(w, x):
+    z = np.tanh(x @ w)
+    return np.sum(-z * 2.0)
+
+
+def test_upto_frontend_shows_the_function_in_simple_form(capsys):
+    srcad.show(tanh_layer, upto="frontend")
+    out = capsys.readouterr().out
+    assert "matmul_0 = x @ w" in out and "neg_1 = -z" in out and "backward" not in out
+
+
+def test_upto_reverse_without_its_rewrites_shows_the_plain_adjoint(capsys):
+    with passes.off("signs", "release"):
+        srcad.show(tanh_layer, upto="reverse")
+    plain = capsys.readouterr().out
+    srcad.show(tanh_layer)
+    shown = capsys.readouterr().out
+    assert "b_neg_1" not in shown and "del " in shown  # signs folded, values let go
+    assert "del " not in plain and "b_z = -b_neg_1" in plain
+
+
+def test_the_program_after_each_pass_of_each_shown_mode(capsys):
+    for mode, pipeline_mode in [("rev", "rev"), ("grad", "gradient"), ("floats", "fused"),
+                                ("fwd", "fwd")]:
+        for step in PASSES[pipeline_mode]:
+            srcad.show(tanh_layer, mode=mode, upto=step.name)
+            assert "def " in capsys.readouterr().out
+
+
+def test_upto_a_pass_the_mode_lacks_is_refused_with_the_list():
+    with pytest.raises(UsageError, match="has no pass 'fuse'; its passes are frontend, "
+                                         "softmax, analyze, reverse"):
+        srcad.show(tanh_layer, upto="fuse")
+
+
+def test_every_optional_pass_can_be_switched_off_by_its_name():
+    optional = {step.name for steps in PASSES.values() for step in steps if step.optional}
+    inner = {name for names in INNER.values() for name in names}
+    assert optional | inner <= set(passes.OPTIONAL)
+    with passes.off(*optional, *inner):  # and the gradient is the same without them
+        plain = srcad.grad(tanh_layer)(np.ones(3), np.eye(3))
+    np.testing.assert_allclose(plain, srcad.grad(tanh_layer)(np.ones(3), np.eye(3)))
+
+
+def test_the_command_line_prints_every_modes_passes(capsys):
+    assert main(["show", "--passes"]) == 0
+    out = capsys.readouterr().out
+    for mode in PASSES:
+        assert out.count(f"\n{mode} ") + out.startswith(f"{mode} ") >= 1
+    assert "reverse [signs*, release*]" in out and "softmax*" in out
+
+
+def test_the_command_line_shows_the_program_after_a_pass(capsys):
+    assert main(["show", f"{__file__}:tanh_layer", "--upto", "frontend"]) == 0
+    assert "matmul_0 = x @ w" in capsys.readouterr().out
+    assert main(["show", f"{__file__}:tanh_layer", "--upto", "nowhere"]) == 1
+    assert "no pass 'nowhere'" in capsys.readouterr().err
