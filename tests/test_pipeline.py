@@ -1,12 +1,14 @@
 """The pipeline's passes: each mode's list, the program after any of them (`srcad.show(f,
 upto=...)`), and switching the optional ones off."""
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import srcad
 from srcad.__main__ import main
 from srcad.compiler import passes
-from srcad.compiler.pipeline import INNER, PASSES
+from srcad.compiler.pipeline import INNER, PASSES, describe_passes
 from srcad.errors import UsageError
 
 
@@ -67,3 +69,8 @@ def test_the_command_line_shows_the_program_after_a_pass(capsys):
     assert "matmul_0 = x @ w" in capsys.readouterr().out
     assert main(["show", f"{__file__}:tanh_layer", "--upto", "nowhere"]) == 1
     assert "no pass 'nowhere'" in capsys.readouterr().err
+
+
+def test_the_architecture_document_shows_the_passes_as_they_are():
+    document = Path(__file__).parent.parent / "docs" / "architecture.md"
+    assert describe_passes() in document.read_text()

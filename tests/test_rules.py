@@ -146,6 +146,8 @@ BINARY = [
     (np.power, lambda x, y: np.power(x, y), "positive", "exponent"),
     (operator.mod, lambda x, y: x % y, "dividend", "divisor"),
     (np.mod, lambda x, y: np.mod(x, y), "dividend", "divisor"),
+    (np.fmod, lambda x, y: np.fmod(x, y), "dividend", "divisor"),
+    (np.fmod, lambda x, y: np.fmod(-x, y), "dividend", "divisor"),  # (trunc, not floor)
     (np.maximum, lambda x, y: np.maximum(x, y), "even", "odd"),
     (np.fmax, lambda x, y: np.fmax(x, y), "even", "odd"),
     (np.minimum, lambda x, y: np.minimum(x, y), "even", "odd"),

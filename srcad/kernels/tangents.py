@@ -2,7 +2,7 @@
 
 A tangent is None (zero), a value of its primal's shape, or for a tuple, list or dict the
 same kind of container of tangents (None for an element without one). The reverse-mode
-helpers, which adjoints call, are in runtime.py.
+helpers, which adjoints call, are in adjoints.py.
 """
 import numpy as np
 

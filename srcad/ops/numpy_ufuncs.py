@@ -90,6 +90,13 @@ _define_twins((operator.mod, np.mod),
                    lambda g, ans, x, y: unbroadcast(-g * np.floor_divide(x, y), y)),
               jvp=(lambda g, ans, x, y: broadcast_like(g, ans),
                    lambda g, ans, x, y: -g * np.floor_divide(x, y)))
+# np.fmod is C's fmod, with the dividend's sign: x - y trunc(x / y), where np.mod floors.
+_define_twins((np.fmod,),
+              vjp=(lambda g, ans, x, y: unbroadcast(g, x),
+                   lambda g, ans, x, y: unbroadcast(-g * np.trunc(x / y), y)),
+              jvp=(lambda g, ans, x, y: broadcast_like(g, ans),
+                   lambda g, ans, x, y: -g * np.trunc(x / y)))
+declare(np.fmod, math_twin="fmod")
 # A tie splits the cotangent in halves, as autograd does: the tangent there is the mean of
 # the two arguments' tangents.
 _define_twins((np.maximum, np.fmax, np.minimum, np.fmin),
@@ -252,6 +259,7 @@ for _ufunc, _twin in [
         (np.exp, "exp"), (np.exp2, "exp2"), (np.expm1, "expm1"), (np.log, "log"),
         (np.log2, "log2"), (np.log10, "log10"), (np.log1p, "log1p"), (np.sqrt, "sqrt"),
         (np.cbrt, "cbrt"), (np.fabs, "fabs"), (np.arctan2, "atan2"), (np.hypot, "hypot"),
-        (np.copysign, "copysign"), (np.degrees, "degrees"), (np.radians, "radians")]:
+        (np.copysign, "copysign"), (np.degrees, "degrees"), (np.radians, "radians"),
+        (np.rad2deg, "degrees"), (np.deg2rad, "radians")]:
     declare(_ufunc, math_twin=_twin)
 

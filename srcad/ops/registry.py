@@ -60,7 +60,7 @@ class Op:
 _OPS: dict = {}
 _owner = "srcad"  # who registers now: srcad while it is imported, then the user
 RULES_EDITION = [0]  # counts the user's registrations: a program compiled under an earlier
-#                      edition may have inlined a rule since replaced (compile.py's guards)
+#                      edition may have inlined a rule since replaced (emit.py's guards)
 
 
 def op_of(fn) -> Op | None:

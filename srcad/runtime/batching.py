@@ -260,7 +260,7 @@ def tangent_elements(tangent, count: int):
 
 
 def passed_on(ans, tangents, values):
-    """`indexable(values)` (rules/python_builtins.py): the tangent of what it passes on."""
+    """`indexable(values)` (ops/python_builtins.py): the tangent of what it passes on."""
     return tangents[0] if isinstance(values, INDEXED_AS_ITERATED) else None
 
 

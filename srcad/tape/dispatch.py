@@ -211,7 +211,7 @@ def call(func, args, kwargs, implementation=None):
 
 def _with_arrays(func, raw_args: list, ids) -> list:
     """`raw_args` with the array NumPy made of each list or tuple it took as one
-    (`np.dot(x, [1.0, 2.0])`): the rules are written for arrays (rules/array_arguments.py);
+    (`np.dot(x, [1.0, 2.0])`): the rules are written for arrays (ops/array_arguments.py);
     a cotangent reaches the tensors in the list by its rows."""
     if not any(type(a) in (list, tuple) for a in raw_args):
         return raw_args

@@ -336,7 +336,7 @@ def scatters_as_writes(fn: gast.FunctionDef, resolver, namer) -> None:
     """`np.add.at(a, index, v)` (and `np.subtract.at`) as `a[...] = scattered_add(a, index,
     v)` (or `-v`): NumPy adds into `a` in place, as a call srcad cannot see into; written as
     an assignment into `a`, it is an in-place update like any other (saved, undone, checked
-    for aliasing), and the addition has rules (rules/numpy_indexing.py)."""
+    for aliasing), and the addition has rules (ops/numpy_indexing.py)."""
     shadowed = local_names(fn)
     for node in walk(fn):
         for field in ("body", "orelse", "finalbody"):
@@ -373,7 +373,7 @@ def _root(node) -> str | None:
 
 def starred_unpackings(fn: gast.FunctionDef, resolver, namer) -> None:
     """`first, *rest, last = value` as `first, rest, last = starred_parts(value, 1, 1)`,
-    a plain unpacking of what Python's gives (`rest` a list; rules/python_builtins.py)."""
+    a plain unpacking of what Python's gives (`rest` a list; ops/python_builtins.py)."""
     for node in walk(fn):
         for field in ("body", "orelse", "finalbody"):
             statements = getattr(node, field, None)

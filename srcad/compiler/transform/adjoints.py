@@ -11,7 +11,7 @@ may change shape from one loop iteration to the next.
 Reverse mode also knows which adjoints it owns: OWNED is SET, and MAYBE_OWNED is MAYBE,
 where the value (if not None) is an array the backward sweep made for this adjoint alone
 (a sum, a scatter of an index's cotangent) and handed to no other name. Only such an
-adjoint is added into in place (`add_into`, `add_at`, `add_spread` in runtime.py): a rule's
+adjoint is added into in place (`add_into`, `add_at`, `add_spread` in kernels/adjoints.py): a rule's
 cotangent may be its input `g` itself (the VJP of `+` or `reshape`), the user's seed or
 another adjoint, and writing into one of those would change another value. An adjoint is
 read only once it is complete, when the backward sweep reaches its primal's definition, and

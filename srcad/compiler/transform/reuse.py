@@ -5,7 +5,7 @@ backward sweep evaluates them, and the name `g` of the output's adjoint, which t
 owns (an array it made and handed to no one, transform/adjoints.py) and never reads again
 after this operation. Output: an order to evaluate them in, and the same expressions, the last one that reads `g` rewritten
 to write the arithmetic on `g` into `g`'s array (`multiply_into` and friends in
-runtime.py), and that read of `g` marked `consumed`, so that a cotangent that is `g`
+kernels/adjoints.py), and that read of `g` marked `consumed`, so that a cotangent that is `g`
 itself (`unbroadcast(g, x)`, a copy) makes the argument's adjoint the owner of the array.
 
     b_x = b_y * 2 * x        ─▶      b_x = multiply_into(multiply_into(b_y, 2), x)

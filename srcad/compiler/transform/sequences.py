@@ -48,7 +48,7 @@ def sequence_names(block, containers) -> set:
 
 def resolve_sequence_arithmetic(block, containers, active) -> None:
     """Give `a + b` and `a * n` that join or repeat a list or tuple the rules of
-    concatenation and repetition (`joined`, `repeated` in rules/python_builtins.py, which
+    concatenation and repetition (`joined`, `repeated` in ops/python_builtins.py, which
     fall back to the operators' rules for arrays), where the result is `active` (needs a
     derivative): the operators' rules would hand each item of the result the whole
     cotangent (a zero, or a wrong, gradient). An operand must surely be a sequence (a
