@@ -44,6 +44,17 @@ def test_a_call_that_returns_its_arguments_memory_is_a_declared_view():
     assert not undeclared, f"views without `declare(fn, view=True)`: {sorted(undeclared)}"
 
 
+def test_a_new_array_is_an_ndarray_of_its_own():
+    checked = set()
+    for case in CASES:
+        if registry.makes_new_array(case.primal) and (ran := _ran(case)) is not None:
+            args, result = ran
+            assert not any(np.shares_memory(r, a) for r in _arrays(result)
+                           for a in _arrays(args)), case.primal
+            checked.add(case.primal)
+    assert {np.stack, np.concatenate, np.array} <= checked
+
+
 def _elementwise_cases():
     return [c for c in CASES if registry.is_elementwise(c.primal)
             and all(shape is not None for _, shape in c.args)]

@@ -399,3 +399,11 @@ for _view in (operator.getitem, np.reshape, np.ravel, np.transpose, np.ndarray.T
                 if hasattr(np, name)),  # (NumPy 2's)
               *(getattr(np.ndarray, name) for name in ("mT",) if hasattr(np.ndarray, name))):
     declare(_view, view=True)
+
+
+# ---- new arrays: these return an ndarray of memory of their own (analysis/aliasing.py starts
+# a new object at each, analysis/arrays.py knows their results are arrays)
+for _maker in (np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
+               np.full_like, np.eye, np.identity, np.arange, np.linspace, np.copy, np.stack,
+               np.concatenate, np.array):
+    declare(_maker, new_array=True)

@@ -52,6 +52,7 @@ class Op:
     jvp: JVPRules | None = None
     nondifferentiable: bool = False  # its outputs carry no derivative (np.floor, np.argmax)
     view: bool = False               # it may return an argument's memory (np.reshape)
+    new_array: bool = False          # it returns an ndarray of memory of its own (np.zeros)
     elementwise: bool = False        # element i of the output depends on element i of each
     #                                  (broadcast) argument alone (np.sin, operator.add)
     math_twin: str | None = None     # the `math` function that computes it on one float
@@ -82,8 +83,9 @@ def _record(fn) -> Op:
 
 
 def declare(fn: Callable, **facts) -> None:
-    """Record facts of `fn` the compiler relies on, `view`, `elementwise`, `math_twin` (see
-    `Op`); srcad's own modules declare them beside the rules (docs/architecture.md)."""
+    """Record facts of `fn` the compiler relies on, `view`, `new_array`, `elementwise`,
+    `math_twin` (see `Op`); srcad's modules declare them beside the rules
+    (docs/architecture.md)."""
     op = _record(fn)
     for fact, value in facts.items():
         if fact not in _FACTS:
@@ -91,7 +93,7 @@ def declare(fn: Callable, **facts) -> None:
         setattr(op, fact, value)
 
 
-_FACTS = ("view", "elementwise", "math_twin")
+_FACTS = ("view", "new_array", "elementwise", "math_twin")
 
 
 def defvjp(fn: Callable, *rules) -> None:
@@ -186,6 +188,13 @@ def is_view(fn) -> bool:
     """Whether `fn` may return memory of an argument (analysis/aliasing.py follows it)."""
     op = op_of(fn)
     return op is not None and op.view
+
+
+def makes_new_array(fn) -> bool:
+    """Whether `fn` returns an ndarray of its own (`np.array(x, copy=False)` aside, which
+    analysis/aliasing.py tells by its keyword)."""
+    op = op_of(fn)
+    return op is not None and op.new_array
 
 
 def is_elementwise(fn) -> bool:

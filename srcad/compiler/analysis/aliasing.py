@@ -28,7 +28,7 @@ from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
 from srcad.errors import UnsoundAliasingError
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.numpy_dtypes import converted
-from srcad.ops.registry import is_view
+from srcad.ops.registry import is_view, makes_new_array
 from srcad.runtime import calls
 
 class Aliases:
@@ -277,18 +277,10 @@ _SHARING_SEQUENCES = (list, tuple, dict, np.split, np.array_split, np.hsplit, np
 
 
 
-_ARRAY_MAKERS = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like,
-                 np.empty_like, np.full_like, np.eye, np.identity, np.arange, np.linspace,
-                 np.copy, np.stack, np.concatenate, np.array}
-
-
 def _makes_an_array(op: Operation) -> bool:
     """Whether the call surely returns a new NumPy array (or number), into which a stored
     value is copied, not held as a list holds it."""
-    try:
-        made = op.callee in _ARRAY_MAKERS or isinstance(op.callee, np.ufunc)
-    except TypeError:  # an unhashable callee
-        return False
+    made = makes_new_array(op.callee) or isinstance(op.callee, np.ufunc)
     return made and not _array_without_copy(op)
 
 

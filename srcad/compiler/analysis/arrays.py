@@ -18,6 +18,7 @@ from srcad.compiler.frontend.functional import copied
 from srcad.compiler.frontend.resolve import Operation, operations, surely
 from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
 from srcad.ops import vjp_rules
+from srcad.ops.registry import makes_new_array
 from srcad.runtime.methods import ARRAY_METHODS, SHAPE_METHODS, STATIC_METHODS
 
 
@@ -88,7 +89,7 @@ def _makes_an_ndarray(op: Operation, arrays: set) -> bool:
         index = op.args[1]
         return first in arrays and isinstance(index, gast.Call) \
             and getattr(index.func, "id", None) == "slice"
-    return op.method is None and among(op.callee, _CREATORS)
+    return op.method is None and makes_new_array(op.callee)
 
 
 def _makes_an_array(op: Operation, arrays: set) -> bool:
@@ -111,7 +112,7 @@ def _makes_an_array(op: Operation, arrays: set) -> bool:
         return callee.nout == 1
     module = getattr(callee, "__module__", None) or ""
     return module.split(".")[0] == "numpy" and vjp_rules(callee) is not None \
-        or among(callee, _CREATORS) or callee is copied
+        or makes_new_array(callee) or callee is copied
 
 
 def among(callee, functions) -> bool:
@@ -121,5 +122,3 @@ def among(callee, functions) -> bool:
 
 _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
                operator.matmul, operator.neg, operator.pos}
-_CREATORS = {np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like, np.empty_like,
-             np.full_like, np.eye, np.identity, np.arange, np.linspace}
