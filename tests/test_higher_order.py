@@ -246,3 +246,19 @@ def test_second_derivatives_through_einsum_match_finite_differences():
     u = rng.standard_normal(a.shape)
     np.testing.assert_allclose(srcad.hvp(gram_energy)(a, b, u),
                                np.tensordot(expected, u, axes=2), rtol=1e-5, atol=1e-6)
+
+
+def _cubed(x):
+    return x ** 3
+
+
+def test_a_function_with_an_attribute_named_like_srcads_own_differentiates_again():
+    """`update_wrapper` copies the function's attributes onto its derivative object; a
+    function's own `kind` once told srcad the object was a pullback (review of issue 30)."""
+    _cubed.kind = "cubic"
+    try:
+        gradient = srcad.grad(_cubed)
+        assert srcad.grad(lambda x: gradient(x))(2.0) == pytest.approx(12.0)
+        assert srcad.hessian(gradient)(2.0) == pytest.approx(6.0)
+    finally:
+        del _cubed.kind

@@ -218,3 +218,16 @@ def test_writes_through_views_the_rule_table_returns_are_refused(fn):
     where the element was overwritten). Found by tests/test_ops_records.py."""
     with pytest.raises(UnsoundAliasingError, match="may share memory"):
         srcad.grad(fn)(np.arange(1.0, 5.0).reshape(2, 2))
+
+
+def _diagonal_matrix_written(v):
+    d = np.diag(v)
+    d[0, 0] = 1.0
+    return np.sum(d) * np.sum(v)
+
+
+def test_a_matrix_built_by_diag_is_written_into():
+    """`np.diag` of a vector makes a new matrix (of a matrix, a read-only view): a write
+    into its result is a write into memory of its own (review of issue 30)."""
+    v = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(srcad.grad(_diagonal_matrix_written)(v), [6.0, 12.0, 12.0])

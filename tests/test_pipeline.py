@@ -38,7 +38,20 @@ def test_the_program_after_each_pass_of_each_shown_mode(capsys):
                                 ("fwd", "fwd")]:
         for step in PASSES[pipeline_mode]:
             srcad.show(tanh_layer, mode=mode, upto=step.name)
-            assert "def " in capsys.readouterr().out
+            out = capsys.readouterr().out
+            if step.name in ("frontend", "softmax", "analyze"):  # the function, simple form
+                assert out.startswith("def tanh_layer(w, x):"), (mode, step.name)
+            else:  # a derivative program
+                assert out.startswith("def srcad_scope("), (mode, step.name)
+        srcad.show(tanh_layer, mode=mode, upto="emit")  # what runs
+        assert "def srcad_scope(" in capsys.readouterr().out
+
+
+def test_upto_emit_is_the_program_that_runs(capsys):
+    srcad.show(tanh_layer, upto="emit")
+    emitted = capsys.readouterr().out
+    srcad.show(tanh_layer)
+    assert emitted == capsys.readouterr().out
 
 
 def test_upto_a_pass_the_mode_lacks_is_refused_with_the_list():

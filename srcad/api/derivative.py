@@ -185,8 +185,10 @@ class Derivative:
 
 class _DerivativeFunction(DerivativeFunction):
     """A derivative of a user function, callable, with the generated program as `.source`.
-    `kind` says what a call returns: "grad" the gradients, "value_and_grad" the value and
-    the gradients, "vjp" (a pullback) the cotangents of one forward sweep."""
+    `kind`, of the class, says what a call returns: "grad" the gradients, "value_and_grad"
+    the value and the gradients, "vjp" (a pullback) the cotangents of one forward sweep
+    (read it from the class: `update_wrapper` copies the function's own attributes, and a
+    function may have a `kind` of its own)."""
 
     kind = ""
 

@@ -71,7 +71,7 @@ class _Plan:
 
     def __init__(self, fn, args, kwargs):
         d = _derivative(fn)
-        self.gradient_only = fn.kind == "grad"
+        self.gradient_only = type(fn).kind == "grad"
         self.has_aux = d.has_aux
         self.several = isinstance(d.wrt, tuple)
         self.args = tuple(args)
@@ -104,7 +104,7 @@ class _Plan:
 
 
 def _derivative(fn):
-    if fn.kind not in ("grad", "value_and_grad"):
+    if type(fn).kind not in ("grad", "value_and_grad"):
         raise MissingRuleError(
             f"srcad cannot differentiate {fn!r}: the pullback `srcad.vjp` returns holds the "
             "values of its forward sweep, which srcad cannot follow.",
@@ -141,7 +141,7 @@ def derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
         "slope", {"srcad_program": program, **defaults}, "<srcad-slope>")
     wrt = _after_seeds(tuple(p if p is not None else n for p, n in zip(d.positions, d.names)))
     gradient = api.grad(slope, wrt=wrt if isinstance(d.wrt, tuple) else wrt[0])
-    tangent = "srcad_gradient({0})" if fn.kind == "grad" \
+    tangent = "srcad_gradient({0})" if type(fn).kind == "grad" \
         else "(srcad_program({0})[1], srcad_gradient({0}))"
     source = (f"def tangent_program({seeds}, {parameters}):\n"
               f"    return (srcad_callee({passed}), {tangent.format(seeds + ', ' + passed)})\n")

@@ -268,6 +268,8 @@ def source_after(fn, wrt: tuple[str, ...], mode: str, upto: str, **options) -> s
     """The program as it stands after the pass `upto` of `mode`, as source: the function in
     simple form before a derivative is made, the derivative program after (`srcad.show`);
     `options` are Program's (`scalars`, `arrays`)."""
+    if upto == "emit":  # (what runs: the compiled program)
+        return emit(run_passes(Program(fn, wrt, mode, **options))).source.rstrip("\n")
     program = run_passes(Program(fn, wrt, mode, **options), upto)
     return python_source(program.module if program.module is not None else program.simple)
 

@@ -118,7 +118,7 @@ defjvp(np.diagonal, lambda g, ans, a, offset=0, axis1=0, axis2=1:
        np.diagonal(g, offset, axis1, axis2))
 defvjp(np.diag, diag_vjp)
 defjvp(np.diag, lambda g, ans, v, k=0: np.diag(g, k))
-declare(np.diag, view=True)  # (a matrix's diagonal, read only)
+declare(np.diag, view="read-only")  # (a matrix's diagonal, as np.diagonal's)
 
 # np.full and np.linspace carry their values' derivatives: their rules are in numpy_indexing.py
 nondifferentiable(np.shape, np.ndim, np.size, np.ndarray.shape, np.ndarray.ndim,

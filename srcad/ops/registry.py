@@ -51,7 +51,8 @@ class Op:
     vjp: VJPRules | None = None
     jvp: JVPRules | None = None
     nondifferentiable: bool = False  # its outputs carry no derivative (np.floor, np.argmax)
-    view: bool = False               # it may return an argument's memory (np.reshape)
+    view: bool | str = False         # it may return an argument's memory (np.reshape);
+    #                                  "read-only": only as a view NumPy will not write into
     new_array: bool = False          # it returns an ndarray of memory of its own (np.zeros)
     elementwise: bool = False        # element i of the output depends on element i of each
     #                                  (broadcast) argument alone (np.sin, operator.add)
@@ -187,7 +188,14 @@ def is_nondifferentiable(fn) -> bool:
 def is_view(fn) -> bool:
     """Whether `fn` may return memory of an argument (analysis/aliasing.py follows it)."""
     op = op_of(fn)
-    return op is not None and op.view
+    return op is not None and bool(op.view)
+
+
+def read_only_view(fn) -> bool:
+    """Whether `fn` returns an argument's memory only as a read-only view (`np.diag` of a
+    matrix; of a vector, a new one): a write into its result writes memory of its own."""
+    op = op_of(fn)
+    return op is not None and op.view == "read-only"
 
 
 def makes_new_array(fn) -> bool:

@@ -25,8 +25,9 @@ _NAMES = ("compiled_adjoint", "grad", "value_and_grad", "jvp", "vjp_of_derivativ
 
 def _not_installed(name: str):
     def missing(*args, **kwargs):
-        raise RuntimeError(f"srcad's `{name}` hook is not installed: `import srcad` installs "
-                           "it (a module of srcad imported alone does not).")
+        raise RuntimeError(f"srcad's `{name}` hook is not installed: srcad/api/__init__.py "
+                           "and srcad/tape/__init__.py install them as `import srcad` runs; "
+                           "a hook called while srcad is still being imported finds none.")
     return missing
 
 

@@ -28,7 +28,7 @@ from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
 from srcad.errors import UnsoundAliasingError
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.numpy_dtypes import converted
-from srcad.ops.registry import is_view, makes_new_array
+from srcad.ops.registry import is_view, makes_new_array, read_only_view
 from srcad.runtime import calls
 
 class Aliases:
@@ -105,6 +105,8 @@ class _PointsTo:
         self.contents: dict[str, set] = {}
         self.containers: set[str] = set()  # the objects surely a list, tuple or dict
         self.arrays: set[str] = set()  # the objects surely NumPy arrays (made by NumPy)
+        self.read_only: dict[str, str] = {}  # a read-only view's name → the object it is
+        #                                      when NumPy made it new (`np.diag`)
         self.depth = 0  # how many loops enclose the operations being analysed
 
     def block(self, nodes, state: dict) -> dict:
@@ -143,6 +145,10 @@ class _PointsTo:
             made = self._container(op, names, objects, state)
         elif op.kind == "call" and self._variant_call(op) is not None:
             made = self._returned_with_copies(op, objects, state)
+        elif op.kind == "call" and read_only_view(op.callee) and len(op.targets) == 1:
+            own = f"{op.targets[0]}@{id(op)}"  # new memory, or a view NumPy will not write
+            self.read_only[op.targets[0]] = own  # through: a write into it is a write of `own`
+            made = reach(self._of(op.read_names(), objects), state, _HOLDS) | {own}
         elif op.kind == "call" and (_may_return_a_view(op.callee) or _array_without_copy(op)):
             made = reach(self._of(op.read_names(), objects), state, _HOLDS)
         else:
@@ -326,6 +332,8 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
             continue
         state = analysis.before[id(node)]
         objects = state.get(written, {written})
+        if written in analysis.read_only:  # (where it is a view, NumPy refuses the write)
+            objects = objects & {analysis.read_only[written]}
         variable = versions.get(written, written)
         for param in sorted(objects & set(params) - set(argument_writes)):
             argument_writes[param] = _argument_write(param, variable, node, parsed)

@@ -22,7 +22,7 @@ import numpy as np
 from srcad.compiler.analysis.shapes import Reduced
 from srcad.compiler.frontend.trees import walk
 from srcad.compiler.transform.softmax import softmax_vjp
-from srcad.kernels import outlines, adjoints as runtime
+from srcad.kernels import outlines, adjoints as helpers
 from srcad.runtime.arguments import seed_for
 
 
@@ -130,9 +130,9 @@ class Knowledge:
             return _product(*arguments)
         if callee in REDUCTIONS and len(arguments) == 1:
             return self._reduction(node)
-        if callee is runtime.shape_of and arguments and isinstance(arguments[0], Known):
+        if callee is helpers.shape_of and arguments and isinstance(arguments[0], Known):
             return replace(arguments[0], outline=True)  # (a Shape: the array's rank and class)
-        if callee is runtime.unbroadcast and len(arguments) == 2:
+        if callee is helpers.unbroadcast and len(arguments) == 2:
             g, like = arguments
             if isinstance(g, Known) and g.form == "array" and isinstance(like, Known) \
                     and like.rank is not None:

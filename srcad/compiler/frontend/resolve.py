@@ -22,7 +22,7 @@ from srcad.compiler.frontend import trees
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import enclosing_reads, local_names
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
-from srcad.kernels import adjoints as runtime
+from srcad.kernels import adjoints as helpers
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
 from srcad.runtime.calls import is_derivative
@@ -361,8 +361,8 @@ def _node(statement, resolver: Resolver):
     if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name) \
             and value.value.id in resolver.local_names:
         descriptor = getattr(np.ndarray, value.attr, None)
-        if descriptor is None:  # a named tuple's field, say: read by name (runtime.field)
-            return Operation(statement, "call", targets, runtime.field,
+        if descriptor is None:  # a named tuple's field, say: read by name (helpers.field)
+            return Operation(statement, "call", targets, helpers.field,
                              (value.value, gast.Constant(value.attr, None)),
                              label=f".{value.attr}")
         return Operation(statement, "call", targets, descriptor, (value.value,),

@@ -28,7 +28,7 @@ import gast
 
 from srcad.compiler.transform.naming import Namer, adjoint_name
 from srcad.compiler.transform.reuse import HELPERS
-from srcad.kernels import outlines, regions, adjoints as runtime
+from srcad.kernels import outlines, regions, adjoints as helpers
 
 UNSET, NONE, SET, MAYBE = "unset", "none", "set", "maybe"
 OWNED, MAYBE_OWNED = "owned", "maybe owned"
@@ -128,13 +128,13 @@ class Adjoints:
         if may_be_none or primal in self.sequences:
             self.states[primal] = MAYBE if may_be_none and _UNOWNED.get(state, state) != SET \
                 else SET
-            if primal in self.sequences and self.helper_of(contribution) is runtime.index_adjoint:
+            if primal in self.sequences and self.helper_of(contribution) is helpers.index_adjoint:
                 total = gast.Constant(None, None) if state in (UNSET, NONE) else load(name)
-                add = self.bindings.name_for("accumulate_at", runtime.accumulate_at)
+                add = self.bindings.name_for("accumulate_at", helpers.accumulate_at)
                 return [assign(name, gast.Call(load(add), [total, *contribution.args], []))]
             if state in (UNSET, NONE):
                 return [assign(name, contribution)]
-            add = self.bindings.name_for("accumulate", runtime.accumulate)
+            add = self.bindings.name_for("accumulate", helpers.accumulate)
             return [assign(name, gast.Call(load(add), [load(name), contribution], []))]
         owning = self.numbers is not None and primal not in self.numbers
         fresh = owning and self._fresh(contribution)
@@ -188,7 +188,7 @@ class Adjoints:
     def _spread(self, number, primal: str):
         like = load(primal)
         like.shape_only = True  # expand_reduced reads only its shape
-        spread = self.bindings.name_for("expand_reduced", runtime.expand_reduced)
+        spread = self.bindings.name_for("expand_reduced", helpers.expand_reduced)
         return gast.Call(load(spread), [number, like], [])
 
     def _fresh(self, expression) -> bool:
@@ -203,10 +203,10 @@ class Adjoints:
         if isinstance(expression, gast.Name):
             return getattr(expression, "consumed", False)
         helper = self.helper_of(expression)
-        if helper in (runtime.index_adjoint, runtime.expand_reduced) or helper in HELPERS \
+        if helper in (helpers.index_adjoint, helpers.expand_reduced) or helper in HELPERS \
                 or getattr(helper, "returns_new_array", False):
             return True
-        return helper in (runtime.unbroadcast, outlines.unbroadcast_from) \
+        return helper in (helpers.unbroadcast, outlines.unbroadcast_from) \
             and bool(expression.args) and self._fresh(expression.args[0])
 
     def helper_of(self, expression):
@@ -219,14 +219,14 @@ class Adjoints:
         """`total + contribution` for an owned total, written into it: a scatter or spread
         adds its cotangent into the region it covers, without an array of its own."""
         helper = self.helper_of(contribution)
-        if helper is runtime.index_adjoint:
-            add, args, keywords = ("add_at", runtime.add_at), contribution.args, \
+        if helper is helpers.index_adjoint:
+            add, args, keywords = ("add_at", helpers.add_at), contribution.args, \
                 contribution.keywords
-        elif helper is runtime.expand_reduced:
-            add, args, keywords = ("add_spread", runtime.add_spread), contribution.args, \
+        elif helper is helpers.expand_reduced:
+            add, args, keywords = ("add_spread", helpers.add_spread), contribution.args, \
                 contribution.keywords
         else:
-            add, args, keywords = ("add_into", runtime.add_into), [contribution], []
+            add, args, keywords = ("add_into", helpers.add_into), [contribution], []
         return gast.Call(load(self.bindings.name_for(*add)), [load(name), *args], keywords)
 
     def owned(self, primals) -> list:

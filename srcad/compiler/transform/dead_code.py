@@ -19,11 +19,11 @@ import gast
 import numpy as np
 
 from srcad.compiler.transform.optimize import drop_dead_stores
-from srcad.kernels import adjoints as runtime, tangents
+from srcad.kernels import adjoints as helpers, tangents
 
 _PURE_FUNCTIONS = frozenset(map(id, (
     np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.dot, np.matmul,
-    np.transpose, np.reshape, tangents.broadcast_like, runtime.shape_of)))
+    np.transpose, np.reshape, tangents.broadcast_like, helpers.shape_of)))
 
 
 def drop_dead(statements: list, live_after: set, resolve) -> list:

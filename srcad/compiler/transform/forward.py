@@ -32,7 +32,7 @@ from srcad.compiler.analysis.activity import Activity, carries_derivative
 from srcad.compiler.frontend.parse import ParsedFunction
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.errors import MissingRuleError
-from srcad.kernels import adjoints as runtime, tangents
+from srcad.kernels import adjoints as helpers, tangents
 from srcad.ops import jvp_rules
 from srcad.runtime import batching, calls
 from srcad.compiler.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_none, join,
@@ -325,7 +325,7 @@ class Tangents(TangentWrites):
         for guard, contribution in parts:
             groups.setdefault(guard, []).append(contribution)
         certain = groups.pop(None, [])
-        accumulate = load(self.bindings.name_for("accumulate", runtime.accumulate)) \
+        accumulate = load(self.bindings.name_for("accumulate", helpers.accumulate)) \
             if target in self.tangents.sequences else None  # (`+` would join list tangents)
 
         def plus(a, b):

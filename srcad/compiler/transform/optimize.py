@@ -14,7 +14,7 @@ from collections import Counter
 import gast
 
 from srcad.compiler.frontend.trees import walk
-from srcad.kernels import adjoints as runtime
+from srcad.kernels import adjoints as helpers
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
 
@@ -92,7 +92,7 @@ def reduce_first(expression, helper_of):
     (constant along the axes summed). A softmax's `E / s` gives its divisor the cotangent
     `unbroadcast(-g * ans / s, s)`: three passes over `E`'s size, where
     `-unbroadcast(g * ans, s) / s` takes one. `helper_of(call)`: the runtime helper it calls."""
-    if not (isinstance(expression, gast.Call) and helper_of(expression) is runtime.unbroadcast
+    if not (isinstance(expression, gast.Call) and helper_of(expression) is helpers.unbroadcast
             and len(expression.args) == 2 and not expression.keywords
             and isinstance(expression.args[1], gast.Name)):
         return expression
@@ -132,7 +132,7 @@ def counted(owners: list, terms: list, helper_of=lambda call: None) -> list:
 def _times(term, count: int, helper_of):
     """`term * count`, the count next to the first factor of a product (a cotangent that is
     one number, `g * x`, becomes `g * 2 * x`: a product of numbers, then one pass)."""
-    if helper_of(term) is runtime.unbroadcast and len(term.args) == 2:
+    if helper_of(term) is helpers.unbroadcast and len(term.args) == 2:
         return gast.Call(term.func, [_times(term.args[0], count, helper_of), term.args[1]],
                          term.keywords)
     if isinstance(term, gast.BinOp) and isinstance(term.op, (gast.Mult, gast.Div)):

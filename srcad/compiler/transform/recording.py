@@ -19,7 +19,7 @@ import gast
 
 from srcad.compiler.frontend.resolve import Branch, Loop, operations, walk
 from srcad.compiler.transform.adjoints import assign, load, store
-from srcad.kernels import regions, adjoints as runtime
+from srcad.kernels import regions, adjoints as helpers
 
 
 REGION = "<region>"  # in `recorded`: the old contents of an element assignment's target
@@ -110,7 +110,7 @@ def _saved(name: str, shapes, bind):
     """What to record of `name`: its value, or only its shape if that is all that is read."""
     if name not in shapes:
         return load(name)
-    return gast.Call(load(bind("shape_of", runtime.shape_of)), [load(name)], [])
+    return gast.Call(load(bind("shape_of", helpers.shape_of)), [load(name)], [])
 
 
 def _is_break_test(statement) -> bool:

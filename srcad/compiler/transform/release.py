@@ -28,7 +28,7 @@ import gast
 
 from srcad.compiler.frontend.trees import walk
 from srcad.compiler.transform.adjoints import assign, load
-from srcad.kernels import adjoints as runtime
+from srcad.kernels import adjoints as helpers
 
 
 def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=None) -> list:
@@ -79,4 +79,4 @@ def _assigned_names(statement) -> set:
 def _shape_of(name: str, bind):
     value = load(name)
     value.shape_only = True  # (what outline.py looks for)
-    return gast.Call(load(bind("shape_of", runtime.shape_of)), [value], [])
+    return gast.Call(load(bind("shape_of", helpers.shape_of)), [value], [])

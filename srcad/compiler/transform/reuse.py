@@ -19,16 +19,16 @@ from __future__ import annotations
 import gast
 
 from srcad.compiler.frontend.trees import clone, walk
-from srcad.kernels import adjoints as runtime
+from srcad.kernels import adjoints as helpers
 
-_IN_PLACE = {gast.Add: ("add_into", runtime.add_into),
-             gast.Sub: ("subtract_into", runtime.subtract_into),
-             gast.Mult: ("multiply_into", runtime.multiply_into),
-             gast.Div: ("divide_into", runtime.divide_into)}
+_IN_PLACE = {gast.Add: ("add_into", helpers.add_into),
+             gast.Sub: ("subtract_into", helpers.subtract_into),
+             gast.Mult: ("multiply_into", helpers.multiply_into),
+             gast.Div: ("divide_into", helpers.divide_into)}
 _COMMUTATIVE = (gast.Add, gast.Mult)
-_NEGATIVE = ("negative_into", runtime.negative_into)
+_NEGATIVE = ("negative_into", helpers.negative_into)
 HELPERS = frozenset(obj for _, obj in [*_IN_PLACE.values(), _NEGATIVE])
-_COPYING = (runtime.unbroadcast, runtime.expand_reduced)
+_COPYING = (helpers.unbroadcast, helpers.expand_reduced)
 
 
 def consume(expressions: list, g: str, helper_of, bind) -> tuple[list, list]:
@@ -77,7 +77,7 @@ class _Rewriter(gast.NodeTransformer):
 
     def visit_Call(self, node):  # `unbroadcast(g, y)` is g's array or a new sum of it
         self.generic_visit(node)
-        if self.helper_of(node) is runtime.unbroadcast and node.args \
+        if self.helper_of(node) is helpers.unbroadcast and node.args \
                 and self._holds_g(node.args[0]):
             node.holds_g = True
         return node

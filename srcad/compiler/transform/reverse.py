@@ -29,7 +29,7 @@ from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.compiler.frontend.trees import clone, walk
 from srcad.compiler.passes import enabled
 from srcad.errors import MissingRuleError
-from srcad.kernels import outlines, regions, adjoints as runtime
+from srcad.kernels import outlines, regions, adjoints as helpers
 from srcad.ops import vjp_rules
 from srcad.runtime import calls
 from srcad.compiler.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNIFORM, UNSET,
@@ -180,7 +180,7 @@ class _Backward:
         return body
 
     def _index_adjoint(self, node: Loop, index: str):
-        scatter = self.bindings.name_for("index_adjoint", runtime.index_adjoint)
+        scatter = self.bindings.name_for("index_adjoint", helpers.index_adjoint)
         return gast.Call(load(scatter), [load(self.adjoints.name(node.element)),
                                          load(node.iterable), load(index)], [])
 
@@ -275,13 +275,13 @@ class _Backward:
         """`xs.append(value)`: the last element's adjoint goes to `value` and is dropped."""
         adjoint = self.adjoints.name(op.mutates)
         last = gast.Subscript(load(adjoint), gast.Constant(-1, None), gast.Load())
-        rest = gast.Call(load(self.bindings.name_for("without_last", runtime.without_last)),
+        rest = gast.Call(load(self.bindings.name_for("without_last", helpers.without_last)),
                          [load(adjoint)], [])
         return self._contribute(op.args[1], last, may_be_none=True) + [assign(adjoint, rest)]
 
     def _unpack(self, op):
         parts = gast.Tuple([self.adjoints.returned(t) for t in op.targets], gast.Load())
-        helper = self.bindings.name_for("unpacked_adjoint", runtime.unpacked_adjoint)
+        helper = self.bindings.name_for("unpacked_adjoint", helpers.unpacked_adjoint)
         whole = gast.Call(load(helper), [parts, op.args[0]], [])
         return self._contribute(op.args[0], whole, may_be_none=True)
 

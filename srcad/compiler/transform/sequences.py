@@ -1,7 +1,7 @@
 """sequences: which names of a function may hold tuples, lists or dicts.
 
-The adjoint (or tangent) of such a name adds element by element (`runtime.accumulate`), never
-by `+`, which would concatenate; both transforms ask this before they emit an addition.
+The adjoint (or tangent) of such a name adds element by element (`accumulate`, in
+kernels/adjoints.py), never by `+`, which would concatenate; both transforms ask this before they emit an addition.
 """
 from __future__ import annotations
 

@@ -27,9 +27,9 @@ from collections import Counter
 import gast
 
 from srcad.compiler.frontend.trees import walk
-from srcad.kernels import adjoints as runtime
+from srcad.kernels import adjoints as helpers
 
-_FACTORS = (runtime.multiply_into, runtime.divide_into)
+_FACTORS = (helpers.multiply_into, helpers.divide_into)
 
 
 def fold_negations(statements: list, helper_of, read_after: set) -> list:
@@ -91,7 +91,7 @@ def _negation_target(statement, name: str, helper_of):
     value = statement.value
     if isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub):
         operand = value.operand
-    elif helper_of(value) is runtime.negative_into and len(value.args) == 1:
+    elif helper_of(value) is helpers.negative_into and len(value.args) == 1:
         operand = value.args[0]
     else:
         return None
@@ -138,7 +138,7 @@ def _scale_negation(statements, position, helper_of, mentions, read_after) -> No
     value = negation.value
     if isinstance(value, gast.UnaryOp) and isinstance(value.op, gast.USub):
         operand, in_place = value.operand, False
-    elif helper_of(value) is runtime.negative_into and len(value.args) == 1:
+    elif helper_of(value) is helpers.negative_into and len(value.args) == 1:
         operand, in_place = value.args[0], True
     else:
         return
@@ -159,7 +159,7 @@ def _scale_negation(statements, position, helper_of, mentions, read_after) -> No
                 children[index] = gast.Name(name, gast.Load(), None, None)
                 if not isinstance(value, list):
                     setattr(node, field, children[0])
-                if in_place and helper_of(child) is runtime.multiply_into:
+                if in_place and helper_of(child) is helpers.multiply_into:
                     negation.value = gast.Call(child.func, [operand, negated], [])
                 else:
                     negation.value = gast.BinOp(operand, gast.Mult(), negated)
@@ -170,7 +170,7 @@ def _scale_of(expression, name: str, helper_of):
     """The numeric Constant `expression` scales the Name `name` by, or None."""
     if isinstance(expression, gast.BinOp) and isinstance(expression.op, gast.Mult):
         operands = (expression.left, expression.right)
-    elif helper_of(expression) is runtime.multiply_into and len(expression.args) == 2:
+    elif helper_of(expression) is helpers.multiply_into and len(expression.args) == 2:
         operands = tuple(expression.args)
     else:
         return None

@@ -28,7 +28,7 @@ from dataclasses import replace
 import gast
 import numpy as np
 
-from srcad.kernels import outlines, adjoints as runtime
+from srcad.kernels import outlines, adjoints as helpers
 from srcad.compiler.analysis.float64s import (FLOAT, INT, Known, Knowledge, constant, dropped_axes,
                                      is_array, is_number, same_shape)
 from srcad.compiler.frontend.trees import walk
@@ -39,8 +39,8 @@ from srcad.runtime.arguments import seed_for
 FLOAT64_ONE = np.float64(1.0)  # the seed of a float64 number
 _REDUCING_UFUNCS = {np.sum: np.add, np.max: np.maximum, np.amax: np.maximum, np.min: np.minimum,
                     np.amin: np.minimum, np.prod: np.multiply}
-_IN_PLACE = {runtime.add_into: np.add, runtime.subtract_into: np.subtract,
-             runtime.multiply_into: np.multiply, runtime.divide_into: np.true_divide}
+_IN_PLACE = {helpers.add_into: np.add, helpers.subtract_into: np.subtract,
+             helpers.multiply_into: np.multiply, helpers.divide_into: np.true_divide}
 
 
 def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings) -> None:
@@ -108,13 +108,13 @@ class _Rewriter:
         if callee is outlines.cotangent_number and is_number(arguments[0], outline=False):
             self.known.facts[target] = arguments[0]
             return [assign(target, value.args[0])]
-        if callee is runtime.index_adjoint:
+        if callee is helpers.index_adjoint:
             return self._index_adjoint(target, value.args, arguments)
-        if callee is runtime.add_at:
+        if callee is helpers.add_at:
             return self._add_at(target, value.args, arguments)
         if callee in _IN_PLACE and len(arguments) == 2:
             return self._in_place(target, _IN_PLACE[callee], value.args, arguments)
-        if callee is runtime.unbroadcast and len(arguments) == 2 and same_shape(*arguments):
+        if callee is helpers.unbroadcast and len(arguments) == 2 and same_shape(*arguments):
             self.known.facts[target] = replace(arguments[0], shape=arguments[1].shape)
             return [assign(target, value.args[0])]
         if callee in (matmul_vjp_a, matmul_vjp_b) and len(arguments) == 4:

@@ -24,7 +24,7 @@ from srcad.compiler.frontend.trees import clone, walk
 from srcad.compiler.transform.optimize import constant_node, simplify
 from srcad.compiler.transform.refusals import NAMESPACE_READERS
 from srcad.errors import SrcadError
-from srcad.kernels import adjoints as runtime
+from srcad.kernels import adjoints as helpers
 from srcad.kernels.adjoints import unbroadcast
 from srcad.kernels.tangents import broadcast_like
 
@@ -151,7 +151,7 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
 
 
 # Runtime helpers that read one argument only for its shape, and which argument.
-SHAPE_ARGUMENTS = {runtime.unbroadcast: 1, runtime.expand_reduced: 1, runtime.reduced_size: 0}
+SHAPE_ARGUMENTS = {helpers.unbroadcast: 1, helpers.expand_reduced: 1, helpers.reduced_size: 0}
 
 
 def _names_object(node, free: dict):

@@ -28,13 +28,13 @@ from srcad.compiler.frontend.resolve import Operation
 from srcad.compiler.frontend.trees import clone, walk
 from srcad.compiler.transform.adjoints import load
 from srcad.compiler.transform.rule_calls import ELEMENTWISE_SYMBOLS
-from srcad.kernels import outlines, adjoints as runtime
+from srcad.kernels import outlines, adjoints as helpers
 
 
 def spread_number(contribution, argument: str, helper_of):
     """The number `e` of a contribution `expand_reduced(e, argument)` (a full reduction's
     cotangent spread over its argument), or None for any other contribution."""
-    if helper_of(contribution) is not runtime.expand_reduced or contribution.keywords:
+    if helper_of(contribution) is not helpers.expand_reduced or contribution.keywords:
         return None
     number, *rest = contribution.args
     spread_over = rest[0] if rest else None
@@ -68,9 +68,9 @@ def shares(op: Operation, arguments, cotangents, g: str, same_shape: frozenset,
                 result.append((argument.id, cotangent, number))
                 continue
             # (`g * m` with m = np.max(x, axis=0, keepdims=True) has m's shape, not x's)
-            cotangent = gast.Call(load(bindings.name_for("unbroadcast", runtime.unbroadcast)),
+            cotangent = gast.Call(load(bindings.name_for("unbroadcast", helpers.unbroadcast)),
                                   [cotangent, load(argument.id)], [])
-        if helper_of(cotangent) is not runtime.unbroadcast or cotangent.keywords:
+        if helper_of(cotangent) is not helpers.unbroadcast or cotangent.keywords:
             return None
         term, operand = cotangent.args
         if not (_elementwise(term, bindings.callee) and isinstance(operand, gast.Name)
