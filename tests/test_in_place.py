@@ -231,3 +231,25 @@ def test_a_matrix_built_by_diag_is_written_into():
     into its result is a write into memory of its own (review of issue 30)."""
     v = np.array([1.0, 2.0, 3.0])
     np.testing.assert_allclose(srcad.grad(_diagonal_matrix_written)(v), [6.0, 12.0, 12.0])
+
+
+def _product_written(a, b):
+    c = np.einsum("ij,jk->ik", a, b)
+    c[0, 0] = 0.0
+    return np.sum(c) * np.sum(a)
+
+
+def _cube_written(a):
+    m = np.linalg.matrix_power(a, 3)
+    m[0, 0] = 0.0
+    return np.sum(m) * np.sum(a)
+
+
+@pytest.mark.parametrize("fn, count", [(_product_written, 2), (_cube_written, 1)])
+def test_a_call_that_makes_new_memory_this_time_is_written_into(fn, count):
+    """`np.einsum` of two operands and `matrix_power(a, 3)` make new arrays (of one operand,
+    and to the power 1, they may not: those are refused above); the view fact depends on
+    the call (review of issue 30). Checked against tape mode."""
+    a = np.arange(1.0, 5.0).reshape(2, 2) / 4
+    args = (a, a.T.copy())[:count]
+    np.testing.assert_allclose(srcad.grad(fn)(*args), srcad.tape.grad(fn)(*args), rtol=1e-12)

@@ -229,7 +229,9 @@ EINSUM_VJPS = tuple(einsum_vjp(i) for i in range(8))
 EINSUM_JVPS = tuple(einsum_jvp(i) for i in range(8))
 defvjp(np.einsum, None, *EINSUM_VJPS)
 defjvp(np.einsum, None, *EINSUM_JVPS)
-declare(np.einsum, view=True)  # ('ij->ji' and 'ii->i' return views of the operand)
+declare(np.einsum, view=lambda arguments, keywords: "out" in keywords or not (
+    arguments and isinstance(arguments[0], str) and len(arguments) > 2))  # (of one operand,
+#                                                       "ij->ji" is a view; of two, new)
 
 
 def _rules_of_einsum_tangent(position, rules):

@@ -22,7 +22,7 @@ import numpy as np
 
 from srcad.errors import UnsupportedDerivativeError
 from srcad.kernels.adjoints import dtype_of, unbroadcast
-from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable
+from srcad.ops.registry import UNKNOWN, declare, defjvp, defvjp, nondifferentiable
 
 
 # ---- helpers ---------------------------------------------------------------------------------
@@ -287,7 +287,8 @@ def matrix_power_jvp(g, ans, a, n):
 
 defvjp(np.linalg.matrix_power, matrix_power_vjp, None)
 defjvp(np.linalg.matrix_power, matrix_power_jvp, None)
-declare(np.linalg.matrix_power, view=True)  # (its power 1 is the matrix itself)
+declare(np.linalg.matrix_power, view=lambda arguments, keywords:  # (its power 1 is the
+        len(arguments) < 2 or arguments[1] is UNKNOWN or arguments[1] == 1)  # matrix itself)
 
 
 def _as_matrices(arrays):

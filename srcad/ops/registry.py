@@ -51,8 +51,9 @@ class Op:
     vjp: VJPRules | None = None
     jvp: JVPRules | None = None
     nondifferentiable: bool = False  # its outputs carry no derivative (np.floor, np.argmax)
-    view: bool | str = False         # it may return an argument's memory (np.reshape);
-    #                                  "read-only": only as a view NumPy will not write into
+    view: bool | str | Callable = False  # it may return an argument's memory (np.reshape);
+    #                                  "read-only": only as a view NumPy will not write into;
+    #                                  or a function of the call saying whether (see `view_of`)
     new_array: bool = False          # it returns an ndarray of memory of its own (np.zeros)
     elementwise: bool = False        # element i of the output depends on element i of each
     #                                  (broadcast) argument alone (np.sin, operator.add)
@@ -189,6 +190,19 @@ def is_view(fn) -> bool:
     """Whether `fn` may return memory of an argument (analysis/aliasing.py follows it)."""
     op = op_of(fn)
     return op is not None and bool(op.view)
+
+
+UNKNOWN = object()  # an argument whose value is only known when the call runs
+
+
+def view_of(fn, arguments: tuple, keywords: tuple) -> bool:
+    """Whether this call of `fn` may return an argument's memory: `arguments` holds the
+    positional arguments' values where the code spells them out as constants, else
+    UNKNOWN; `keywords` the names of the keyword arguments passed."""
+    op = op_of(fn)
+    if op is None or not op.view:
+        return False
+    return op.view(arguments, keywords) if callable(op.view) else True
 
 
 def read_only_view(fn) -> bool:

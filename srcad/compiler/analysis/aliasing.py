@@ -28,7 +28,8 @@ from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
 from srcad.errors import UnsoundAliasingError
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.numpy_dtypes import converted
-from srcad.ops.registry import is_view, makes_new_array, read_only_view
+from srcad.ops.registry import (UNKNOWN, is_view, makes_new_array, read_only_view,
+                                view_of)
 from srcad.runtime import calls
 
 class Aliases:
@@ -149,7 +150,7 @@ class _PointsTo:
             own = f"{op.targets[0]}@{id(op)}"  # new memory, or a view NumPy will not write
             self.read_only[op.targets[0]] = own  # through: a write into it is a write of `own`
             made = reach(self._of(op.read_names(), objects), state, _HOLDS) | {own}
-        elif op.kind == "call" and (_may_return_a_view(op.callee) or _array_without_copy(op)):
+        elif op.kind == "call" and (_may_return_a_view(op) or _array_without_copy(op)):
             made = reach(self._of(op.read_names(), objects), state, _HOLDS)
         else:
             made = None
@@ -298,9 +299,11 @@ def _array_without_copy(op: Operation) -> bool:
         for name, value in op.keywords)
 
 
-def _may_return_a_view(callee) -> bool:
+def _may_return_a_view(op: Operation) -> bool:
+    callee = op.callee
     if is_view(callee):  # (an unhashable callee has no rules either: a view, maybe)
-        return True
+        constants = tuple(a.value if isinstance(a, gast.Constant) else UNKNOWN for a in op.args)
+        return view_of(callee, constants, tuple(name for name, _ in op.keywords))
     if isinstance(callee, np.ufunc) or is_nondifferentiable(callee):
         return False
     return vjp_rules(callee) is None
