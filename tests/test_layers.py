@@ -24,7 +24,8 @@ def _modules() -> dict:
 
 
 def _imported(module: str, path: pathlib.Path, modules: dict) -> set:
-    """The srcad modules `module` imports anywhere in its text."""
+    """The srcad modules `module` imports anywhere in its text; `from package import name`
+    imports the package too (its `__init__` runs, and may import `module` back)."""
     package = module if path.name == "__init__.py" else module.rpartition(".")[0]
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
@@ -35,7 +36,7 @@ def _imported(module: str, path: pathlib.Path, modules: dict) -> set:
             if node.level:
                 base = ".".join(package.split(".")[:len(package.split(".")) - node.level + 1]
                                 + ([base] if base else []))
-            targets = [f"{base}.{alias.name}" for alias in node.names]
+            targets = [f"{base}.{alias.name}" for alias in node.names] + [base]
         else:
             continue
         for target in targets:
@@ -99,4 +100,5 @@ def test_the_check_sees_imports_inside_functions_and_relative_ones(tmp_path):
                       "    from srcad.api.derivative import grad\n"
                       "    import srcad.compiler.cache\n")
     found = _imported("srcad.runtime.calls", module, _modules())
-    assert found == {"srcad.runtime.hooks", "srcad.api.derivative", "srcad.compiler.cache"}
+    assert found == {"srcad.runtime", "srcad.runtime.hooks", "srcad.api.derivative",
+                     "srcad.compiler.cache"}

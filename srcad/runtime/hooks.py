@@ -11,7 +11,7 @@ the runtime is done above it:
 - running the markers (`stop_gradient`, `stop_recording`, a `@custom_gradient` function)
   under a tape (`tape_*`, tape/control.py).
 
-`srcad/api/__init__.py` and `srcad/tape/__init__.py` install them when srcad is imported; a
+`srcad/__init__.py` and `srcad/tape/__init__.py` install them when srcad is imported; a
 hook called before that raises and says so.
 """
 from __future__ import annotations
@@ -25,7 +25,7 @@ _NAMES = ("compiled_adjoint", "grad", "value_and_grad", "jvp", "vjp_of_derivativ
 
 def _not_installed(name: str):
     def missing(*args, **kwargs):
-        raise RuntimeError(f"srcad's `{name}` hook is not installed: srcad/api/__init__.py "
+        raise RuntimeError(f"srcad's `{name}` hook is not installed: srcad/__init__.py "
                            "and srcad/tape/__init__.py install them as `import srcad` runs; "
                            "a hook called while srcad is still being imported finds none.")
     return missing

@@ -28,7 +28,7 @@ import threading
 
 import numpy as np
 
-from srcad.tape import dispatch
+import srcad.tape.dispatch as dispatch
 from srcad.tape.state import RECORDING
 
 _MAKERS = ("zeros", "empty", "ones", "full")

@@ -17,7 +17,8 @@ from __future__ import annotations
 import contextlib
 
 from srcad.errors import SrcadError
-from srcad.tape import dispatch, nest
+import srcad.tape.dispatch as dispatch
+import srcad.tape.nest as nest
 from srcad.tape.errors import caller_location
 from srcad.tape.state import RECORDING
 

@@ -23,7 +23,7 @@ from srcad.errors import WrtError
 from srcad.ops.callables import unwrapped
 from srcad.runtime.arguments import like_argument, promote, seed_for, wrt_parameters
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
-from srcad.tape import nest
+import srcad.tape.nest as nest
 from srcad.tape.dispatch import is_live, new_tensor, value_of
 from srcad.tape.gradient_tape import GradientTape
 from srcad.tape.tensor import Tensor

@@ -20,7 +20,9 @@ import weakref
 import numpy as np
 
 from srcad.errors import UsageError
-from srcad.tape import backward, buffers, nest
+import srcad.tape.backward as backward
+import srcad.tape.buffers as buffers
+import srcad.tape.nest as nest
 from srcad.tape.dispatch import new_tensor, value_of
 from srcad.tape.errors import (BatchDependenceError, TapeStateError, TapeTypeError,
                                caller_location)

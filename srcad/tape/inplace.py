@@ -28,7 +28,7 @@ import numpy as np
 from srcad.errors import MissingRuleError
 from srcad.kernels.adjoints import unbroadcast
 from srcad.kernels.regions import region_adjoint
-from srcad.tape import dispatch
+import srcad.tape.dispatch as dispatch
 from srcad.tape.errors import caller_location
 from srcad.tape.state import RECORDING, new_id
 

@@ -22,7 +22,8 @@ import numpy as np
 
 from srcad.errors import MissingRuleError
 from srcad.ops import is_nondifferentiable, vjp_rules
-from srcad.tape import dispatch, inplace
+import srcad.tape.dispatch as dispatch
+import srcad.tape.inplace as inplace
 from srcad.tape.dispatch import binary, constant_result, conversion_error, is_live, unary
 from srcad.tape.errors import caller_location
 

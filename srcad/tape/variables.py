@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from srcad.errors import UsageError
-from srcad.tape import dispatch
+import srcad.tape.dispatch as dispatch
 from srcad.tape.errors import TapeTypeError, caller_location
 from srcad.tape.state import RECORDING
 from srcad.tape.tensor import Tensor
