@@ -4,7 +4,7 @@
 tangent program once per input element instead (the result is the same, only slower).
 Batched: every `wrt` argument is a float array or number (not a dict, list or tuple), the
 output is one real float array or number (a complex one goes to the columns, which refuse it), and the function has a batched tangent program
-(transform/batched.py) whose rules cover every form met when it runs (srcad/runtime/batching.py).
+(transform/batched.py) whose rules cover every form met when it runs (srcad/kernels/batched.py, the records' batched rules).
 The programs are looked up once per Jacobian object and kept while their guards hold, so a
 repeated Jacobian costs one program run and a transpose.
 """
@@ -17,7 +17,7 @@ import numpy as np
 from srcad.api.fast_paths import guards_of
 from srcad.compiler import cache
 from srcad.runtime.arguments import copied
-from srcad.runtime.batching import NotBatchable, basis
+from srcad.kernels.batched import NotBatchable, basis
 
 _UNBATCHABLE = set()  # (code, parameter name) of functions without a batched program
 _lock = threading.Lock()
@@ -87,7 +87,7 @@ def _block(tangent, output, x):
     rank = np.ndim(tangent)  # (n, *out) → (*out, n), then n as x's shape
     moved = np.transpose(tangent, tuple(range(1, rank)) + (0,))
     block = moved.reshape(np.shape(output) + np.shape(x))
-    # a view may be of the user's own array (batching.matmul gives `a.T` for `a @ x`)
+    # a view may be of the user's own array (the batched rule of matmul gives `a.T` for `a @ x`)
     return block if block.flags.owndata else block.copy()
 
 

@@ -29,7 +29,7 @@ from srcad.compiler.frontend.parse import code_of
 from srcad.compiler.passes import enabled
 from srcad.errors import UsageError
 from srcad.kernels.replay import replaying
-from srcad.runtime.batching import basis
+from srcad.kernels.batched import basis
 
 _MODES = ("auto", "fwd", "rev")
 

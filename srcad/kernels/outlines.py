@@ -206,10 +206,4 @@ def _broadcast(shapes: list) -> tuple:
 OUTLINED_OPERATORS = {"Add": operator.add, "Sub": operator.sub, "Mult": operator.mul,
                       "Div": operator.truediv, "Pow": operator.pow, "USub": operator.neg,
                       "UAdd": operator.pos}
-# ufuncs whose result has their operands' promoted dtype when one of them is inexact
-OUTLINED_UFUNCS = frozenset(map(id, (
-    np.add, np.subtract, np.multiply, np.divide, np.power, np.negative, np.positive,
-    np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh,
-    np.arcsinh, np.arccosh, np.arctanh, np.exp, np.exp2, np.expm1, np.log, np.log2,
-    np.log10, np.log1p, np.sqrt, np.square, np.reciprocal, np.maximum, np.minimum,
-    np.fmax, np.fmin, np.logaddexp, np.conjugate)))
+

@@ -9,17 +9,11 @@ from __future__ import annotations
 
 import operator
 
-import numpy as np
-
-from srcad.ops.registry import vjp_rules
+from srcad.ops.registry import takes_sequences, vjp_rules
 
 # `x op y` on lists raises for these (NumPy makes arrays of them); `%` formats strings
 _ARRAY_OPERATORS = (operator.sub, operator.truediv, operator.floordiv, operator.pow,
                     operator.matmul)
-# NumPy functions whose argument is a sequence of arrays (or that make the array themselves)
-_SEQUENCE_TAKERS = (np.array, np.asarray, np.asanyarray, np.concatenate, np.stack, np.vstack,
-                    np.hstack, np.linalg.multi_dot, np.atleast_1d, np.atleast_2d,
-                    np.atleast_3d)
 
 
 def array_positions(callee, count: int) -> range | list:
@@ -28,7 +22,7 @@ def array_positions(callee, count: int) -> range | list:
         return range(count)
     module = getattr(callee, "__module__", None) or ""
     if module.split(".")[0] not in ("numpy", "scipy") \
-            or any(callee is taker for taker in _SEQUENCE_TAKERS):
+            or takes_sequences(callee):  # (the array is made by NumPy itself)
         return []
     rules = vjp_rules(callee)
     return [k for k, rule in enumerate(rules.rules[:count]) if rule is not None] if rules else []

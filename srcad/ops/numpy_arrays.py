@@ -11,6 +11,7 @@ import operator
 
 import numpy as np
 
+from srcad.kernels import batched
 from srcad.errors import SrcadError
 from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable, vjp_rules
 from srcad.kernels.adjoints import (dtype_of, index_adjoint, inverse_permutation, unbroadcast,
@@ -407,3 +408,79 @@ for _maker in (np.zeros, np.ones, np.empty, np.full, np.zeros_like, np.ones_like
                np.full_like, np.eye, np.identity, np.arange, np.linspace, np.copy, np.stack,
                np.concatenate, np.array):
     declare(_maker, new_array=True)
+
+
+# ---- batched tangents (kernels/batched.py) ------------------------------------------------------
+def batched_getitem(ans, tangents, a, index):
+    """`a[index]`: the same index after the batch axis (advanced indices stay together)."""
+    t_a = tangents[0]
+    if tangents[1] is not None:
+        batched.refused("an index with a tangent")
+    if isinstance(t_a, (list, tuple, dict)):  # an element of a sequence: its own tangent
+        return t_a[index]
+    index = index if isinstance(index, tuple) else (index,)
+    return batched.full(t_a[(slice(None),) + index], ans)
+
+
+def batched_reshape(ans, tangents, a, *shape, **options):
+    if len(shape) > 1 or any(t is not None for t in tangents[1:]) \
+            or options.get("order", "C") != "C":
+        batched.refused("np.reshape with an order other than 'C'")
+    t = tangents[0]
+    return np.reshape(t, np.shape(t)[:1] + np.shape(ans))
+
+
+def batched_transpose(ans, tangents, a, axes=None):
+    ndim = np.ndim(a)
+    order = tuple(reversed(range(ndim))) if axes is None else tuple(
+        operator.index(k) % ndim for k in axes)
+    return np.transpose(batched.full(tangents[0], a), (0,) + tuple(k + 1 for k in order))
+
+
+def batched_stack(ans, tangents, arrays, axis=0, **options):
+    """`np.stack(list)`: elements without a tangent are zero."""
+    parts = tangents[0]
+    if not isinstance(parts, (list, tuple)) or options.get("out") is not None \
+            or not all(t is None or isinstance(t, np.ndarray) for t in parts):
+        batched.refused("np.stack of anything but a list of arrays and numbers")
+    n = next(np.shape(t)[0] for t in parts if t is not None)
+    rows = [np.zeros((n,) + np.shape(x)) if t is None else batched.full(t, x)
+            for t, x in zip(parts, arrays)]
+    return batched.full(np.stack(rows, axis=operator.index(axis) % np.ndim(ans) + 1), ans)
+
+
+def batched_array(ans, tangents, value, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,
+          like=None):
+    """`np.array(list)` stacks its elements; `np.array(x)` of an array copies it."""
+    if ndmin or order not in ("K", "C", "A") or subok or like is not None \
+            or (dtype is not None and not np.issubdtype(np.dtype(dtype), np.inexact)):
+        batched.refused("np.array with these options")
+    if isinstance(tangents[0], np.ndarray):
+        return np.array(batched.full(tangents[0], ans))
+    return batched_stack(ans, tangents[:1], value)
+
+
+declare(operator.getitem, batched=batched_getitem)
+declare(np.reshape, batched=batched_reshape)
+declare(np.transpose, batched=batched_transpose)
+declare(np.ndarray.T, batched=batched_transpose)
+declare(np.stack, batched=batched_stack)
+declare(np.array, batched=batched_array)
+
+
+# ---- what the compiler knows of them besides their rules ----------------------------------------
+for _pure in (np.reshape, np.transpose):
+    declare(_pure, pure=True)
+# they return a list of views of their argument (analysis/aliasing.py)
+for _splitter in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit):
+    declare(_splitter, sequence="shares")
+# their first argument may be a sequence of arrays (ops/array_arguments.py)
+for _maker in (np.array, np.asarray, np.asanyarray, np.concatenate, np.stack, np.vstack,
+               np.hstack, np.atleast_1d, np.atleast_2d, np.atleast_3d):
+    declare(_maker, takes_sequences=True)
+# the ndarray methods that call them (runtime/methods.py): `.flatten()` calls np.ravel when it
+# runs, and srcad's `flattened` (a copy) in source mode, where the method is resolved
+for _method in ("reshape", "transpose", "copy", "clip", "diagonal", "squeeze", "swapaxes",
+                "repeat", "argmax", "argmin", "argsort"):
+    declare(getattr(np, _method), methods=(_method,))
+declare(np.ravel, methods=("ravel", "flatten"))

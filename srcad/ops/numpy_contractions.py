@@ -10,6 +10,7 @@ import string
 
 import numpy as np
 
+from srcad.kernels import batched
 from srcad.errors import SrcadError
 from srcad.kernels.adjoints import dtype_of, inverse_permutation, unbroadcast
 from srcad.ops.registry import declare, defjvp, defvjp, returns_new_array
@@ -360,3 +361,51 @@ defvjp(np.convolve, convolve_vjp_a, convolve_vjp_v)
 defjvp(np.convolve,
        lambda g, ans, a, v, mode="full": np.convolve(g, v, mode),
        lambda g, ans, a, v, mode="full": np.convolve(a, g, mode))
+
+
+# ---- batched tangents (kernels/batched.py) ------------------------------------------------------
+def batched_matmul(ans, tangents, a, b):
+    """`a @ b`: vectors become a row (`a`) and a column (`b`) as in NumPy, batched tangents
+    are aligned to the stacked product's rank (the batch axis leads, which matmul
+    broadcasts), and the added axes are taken out again."""
+    t_a, t_b = tangents
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        batched.refused("matmul of a scalar")
+    if t_a is None and np.ndim(a) <= 2 and np.ndim(b) == 1:  # one product: (n, k) @ (k, m)
+        transposed = np.swapaxes(a, -1, -2) if np.ndim(a) == 2 else a
+        product = transposed if batched.is_basis(t_b) else np.matmul(t_b, transposed)
+        return batched.full(product, ans)
+    rows, columns = np.ndim(a) == 1, np.ndim(b) == 1
+    a_matrix = np.reshape(a, (1, -1)) if rows else a
+    b_matrix = np.reshape(b, (-1, 1)) if columns else b
+    rank = max(np.ndim(a_matrix), np.ndim(b_matrix))  # of the stacked product
+    parts = []
+    if t_a is not None:
+        t_matrix = t_a[:, None, :] if rows else t_a
+        parts.append(np.matmul(batched.aligned_to(t_matrix, rank), b_matrix))
+    if t_b is not None:
+        t_matrix = t_b[..., None] if columns else t_b
+        parts.append(np.matmul(a_matrix, batched.aligned_to(t_matrix, rank)))
+    total = parts[0] if len(parts) == 1 else parts[0] + parts[1]
+    if columns:
+        total = total[..., 0]
+    if rows:
+        total = total[..., 0, :] if not columns else total[..., 0]
+    return batched.full(total, ans)
+
+
+def batched_dot(ans, tangents, a, b):
+    """`np.dot`: matmul for arrays of up to two dimensions."""
+    if not (1 <= np.ndim(a) <= 2 and 1 <= np.ndim(b) <= 2):
+        batched.refused("np.dot of scalars or of arrays above two dimensions")
+    return batched_matmul(ans, tangents, a, b)
+
+
+declare(np.matmul, batched=batched_matmul)
+declare(operator.matmul, batched=batched_matmul)
+declare(np.dot, batched=batched_dot)
+
+
+# ---- what the compiler knows of them besides their rules ----------------------------------------
+declare(np.dot, pure=True, methods=("dot",))
+declare(np.matmul, pure=True)

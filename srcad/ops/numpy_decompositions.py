@@ -12,7 +12,7 @@ from srcad.ops.numpy_linalg import (eye, inverse_gaps, mT, onto_triangle, recipr
                                       refuse_completion, refuse_complex_input,
                                       refuse_repeated, refuse_zero, rounding, symmetric_from, tied)
 from srcad.kernels.adjoints import dtype_of
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
+from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable
 
 
 # ---- eigendecompositions -----------------------------------------------------------------------
@@ -271,3 +271,7 @@ def svd_jvp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
 
 defvjp(np.linalg.svd, svd_vjp)
 defjvp(np.linalg.svd, svd_jvp)
+
+# they return several arrays of their own, in a tuple (analysis/aliasing.py)
+for _decomposition in (np.linalg.eigh, np.linalg.eig, np.linalg.svd):
+    declare(_decomposition, sequence="new")

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from srcad.kernels.adjoints import dtype_of
-from srcad.ops.registry import defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
+from srcad.ops.registry import declare, defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 
 
 def astype_vjp(g, ans, a, dtype, *args, **kwargs):
@@ -66,3 +66,7 @@ def item_jvp(g, ans, a, *args):
 for _item in (np.ndarray.item, np.generic.item):
     defvjp(_item, item_vjp)
     defjvp(_item, item_jvp)
+
+
+declare(np.ndarray.astype, methods=("astype",))  # (the methods that call them: runtime/methods.py)
+declare(np.ndarray.item, methods=("item",))

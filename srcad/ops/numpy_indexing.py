@@ -15,7 +15,7 @@ import numpy as np
 from srcad.errors import SrcadError
 from srcad.kernels.adjoints import dtype_of, unbroadcast
 from srcad.kernels.tangents import broadcast_like
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
+from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable
 
 
 def added_into_zeros(values, shape, index):
@@ -239,3 +239,7 @@ nondifferentiable(
     np.tril_indices_from, np.triu_indices_from, np.diag_indices_from, np.bitwise_and,
     np.bitwise_or, np.bitwise_xor, np.invert, np.left_shift, np.right_shift, np.gcd, np.lcm,
 )
+
+
+for _method in ("take", "any", "all"):  # the ndarray methods that call them (runtime/methods.py)
+    declare(getattr(np, _method), methods=(_method,))

@@ -328,3 +328,5 @@ def multi_dot_jvp(g, ans, arrays, out=None):
 
 defvjp(np.linalg.multi_dot, multi_dot_vjp)
 defjvp(np.linalg.multi_dot, multi_dot_jvp)
+declare(np.linalg.multi_dot, takes_sequences=True)  # (a list of matrices)
+declare(np.linalg.slogdet, sequence="new")  # (sign, log |det|)

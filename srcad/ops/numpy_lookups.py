@@ -10,7 +10,7 @@ from srcad.errors import SrcadError
 from srcad.kernels.adjoints import dtype_of, unbroadcast
 from srcad.kernels.tangents import broadcast_like, dense
 from srcad.ops.numpy_indexing import added_into_zeros
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
+from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable
 
 
 # ---- interpolation ---------------------------------------------------------------------------
@@ -209,3 +209,5 @@ def sinc_slope(y):
 
 defvjp(np.sinc, lambda g, ans, x: g * np.pi * sinc_slope(np.pi * x))
 defjvp(np.sinc, lambda g, ans, x: g * np.pi * sinc_slope(np.pi * x))
+
+declare(np.gradient, sequence="new")  # (of an array of several axes: one array per axis)

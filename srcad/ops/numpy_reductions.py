@@ -11,8 +11,9 @@ import math
 
 import numpy as np
 
+from srcad.kernels import batched
 from srcad.errors import SrcadError
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable, returns_new_array
+from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable, returns_new_array
 from srcad.kernels.adjoints import (dtype_of, expand_reduced, inverse_permutation, kept_axes,
                            reduced_axes, reduced_size)
 
@@ -287,3 +288,32 @@ def median_jvp(g, ans, a, axis=None, out=None, overwrite_input=False, keepdims=F
 
 defvjp(np.median, median_vjp)
 defjvp(np.median, median_jvp)
+
+
+# ---- batched tangents (kernels/batched.py) ------------------------------------------------------
+def _batched_reduction(fn):
+    """The batched rule of `np.sum` or `np.mean` over logical axes (both are linear)."""
+    def rule(ans, tangents, a, axis=None, dtype=None, out=None, keepdims=False, **options):
+        if out is not None or options:
+            batched.refused(f"np.{fn.__name__} with out=, initial= or where=")
+        axes = batched.logical_axis(axis, np.ndim(a))
+        return batched.full(fn(tangents[0], axis=axes, dtype=dtype, keepdims=keepdims), ans)
+    rule.__name__ = f"batched_{fn.__name__}"
+    return rule
+
+
+declare(np.sum, batched=_batched_reduction(np.sum))
+declare(np.mean, batched=_batched_reduction(np.mean))
+
+
+# ---- what the compiler knows of the reductions besides their rules ------------------------------
+# the ufunc whose `reduce` each is, or its name (analysis/shapes.py, transform/specialise.py)
+for _reduction, _by in [(np.sum, np.add), (np.prod, np.multiply), (np.max, np.maximum),
+                        (np.amax, np.maximum), (np.min, np.minimum), (np.amin, np.minimum),
+                        (np.mean, "mean"), (np.std, "std"), (np.var, "var")]:
+    declare(_reduction, reduction=_by)
+for _pure in (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin):
+    declare(_pure, pure=True)
+# the ndarray methods that call them (runtime/methods.py)
+for _method in ("sum", "mean", "max", "min", "var", "std", "prod", "cumsum", "cumprod", "trace"):
+    declare(getattr(np, _method), methods=(_method,))

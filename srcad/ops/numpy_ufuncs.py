@@ -263,3 +263,18 @@ for _ufunc, _twin in [
         (np.rad2deg, "degrees"), (np.deg2rad, "radians")]:
     declare(_ufunc, math_twin=_twin)
 
+
+# ---- the ufuncs whose result has their operands' promoted dtype when one of them is inexact:
+# an outline knows it without running them (transform/outline.py)
+for _ufunc in (
+        np.add, np.subtract, np.multiply, np.divide, np.power, np.negative, np.positive,
+        np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh,
+        np.arcsinh, np.arccosh, np.arctanh, np.exp, np.exp2, np.expm1, np.log, np.log2,
+        np.log10, np.log1p, np.sqrt, np.square, np.reciprocal, np.maximum, np.minimum,
+        np.fmax, np.fmin, np.logaddexp, np.conjugate, np.fmod):
+    declare(_ufunc, promotes=True)
+
+# the ndarray methods that call them (runtime/methods.py)
+declare(np.conjugate, methods=("conj", "conjugate"))
+for _method in ("round", "nonzero", "searchsorted"):
+    declare(getattr(np, _method), methods=(_method,))

@@ -214,8 +214,14 @@ def _passed_on(g, ans, values):  # (not `ans is values`: an inlined rule may cop
     return dict.fromkeys(values) if isinstance(values, dict) else None  # (zero per key)
 
 
+def batched_indexable(ans, tangents, values):
+    """`indexable(values)` on batched tangents: the tangent of what it passes on."""
+    return tangents[0] if isinstance(values, INDEXED_AS_ITERATED) else None
+
+
 defvjp(indexable, _passed_on)
-declare(indexable, view=True)  # (it returns its argument itself, but for a dict or a set)
+# (it returns its argument itself, but for a dict or a set)
+declare(indexable, view=True, batched=batched_indexable)
 defjvp(indexable, lambda g, ans, values: g if isinstance(values, INDEXED_AS_ITERATED)
        else [None] * len(ans))  # (a dict's keys, a set's items: no tangent)
 
@@ -352,3 +358,6 @@ nondifferentiable(dict_keys)
 # tangent (a tuple of the fields' tangents) gives the field's.
 defvjp(field, lambda g, ans, value, name: field_adjoint(g, value, name), None)
 defjvp(field, lambda g, ans, value, name: g[field_index(value, name)], None)
+
+for _container in (list, tuple, dict):  # of their argument's items (analysis/aliasing.py)
+    declare(_container, sequence="shares")

@@ -58,6 +58,18 @@ class Op:
     elementwise: bool = False        # element i of the output depends on element i of each
     #                                  (broadcast) argument alone (np.sin, operator.add)
     math_twin: str | None = None     # the `math` function that computes it on one float
+    promotes: bool = False           # elementwise, its result has its operands' promoted
+    #                                  dtype when one of them is inexact (kernels/outlines.py)
+    reduction: object = None         # it reduces axes (np.sum): the ufunc whose `reduce` it
+    #                                  is (np.add), or its name when it is none's (np.mean)
+    pure: bool = False               # calling it has no effect but its value (out= aside)
+    sequence: str | None = None      # it returns a tuple, list or dict of arrays: "shares"
+    #                                  when they are its arguments' items or views of them
+    #                                  (np.split, list), "new" when they are new (np.linalg.eigh)
+    takes_sequences: bool = False    # its first argument may be a sequence of arrays (np.stack)
+    methods: tuple = ()              # the ndarray methods that call it (np.sum: "sum")
+    batched: Callable | None = None  # its rule on batched tangents (kernels/batched.py), for
+    #                                  a callable that is not elementwise
 
 
 _OPS: dict = {}
@@ -80,7 +92,7 @@ def op_of(fn) -> Op | None:
 def _record(fn) -> Op:
     op = _OPS.get(fn)
     if op is None:
-        op = _OPS[fn] = Op(fn, _owner)
+        op = _OPS[fn] = Op(fn, _registering())
     return op
 
 
@@ -93,9 +105,13 @@ def declare(fn: Callable, **facts) -> None:
         if fact not in _FACTS:
             raise TypeError(f"no such fact of a callable: {fact}")
         setattr(op, fact, value)
+    for name in facts.get("methods", ()):
+        _METHODS[name] = fn
 
 
-_FACTS = ("view", "new_array", "elementwise", "math_twin")
+_FACTS = ("view", "new_array", "elementwise", "math_twin", "promotes", "reduction", "pure",
+          "sequence", "takes_sequences", "methods", "batched")
+_METHODS: dict = {}  # ndarray method name -> the callable whose record says it calls it
 
 
 def defvjp(fn: Callable, *rules) -> None:
@@ -149,7 +165,7 @@ def nondifferentiable(*fns: Callable) -> None:
             raise SrcadError(f"{fn!r} already has derivative rules; it cannot also be "
                              "non-differentiable")
         op.nondifferentiable = True
-        if _owner == "user":
+        if _registering() == "user":
             RULES_EDITION[0] += 1
 
 
@@ -163,8 +179,14 @@ def jvp_rules(fn) -> JVPRules | None:
     return None if op is None else op.jvp
 
 
+def _registering() -> str:
+    """Who registers now: "scipy" in the thread loading srcad's SciPy rules (another
+    thread's registration meanwhile is still its own), else `_owner`."""
+    return "scipy" if _scipy_loader == threading.get_ident() else _owner
+
+
 def _note_user_rule(op: Op) -> None:
-    if _owner == "user":
+    if _registering() == "user":
         op.owner = "user"
         RULES_EDITION[0] += 1
 
@@ -234,6 +256,51 @@ def math_twin(fn) -> str | None:
     return None if op is None else op.math_twin
 
 
+def promotes(fn) -> bool:
+    """Whether `fn`'s result has its operands' promoted dtype when one of them is inexact,
+    so that its outline needs no run (compiler/transform/outline.py)."""
+    op = op_of(fn)
+    return op is not None and op.promotes
+
+
+def reduction_of(fn):
+    """The ufunc whose `reduce` `fn` is (np.add for np.sum), the name of a reduction that is
+    no ufunc's ("mean", "std", "var"), or None for a callable that reduces no axes."""
+    op = op_of(fn)
+    return None if op is None else op.reduction
+
+
+def is_pure(fn) -> bool:
+    """Whether calling `fn` has no effect but its value, given no `out=` argument."""
+    op = op_of(fn)
+    return isinstance(fn, np.ufunc) or (op is not None and op.pure)
+
+
+def sequence_result(fn) -> str | None:
+    """"shares" when `fn` returns a tuple, list or dict of its arguments' items or views of
+    them, "new" when of arrays of their own, else None."""
+    op = op_of(fn)
+    return None if op is None else op.sequence
+
+
+def takes_sequences(fn) -> bool:
+    """Whether `fn`'s first argument may be a sequence of arrays (np.stack, np.array)."""
+    op = op_of(fn)
+    return op is not None and op.takes_sequences
+
+
+def method_function(name: str):
+    """The callable an ndarray's method `name` calls, with its rules (np.sum for `.sum`),
+    or None when srcad knows no such method."""
+    return _METHODS.get(name)
+
+
+def batched_rule(fn):
+    """`fn`'s rule on batched tangents (kernels/batched.py), or None."""
+    op = op_of(fn)
+    return None if op is None else op.batched
+
+
 def records() -> list:
     """Every record, in the order srcad learned of them."""
     return list(_OPS.values())
@@ -243,7 +310,7 @@ def records() -> list:
 _SCIPY_RULES = ("srcad.ops.scipy_special", "srcad.ops.scipy_stats",
                 "srcad.ops.scipy_multivariate", "srcad.ops.scipy_linalg")
 _scipy_pending = True   # SciPy's rules are not loaded yet
-_scipy_loading = False  # the thread holding the lock is importing them
+_scipy_loader = None    # the thread importing them (it holds the lock), while it does
 _scipy_lock = threading.RLock()
 _UFUNC_ORIGINS: dict = {}  # ufunc -> whether it is SciPy's (tape mode asks for each call)
 
@@ -272,18 +339,17 @@ def _load_scipy_rules_for(fn) -> bool:
     """Import srcad's SciPy rules if `fn` is SciPy's and they are not loaded yet. True if
     they are loaded now, by this call or by another thread it waited for: look `fn` up
     again. (The rule modules' own registrations come back here while loading.)"""
-    global _scipy_pending, _scipy_loading, _owner
+    global _scipy_pending, _scipy_loader
     if not (_scipy_pending and _from_scipy(fn)):
         return False
     with _scipy_lock:
-        if not _scipy_pending or _scipy_loading:
+        if not _scipy_pending or _scipy_loader is not None:
             return not _scipy_pending
-        _scipy_loading = True
-        owner, _owner = _owner, "scipy"
+        _scipy_loader = threading.get_ident()
         try:
             for module in _SCIPY_RULES:
                 importlib.import_module(module)
             _scipy_pending = False
         finally:
-            _scipy_loading, _owner = False, owner
+            _scipy_loader = None
     return True

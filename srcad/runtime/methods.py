@@ -12,28 +12,16 @@ import types
 import numpy as np
 
 from srcad.errors import MissingRuleError
+from srcad.ops.registry import method_function
 from srcad.ops.numpy_arrays import flattened
 from srcad.ops.numpy_dtypes import converted
 from srcad.ops.python_builtins import dict_get, dict_items, dict_keys, dict_values
 
-# ndarray methods and the NumPy functions whose rules they share (receiver first).
-ARRAY_METHODS = {
-    "sum": np.sum, "mean": np.mean, "reshape": np.reshape, "ravel": np.ravel,
-    "transpose": np.transpose, "dot": np.dot, "copy": np.copy, "flatten": np.ravel,
-    "max": np.max, "min": np.min, "astype": np.ndarray.astype, "item": np.ndarray.item,
-    "conj": np.conjugate, "conjugate": np.conjugate,
-    **{name: getattr(np, name) for name in (
-        "var", "std", "prod", "cumsum", "cumprod", "clip", "trace", "diagonal", "squeeze",
-        "swapaxes", "repeat", "take", "round", "argmax", "argmin", "any", "all", "nonzero",
-        "argsort", "searchsorted")},
-}
 # The functions source mode calls in place of the methods of a value that surely is an array
-# or a NumPy number (analysis/arrays.py): those that take the same arguments as the method
-# and give the same result for either (`astype` and `flatten` by srcad's functions of them)
-# (a shape method's arguments are packed into one shape tuple: SHAPE_METHODS)
-STATIC_METHODS = {**{name: fn for name, fn in ARRAY_METHODS.items()
-                     if name not in ("item", "astype", "flatten")},
-                  "astype": converted, "flatten": flattened}
+# or a NumPy number (analysis/arrays.py), where they are not what the method calls when it
+# runs (the records' `methods`): `astype` and `flatten` by srcad's functions of them (which
+# give the same result for either), `item` by none
+_STATICALLY = {"astype": converted, "flatten": flattened, "item": None}
 # a NumPy number's own methods, where NumPy's function would make it an array
 _NUMBER_METHODS = {"astype": np.generic.astype, "item": np.generic.item}
 SHAPE_METHODS = {"reshape", "transpose"}  # x.reshape(2, 3) means np.reshape(x, (2, 3))
@@ -45,14 +33,15 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
     """What `receiver.name(*args)` calls, as `(callee, active, args, receiver_dropped)`:
     `active` and `args` rewritten for the callee; `receiver_dropped` when the receiver (a
     module) is active but is not passed on."""
-    if isinstance(receiver, (np.ndarray, np.generic)) and name in ARRAY_METHODS:
+    function = method_function(name)
+    if isinstance(receiver, (np.ndarray, np.generic)) and function is not None:
         if packs_shape(receiver, name, args):
             if any(a not in (0,) for a in active):
                 raise MissingRuleError(f"srcad cannot differentiate `.{name}` with respect to "
                                        "its shape arguments.")
             args = (args,)
-        callee = ARRAY_METHODS[name] if isinstance(receiver, np.ndarray) \
-            else _NUMBER_METHODS.get(name, ARRAY_METHODS[name])
+        callee = function if isinstance(receiver, np.ndarray) \
+            else _NUMBER_METHODS.get(name, function)
         return callee, active, (receiver, *args), False
     if isinstance(receiver, dict) and name in DICT_METHODS \
             and bool(args) == (name == "get"):  # (`get` takes a key; the views nothing)
@@ -71,6 +60,13 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
             fix="call the NumPy function instead (`np.sum(x)` for `x.sum()`), or register a "
             "rule with `srcad.defvjp`.")
     return method, shifted(active, -1), args, False
+
+
+def static_method(name: str):
+    """The function source mode calls for `x.name(...)` where `x` surely is an array or a
+    NumPy number, taking the same arguments (a shape method's packed: SHAPE_METHODS), or
+    None where it calls the method when it runs."""
+    return _STATICALLY[name] if name in _STATICALLY else method_function(name)
 
 
 def packs_shape(receiver, name: str, args: tuple) -> bool:

@@ -24,12 +24,11 @@ import numpy as np
 from srcad.compiler.analysis.arrays import among
 from srcad.compiler.frontend import trees
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
-from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
 from srcad.errors import UnsoundAliasingError
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.numpy_dtypes import converted
 from srcad.ops.registry import (UNKNOWN, is_view, makes_new_array, read_only_view,
-                                view_of)
+                                sequence_result, view_of)
 from srcad.runtime import calls
 
 class Aliases:
@@ -142,7 +141,7 @@ class _PointsTo:
             made = self._of(names, objects)
         elif op.kind == "unpack" or among(op.callee, _ITEM_READS):
             made = self._held(objects(names[0]), state) if names else None
-        elif op.kind == "pack" or op.kind == "call" and among(op.callee, SEQUENCE_RESULTS):
+        elif op.kind == "pack" or op.kind == "call" and sequence_result(op.callee) is not None:
             made = self._container(op, names, objects, state)
         elif op.kind == "call" and self._variant_call(op) is not None:
             made = self._returned_with_copies(op, objects, state)
@@ -206,7 +205,7 @@ class _PointsTo:
         self.containers.add(container)
         if op.kind == "pack":
             held = self._of(names, objects)
-        elif among(op.callee, _SHARING_SEQUENCES):  # `list(xs)` holds what xs holds,
+        elif sequence_result(op.callee) == "shares":  # `list(xs)` holds what xs holds,
             written_out = set(op.read_names()) - set(names)  # `list([y])` y itself
             held = self._held(self._of(names, objects), state) | self._of(written_out, objects)
         else:  # new arrays (`np.linalg.eigh`)
@@ -278,9 +277,6 @@ def _join(a: dict, b: dict) -> dict:
 
 
 _ITEM_READS = (operator.getitem,)
-# the calls of SEQUENCE_RESULTS whose items are their arguments' items, or views of them
-_SHARING_SEQUENCES = (list, tuple, dict, np.split, np.array_split, np.hsplit, np.vsplit,
-                      np.dsplit)
 
 
 

@@ -16,15 +16,14 @@ import numpy as np
 
 from srcad.compiler.frontend.functional import copied
 from srcad.compiler.frontend.resolve import Operation, operations, surely
-from srcad.compiler.transform.sequences import SEQUENCE_RESULTS
 from srcad.ops import vjp_rules
-from srcad.ops.registry import makes_new_array
-from srcad.runtime.methods import ARRAY_METHODS, SHAPE_METHODS, STATIC_METHODS
+from srcad.ops.registry import makes_new_array, method_function, sequence_result
+from srcad.runtime.methods import SHAPE_METHODS, static_method
 
 
 def resolve_array_methods(block: list, arrays, name_of) -> None:
     """Make each method call on an `x` that surely holds an array (or a NumPy number) a call
-    of the function it stands for (`methods.STATIC_METHODS`), in its operation and its
+    of the function it stands for (`methods.static_method`), in its operation and its
     statement: `x.copy()` → `numpy.copy(x)`, `x.reshape(2, -1)` → `numpy.reshape(x, (2,
     -1))`, `x.astype(t)` → `converted(x, t)`. Their results are then known to be new arrays
     where they are (writes into `y = x.copy()` are not refused as writes into memory `x` may
@@ -38,11 +37,11 @@ def resolve_array_methods(block: list, arrays, name_of) -> None:
     held_arrays = surely_arrays(block, arrays)
     for op in operations(block):
         receiver = op.args[0] if op.args else None
-        if op.kind != "call" or op.method not in STATIC_METHODS \
+        if op.kind != "call" or static_method(op.method) is None \
                 or getattr(receiver, "id", None) not in held_arrays \
                 or op.method in SHAPE_METHODS and len(op.args) < 2:
             continue
-        function, rest = STATIC_METHODS[op.method], list(op.args[1:])
+        function, rest = static_method(op.method), list(op.args[1:])
         if op.method in SHAPE_METHODS and len(rest) > 1:  # `x.reshape(2, 3)`: one shape
             rest = [gast.Tuple(rest, gast.Load())]
         name = function.__name__
@@ -100,13 +99,13 @@ def _makes_an_array(op: Operation, arrays: set) -> bool:
     of_arrays = {a.id for a in op.args if hasattr(a, "id")} <= arrays
     if op.kind == "copy" or among(op.callee, _ARITHMETIC):
         return of_arrays  # (`+` of two lists is a list)
-    if op.method in ARRAY_METHODS and op.method not in ("item", "nonzero"):
+    if method_function(op.method) is not None and op.method not in ("item", "nonzero"):
         return getattr(op.args[0], "id", None) in arrays  # (an array's method)
     if op.callee is operator.getitem or isinstance(op.callee, types.GetSetDescriptorType) \
             and op.callee.__objclass__ is np.ndarray:  # an element, a view or a gather of an
         return getattr(op.args[0], "id", None) in arrays  # array, or its `.T`, `.real`
     callee = op.callee
-    if op.method is not None or among(callee, SEQUENCE_RESULTS):
+    if op.method is not None or sequence_result(callee) is not None:
         return False
     if isinstance(callee, np.ufunc):
         return callee.nout == 1

@@ -22,12 +22,10 @@ from collections import Counter
 from dataclasses import dataclass
 
 import gast
-import numpy as np
 
 from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
-from srcad.ops.registry import is_elementwise
+from srcad.ops.registry import is_elementwise, reduction_of
 
-_REDUCTIONS = (np.sum, np.mean, np.max, np.amax, np.min, np.amin, np.prod, np.std, np.var)
 
 
 def shape_classes(block, arrays, scalars: frozenset) -> dict:
@@ -58,7 +56,7 @@ class Reduced:
 def _class_of(op: Operation, classes: dict, scalars: frozenset):
     if op.kind == "copy":
         return classes.get(op.args[0].id)
-    if op.method is None and any(op.callee is f for f in _REDUCTIONS) and op.args \
+    if op.method is None and reduction_of(op.callee) is not None and op.args \
             and isinstance(op.args[0], gast.Name) and op.args[0].id in classes:
         reduction = reduction_axes(op)
         if reduction is not None and (reduction[0] is None or reduction[1]):

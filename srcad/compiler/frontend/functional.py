@@ -28,7 +28,8 @@ import gast
 import numpy as np
 
 from srcad.compiler.frontend.exits import walk_local
-from srcad.compiler.frontend.parse import ParsedFunction, parse_function, register_variant
+from srcad.compiler.frontend.parse import (ParsedFunction, compiled_tree, parse_function,
+                                           register_variant)
 from srcad.compiler.frontend.resolve import operations
 from srcad.compiler.frontend.trees import clone, statement_lists, walk
 from srcad.ops.registry import defjvp, defvjp, is_nondifferentiable, vjp_rules
@@ -113,7 +114,7 @@ def functional_variant(fn: types.FunctionType, written: tuple):
         None, [], [], None, []), [node, gast.Return(gast.Name(node.name, gast.Load(), None,
                                                                  None))], [], None, None)
     module = ast.fix_missing_locations(gast.gast_to_ast(gast.Module([scope], [])))
-    code = compile(module, parsed.filename, "exec")
+    code = compiled_tree(module, parsed.filename)
     inner = next(c for c in next(c for c in code.co_consts if isinstance(c, types.CodeType))
                  .co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
     cells = dict(zip(freevars, fn.__closure__ or ()))

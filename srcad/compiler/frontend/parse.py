@@ -21,6 +21,7 @@ import functools
 import inspect
 import linecache
 import operator
+import threading
 import types
 import weakref
 from dataclasses import dataclass
@@ -236,7 +237,7 @@ def _definition_block(code, lines: tuple):
         # an indented `def` (a method, a nested function) parses as the body of an `if`,
         # its lines untouched: a string spanning lines keeps its text, columns stay right
         indented = block[0][:1].isspace()
-        tree = ast.parse(("if 1:\n" if indented else "") + "".join(block))
+        tree = python_tree(("if 1:\n" if indented else "") + "".join(block))
     except (SyntaxError, IndexError, ValueError):  # (IndentationError is a SyntaxError)
         return None  # a block inspect cannot cut out
     body = tree.body[0].body if indented and isinstance(tree.body[0], ast.If) else tree.body
@@ -249,7 +250,26 @@ def _definition_block(code, lines: tuple):
 
 @functools.lru_cache(maxsize=64)
 def _file_tree(filename: str, text: str) -> ast.Module:
-    return ast.parse(text, filename)
+    return python_tree(text, filename)
+
+
+# CPython counts the depth of a conversion between its syntax trees and `ast`'s objects in
+# one counter per interpreter, not per thread (python/cpython#106905): two threads parsing
+# at once can fail with "SystemError: AST constructor recursion depth mismatch". srcad
+# converts one tree at a time.
+_AST_CONVERSION = threading.Lock()
+
+
+def python_tree(text: str, filename: str = "<unknown>") -> ast.Module:
+    """`ast.parse(text, filename)`, one thread at a time."""
+    with _AST_CONVERSION:
+        return ast.parse(text, filename)
+
+
+def compiled_tree(module: ast.Module, filename: str) -> types.CodeType:
+    """`compile(module, filename, "exec")` of an `ast` tree, one thread at a time."""
+    with _AST_CONVERSION:
+        return compile(module, filename, "exec")
 
 
 def _definitions_at(tree: ast.Module, line: int) -> list:

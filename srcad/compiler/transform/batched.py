@@ -1,7 +1,7 @@
 """batched: resolved simple form → a *batched* tangent program, for forward Jacobians.
 
 The program is the tangent program of forward.py, with every tangent carrying a leading
-batch axis (srcad/runtime/batching.py says what a batched tangent is): called with the identity
+batch axis (srcad/kernels/batched.py says what a batched tangent is): called with the identity
 basis as the seed, one run gives every column of the Jacobian, at NumPy's speed on whole
 arrays instead of one Python-level run per column.
 
@@ -25,10 +25,12 @@ from srcad.compiler.transform.adjoints import SET, load
 from srcad.compiler.transform.forward import MAYBE, Tangents
 from srcad.kernels import tangents
 from srcad.ops.registry import is_elementwise
+from srcad.kernels import batched
+from srcad.kernels.batched import NotBatchable
+from srcad.ops.registry import batched_rule
 from srcad.runtime import batching
-from srcad.runtime.batching import NotBatchable
 
-_SUBSTITUTES = {tangents.broadcast_like: batching.broadcast_like}
+_SUBSTITUTES = {tangents.broadcast_like: batched.broadcast_like}
 
 
 class BatchedTangents(Tangents):
@@ -55,11 +57,12 @@ class BatchedTangents(Tangents):
 
     def helper(self, name: str):
         if name == "tangent_elements":  # (an array's rows: along the axis after the batch's)
-            return self._batching("tangent_elements")
+            return load(self.bindings.name_for("batched_tangent_elements",
+                                               batching.tangent_elements))
         return super().helper(name)
 
     def _batching(self, name: str):
-        return load(self.bindings.name_for(f"batched_{name}", getattr(batching, name)))
+        return load(self.bindings.name_for(f"batched_{name}", getattr(batched, name)))
 
     # ---- calls ------------------------------------------------------------------------------
     def _call(self, op: Operation):
@@ -70,13 +73,13 @@ class BatchedTangents(Tangents):
                 return super()._call(op)
             finally:
                 self.unary = False
-        rule = batching.RULES.get(_key(op.callee))
+        rule = batched_rule(op.callee)
         if rule is None:
             raise NotBatchable(f"`{op.label}` has no batched form")
         tangents = [self.tangent_of_atom(a) for a in op.args]
         arguments = [gast.Tuple(tangents, gast.Load()), load(op.targets[0]), *op.args]
         call = gast.Call(self._batching("apply"),
-                         [load(self.bindings.name_for(f"batched_{rule.__name__}", rule)),
+                         [load(self.bindings.name_for(rule.__name__, rule)),
                           *arguments],
                          [gast.keyword(k, v) for k, v in op.keywords])
         target = op.targets[0]
@@ -103,14 +106,6 @@ class BatchedTangents(Tangents):
         if op.mutates not in self.tangents.sequences:
             raise NotBatchable("a write into an array")
         return super()._setitem(op)
-
-
-def _key(callee):
-    try:
-        hash(callee)
-    except TypeError:
-        return None
-    return callee
 
 
 def _zero(node) -> bool:

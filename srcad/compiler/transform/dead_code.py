@@ -20,10 +20,9 @@ import numpy as np
 
 from srcad.compiler.transform.optimize import drop_dead_stores
 from srcad.kernels import adjoints as helpers, tangents
+from srcad.ops.registry import is_pure
 
-_PURE_FUNCTIONS = frozenset(map(id, (
-    np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.dot, np.matmul,
-    np.transpose, np.reshape, tangents.broadcast_like, helpers.shape_of)))
+_PURE_HELPERS = frozenset(map(id, (tangents.broadcast_like, helpers.shape_of)))  # srcad's own
 
 
 def drop_dead(statements: list, live_after: set, resolve) -> list:
@@ -46,7 +45,7 @@ def pure(expression, resolve) -> bool:
         callee = resolve(expression.func)
         if isinstance(callee, np.ufunc) and len(expression.args) > callee.nin:
             return False  # the further positional argument is `out`, written into
-        return (isinstance(callee, np.ufunc) or id(callee) in _PURE_FUNCTIONS) \
+        return (is_pure(callee) or id(callee) in _PURE_HELPERS) \
             and all(pure(a, resolve) for a in expression.args) \
             and all(k.arg != "out" and pure(k.value, resolve) for k in expression.keywords)
     return False

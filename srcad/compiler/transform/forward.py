@@ -32,9 +32,9 @@ from srcad.compiler.analysis.activity import Activity, carries_derivative
 from srcad.compiler.frontend.parse import ParsedFunction
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.errors import MissingRuleError
-from srcad.kernels import adjoints as helpers, tangents
+from srcad.kernels import adjoints as helpers, batched, tangents
 from srcad.ops import jvp_rules
-from srcad.runtime import batching, calls
+from srcad.runtime import calls
 from srcad.compiler.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_none, join,
                                                load, store)
 from srcad.compiler.transform.bindings import Bindings
@@ -359,7 +359,7 @@ class Tangents(TangentWrites):
         (`y - c` passes `t_y` on): the new value's tangent must not change with it."""
         while isinstance(contribution, gast.Call) and contribution.args \
                 and self.bindings.named(getattr(contribution.func, "id", None)) in (
-                    tangents.broadcast_like, batching.broadcast_like):
+                    tangents.broadcast_like, batched.broadcast_like):
             contribution = contribution.args[0]
         return isinstance(contribution, gast.Name) and contribution.id in {
             self.tangents.name(m) for m in self.mutated}

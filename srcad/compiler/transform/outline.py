@@ -34,8 +34,8 @@ from srcad.compiler.frontend.trees import clone, name_counts
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.compiler.transform.optimize import names_read
 from srcad.kernels import outlines
+from srcad.ops.registry import promotes, reduction_of
 
-_REDUCTIONS = (np.sum, np.mean)
 _REDUCTION_DEFAULTS = {"axis": None, "dtype": None, "out": None, "keepdims": False}
 
 
@@ -148,10 +148,10 @@ def _atoms_of(expression, bindings):
     elif isinstance(expression, gast.Call):
         callee = bindings.callee(expression.func)
         arguments = expression.args
-        if id(callee) in outlines.OUTLINED_UFUNCS and not expression.keywords \
+        if promotes(callee) and not expression.keywords \
                 and len(arguments) == callee.nin and all(map(_is_atom, arguments)):
             return "elementwise", expression.func, arguments  # (a further one is `out`)
-        if any(callee is r for r in _REDUCTIONS) and arguments and _is_atom(arguments[0]) \
+        if reduction_of(callee) in (np.add, "mean") and arguments and _is_atom(arguments[0]) \
                 and _over_all_axes(expression):
             return "reduction", expression.func, arguments[:1]
         return None

@@ -14,6 +14,7 @@ from srcad.compiler.frontend.resolve import Loop, Operation, operations, surely,
 from srcad.compiler.frontend.trees import statement_lists
 from srcad.ops.array_arguments import array_positions
 from srcad.ops.python_builtins import indexable, joined, repeated
+from srcad.ops.registry import sequence_result
 
 
 def sequence_names(block, containers) -> set:
@@ -184,19 +185,16 @@ def _makes_a_sequence(op: Operation, sure: set) -> bool:
 
 
 _ARRAY_LIBRARIES = ("numpy", "math", "builtins", "operator", "_operator", "scipy")
-# Functions with rules that return a tuple, list or dict of arrays: the adjoints their
-# elements' readers give (`p[0]`, `p[1]`) add element by element, never by tuple `+`
-SEQUENCE_RESULTS = (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.gradient,
-                     np.linalg.slogdet, np.linalg.eigh, np.linalg.eig, np.linalg.svd,
-                     list, tuple, dict)
 
 
 def _may_return_a_sequence(op: Operation) -> bool:
     """A call to the user's code (a helper, a method, a custom gradient, a function with
     a rule the user registered) may return a tuple, list or dict; NumPy's functions do not,
-    but for those that split an array or return several results (`SEQUENCE_RESULTS`)."""
+    but for those that split an array or return several results (their records'
+    `sequence`): the adjoints their elements' readers give (`p[0]`, `p[1]`) add element by
+    element, never by tuple `+`."""
     if op.callee is indexable:  # (its argument, or the keys of a dict: see sequence_names)
         return False
     module = getattr(op.callee, "__module__", None) or ""
     return op.dynamic or module.split(".")[0] not in _ARRAY_LIBRARIES \
-        or any(op.callee is fn for fn in SEQUENCE_RESULTS)
+        or sequence_result(op.callee) is not None

@@ -32,9 +32,8 @@ from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
 from srcad.compiler.frontend.trees import name_counts
 from srcad.kernels.adjoints import unbroadcast
 from srcad.kernels.tangents import broadcast_like
-from srcad.ops.registry import declare, defjvp, defvjp, returns_new_array
+from srcad.ops.registry import declare, defjvp, defvjp, reduction_of, returns_new_array
 
-_EXTREMA = (np.max, np.amax, np.min, np.amin)
 
 
 def invariant_shift(x, shift):
@@ -139,7 +138,8 @@ def _made_by(nodes, made, name):
 def _is_invariant(shifted, shift, summed, binds, parameters) -> bool:
     """Whether `shift`, the operation making what `shifted` subtracts, is a max or min
     reduction constant along the `summed` axes of the softmax."""
-    if shift is None or not any(_is_call(shift, f) for f in _EXTREMA):
+    if shift is None or not _is_call(shift, shift.callee) \
+            or reduction_of(shift.callee) not in (np.maximum, np.minimum):
         return False
     base = shifted.args[0]
     aligned = isinstance(base, gast.Name) and shift.args[0].id == base.id \

@@ -34,11 +34,10 @@ from srcad.compiler.analysis.float64s import (FLOAT, INT, Known, Knowledge, cons
 from srcad.compiler.frontend.trees import walk
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.ops.numpy_contractions import matmul_vjp_a, matmul_vjp_b
+from srcad.ops.registry import reduction_of
 from srcad.runtime.arguments import seed_for
 
 FLOAT64_ONE = np.float64(1.0)  # the seed of a float64 number
-_REDUCING_UFUNCS = {np.sum: np.add, np.max: np.maximum, np.amax: np.maximum, np.min: np.minimum,
-                    np.amin: np.minimum, np.prod: np.multiply}
 _IN_PLACE = {helpers.add_into: np.add, helpers.subtract_into: np.subtract,
              helpers.multiply_into: np.multiply, helpers.divide_into: np.true_divide}
 
@@ -77,10 +76,10 @@ class _Rewriter:
         prod), or None: the same sum, without NumPy's 1.5 us of dispatch in Python."""
         if not (isinstance(value, gast.Call) and len(value.args) == 1):
             return None
-        ufunc = _REDUCING_UFUNCS.get(self.bindings.callee(value.func))
+        ufunc = reduction_of(self.bindings.callee(value.func))
         operand = self.known.value_of(value.args[0])
         options = {keyword.arg: keyword.value for keyword in value.keywords}
-        if ufunc is None or not (is_array(operand) and operand.rank) \
+        if not isinstance(ufunc, np.ufunc) or not (is_array(operand) and operand.rank) \
                 or set(options) - {"axis", "keepdims"} \
                 or not all(isinstance(option, gast.Constant) for option in options.values()):
             return None
