@@ -1,4 +1,4 @@
-"""Forward Jacobians from one run of the batched tangent program (srcad/runtime/batching.py,
+"""Forward Jacobians from one run of the batched tangent program (srcad/kernels/batched.py,
 transform/batched.py), checked against reverse-mode Jacobians, which share no code with them:
 every row of the rule table, the program corpora, and the shapes each batched rule handles.
 """

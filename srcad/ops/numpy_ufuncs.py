@@ -96,7 +96,7 @@ _define_twins((np.fmod,),
                    lambda g, ans, x, y: unbroadcast(-g * np.trunc(x / y), y)),
               jvp=(lambda g, ans, x, y: broadcast_like(g, ans),
                    lambda g, ans, x, y: -g * np.trunc(x / y)))
-declare(np.fmod, math_twin="fmod")
+declare(np.fmod, math_twin="fmod", promotes=True)
 # A tie splits the cotangent in halves, as autograd does: the tangent there is the mean of
 # the two arguments' tangents.
 _define_twins((np.maximum, np.fmax, np.minimum, np.fmin),
@@ -271,7 +271,7 @@ for _ufunc in (
         np.sin, np.cos, np.tan, np.arcsin, np.arccos, np.arctan, np.sinh, np.cosh, np.tanh,
         np.arcsinh, np.arccosh, np.arctanh, np.exp, np.exp2, np.expm1, np.log, np.log2,
         np.log10, np.log1p, np.sqrt, np.square, np.reciprocal, np.maximum, np.minimum,
-        np.fmax, np.fmin, np.logaddexp, np.conjugate, np.fmod):
+        np.fmax, np.fmin, np.logaddexp, np.conjugate):
     declare(_ufunc, promotes=True)
 
 # the ndarray methods that call them (runtime/methods.py)
