@@ -2,7 +2,7 @@
 transforms differentiate the lines by the rules of `softmax` and `invariant_shift`."""
 import numpy as np
 
-from srcad.compiler.transform.softmax import invariant_shift, softmax
+from srcad.ops.fused_softmax import invariant_shift, softmax
 from tests.rule_table import Case
 
 

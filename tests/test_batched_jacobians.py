@@ -8,7 +8,7 @@ from hypothesis import given, settings
 
 import srcad
 from srcad.api import jacobian_batches
-from srcad.compiler.transform.softmax import invariant_shift
+from srcad.ops.fused_softmax import invariant_shift
 from srcad.ops.registry import is_elementwise
 from tests import call_programs, control_programs, in_place_programs
 from tests.test_rules import BROADCASTING, CASES, _case_id, broadcasting_case, make_args

@@ -24,7 +24,7 @@ import srcad
 from srcad.compiler import cache as srcad_cache
 from srcad.kernels import tangents
 from srcad.api.derivative import Derivative
-from srcad.compiler.frontend.functional import copied
+from srcad.ops.numpy_arrays import copied
 from srcad.ops.numpy_arrays import flattened
 from srcad.ops.numpy_dtypes import converted
 from srcad.ops.python_builtins import merged, starred_parts

@@ -46,6 +46,17 @@ def flattened(a, order="C"):
 
 defvjp(flattened, *vjp_rules(np.ravel).rules)
 defjvp(flattened, ravel_jvp)
+
+
+def copied(array):
+    """A copy of an array passed to a helper's variant (compiler/frontend/functional.py);
+    its tangent is a copy too (the caller writes both back into its own)."""
+    return np.copy(array)
+
+
+defvjp(copied, lambda g, ans, array: g)
+defjvp(copied, lambda g, ans, array: np.copy(g))
+
 defvjp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, inverse_permutation(axes)))
 defjvp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, axes))
 defvjp(np.ndarray.T, lambda g, ans, a: np.transpose(g))
@@ -53,6 +64,7 @@ defjvp(np.ndarray.T, lambda g, ans, a: np.transpose(g))
 defvjp(operator.getitem, lambda g, ans, a, index: index_adjoint(g, a, index))
 # a tuple, list or dict `a` has a container of tangents: g[index] picks from it too
 defjvp(operator.getitem, lambda g, ans, a, index: g[index])
+
 
 defvjp(np.squeeze, lambda g, ans, a, axis=None: np.reshape(g, np.shape(a)))
 defjvp(np.squeeze, lambda g, ans, a, axis=None: np.squeeze(g, axis))

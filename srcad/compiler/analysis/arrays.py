@@ -14,7 +14,7 @@ import types
 import gast
 import numpy as np
 
-from srcad.compiler.frontend.functional import copied
+from srcad.ops.numpy_arrays import copied
 from srcad.compiler.frontend.resolve import Operation, operations, surely
 from srcad.ops import vjp_rules
 from srcad.ops.registry import makes_new_array, method_function, sequence_result

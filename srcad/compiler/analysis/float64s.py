@@ -21,7 +21,7 @@ import numpy as np
 
 from srcad.compiler.analysis.shapes import Reduced
 from srcad.compiler.frontend.trees import walk
-from srcad.compiler.transform.softmax import softmax_vjp
+from srcad.ops.fused_softmax import softmax_vjp
 from srcad.kernels import outlines, adjoints as helpers
 from srcad.runtime.arguments import seed_for
 

@@ -25,14 +25,14 @@ import types
 import weakref
 
 import gast
-import numpy as np
 
 from srcad.compiler.frontend.exits import walk_local
 from srcad.compiler.frontend.parse import (ParsedFunction, compiled_tree, parse_function,
                                            register_variant)
 from srcad.compiler.frontend.resolve import operations
 from srcad.compiler.frontend.trees import clone, statement_lists, walk
-from srcad.ops.registry import defjvp, defvjp, is_nondifferentiable, vjp_rules
+from srcad.ops.numpy_arrays import copied
+from srcad.ops.registry import is_nondifferentiable, vjp_rules
 
 _MADE = weakref.WeakKeyDictionary()  # helper → {written parameters: its functional variant}
 
@@ -130,16 +130,6 @@ def functional_variant(fn: types.FunctionType, written: tuple):
 
 def forget_variants() -> None:
     _MADE.clear()
-
-
-def copied(array):
-    """A copy of an array passed to a helper's variant; its tangent is a copy too (the
-    caller writes both back into its own)."""
-    return np.copy(array)
-
-
-defvjp(copied, lambda g, ans, array: g)
-defjvp(copied, lambda g, ans, array: np.copy(g))
 
 
 def _user_function(callee) -> bool:

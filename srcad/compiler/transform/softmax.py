@@ -15,7 +15,8 @@ only as above (no other code sees them) and the sum alone between `np.exp` and t
 (nothing writes `S` there), `A = E / s` keeps its forward code but is
 differentiated as `softmax(S, axis)`, which `S` alone feeds, and a shift that is a max or
 min reduction, constant along every summed axis, gets no derivative (`invariant_shift`), as
-`jax.nn.softmax` stops the gradient of its maximum. Only the reverse-mode transforms do
+`jax.nn.softmax` stops the gradient of its maximum (both, with their rules, in
+ops/fused_softmax.py). Only the reverse-mode transforms do
 this: a forward Jacobian batches the lines as they are.
 """
 from __future__ import annotations
@@ -30,41 +31,9 @@ from srcad.compiler.analysis.shapes import reduction_axes
 from srcad.compiler.frontend.parse import param_names
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
 from srcad.compiler.frontend.trees import name_counts
-from srcad.kernels.adjoints import unbroadcast
-from srcad.kernels.tangents import broadcast_like
-from srcad.ops.registry import declare, defjvp, defvjp, reduction_of, returns_new_array
+from srcad.ops.fused_softmax import invariant_shift, softmax
+from srcad.ops.registry import reduction_of
 
-
-
-def invariant_shift(x, shift):
-    """`x - shift`, where nothing downstream depends on `shift` (see the module docstring)."""
-    return x - shift
-
-
-defvjp(invariant_shift, lambda g, ans, x, shift: unbroadcast(g, x), None)
-defjvp(invariant_shift, lambda g, ans, x, shift: broadcast_like(g, ans), None)
-declare(invariant_shift, elementwise=True)  # (it broadcasts as `-` does)
-
-
-def softmax(x, axis=None):
-    """`exp(x)` normalised to sum 1 along `axis` (all axes for None)."""
-    exponentials = np.exp(x)
-    return exponentials / np.sum(exponentials, axis=axis, keepdims=True)
-
-
-@returns_new_array
-def softmax_vjp(g, ans, axis=None):
-    """`ans * (g - sum(g * ans))`, in one array: the Jacobian `diag(A) - A A^T` (per slice
-    along `axis`) is symmetric, so this is its JVP too."""
-    product = g * ans
-    if type(product) is np.ndarray and product.shape == np.shape(g):
-        total = np.add.reduce(product, axis=axis, keepdims=True)  # (np.sum's dispatch: 1.5 us)
-        return np.multiply(np.subtract(g, total, out=product), ans, out=product)
-    return (g - np.sum(product, axis=axis, keepdims=True)) * ans
-
-
-defvjp(softmax, lambda g, ans, x, axis=None: softmax_vjp(g, ans, axis))
-defjvp(softmax, lambda g, ans, x, axis=None: softmax_vjp(g, ans, axis))
 
 
 def use_softmax_rules(simple: gast.FunctionDef, block) -> None:
