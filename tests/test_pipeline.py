@@ -8,7 +8,7 @@ import pytest
 import srcad
 from srcad.__main__ import main
 from srcad.compiler import passes
-from srcad.compiler.pipeline import INNER, PASSES, describe_passes
+from srcad.compiler.pipeline import INNER, PASSES, describe_passes, source_after
 from srcad.errors import UsageError
 
 
@@ -69,12 +69,47 @@ def test_every_optional_pass_can_be_switched_off_by_its_name():
     np.testing.assert_allclose(plain, srcad.grad(tanh_layer)(np.ones(3), np.eye(3)))
 
 
+def chain(x):
+    y = np.sin(x) * 3.0
+    z = y * x
+    return np.sum(np.exp(z))
+
+
+def energy(k, c):
+    d = k - c
+    return d * d * 0.5 + np.sin(k)
+
+
+# an inner rewrite, a program it changes, what the rewrite writes and what it leaves plain
+INNER_REWRITES = [
+    ("reuse", chain, "rev", {}, "multiply_into(b_z, y)", "b_x = b_z * y"),
+    ("outline", tanh_layer, "gradient", {}, "reduction_outline(np.sum", "sum_3 = np.sum("),
+    ("copies", energy, "fused", {"scalars": frozenset({"k", "c"})}, "return (add_", "value = "),
+    ("dead-code", tanh_layer, "slope", {}, None, "        neg_1 = -z"),  # (it only drops)
+]
+
+
+@pytest.mark.parametrize("name, fn, mode, options, made, plain", INNER_REWRITES,
+                         ids=[r[0] for r in INNER_REWRITES])
+def test_an_inner_rewrite_switched_off_leaves_its_program_plain(name, fn, mode, options, made,
+                                                                plain):
+    assert {name for names in INNER.values() for name in names} == {r[0] for r in
+                                                                    INNER_REWRITES} | {
+        "signs", "release"}
+    wrt = (fn.__code__.co_varnames[0],)
+    shown = source_after(fn, wrt, mode, "emit", **options)
+    with passes.off(name):
+        without = source_after(fn, wrt, mode, "emit", **options)
+    assert made is None or made in shown and made not in without
+    assert plain not in shown and plain in without
+
+
 def test_the_command_line_prints_every_modes_passes(capsys):
     assert main(["show", "--passes"]) == 0
     out = capsys.readouterr().out
     for mode in PASSES:
         assert out.count(f"\n{mode} ") + out.startswith(f"{mode} ") >= 1
-    assert "reverse [signs*, release*]" in out and "softmax*" in out
+    assert "reverse [signs*, reuse*, outline*, release*]" in out and "softmax*" in out
 
 
 def test_the_command_line_shows_the_program_after_a_pass(capsys):

@@ -19,6 +19,13 @@ OPTIONAL = {
     "specialise": "`grad`'s program specialised on float64 arrays (transform/specialise.py)",
     "signs": "negations folded into the adjoints they reach (transform/signs.py)",
     "release": "arrays released as soon as nothing reads them (transform/release.py)",
+    "reuse": "a cotangent computed in the memory of the adjoint it comes from "
+             "(transform/reuse.py)",
+    "outline": "`grad` of arrays: the output's elements not computed, its shape alone "
+               "(transform/outline.py)",
+    "copies": "copies propagated in a fused program (transform/copies.py)",
+    "dead-code": "a tangent alone computed without what leads only to the output "
+                 "(transform/dead_code.py)",
     "replay": "a reverse Jacobian's rows replay one forward sweep (replay.py)",
     "batch": "a forward Jacobian by one batched tangent program (jacobian_batches.py)",
 }

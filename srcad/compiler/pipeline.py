@@ -193,7 +193,8 @@ PASSES = {  # each mode's passes, in order; `emit` compiles what the last one ma
     "batch": (_FRONTEND, _ANALYZE, _FORWARD),
     "slope": (_FRONTEND, _ANALYZE, _FORWARD),
 }
-INNER = {"reverse": ("signs", "release")}  # optional rewrites a pass makes inside it
+INNER = {"reverse": ("signs", "reuse", "outline", "release"), "fuse": ("copies",),
+         "forward": ("dead-code",)}  # optional rewrites a pass makes inside it
 
 
 def run_passes(program: Program, upto: str | None = None) -> Program:

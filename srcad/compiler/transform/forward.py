@@ -37,6 +37,7 @@ from srcad.ops import jvp_rules
 from srcad.runtime import calls
 from srcad.compiler.transform.adjoints import (NONE, SET, UNSET, Adjoints, assign, is_none, join,
                                                load, store)
+from srcad.compiler.passes import enabled
 from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.dead_code import drop_dead
 from srcad.compiler.transform.naming import Namer
@@ -75,7 +76,8 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
     body = sweep.block(block)
     if tangent_only:
         result = _surely_a_tangent(sweep, output, simple_fn.body[-1].value)
-        body = drop_dead(body, loaded_names(result), bindings.callee)
+        if enabled("dead-code"):
+            body = drop_dead(body, loaded_names(result), bindings.callee)
     else:
         result = gast.Tuple([simple_fn.body[-1].value, sweep.tangent_of(output)], gast.Load())
     args = simple_fn.args

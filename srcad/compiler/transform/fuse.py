@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import gast
 
+from srcad.compiler.passes import enabled
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.copies import propagate_copies
@@ -56,9 +57,10 @@ def fuse(module: gast.Module, vjp_name: str, namer: Namer, bindings: Bindings,
             if has_aux else load(value)
         seed = gast.Constant(1.0, None) if optimistic else gast.Call(
             load(bindings.name_for("seed_for", seed_for)), [seeded], [])
-        vjp.body = propagate_copies(  # (on floats a copy costs as much as an operation)
-            [*forward, assign(value, output), assign(backward.args.args[0].id, seed), *sweep,
-             gast.Return(gast.Tuple([load(value), result.value], gast.Load()))], set())
+        vjp.body = [*forward, assign(value, output), assign(backward.args.args[0].id, seed),
+                    *sweep, gast.Return(gast.Tuple([load(value), result.value], gast.Load()))]
+        if enabled("copies"):  # (on floats a copy costs as much as an operation)
+            vjp.body = propagate_copies(vjp.body, set())
     vjp.name = namer.claim(vjp_name.removesuffix("_vjp") + "_grad")
     scope.body[-1] = gast.Return(load(vjp.name))
     return module, vjp.name

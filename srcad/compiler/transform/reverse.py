@@ -88,7 +88,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     captured = set().union(*(op.captures for op in operations(block)))
     kept = {*values, *restored, *captured, *activity.scalars}
     forward = preamble + forward
-    if gradient_only:  # the output is read for its shape alone: by the seed
+    if gradient_only and enabled("outline"):  # the output is read for its shape alone
         forward, outlined = outline_unread(forward, kept, shapes | loaded_names(returned),
                                            bindings)
         kept |= outlined  # (an outline is no array: nothing to release)
@@ -336,7 +336,8 @@ class _Backward:
         the output's adjoint `g` where the backward sweep owns it (reuse.py): no other name
         holds it, and after this operation, its primal's definition, nothing reads it
         (unless the operation reads its own target)."""
-        if self.adjoints.state(op.targets[0]) != OWNED or op.targets[0] in op.read_names():
+        if self.adjoints.state(op.targets[0]) != OWNED or op.targets[0] in op.read_names() \
+                or not enabled("reuse"):
             return range(len(cotangents)), cotangents
         return consume(cotangents, g, self.adjoints.helper_of, self.bindings.name_for)
 
