@@ -111,6 +111,15 @@ def kept_axes(g, shape, axis=None, keepdims=False):
     return np.reshape(g, tuple(1 if i in reduced else n for i, n in enumerate(shape)))
 
 
+def holds_floats(value) -> bool:
+    """Whether `value` (or an item of a tuple or list) holds inexact numbers, which carry
+    derivatives (an integer, an index or an axis, does not)."""
+    if isinstance(value, (tuple, list)):
+        return any(holds_floats(v) for v in value)
+    kind = getattr(getattr(value, "dtype", None), "kind", None)
+    return kind in ("f", "c") or isinstance(value, (float, complex))
+
+
 def is_plain(value) -> bool:
     """A NumPy array or number, not a tape-mode tensor (which must stay one to be recorded)."""
     return type(value) is np.ndarray or type(value) in (float, int) \

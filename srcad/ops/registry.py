@@ -18,6 +18,7 @@ one dictionary lookup (plus, on a miss and until SciPy's rules are loaded, a che
 from __future__ import annotations
 
 import importlib
+import inspect
 import sys
 import threading
 from dataclasses import dataclass
@@ -167,6 +168,22 @@ def nondifferentiable(*fns: Callable) -> None:
         op.nondifferentiable = True
         if _registering() == "user":
             RULES_EDITION[0] += 1
+
+
+def rule_slot(rules: tuple, spec) -> int | None:
+    """The index of the rule in `rules` (one per positional parameter) that answers for an
+    argument given by position or keyword name: a position below their count, or a keyword
+    naming one of those parameters in the rules' signature (after `g, ans`). None where no
+    rule answers: the argument's derivative would be lost, which every mode refuses."""
+    if isinstance(spec, int):
+        return spec if spec < len(rules) else None
+    first = next((rule for rule in rules if rule is not None), None)
+    try:
+        parameters = list(inspect.signature(first).parameters.values())[2:2 + len(rules)]
+    except (TypeError, ValueError):  # (no rule, or one without a signature to read)
+        return None
+    return next((k for k, p in enumerate(parameters) if p.name == spec
+                 and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)), None)
 
 
 def vjp_rules(fn) -> VJPRules | None:

@@ -31,8 +31,10 @@ import types
 import numpy as np
 
 from srcad.errors import MissingRuleError, SrcadError, UnsupportedDerivativeError
+from srcad.kernels.adjoints import holds_floats
 from srcad.ops import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
+from srcad.ops.registry import rule_slot
 from srcad.runtime import methods
 from srcad.runtime.arguments import copied, is_container
 from srcad.runtime.control import CustomGradient, positional_only, wrong_count
@@ -81,18 +83,11 @@ def refuse_unruled(error: MissingRuleError, value, tangent) -> None:
     """Raise `error`, made where srcad transformed a call, when a value passed where the
     callee has no rule holds floats and has a tangent (True in the backward sweep): an
     integer computed from differentiated values (an index, an axis) carries no derivative."""
-    if tangent is not None and _holds_floats(value):
+    if tangent is not None and holds_floats(value):
         raise type(error)(error.message, error.location, error.fix)
 
 
 nondifferentiable(refuse_unruled)  # a check: a derivative program differentiated again runs it
-
-
-def _holds_floats(value) -> bool:
-    if isinstance(value, (tuple, list)):
-        return any(_holds_floats(v) for v in value)
-    kind = getattr(getattr(value, "dtype", None), "kind", None)
-    return kind in ("f", "c") or isinstance(value, (float, complex))
 
 
 def _refuse_unruled_at_run_time(fn, spec, args, kwargs, maker: str) -> None:
@@ -128,7 +123,7 @@ def _no_cotangents(active):
 
 def _by_rules(fn, rules, active, args, kwargs):
     result = fn(*args, **kwargs)
-    positions = [_rule_position(rules, spec) for spec in active]
+    positions = [rule_slot(rules.rules, spec) for spec in active]
     for spec, position in zip(active, positions):
         if position is None:
             _refuse_unruled_at_run_time(fn, spec, args, kwargs, "defvjp")
@@ -155,15 +150,6 @@ def _by_custom_gradient(fn: CustomGradient, active, args, kwargs):
             wrong_count(fn, len(cotangents), len(args))
         return tuple(cotangents[spec] for spec in active)
     return result, pullback
-
-
-def _rule_position(rules, spec):
-    """The index of the rule for an argument given by position or keyword name."""
-    if isinstance(spec, int):
-        return spec if spec < len(rules.rules) else None
-    first = next(r for r in rules.rules if r is not None)
-    names = list(inspect.signature(first).parameters)[2:]
-    return names.index(spec) if spec in names and names.index(spec) < len(rules.rules) else None
 
 
 def _by_source(function, active, args, kwargs):
@@ -369,7 +355,7 @@ def _jvp_by_rules(fn, rules, active, tangents, args, kwargs):
     result = fn(*args, **kwargs)
     total = None
     for spec, tangent in zip(active, tangents):
-        position = _rule_position(rules, spec)
+        position = rule_slot(rules.rules, spec)
         if tangent is not None and position is None:
             _refuse_unruled_at_run_time(fn, spec, args, kwargs, "defjvp")
         if tangent is None or position is None or rules.rules[position] is None:

@@ -23,8 +23,10 @@ import operator
 import numpy as np
 
 from srcad.errors import MissingRuleError
+from srcad.kernels.adjoints import holds_floats
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.array_arguments import array_positions
+from srcad.ops.registry import rule_slot
 from srcad.tape.errors import TapeConversionError, caller_location
 from srcad.tape.state import RECORDING, new_id
 
@@ -184,14 +186,14 @@ def call(func, args, kwargs, implementation=None):
     tapes = RECORDING.tapes
     recorders = [tape for tape in tapes if any_tracked(tape._tracked, ids)] if tapes else ()
     if kwargs and tapes and any(isinstance(v, Tensor) and is_live(v) for v in kwargs.values()):
-        if not is_nondifferentiable(func) and _holds_floats(value):
+        if not is_nondifferentiable(func) and holds_floats(value):
             raise MissingRuleError(
                 f"tape mode differentiates {_name(func)} only through positional arguments; "
                 "a tensor that carries a gradient was passed by keyword.",
                 caller_location(), fix="pass it positionally.")
     rules = None
     if recorders:
-        if is_nondifferentiable(func) or not _holds_floats(value):
+        if is_nondifferentiable(func) or not holds_floats(value):
             recorders = ()
         else:
             rules = vjp_rules(func)
@@ -362,20 +364,13 @@ def missing_rules(func, count: int) -> tuple:
 def _check_rule_coverage(func, rules, ids, tapes):
     """A tracked argument beyond the registered rules would silently get no gradient."""
     for position, tensor_id in enumerate(ids):
-        if position >= len(rules) and tensor_id is not None and \
+        if rule_slot(rules, position) is None and tensor_id is not None and \
                 any(any_tracked(tape._tracked, (tensor_id,)) for tape in tapes):
             raise MissingRuleError(
                 f"{_name(func)} has rules for {len(rules)} positional argument(s), but a value "
                 f"the tape differentiates is argument {position}.", caller_location(),
                 fix=f"register a rule for every positional argument of {_name(func)} with "
                 "`srcad.defvjp`.")
-
-
-def _holds_floats(value) -> bool:
-    if isinstance(value, (tuple, list)):
-        return any(_holds_floats(v) for v in value)
-    kind = getattr(getattr(value, "dtype", None), "kind", None)
-    return kind in ("f", "c") or type(value) is float
 
 
 def _name(func) -> str:

@@ -14,6 +14,7 @@ from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.refusals import qualified_name
 from srcad.compiler.transform.templates import rebound_chain, template_of
 from srcad.errors import MissingRuleError, RuleSignatureError, UnsupportedDerivativeError
+from srcad.ops.registry import rule_slot
 from srcad.runtime import calls
 def rule_applications(entry, op: Operation, parsed, maker: str, bindings: Bindings):
     """`(template, bound arguments, argument node)` for each rule of `entry` applied to the
@@ -52,12 +53,8 @@ def unruled_arguments(entry, op: Operation):
     count = len(entry.rules)
     for position, argument in enumerate(op.args[count:], count):
         yield f"positional argument {position}", argument
-    first = next((rule for rule in entry.rules if rule is not None), None)
-    parameters = list(template_of(first).signature.parameters.values()) if first else []
-    slots = [p.name for p in parameters[:count] if p.kind not in (p.VAR_POSITIONAL,
-                                                                  p.VAR_KEYWORD)]
     for keyword, argument in op.keywords:
-        if keyword not in slots:
+        if rule_slot(entry.rules, keyword) is None:
             yield f"`{keyword}=`", argument
 
 
