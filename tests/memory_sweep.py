@@ -7,7 +7,7 @@ traced (tracemalloc) after the sweep and after `srcad.clear_cache()`:
 
     python -m tests.memory_sweep 5000
 
-tests/test_threads_and_memory.py asserts the bounds on a smaller sweep.
+tests/runtime/test_threads_and_memory.py asserts the bounds on a smaller sweep.
 """
 from __future__ import annotations
 

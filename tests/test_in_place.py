@@ -215,7 +215,7 @@ def _diag_then_x_written(x):
 def test_writes_through_views_the_rule_table_returns_are_refused(fn):
     """`np.einsum("ij->ji", x)`, `matrix_power(x, 1)` and `np.diag(x)` return x's memory; a
     write through one changed x behind srcad's back, and the gradient came out wrong (cos(0)
-    where the element was overwritten). Found by tests/test_ops_records.py."""
+    where the element was overwritten). Found by tests/ops/test_ops_records.py."""
     with pytest.raises(UnsoundAliasingError, match="may share memory"):
         srcad.grad(fn)(np.arange(1.0, 5.0).reshape(2, 2))
 

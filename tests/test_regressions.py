@@ -11,7 +11,7 @@ import srcad
 import srcad.tape
 from srcad.errors import MissingRuleError, UnsoundAliasingError
 from tests.checks import assert_gradient_matches_finite_differences
-from tests.test_rules import (assert_jvp_matches_finite_differences,
+from tests.ops.test_rules import (assert_jvp_matches_finite_differences,
                               assert_vjp_matches_finite_differences)
 
 

@@ -45,15 +45,15 @@ def test_rules_registered_outside_srcad_and_scipy_rules_are_noted(monkeypatch):
     op = registry.Op(registered_elsewhere, "user",
                      vjp=registry.VJPRules(registered_elsewhere, (lambda g, ans, x: 2.0 * g,)))
     monkeypatch.setitem(registry._OPS, registered_elsewhere, op)
-    row = by_name(rule_rows())["tests.test_rules_table.registered_elsewhere"]
-    assert (row.vjp, row.jvp, row.notes) == (True, False, "registered by tests.test_rules_table")
+    row = by_name(rule_rows())["tests.ops.test_rules_table.registered_elsewhere"]
+    assert (row.vjp, row.jvp, row.notes) == (True, False, "registered by tests.ops.test_rules_table")
 
     def scipy_rule(g, ans, x):
         return g
     scipy_rule.__module__ = "srcad.ops.scipy_special"
     monkeypatch.setattr(op, "jvp", registry.JVPRules(registered_elsewhere, (scipy_rule,)))
     assert "SciPy: rules load on first use" in by_name(rule_rows())[
-        "tests.test_rules_table.registered_elsewhere"].notes
+        "tests.ops.test_rules_table.registered_elsewhere"].notes
 
 
 def test_scipy_rules_are_loaded_for_the_table():

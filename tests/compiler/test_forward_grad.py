@@ -16,7 +16,7 @@ from srcad.ops import registry
 from srcad.api.testing import numerical_gradient
 from srcad.compiler.transform.forward_grad import NotForwardable
 from tests.checks import corpus_cases, load_function
-from tests.test_rules import CASES, make_args
+from tests.ops.test_rules import CASES, make_args
 
 
 def _program(fn, wrt: int, args=()):
@@ -81,7 +81,7 @@ def test_rule_table_on_floats(fn, args, wrt):
 
 
 def test_every_ufunc_and_math_rule_on_floats_runs_forward_mode():
-    """(np.cbrt aside: tests/test_api.py registers a rule of its own for it; and the math
+    """(np.cbrt aside: tests/api/test_api.py registers a rule of its own for it; and the math
     functions of sequences, whose lists are not numbers.)"""
     for case in CASES:
         if all(shape is None for _, shape in case.args) and isinstance(case.wrt, int) \

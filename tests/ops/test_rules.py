@@ -7,7 +7,7 @@ broadcasting pairs), with `wrt` (0, 1 and (0, 1) for binary operations) and with
 float32. `test_every_shipped_rule_has_a_case` fails when a rule is registered without a row
 here, and `test_case_reaches_its_rule` checks that each row really reaches the rule it
 claims. Rule areas with tables of their own live in `tests/rule_cases_*.py` (built from
-`tests/rule_table.py`) and are exercised here the same way.
+`tests/ops/rule_table.py`) and are exercised here the same way.
 """
 import builtins
 import math
@@ -35,7 +35,7 @@ from srcad.ops.python_builtins import (dict_get, dict_items, dict_values, indexa
                                          repeated)
 from srcad.kernels.adjoints import accumulate
 from srcad.api.testing import numerical_gradient
-from tests.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
+from tests.ops.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
 
 
 # Constants the test functions index with (globals, read by the generated code).
@@ -558,10 +558,10 @@ TANGENT_HELPERS_ON_VECTOR = [
 ]
 
 def _area_modules():
-    """The case tables of rule areas kept in files of their own (`tests/rule_cases_*.py`)."""
+    """The case tables of rule areas kept in files of their own (`tests/ops/rule_cases_*.py`)."""
     import importlib
     from pathlib import Path
-    return [importlib.import_module(f"tests.{path.stem}")
+    return [importlib.import_module(f"tests.ops.{path.stem}")
             for path in sorted(Path(__file__).parent.glob("rule_cases_*.py"))]
 
 
@@ -920,7 +920,7 @@ def test_every_shipped_vjp_rule_has_a_jvp_rule():
 def test_every_shipped_rule_has_a_case():
     covered = {case.primal for case in CASES}
     missing = sorted(map(_label, shipped_rules() - covered))
-    assert not missing, f"registered rules without a case in tests/test_rules.py: {missing}"
+    assert not missing, f"registered rules without a case in tests/ops/test_rules.py: {missing}"
 
 
 class _RecordingRules(dict):

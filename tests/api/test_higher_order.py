@@ -10,7 +10,7 @@ import srcad
 from srcad.errors import MissingRuleError
 from tests.checks import (assert_gradient_matches_finite_differences, random_direction,
                           second_order_cases)
-from tests.test_jacobians import rosenbrock, rosenbrock_hessian
+from tests.api.test_jacobians import rosenbrock, rosenbrock_hessian
 
 
 def fifth_power(x):
@@ -172,7 +172,8 @@ def test_functions_calling_jvp_are_differentiated_in_both_modes():
 def test_meta_learning_example_meta_gradient_matches_finite_differences():
     import runpy
     from pathlib import Path
-    example = runpy.run_path(str(Path(__file__).parent.parent / "examples" / "meta_learning.py"))
+    examples = Path(__file__).parent.parent.parent / "examples"
+    example = runpy.run_path(str(examples / "meta_learning.py"))
     rng = np.random.default_rng(5)
     tasks = [(rng.standard_normal((6, 3)), rng.standard_normal(6)) for _ in range(2)]
     w = rng.standard_normal(3) * 0.3

@@ -1,4 +1,4 @@
-"""numpy.linalg beyond the rule table (tests/rule_cases_linalg.py): functions with several
+"""numpy.linalg beyond the rule table (tests/ops/rule_cases_linalg.py): functions with several
 results in tape mode and read more than once in source mode, second derivatives through the
 rules in every mode, the derivatives srcad refuses, and autograd as an independent oracle."""
 import types

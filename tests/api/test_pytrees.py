@@ -67,7 +67,7 @@ def test_trees_pass_through_helpers(rng):
 def test_example_training_with_dict_parameters_converges():
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).parent.parent / "examples" / "train_dict_params.py"
+    path = Path(__file__).parent.parent.parent / "examples" / "train_dict_params.py"
     spec = importlib.util.spec_from_file_location("train_dict_params", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -1,4 +1,4 @@
-"""The rule table's building blocks, shared by tests/test_rules.py and the per-area case
+"""The rule table's building blocks, shared by tests/ops/test_rules.py and the per-area case
 modules `tests/rule_cases_*.py` (each defines `CASES`, a list of `Case`): input domains,
 the `Case` row and the helpers that cross rows with shapes and `wrt`.
 

@@ -2,14 +2,14 @@
 
 Importing this module imports SciPy, and the first lookup of a SciPy callable loads srcad's
 SciPy rules (srcad/ops/registry.py). This module makes that lookup when it is imported,
-so that the registry tests of tests/test_rules.py see SciPy's rules whatever runs first, and
+so that the registry tests of tests/ops/test_rules.py see SciPy's rules whatever runs first, and
 the rules are never loaded into the tables test_case_reaches_its_rule swaps in for a while
 (they would be lost with them).
 
 A bound method such as `stats.norm.logpdf` is made afresh at each attribute access, and
-tests/test_rules.py checks that a row reaches its rule by identity, so the `scipy.stats`
+tests/ops/test_rules.py checks that a row reaches its rule by identity, so the `scipy.stats`
 rows call the methods through `_Methods` namespaces made once here: `norm.logpdf(x)` reads
-as user code and finds the same object each time. tests/test_scipy_rules.py calls each
+as user code and finds the same object each time. tests/ops/test_scipy_rules.py calls each
 method as users spell it, `stats.norm.logpdf(...)`, too.
 """
 import inspect
@@ -20,7 +20,7 @@ import scipy.linalg as linalg
 from scipy import special, stats
 
 from srcad.ops import registry
-from tests.rule_table import DOMAINS, Case, binary, on, unary
+from tests.ops.rule_table import DOMAINS, Case, binary, on, unary
 
 # Load SciPy's rules now, not during a test that swaps the registry's tables for a while.
 registry.vjp_rules(special.gamma)

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from tests.test_rules import (assert_jvp_matches_finite_differences,
+from tests.ops.test_rules import (assert_jvp_matches_finite_differences,
                               assert_vjp_matches_finite_differences)
 
 W = np.random.default_rng(5).standard_normal((6, 3))

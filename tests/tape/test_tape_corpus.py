@@ -73,7 +73,7 @@ def test_lists_of_tensors_are_refused(fn, args, wrt):
 def test_every_corpus_is_covered():
     """A corpus module added later (tests/*_programs.py with a CORPUS) must be added above."""
     names = {fn.__module__ for fn, _, _ in CASES}
-    corpora = {f"tests.{path.stem}" for path in pathlib.Path(__file__).parent.glob(
+    corpora = {f"tests.{path.stem}" for path in pathlib.Path(__file__).parent.parent.glob(
         "*_programs.py") if "\nCORPUS = " in path.read_text()}
     assert corpora | {"tests.programs"} <= names
 

@@ -11,7 +11,7 @@ from srcad.api import jacobian_batches
 from srcad.ops.fused_softmax import invariant_shift
 from srcad.ops.registry import is_elementwise
 from tests import call_programs, control_programs, in_place_programs
-from tests.test_rules import BROADCASTING, CASES, _case_id, broadcasting_case, make_args
+from tests.ops.test_rules import BROADCASTING, CASES, _case_id, broadcasting_case, make_args
 
 def _real(case) -> bool:
     args = make_args(case.args, np.float64)

@@ -3,7 +3,7 @@ transforms differentiate the lines by the rules of `softmax` and `invariant_shif
 import numpy as np
 
 from srcad.ops.fused_softmax import invariant_shift, softmax
-from tests.rule_table import Case
+from tests.ops.rule_table import Case
 
 
 def rows_softmax(x):

@@ -2,7 +2,7 @@
 
 A change that alters generated code shows up here as a readable diff. After checking that
 the new source is right (and reads well), regenerate with
-`SRCAD_UPDATE_GOLDEN=1 pytest tests/test_golden.py`.
+`SRCAD_UPDATE_GOLDEN=1 pytest tests/compiler/test_golden.py`.
 """
 import os
 from pathlib import Path

@@ -1,5 +1,5 @@
 """What finite differences cannot check about the rules of srcad/ops/numpy_indexing.py
-(their rows are in tests/rule_cases_indexing.py): conventions at ties, refusals, second
+(their rows are in tests/ops/rule_cases_indexing.py): conventions at ties, refusals, second
 derivatives through the rules, tape mode, and math.pow where its derivative is infinite."""
 import math
 

@@ -10,7 +10,7 @@ a non-symmetric one, whose other triangle has a zero derivative.
 import numpy as np
 
 from srcad.kernels.adjoints import field
-from tests.rule_table import DOMAINS, Case, binary
+from tests.ops.rule_table import DOMAINS, Case, binary
 
 
 def _separated(rng, shape):

@@ -1,6 +1,6 @@
 """The records of srcad/ops/registry.py: every fact a record states holds for its callable,
 checked numerically by one test per record over all of its facts (on the rule table's cases,
-tests/test_rules.py, or on the samples below), and no case contradicts a fact a record
+tests/ops/test_rules.py, or on the samples below), and no case contradicts a fact a record
 leaves out (a view srcad did not know of once let an in-place write give wrong gradients).
 A fact added to `Op` needs a check in CHECKS: `test_every_fact_has_a_check` fails first."""
 import dataclasses
@@ -14,7 +14,7 @@ import pytest
 import srcad
 from srcad.ops import registry
 from srcad.ops.python_builtins import indexable
-from tests.test_rules import CASES, make_args
+from tests.ops.test_rules import CASES, make_args
 
 
 def _arrays(value):

@@ -120,5 +120,5 @@ def test_the_command_line_shows_the_program_after_a_pass(capsys):
 
 
 def test_the_architecture_document_shows_the_passes_as_they_are():
-    document = Path(__file__).parent.parent / "docs" / "architecture.md"
+    document = Path(__file__).parent.parent.parent / "docs" / "architecture.md"
     assert describe_passes() in document.read_text()

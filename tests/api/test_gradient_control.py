@@ -66,7 +66,7 @@ def test_clipping_over_pytrees():
 def test_example_recovers_the_quantized_weights():
     import importlib.util
     from pathlib import Path
-    path = Path(__file__).parent.parent / "examples" / "custom_and_stopped_gradients.py"
+    path = Path(__file__).parent.parent.parent / "examples" / "custom_and_stopped_gradients.py"
     spec = importlib.util.spec_from_file_location("custom_and_stopped_gradients", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

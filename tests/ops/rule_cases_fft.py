@@ -1,7 +1,7 @@
 """Rule cases for complex numbers (np.real, np.imag, np.conj, np.abs, np.angle, complex
 arithmetic) and `numpy.fft`.
 
-Complex arguments come from the complex domains below; tests/test_rules.py checks their
+Complex arguments come from the complex domains below; tests/ops/test_rules.py checks their
 VJPs against finite differences along the real and the imaginary parts (srcad's
 convention, JAX's: the cotangent of z = x + iy is dL/dx - i dL/dy) and their JVPs along
 complex tangents. Complex outputs are checked with complex cotangents; the `np.real(...)`
@@ -13,7 +13,7 @@ import operator
 import numpy as np
 
 from srcad.ops.numpy_dtypes import converted
-from tests.rule_table import DOMAINS, Case, binary, on, unary
+from tests.ops.rule_table import DOMAINS, Case, binary, on, unary
 
 # Away from 0 and from the branch cut of log, sqrt and angle along the negative reals.
 DOMAINS["complex"] = lambda rng, shape: (rng.standard_normal(shape)

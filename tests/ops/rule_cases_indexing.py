@@ -8,7 +8,7 @@ import operator
 import numpy as np
 
 from srcad.ops.numpy_indexing import scattered_add
-from tests.rule_table import DOMAINS, binary, on, unary
+from tests.ops.rule_table import DOMAINS, binary, on, unary
 
 DOMAINS["near_zero"] = lambda rng, shape: rng.uniform(-0.03, 0.03, shape)
 DOMAINS["spacing"] = lambda rng, shape: rng.uniform(0.5, 1.5, shape)

@@ -43,14 +43,14 @@ def test_demo_runs_as_a_module():
 
 
 def test_example_runs():
-    root = Path(__file__).parent.parent
+    root = Path(__file__).parent.parent.parent
     result = subprocess.run([sys.executable, str(root / "examples" / "logistic_regression.py")],
                             capture_output=True, text=True, check=True)
     assert "fitted w" in result.stdout
 
 
 def test_in_place_example_runs():
-    root = Path(__file__).parent.parent
+    root = Path(__file__).parent.parent.parent
     result = subprocess.run([sys.executable, str(root / "examples" / "heat_inverse_problem.py")],
                             capture_output=True, text=True, check=True)
     difference = float(result.stdout.split("max difference ")[1].split()[0])

@@ -1,4 +1,4 @@
-"""SciPy's rules beyond the rule table (tests/rule_cases_scipy.py): loading them lazily,
+"""SciPy's rules beyond the rule table (tests/ops/rule_cases_scipy.py): loading them lazily,
 calling `scipy.stats` methods as users spell them, tape mode, second derivatives, and the
 derivatives srcad refuses to take.
 """
@@ -13,7 +13,7 @@ from scipy import special, stats
 
 import srcad
 from srcad.errors import UnsupportedDerivativeError
-from tests.test_rules import (TOLERANCES, assert_jvp_matches_finite_differences,
+from tests.ops.test_rules import (TOLERANCES, assert_jvp_matches_finite_differences,
                               assert_vjp_matches_finite_differences)
 
 

@@ -1,7 +1,7 @@
 """Complex numbers through the API, `check_grads` and tape mode, and NumPy's in-place
 functions in tape mode: each test once failed (a wrong number, or a crash) and checks the
 value it must have, or the clear refusal it must raise. The rules' own complex cases are in
-tests/rule_cases_fft.py."""
+tests/ops/rule_cases_fft.py."""
 import numpy as np
 import pytest
 
