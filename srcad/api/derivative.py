@@ -332,9 +332,10 @@ def show(fn, wrt=0, mode="rev", args=None, upto=None) -> None:
     transform/forward_grad.py), or the tangent program of forward mode (mode "fwd").
 
     `upto` names a pass (`python -m srcad show --passes` lists each mode's): the program as
-    it stands after it, such as the function in simple form (`upto="frontend"`) or the
-    adjoint before any later rewrite (`upto="reverse"`, with `srcad.passes.off("signs",
-    "release")` the plain adjoint). For mode "floats" it shows the reverse-mode program."""
+    it stands after it, such as the function in simple form (`upto="frontend"`), the
+    adjoint as a person would write it, without srcad's rewrites (`upto="differentiate"`),
+    or what runs (`upto="emit"`, as without `upto`). For mode "floats" it shows the
+    reverse-mode program."""
     if mode not in ("rev", "grad", "floats", "fwd"):
         raise UsageError(f"mode={mode!r}: srcad shows the adjoint (\"rev\"), the gradient-only "
                          "program of `grad` on arrays (\"grad\") and on Python floats "

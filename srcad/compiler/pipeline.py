@@ -33,7 +33,7 @@ from srcad.compiler.frontend.functional import call_written_helpers, forget_vari
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
-from srcad.compiler.passes import OPTIONAL, enabled
+from srcad.compiler.passes import OPTIONAL, enabled, off, switched_off
 from srcad.compiler.transform.batched import BatchedTangents
 from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.forward import forward
@@ -203,7 +203,8 @@ def run_passes(program: Program, upto: str | None = None) -> Program:
     passes = PASSES[program.mode]
     if upto is not None and upto not in [p.name for p in passes]:
         raise UsageError(f"mode {program.mode!r} has no pass {upto!r}; its passes are "
-                         f"{', '.join(p.name for p in passes)}.")
+                         f"{', '.join(p.name for p in passes)}, then emit; or "
+                         f"{DIFFERENTIATE!r}, the plain derivative.")
     for step in passes:
         if not (step.optional and not enabled(step.name)):
             step.run(program)
@@ -265,13 +266,22 @@ def emit(program: Program) -> CompiledAdjoint:
                            rules_edition=program.rules_edition)
 
 
+DIFFERENTIATE = "differentiate"  # `upto`: the derivative as a person would write it
+
+
 def source_after(fn, wrt: tuple[str, ...], mode: str, upto: str, **options) -> str:
     """The program as it stands after the pass `upto` of `mode`, as source: the function in
     simple form before a derivative is made, the derivative program after (`srcad.show`);
-    `options` are Program's (`scalars`, `arrays`)."""
+    `options` are Program's (`scalars`, `arrays`). `upto="differentiate"` is the mode's
+    reverse or forward pass without the rewrites inside it: the plain derivative."""
     if upto == "emit":  # (what runs: the compiled program)
         return emit(run_passes(Program(fn, wrt, mode, **options))).source.rstrip("\n")
-    program = run_passes(Program(fn, wrt, mode, **options), upto)
+    if upto == DIFFERENTIATE:
+        upto = next(step.name for step in PASSES[mode] if step.name in ("reverse", "forward"))
+        with off(*(set(INNER[upto]) - switched_off())):
+            program = run_passes(Program(fn, wrt, mode, **options), upto)
+    else:
+        program = run_passes(Program(fn, wrt, mode, **options), upto)
     return python_source(program.module if program.module is not None else program.simple)
 
 
@@ -293,7 +303,9 @@ def describe_passes() -> str:
     inside = {name for names in INNER.values() for name in names}
     choices = sorted(set(OPTIONAL) - set(steps) - inside)
     lines += ["", "* can be switched off, `with srcad.passes.off(name):`, as can the API's choices "
-              f"of mode: {', '.join(choices)} (srcad.passes.OPTIONAL)"]
+              f"of mode: {', '.join(choices)} (srcad.passes.OPTIONAL)",
+              f"`--upto {DIFFERENTIATE}` shows the program after reverse or forward without "
+              "the rewrites inside it: the plain derivative"]
     return "\n".join(lines)
 
 

@@ -17,6 +17,12 @@ def tanh_layer(w, x):
     return np.sum(-z * 2.0)
 
 
+def chain(x):
+    y = np.sin(x) * 3.0
+    z = y * x
+    return np.sum(np.exp(z))
+
+
 def test_upto_frontend_shows_the_function_in_simple_form(capsys):
     srcad.show(tanh_layer, upto="frontend")
     out = capsys.readouterr().out
@@ -31,6 +37,23 @@ def test_upto_reverse_without_its_rewrites_shows_the_plain_adjoint(capsys):
     shown = capsys.readouterr().out
     assert "b_neg_1" not in shown and "del " in shown  # signs folded, values let go
     assert "del " not in plain and "b_z = -b_neg_1" in plain
+
+
+def test_upto_differentiate_is_the_plain_derivative_of_each_mode(capsys):
+    for mode, rewritten, plain in [("rev", "multiply_into(b_z, y)", "b_x = b_z * y"),
+                                   ("grad", "multiply_into(b_z, y)", "b_x = b_z * y"),
+                                   ("floats", None, "b_x = b_z * y"),  # (on numbers)
+                                   ("fwd", None, "t_z = ")]:
+        srcad.show(chain, mode=mode, upto="differentiate")
+        shown = capsys.readouterr().out
+        assert plain in shown and "del " not in shown and "outline" not in shown, mode
+        if rewritten is not None:
+            srcad.show(chain, mode=mode, upto="reverse")
+            assert rewritten in capsys.readouterr().out and rewritten not in shown
+    with passes.off("signs"):  # (a switch the user set stays set)
+        srcad.show(chain, upto="differentiate")
+        assert passes.switched_off() == {"signs"}
+    assert "b_sin_0 = b_y * 3.0" in capsys.readouterr().out
 
 
 def test_the_program_after_each_pass_of_each_shown_mode(capsys):
@@ -67,12 +90,6 @@ def test_every_optional_pass_can_be_switched_off_by_its_name():
     with passes.off(*optional, *inner):  # and the gradient is the same without them
         plain = srcad.grad(tanh_layer)(np.ones(3), np.eye(3))
     np.testing.assert_allclose(plain, srcad.grad(tanh_layer)(np.ones(3), np.eye(3)))
-
-
-def chain(x):
-    y = np.sin(x) * 3.0
-    z = y * x
-    return np.sum(np.exp(z))
 
 
 def energy(k, c):
