@@ -4,7 +4,10 @@ A derivative object (`srcad.grad(f)`), a custom gradient, a `functools.partial` 
 method has no body of its own to transform: `srcad.grad(srcad.grad(f))`,
 `srcad.hessian(model.loss)` and `srcad.jacobian(partial(loss, data=d))` transform instead a
 function with its parameters whose body calls it, so the transformation sees an ordinary
-call (and indexes the parameters as the user does).
+call (and indexes the parameters as the user does). A function that gathers its positional
+arguments in `*args`, differentiated with respect to one of them (`wrt` counts the
+arguments of a call, as JAX's `argnums` and autograd's `argnum` do), is differentiated
+through a function with one parameter per argument of the call (`calls.fixed_arity`).
 """
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ import types
 
 from srcad.errors import UsageError
 from srcad.ops.callables import unwrapped
-from srcad.runtime.calls import defined_by, is_derivative
+from srcad.runtime.calls import defined_by, fixed_arity, is_derivative
 from srcad.runtime.control import CustomGradient
 
 
@@ -53,6 +56,59 @@ def adapter(fn) -> types.FunctionType:
     name = f"derivative_of_{name}" if name.isidentifier() else "derivative"
     source = f"def {name}({parameters}):\n    return srcad_callee({passed})\n"
     return defined_by(source, name, namespace)
+
+
+def gathers(fn, wrt) -> bool:
+    """Whether `fn` gathers positional arguments in `*args` and `wrt` indexes one of them:
+    a position past its named positional parameters."""
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # (a callable without a signature: no `*args` seen)
+        return False
+    if not any(p.kind is p.VAR_POSITIONAL for p in parameters):
+        return False
+    named = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+    return any(isinstance(item, int) and not isinstance(item, bool) and item >= named
+               for item in (wrt if isinstance(wrt, tuple) else (wrt,)))
+
+
+def by_position(fn, wrt):
+    """`wrt` with the names of `fn`'s named positional parameters as their positions, for
+    `fixed_arity`'s function, whose parameters are `a0, a1, ...`."""
+    parameters = list(inspect.signature(fn).parameters.values())
+    named = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY,
+                                                      p.POSITIONAL_OR_KEYWORD)]
+    items = tuple(named.index(w) if isinstance(w, str) and w in named else w
+                  for w in (wrt if isinstance(wrt, tuple) else (wrt,)))
+    return items if isinstance(wrt, tuple) else items[0]
+
+
+class PerArity:
+    """`make(fixed_arity(fn, ...), wrt)` for each count of positional arguments and names of
+    keyword arguments a call passes (the last `trailing` positional ones are not `fn`'s:
+    hvp's vector), called with the call's arguments: a Jacobian, Hessian or hvp of a
+    function that gathers `*args`, with `wrt` indexing one of them."""
+
+    def __init__(self, fn, wrt, make, trailing: int = 0):
+        self.fn, self.wrt, self.make, self.trailing = fn, by_position(fn, wrt), make, trailing
+        self._made = {}
+        self.latest = None
+
+    def __call__(self, *args, **kwargs):
+        key = (len(args) - self.trailing, tuple(kwargs))
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = self.make(fixed_arity(self.fn, *key), self.wrt)
+        self.latest = made
+        return made(*args, **kwargs)
+
+    @property
+    def source(self) -> str:
+        if self.latest is None:
+            raise UsageError(f"the program of {self.fn!r} depends on how many arguments its "
+                             "`*args` gathers, and it has not been called yet.",
+                             fix="call it once first.")
+        return self.latest.source
 
 
 def parameters_of(fn) -> tuple[str, str, dict]:

@@ -15,11 +15,13 @@ import numpy as np
 from srcad.compiler import cache
 from srcad.runtime.arguments import (is_container, like_argument, promote,
                                      refuse_not_plain_arguments, seed_for, unshared, wrt_parameters)
-from srcad.api.adapters import adapter, has_no_body_of_its_own, transformable
+from srcad.api.adapters import (adapter, by_position, gathers, has_no_body_of_its_own,
+                                 transformable)
 from srcad.compiler.frontend.parse import code_of
 from srcad.compiler.pipeline import source_after
 from srcad.errors import CotangentError, UsageError
 from srcad.ops.callables import call_method_of, unwrapped
+from srcad.runtime.calls import fixed_arity
 from srcad.runtime.hooks import DerivativeFunction
 from srcad.api.fast_paths import (array_runner, float64_arrays, float64_ranks, float_program,
                               fused_runner, guards_of)
@@ -183,6 +185,63 @@ class Derivative:
         return shaped if self.as_tuple else shaped[0]
 
 
+class ByArity:
+    """A Derivative of a function that gathers positional arguments in `*args`, with `wrt`
+    indexing one of them: one Derivative per count of positional arguments and names of
+    keyword arguments, of a function with those parameters calling it
+    (`calls.fixed_arity`)."""
+
+    def __init__(self, fn, wrt=0, has_aux=False):
+        self.fn, self.wrt, self.has_aux = fn, by_position(fn, wrt), has_aux
+        self._made = {}
+        self.latest = None
+
+    def at(self, args, kwargs) -> Derivative:
+        """The Derivative for a call with these arguments."""
+        key = (len(args), tuple(kwargs))
+        made = self._made.get(key)
+        if made is None:
+            made = self._made[key] = Derivative(fixed_arity(self.fn, *key), self.wrt,
+                                                self.has_aux)
+        self.latest = made
+        return made
+
+    @property
+    def source(self) -> str:
+        if self.latest is None:
+            raise UsageError(f"the program of {self.fn!r} depends on how many arguments its "
+                             "`*args` gathers, and it has not been called yet.",
+                             fix="call the derivative once first, or use `srcad.show(f, "
+                             "wrt, args=(...))`.")
+        return self.latest.source
+
+    def fused_call(self, args):
+        return self.at(args, {}).fused_call(args)
+
+    def array_call(self, args):
+        return self.at(args, {}).array_call(args)
+
+    def gradients_only(self, args, kwargs):
+        return self.at(args, kwargs).gradients_only(args, kwargs)
+
+    def value_and_gradients(self, args, kwargs):
+        return self.at(args, kwargs).value_and_gradients(args, kwargs)
+
+    def forward(self, args, kwargs):
+        return self.at(args, kwargs).forward(args, kwargs)
+
+    def forward_sweep(self, args, kwargs):
+        return self.at(args, kwargs).forward_sweep(args, kwargs)
+
+    def gradients(self, backward, cotangent, originals):
+        return self.latest.gradients(backward, cotangent, originals)  # (same for any count)
+
+
+def derivative_of(fn, wrt=0, has_aux=False):
+    """A Derivative of `fn`, or one per count of arguments where `wrt` indexes `*args`."""
+    return ByArity(fn, wrt, has_aux) if gathers(fn, wrt) else Derivative(fn, wrt, has_aux)
+
+
 class _DerivativeFunction(DerivativeFunction):
     """A derivative of a user function, callable, with the generated program as `.source`.
     `kind`, of the class, says what a call returns: "grad" the gradients, "value_and_grad"
@@ -271,7 +330,7 @@ def grad(fn, wrt=0):
     shape and dtype; a tuple `wrt` gives a tuple of gradients. `.source` is the generated
     adjoint program.
     """
-    return _Grad(Derivative(fn, wrt))
+    return _Grad(derivative_of(fn, wrt))
 
 
 @_decorator_or_call
@@ -279,13 +338,13 @@ def value_and_grad(fn, wrt=0, has_aux=False):
     """Like `grad`, returning `(value, gradient)`. With `has_aux`, `fn` returns
     `(value, aux)`, only `value` is differentiated, and the result is
     `((value, aux), gradient)`."""
-    return _ValueAndGrad(Derivative(fn, wrt, has_aux))
+    return _ValueAndGrad(derivative_of(fn, wrt, has_aux))
 
 
 def vjp(fn, *args, wrt=0, **kwargs):
     """`(value, vjp_fn)`: the forward sweep runs once, and `vjp_fn(cotangent)` returns the
     gradient of `sum(cotangent * fn(*args))` with respect to the `wrt` parameters."""
-    pullback = _VJP(Derivative(fn, wrt), args, kwargs)
+    pullback = _VJP(derivative_of(fn, wrt), args, kwargs)
     return pullback.output, pullback
 
 
@@ -340,6 +399,13 @@ def show(fn, wrt=0, mode="rev", args=None, upto=None) -> None:
         raise UsageError(f"mode={mode!r}: srcad shows the adjoint (\"rev\"), the gradient-only "
                          "program of `grad` on arrays (\"grad\") and on Python floats "
                          "(\"floats\"), and the tangent program (\"fwd\").")
+    if gathers(fn, wrt):  # (its program depends on the count of arguments `*args` gathers)
+        if args is None:
+            raise UsageError(f"wrt={wrt!r} indexes the arguments {fn!r} gathers in `*args`: "
+                             "its program depends on how many a call passes.",
+                             fix="pass the arguments of a call: `srcad.show(f, wrt, "
+                             "args=(...))`.")
+        fn, wrt = fixed_arity(fn, len(args), ()), by_position(fn, wrt)
     if mode == "rev" and upto is None:
         print(Derivative(fn, wrt).source, end="")
         return

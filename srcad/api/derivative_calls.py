@@ -35,7 +35,7 @@ def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
     plan = _Plan(fn, args, kwargs)
     result = fn(*args, **kwargs)
     kwargs = plan.kwargs  # (and the defaults of `wrt` arguments the call leaves out)
-    program, order = tangent_program(fn.derivative.fn, plan.wrt_spec, plan.args, kwargs)
+    program, order = tangent_program(plan.function, plan.wrt_spec, plan.args, kwargs)
     inner = _after_seeds(active)
 
     def pullback(g):
@@ -55,7 +55,7 @@ def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: d
     result = fn(*args, **kwargs)
     kwargs = plan.kwargs  # (and the defaults of `wrt` arguments the call leaves out)
     live = [(spec, t) for spec, t in zip(active, tangents) if t is not None]
-    program, order = tangent_program(fn.derivative.fn, tuple(s for s, _ in live), args, kwargs)
+    program, order = tangent_program(plan.function, tuple(s for s, _ in live), args, kwargs)
     seeds = order(tuple(t for _, t in live), args, kwargs)
     (_, slope), back = calls.call_vjp(program, _after_seeds(plan.wrt_spec), seeds, *args,
                                       **kwargs)
@@ -70,7 +70,8 @@ class _Plan:
     arguments and its output conventions."""
 
     def __init__(self, fn, args, kwargs):
-        d = _derivative(fn)
+        d = _derivative(fn, args, kwargs)
+        self.function = d.fn  # (what G differentiates: for `*args`, one per count of them)
         self.gradient_only = type(fn).kind == "grad"
         self.has_aux = d.has_aux
         self.several = isinstance(d.wrt, tuple)
@@ -103,14 +104,16 @@ class _Plan:
         return shaped if self.several else shaped[0]
 
 
-def _derivative(fn):
+def _derivative(fn, args: tuple, kwargs: dict) -> api.Derivative:
+    """The Derivative a call of `fn` with these arguments runs."""
     if type(fn).kind not in ("grad", "value_and_grad"):
         raise MissingRuleError(
             f"srcad cannot differentiate {fn!r}: the pullback `srcad.vjp` returns holds the "
             "values of its forward sweep, which srcad cannot follow.",
             fix="differentiate a function that calls `srcad.grad` or `srcad.value_and_grad` "
             "instead.")
-    return fn.derivative
+    d = fn.derivative
+    return d.at(args, kwargs) if isinstance(d, api.ByArity) else d
 
 
 def _missing(fn, spec):
@@ -129,9 +132,11 @@ def derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     `G(*params)` and its tangent, the gradient of h's directional derivative, written as
     Python source that srcad can differentiate once more (third order and beyond)."""
     fn = fn.in_source_mode()
-    d = _derivative(fn)
+    d = _derivative(fn, args, kwargs)
     program, order = tangent_program(d.fn, spec, args, kwargs)
-    parameters, passed, defaults = parameters_of(fn)
+    # (of G, or for `*args` of the function with one parameter per argument of this call)
+    parameters, passed, defaults = parameters_of(
+        d.fn if isinstance(fn.derivative, api.ByArity) else fn)
     seeds = "seeds"
     while seeds in inspect.signature(fn).parameters:  # a derivative of one: no clash
         seeds += "_"

@@ -21,7 +21,7 @@ from srcad.api import derivative as api
 from srcad.compiler import cache
 from srcad.runtime.arguments import (copied, is_container, leaves, like_argument, promote, rebuilt,
                              wrt_parameters)
-from srcad.api.adapters import transformable
+from srcad.api.adapters import PerArity, gathers, transformable
 from srcad.api.fast_paths import guards_of
 from srcad.api.forward import checked_tangent, jvp, like_output
 from srcad.api.jacobian_batches import BatchedColumns
@@ -244,6 +244,8 @@ def jacobian(fn, wrt=0, mode="auto"):
     """`jacobian(f, wrt, mode)(*args)`: shape `out.shape + x.shape` (nested for tuple
     `wrt`, pytree arguments and outputs). "fwd" runs one tangent program per input element,
     "rev" one backward sweep per output element; "auto" picks the fewer."""
+    if gathers(fn, wrt):
+        return PerArity(fn, wrt, lambda f, w: _Jacobian(f, w, mode))
     return _Jacobian(fn, wrt, mode)
 
 
@@ -297,6 +299,8 @@ class _HVP:
 def hvp(fn, wrt=0):
     """`hvp(f, wrt)(*args, v)`: the Hessian of scalar `f` in argument `wrt`, times `v` (of
     the argument's structure and shapes), without forming the Hessian."""
+    if gathers(fn, wrt):
+        return PerArity(fn, wrt, _HVP, trailing=1)
     return _HVP(fn, wrt)
 
 
@@ -315,6 +319,8 @@ class _Hessian(_Jacobian):
 def hessian(fn, wrt=0):
     """`hessian(f, wrt)(*args)`: shape `x.shape + x.shape` for an array argument `x`;
     nested like `jacobian(grad(f, wrt), wrt)` for tuple `wrt` and pytree arguments."""
+    if gathers(fn, wrt):
+        return PerArity(fn, wrt, _Hessian)
     return _Hessian(fn, wrt)
 
 

@@ -12,6 +12,7 @@ and a real argument's gradient is the real part of what the backward sweep compu
 from __future__ import annotations
 
 import functools
+import inspect
 import numbers
 
 import numpy as np
@@ -21,13 +22,22 @@ from srcad.errors import (NonDifferentiableInputError, NonScalarOutputError, Src
 from srcad.kernels.outlines import Outline
 
 
-def wrt_parameters(code, wrt, bound=0) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
+def wrt_parameters(code, wrt, bound=0, gathered=False
+                   ) -> tuple[tuple[str, ...], tuple[int | None, ...]]:
     """Names of the parameters `wrt` selects, and their positions (None if keyword-only).
 
-    `bound` leading parameters are already bound (a method's `self`) and not counted."""
+    `bound` leading parameters are already bound (a method's `self`) and not counted. With
+    `gathered`, a position past the named ones selects an argument `*args` gathers (named
+    `args[k]`), as JAX's argnums do; source mode differentiates those through a function
+    with one parameter per argument (api/adapters.py) instead."""
     receivers = code.co_varnames[:bound]
     positional = code.co_varnames[bound:code.co_argcount]
     keyword_only = code.co_varnames[code.co_argcount:code.co_argcount + code.co_kwonlyargcount]
+    if gathered and code.co_flags & inspect.CO_VARARGS:
+        star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount]
+        positional = positional + tuple(f"{star}[{k}]" for k in range(max(
+            [i - len(positional) + 1 for i in (wrt if isinstance(wrt, tuple) else (wrt,))
+             if isinstance(i, (int, np.integer)) and not isinstance(i, bool)] + [0])))
     if wrt == ():
         raise WrtError(f"wrt=() selects no parameter of {code.co_name} to differentiate.",
                        fix="name at least one: wrt=0, wrt=(0, 1) or wrt='w'.")

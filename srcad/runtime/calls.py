@@ -533,7 +533,7 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
             and jvp_rules(function) is None and not is_nondifferentiable(fn):
         fn = function  # its own tangent program, as `jvp_call` would run it
     else:
-        fn = _wrapper(fn, len(args), tuple(kwargs))
+        fn = fixed_arity(fn, len(args), tuple(kwargs))
     places = [parameter_of(fn, s) for s in spec]
     order = SeedOrder(fn, places)
     containers = containers_of(places, spec, args, kwargs)
@@ -576,10 +576,11 @@ def _direct_call(caller, args: tuple, kwargs: dict) -> types.FunctionType:
     return made
 
 
-def _wrapper(callee, count: int, keywords: tuple) -> types.FunctionType:
+def fixed_arity(callee, count: int, keywords: tuple) -> types.FunctionType:
     """`def call(a0, .., *, k, ..): return callee(a0, .., k=k, ..)`, with source in
     linecache, so that srcad transforms a call of `callee` (a NumPy function, a builtin)
-    with the rules it has; a `functools.partial` calls its function with the values it
+    with the rules it has, or of a function gathering `*args` with one parameter per
+    argument (api/adapters.py); a `functools.partial` calls its function with the values it
     binds (constants here: a partial of differentiated values is refused where it is made)."""
     try:
         key = (callee, count, keywords)

@@ -50,7 +50,7 @@ class TapeGradient(DerivativeFunction):
         code = getattr(function, "__code__", None)
         if code is not None:
             receivers = 1 if hasattr(target, "__func__") else 0
-            self.names, self.positions = wrt_parameters(code, wrt, receivers)
+            self.names, self.positions = wrt_parameters(code, wrt, receivers, gathered=True)
         else:  # a ufunc, builtin or other callable without code: positions only
             items = wrt if isinstance(wrt, tuple) else (wrt,)
             if not all(isinstance(i, int) and i >= 0 for i in items):
