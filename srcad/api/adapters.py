@@ -59,22 +59,26 @@ def adapter(fn) -> types.FunctionType:
 
 
 def gathers(fn, wrt) -> bool:
-    """Whether `fn` gathers positional arguments in `*args` and `wrt` indexes one of them:
-    a position past its named positional parameters."""
+    """Whether the Python function `fn` runs gathers positional arguments in `*args` and
+    `wrt` selects one of them: a position (or the name, in the signature the user sees
+    through `__wrapped__`, of a parameter) past the named positional parameters of what
+    runs. A decorator's `wrapper(*args, **kwargs)` is what runs."""
     try:
-        parameters = list(inspect.signature(fn).parameters.values())
+        runs = list(inspect.signature(unwrapped(fn), follow_wrapped=False).parameters.values())
+        positions = by_position(fn, wrt)
     except (TypeError, ValueError):  # (a callable without a signature: no `*args` seen)
         return False
-    if not any(p.kind is p.VAR_POSITIONAL for p in parameters):
+    if not any(p.kind is p.VAR_POSITIONAL for p in runs):
         return False
-    named = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in parameters)
+    named = sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in runs)
     return any(isinstance(item, int) and not isinstance(item, bool) and item >= named
-               for item in (wrt if isinstance(wrt, tuple) else (wrt,)))
+               for item in (positions if isinstance(positions, tuple) else (positions,)))
 
 
 def by_position(fn, wrt):
-    """`wrt` with the names of `fn`'s named positional parameters as their positions, for
-    `fixed_arity`'s function, whose parameters are `a0, a1, ...`."""
+    """`wrt` with the names of positional parameters (in the signature the user sees, through
+    `__wrapped__`) as their positions, for `fixed_arity`'s function, whose parameters are
+    `a0, a1, ...`."""
     parameters = list(inspect.signature(fn).parameters.values())
     named = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY,
                                                       p.POSITIONAL_OR_KEYWORD)]

@@ -10,6 +10,7 @@ and a derivative object keeps the programs it found before the switch.
 from __future__ import annotations
 
 import contextlib
+import threading
 
 OPTIONAL = {
     "softmax": "softmax written out becomes the fused softmax rules (transform/softmax.py)",
@@ -31,16 +32,17 @@ OPTIONAL = {
 }
 
 _OFF = [frozenset()]  # (a list: `off` replaces its one item whole)
+_HERE = threading.local()  # `off_in_this_thread`'s, for `srcad.show` (no other thread sees it)
 
 
 def enabled(name: str) -> bool:
     """Whether the optimisation `name` (a key of OPTIONAL) is in use."""
-    return name not in _OFF[0]
+    return name not in _OFF[0] and name not in getattr(_HERE, "off", ())
 
 
 def switched_off() -> frozenset:
     """The optimisations left out now (part of the transformation cache's key)."""
-    return _OFF[0]
+    return _OFF[0] | getattr(_HERE, "off", frozenset())
 
 
 @contextlib.contextmanager
@@ -55,3 +57,15 @@ def off(*names: str):
         yield
     finally:
         _OFF[0] = previous
+
+
+@contextlib.contextmanager
+def off_in_this_thread(*names: str):
+    """Leave the optimisations `names` out inside the block, in this thread alone (what
+    `srcad.show(f, upto="differentiate")` shows while other threads compile as usual)."""
+    previous = getattr(_HERE, "off", frozenset())
+    _HERE.off = previous | frozenset(names)
+    try:
+        yield
+    finally:
+        _HERE.off = previous

@@ -33,7 +33,7 @@ from srcad.compiler.frontend.functional import call_written_helpers, forget_vari
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
-from srcad.compiler.passes import OPTIONAL, enabled, off, switched_off
+from srcad.compiler.passes import OPTIONAL, enabled, off_in_this_thread
 from srcad.compiler.transform.batched import BatchedTangents
 from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.forward import forward
@@ -273,12 +273,15 @@ def source_after(fn, wrt: tuple[str, ...], mode: str, upto: str, **options) -> s
     """The program as it stands after the pass `upto` of `mode`, as source: the function in
     simple form before a derivative is made, the derivative program after (`srcad.show`);
     `options` are Program's (`scalars`, `arrays`). `upto="differentiate"` is the mode's
-    reverse or forward pass without the rewrites inside it: the plain derivative."""
+    reverse or forward pass without the rewrites inside it and the optional passes before
+    it: the plain derivative."""
     if upto == "emit":  # (what runs: the compiled program)
         return emit(run_passes(Program(fn, wrt, mode, **options))).source.rstrip("\n")
-    if upto == DIFFERENTIATE:
+    if upto == DIFFERENTIATE:  # (without the optional passes before it either: softmax)
         upto = next(step.name for step in PASSES[mode] if step.name in ("reverse", "forward"))
-        with off(*(set(INNER[upto]) - switched_off())):
+        earlier = [step.name for step in PASSES[mode][:[s.name for s in PASSES[mode]].index(
+            upto)] if step.optional]
+        with off_in_this_thread(*INNER[upto], *earlier):
             program = run_passes(Program(fn, wrt, mode, **options), upto)
     else:
         program = run_passes(Program(fn, wrt, mode, **options), upto)
@@ -305,7 +308,7 @@ def describe_passes() -> str:
     lines += ["", "* can be switched off, `with srcad.passes.off(name):`, as can the API's choices "
               f"of mode: {', '.join(choices)} (srcad.passes.OPTIONAL)",
               f"`--upto {DIFFERENTIATE}` shows the program after reverse or forward without "
-              "the rewrites inside it: the plain derivative"]
+              "the rewrites inside it or the optional passes before it: the plain derivative"]
     return "\n".join(lines)
 
 

@@ -388,8 +388,13 @@ def field_index(value, name: str) -> int:
     return fields.index(name)
 
 
-def field_adjoint(g, value, name: str) -> tuple:
-    """The adjoint of a named tuple whose field `name` has the adjoint `g`."""
+def field_adjoint(g, value, name: str) -> tuple | None:
+    """The adjoint of a named tuple whose field `name` has the adjoint `g`; None for another
+    object (one that rides in a tuple with differentiated values, as a method's receiver in
+    `args`): srcad sees no derivative in its attributes (one made from differentiated
+    values is refused where it is made)."""
+    if not isinstance(value, tuple):
+        return None
     parts = [None] * len(value)
     parts[field_index(value, name)] = g
     return tuple(parts)

@@ -11,16 +11,22 @@ import types
 
 
 def unwrapped(fn):
-    """`inspect.unwrap(fn)`, but a bound method of a decorated function (`functools.wraps`)
-    stays bound: unwrapping the method itself reads `__wrapped__` through it and finds the
-    plain function, without the receiver it must be called with. An object whose class
-    defines `__call__` in Python (a layer, a model) is that bound method."""
+    """The Python function `fn` runs: `fn` itself when it is one, else what its
+    `__wrapped__` chain leads to (`functools.lru_cache`, `functools.wraps` of an object),
+    stopping at the first Python function. A decorator's wrapper is what runs, and it may
+    change the value (`2 * f(x)`): it is transformed as written, never skipped for the
+    function it wraps. A bound method stays bound; an object whose class defines
+    `__call__` in Python (a layer, a model) is that bound method."""
     if call_method_of(fn) is not None:
         fn = fn.__call__
     if isinstance(fn, types.MethodType):
-        function = inspect.unwrap(fn.__func__)
+        function = inspect.unwrap(fn.__func__, stop=_runs_itself)
         return fn if function is fn.__func__ else types.MethodType(function, fn.__self__)
-    return inspect.unwrap(fn)
+    return inspect.unwrap(fn, stop=_runs_itself)
+
+
+def _runs_itself(fn) -> bool:
+    return isinstance(fn, types.FunctionType)
 
 
 def call_method_of(fn):

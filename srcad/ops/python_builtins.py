@@ -137,6 +137,18 @@ defjvp(starred_parts, lambda g, ans, value, before, after: None if g is None els
        starred_parts(g, before, after), None, None)
 
 
+def starred_call(fn, positional, keywords: dict):
+    """`fn(*positional, **keywords)`: what the frontend writes for a call with `*xs` or
+    `**kw` arguments; runtime/calls.py differentiates it as the call of `fn` it makes."""
+    return fn(*positional, **keywords)
+
+
+def starred_method(receiver, name: str, positional, keywords: dict):
+    """`receiver.name(*positional, **keywords)`, as `starred_call` (a method's receiver may
+    carry a derivative, as `x` in `x.reshape(*shape)` does)."""
+    return getattr(receiver, name)(*positional, **keywords)
+
+
 def merged(a: dict, b: dict) -> dict:
     """`{**a, **b}`: what the frontend writes for a dict display with `**` entries."""
     return {**a, **b}

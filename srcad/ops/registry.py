@@ -60,7 +60,7 @@ class Op:
     #                                  (broadcast) argument alone (np.sin, operator.add)
     math_twin: str | None = None     # the `math` function that computes it on one float
     promotes: bool = False           # elementwise, its result has its operands' promoted
-    #                                  dtype when one of them is inexact (kernels/outlines.py)
+    #                                  dtype when one of them is inexact (transform/outline.py)
     reduction: object = None         # it reduces axes (np.sum): the ufunc whose `reduce` it
     #                                  is (np.add), or its name when it is none's (np.mean)
     pure: bool = False               # calling it has no effect but its value (out= aside)
@@ -98,9 +98,10 @@ def _record(fn) -> Op:
 
 
 def declare(fn: Callable, **facts) -> None:
-    """Record facts of `fn` the compiler relies on, `view`, `new_array`, `elementwise`,
-    `math_twin` (see `Op`); srcad's modules declare them beside the rules
-    (docs/architecture.md)."""
+    """Record facts of `fn` the compiler, the runtime and the tape rely on (`Op` lists
+    them: `view`, `new_array`, `elementwise`, `math_twin`, `promotes`, `reduction`,
+    `pure`, `sequence`, `takes_sequences`, `methods`, `batched`); srcad's modules declare
+    them beside the rules (docs/architecture.md)."""
     op = _record(fn)
     for fact, value in facts.items():
         if fact not in _FACTS:

@@ -19,7 +19,7 @@ def call(fn, active: tuple, tangents: tuple, *args, **kwargs):
     """`(fn(*args, **kwargs), its batched tangent)` for a Python function without rules:
     its own batched tangent program, seeded with the batched tangents of the arguments at
     `active` (positions or names). Anything else is not batched here."""
-    function = unwrapped(fn)
+    function = unwrapped(calls.spread(fn, args))
     if not isinstance(function, types.FunctionType) or isinstance(fn, CustomGradient) \
             or calls.vjp_rules(fn) is not None or calls.jvp_rules(fn) is not None \
             or calls.is_derivative(fn) or calls.is_nondifferentiable(fn):

@@ -34,6 +34,7 @@ from srcad.errors import MissingRuleError, SrcadError, UnsupportedDerivativeErro
 from srcad.kernels.adjoints import holds_floats
 from srcad.ops import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
+from srcad.ops.python_builtins import starred_call, starred_method
 from srcad.ops.registry import rule_slot
 from srcad.runtime import methods
 from srcad.runtime.arguments import copied, is_container
@@ -47,6 +48,8 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
     rules = vjp_rules(fn)
     if rules is not None:
         return _by_rules(fn, rules, active, args, kwargs)
+    if fn is starred_call or fn is starred_method:  # `f(*xs, **kw)`: the call spelled out
+        return _by_source(spread(fn, args), active, args, kwargs)
     if fn is call_jvp or fn is call_method_jvp:  # in a tangent program differentiated again
         return vjp_of_tangent_call(fn, active, args, kwargs)
     if isinstance(fn, DerivativeFunction):  # `srcad.grad(h)` called in the function
@@ -69,6 +72,29 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
     raise MissingRuleError(
         f"srcad has no derivative rule for {fn!r}, and a differentiated value flows into it.",
         fix="register one with `srcad.defvjp(fn, lambda g, ans, x: ...)`.")
+
+
+def spread(fn, args: tuple):
+    """`fn`, or for `starred_call(f, xs, kw)` (`starred_method(r, "name", xs, kw)`) a
+    function of the same parameters that makes the call with the items of `xs` and `kw`
+    spelled out for this call, `def call(callee, xs, kw): return callee(xs[0], xs[1],
+    k=kw["k"])`: srcad transforms it as any function, in every mode and order."""
+    if fn is not starred_call and fn is not starred_method:
+        return fn
+    method = fn is starred_method
+    positional, keywords = args[1 + method], args[2 + method]
+    if not isinstance(positional, (tuple, list, np.ndarray)) or not isinstance(keywords, dict) \
+            or not all(isinstance(k, str) and k.isidentifier() for k in keywords):
+        raise UnsupportedDerivativeError(
+            f"srcad differentiates `*xs` of a tuple, list or array and `**kw` of a dict with "
+            f"names for keys; this call passes a {type(positional).__name__} and a "
+            f"{type(keywords).__name__}.", fix="make a tuple of the values first: "
+            "`f(*tuple(xs))`.")
+    items = ", ".join([f"xs[{k}]" for k in range(len(positional))]
+                      + [f"{k}=kw[{k!r}]" for k in keywords])
+    head, callee = ("receiver, name, ", f"receiver.{args[1]}") if method \
+        else ("callee, ", "callee")
+    return defined_by(f"def call({head}xs, kw):\n    return {callee}({items})\n", "call", {})
 
 
 def call_method_vjp(receiver, name: str, active: tuple, *args, **kwargs):
@@ -320,6 +346,8 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         return _jvp_by_rules(fn, rules, active, tangents, args, kwargs)
     if is_nondifferentiable(fn) or all(t is None for t in tangents):
         return fn(*args, **kwargs), None
+    if fn is starred_call or fn is starred_method:  # `f(*xs, **kw)`: the call spelled out
+        return _jvp_by_source(spread(fn, args), active, tangents, args, kwargs, reached)
     if fn is call_jvp or fn is call_method_jvp:  # a tangent program differentiated again
         return jvp_of_tangent_call(fn, active, tangents, args, kwargs)
     if isinstance(fn, functools.partial):
@@ -528,7 +556,7 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
         fn = _direct_call(fn, args, kwargs)
     if isinstance(fn, CustomGradient):  # before unwrapping, which would find its body
         return ABOVE.custom_tangent_program(fn, spec, args, kwargs)
-    function = unwrapped(fn)
+    function = unwrapped(spread(fn, args))
     if isinstance(function, types.FunctionType) and jvp_rules(fn) is None \
             and jvp_rules(function) is None and not is_nondifferentiable(fn):
         fn = function  # its own tangent program, as `jvp_call` would run it

@@ -56,6 +56,40 @@ def test_upto_differentiate_is_the_plain_derivative_of_each_mode(capsys):
     assert "b_sin_0 = b_y * 3.0" in capsys.readouterr().out
 
 
+def softmax_rows(x):
+    shifted = x - np.max(x, axis=1, keepdims=True)
+    e = np.exp(shifted)
+    return np.sum(e / np.sum(e, axis=1, keepdims=True) * x)
+
+
+def test_upto_differentiate_leaves_the_softmax_written_out(capsys):
+    srcad.show(softmax_rows, upto="differentiate")
+    assert "softmax_vjp" not in capsys.readouterr().out
+    srcad.show(softmax_rows)
+    assert "softmax_vjp" in capsys.readouterr().out
+
+
+def test_upto_differentiate_switches_nothing_off_for_other_threads():
+    import contextlib
+    import io
+    import threading
+    errors = []
+
+    def show_many():
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                for _ in range(20):
+                    srcad.show(chain, upto="differentiate")
+        except Exception as error:  # (reported below)
+            errors.append(error)
+    threads = [threading.Thread(target=show_many) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == [] and passes.switched_off() == frozenset()
+
+
 def test_the_program_after_each_pass_of_each_shown_mode(capsys):
     for mode, pipeline_mode in [("rev", "rev"), ("grad", "gradient"), ("floats", "fused"),
                                 ("fwd", "fwd")]:

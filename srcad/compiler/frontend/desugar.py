@@ -169,6 +169,45 @@ class Desugaring:
             result = gast.Call(merge, [result, part], [])
         return self._simple(gast.copy_location(result, node))
 
+    def _starred_call(self, node: gast.Call):
+        """`f(a, *xs, k=v, **kw)` as `starred_call(f, joined((a,), tuple(xs)), merged({"k":
+        v}, kw))` (a method's as `starred_method(receiver, "name", ...)`): the arguments
+        become one tuple and one dict, whose items runtime/calls.py differentiates as the
+        arguments of the call they make when it runs."""
+        def helper(fn):
+            return self.resolver.helper(fn, self.namer)
+        segments, plain = [], []
+        for argument in node.args:
+            if isinstance(argument, gast.Starred):
+                if plain:
+                    segments.append(gast.Tuple(plain, gast.Load()))
+                    plain = []
+                segments.append(argument.value)
+            else:
+                plain.append(argument)
+        if plain:
+            segments.append(gast.Tuple(plain, gast.Load()))
+        if len(segments) == 1:  # `f(*xs)`: the iterable itself
+            positional = segments[0]
+        else:
+            positional = None
+            for segment in segments:
+                part = segment if isinstance(segment, gast.Tuple) \
+                    else gast.Call(helper(tuple), [segment], [])
+                positional = part if positional is None \
+                    else gast.Call(helper(python_builtins.joined), [positional, part], [])
+        keywords = gast.Dict([None if k.arg is None else gast.Constant(k.arg, None)
+                              for k in node.keywords], [k.value for k in node.keywords])
+        parts = [self._atom(positional), self._atom(keywords)]
+        func = node.func
+        if isinstance(func, gast.Attribute) and not self._is_global_chain(func):
+            call = gast.Call(helper(python_builtins.starred_method), [
+                self._atom(func.value), gast.Constant(func.attr, None), *parts], [])
+        else:
+            callee = func if self._is_global_chain(func) else self._atom(func)
+            call = gast.Call(helper(python_builtins.starred_call), [callee, *parts], [])
+        return gast.copy_location(call, node)
+
     def _raise(self, node: gast.Raise):
         """`raise E` (`from C`) as a call the forward sweep runs, `raised(E, C)`."""
         helper = self.resolver.helper(python_builtins.raised, self.namer)

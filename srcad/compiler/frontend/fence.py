@@ -118,10 +118,12 @@ def _leaves(target):
 
 
 def _check_expression_tree(root, parsed):
+    spread = {id(argument) for node in walk(root) if isinstance(node, gast.Call)
+              for argument in node.args if isinstance(argument, gast.Starred)}
     for node in walk(root):
+        if id(node) in spread:  # `f(*xs)`: normalize writes the call as `starred_call`
+            continue
         if isinstance(node, (ALLOWED_EXPRESSIONS, STRUCTURAL)):
-            if isinstance(node, gast.Call) and any(k.arg is None for k in node.keywords):
-                _refuse(node, parsed, what="`**kwargs` in calls", fix="pass keywords explicitly")
             if isinstance(node, gast.Call) and any(k.arg == "out" for k in node.keywords):
                 _refuse(node, parsed, what="`out=` arguments (they write in place)",
                         fix="assign the result instead: `y = np.add(a, b)`")

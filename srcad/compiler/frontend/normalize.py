@@ -142,6 +142,13 @@ class _Normalizer(Desugaring, NestedFunctions):
             call = node.value  # (its arguments as atoms: frontend/functional.py may rewrite it)
             self._emit(gast.Expr(gast.Call(call.func, [self._atom(a) for a in call.args], [
                 gast.keyword(k.arg, self._atom(k.value)) for k in call.keywords])), node)
+        elif isinstance(node, gast.Expr) and _passes_calls(node.value):
+            call = node.value  # `log.append(len(xs))`: what it passes, computed first (an
+            #                    effect receives `len(xs)`, a number, not `xs`: check_effect)
+            self._emit(gast.Expr(self._renamed(gast.Call(call.func, [
+                self._atom(a) if isinstance(a, gast.Call) else a for a in call.args], [
+                gast.keyword(k.arg, self._atom(k.value) if isinstance(k.value, gast.Call)
+                             else k.value) for k in call.keywords]))), node)
         elif isinstance(node, gast.Expr) and not _is_docstring(node):
             self._emit(gast.Expr(self._renamed(node.value)), node)
         elif isinstance(node, gast.If):
@@ -304,6 +311,9 @@ class _Normalizer(Desugaring, NestedFunctions):
             return self._short_circuit(node)
         if isinstance(node, gast.Call) and self._is_reduce(node):
             return self._reduction(node)
+        if isinstance(node, gast.Call) and (any(isinstance(a, gast.Starred) for a in node.args)
+                                            or any(k.arg is None for k in node.keywords)):
+            return self._starred_call(node)
         if isinstance(node, gast.Call):
             func = node.func if self._is_global_chain(node.func) else self._simple(
                 node.func) if isinstance(node.func, (gast.Name, gast.Attribute)) \
@@ -390,6 +400,15 @@ def _is_append(call, local_names, method="append") -> bool:
             and call.func.attr == method and isinstance(call.func.value, gast.Name)
             and call.func.value.id in local_names and len(call.args) == 1
             and not call.keywords)
+
+
+def _passes_calls(value) -> bool:
+    """A call made for its effect passing the results of calls, none of them spread."""
+    return isinstance(value, gast.Call) and not any(
+        isinstance(a, gast.Starred) for a in value.args) \
+        and all(k.arg is not None for k in value.keywords) \
+        and any(isinstance(a, gast.Call) for a in [*value.args, *(k.value for k in
+                                                                   value.keywords)])
 
 
 def _is_docstring(node) -> bool:
