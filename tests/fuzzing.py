@@ -7,7 +7,8 @@ checked against finite differences and against each other.
 `np.zeros` filled element by element or by slices, augmented assignment, lists built in a
 loop, dicts, helper functions), with the arguments to call it at: `x` a Python float or a
 float64 vector, `y` a float64 vector or a matrix of two columns; helpers
-taking `(a, b)`, `(*args)`, a keyword-only or a defaulted parameter; nested functions and
+taking `(a, b)`, `(*args)`, a keyword-only or a defaulted parameter, called as written or
+with `*(a, b)` / `**{'b': b}`; nested functions and
 lambdas reading the enclosing function's variables. `check(program)` writes the
 module to a file (srcad reads source from files), then compares:
 
@@ -350,7 +351,9 @@ class _Writer:
         unpack = ["    a, b = args"] if style == "star" else []
         self.helpers += [f"def {name}{header}:", *unpack, *body, "", ""]
         self.helper_kinds[name] = (kinds, out)
-        self.helper_calls[name] = "{0}({1}, b={2})" if style == "keywords" else "{0}({1}, {2})"
+        spread = self.draw(st.booleans())  # called with `*(a, b)` or `**{"b": b}`
+        self.helper_calls[name] = ("{0}({1}, **{{'b': {2}}})" if spread else "{0}({1}, b={2})") \
+            if style == "keywords" else "{0}(*({1}, {2}))" if spread else "{0}({1}, {2})"
 
 
 @st.composite
