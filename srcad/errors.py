@@ -65,6 +65,11 @@ class MissingRuleError(SrcadError, NotImplementedError):
     """A differentiated value flows into a callable that has no derivative rule."""
 
 
+class MissingJVPRuleError(MissingRuleError):
+    """Forward mode meets a callable with no JVP rule (reverse mode may have one:
+    `jacobian(mode="auto")` then computes by reverse mode)."""
+
+
 class UnsupportedDerivativeError(SrcadError, NotImplementedError):
     """A derivative of an order or kind srcad does not compute (it never guesses one)."""
 

@@ -16,6 +16,7 @@ import inspect
 import types
 
 from srcad.errors import UsageError
+from srcad.ops import jvp_rules, vjp_rules
 from srcad.ops.callables import unwrapped
 from srcad.runtime.calls import defined_by, fixed_arity, is_derivative
 from srcad.runtime.control import CustomGradient
@@ -58,6 +59,14 @@ def adapter(fn) -> types.FunctionType:
     return defined_by(source, name, namespace)
 
 
+def per_call(fn, wrt) -> bool:
+    """Whether srcad differentiates `fn` through a function with one parameter per
+    argument of a call (`calls.fixed_arity`), made for each count of arguments: where
+    `wrt` indexes what `*args` gathers, and for a callable with derivative rules
+    (`srcad.grad(np.sqrt)`, a user's function with `defvjp`), whose rules then apply."""
+    return gathers(fn, wrt) or vjp_rules(fn) is not None or jvp_rules(fn) is not None
+
+
 def gathers(fn, wrt) -> bool:
     """Whether the Python function `fn` runs gathers positional arguments in `*args` and
     `wrt` selects one of them: a position (or the name, in the signature the user sees
@@ -79,7 +88,10 @@ def by_position(fn, wrt):
     """`wrt` with the names of positional parameters (in the signature the user sees, through
     `__wrapped__`) as their positions, for `fixed_arity`'s function, whose parameters are
     `a0, a1, ...`."""
-    parameters = list(inspect.signature(fn).parameters.values())
+    try:
+        parameters = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):  # (a builtin without one: positions only)
+        parameters = []
     named = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY,
                                                       p.POSITIONAL_OR_KEYWORD)]
     items = tuple(named.index(w) if isinstance(w, str) and w in named else w
@@ -91,7 +103,8 @@ class PerArity:
     """`make(fixed_arity(fn, ...), wrt)` for each count of positional arguments and names of
     keyword arguments a call passes (the last `trailing` positional ones are not `fn`'s:
     hvp's vector), called with the call's arguments: a Jacobian, Hessian or hvp of a
-    function that gathers `*args`, with `wrt` indexing one of them."""
+    function that gathers `*args`, with `wrt` indexing one of them, or of a callable with
+    rules (`per_call`)."""
 
     def __init__(self, fn, wrt, make, trailing: int = 0):
         self.fn, self.wrt, self.make, self.trailing = fn, by_position(fn, wrt), make, trailing
@@ -109,8 +122,9 @@ class PerArity:
     @property
     def source(self) -> str:
         if self.latest is None:
-            raise UsageError(f"the program of {self.fn!r} depends on how many arguments its "
-                             "`*args` gathers, and it has not been called yet.",
+            raise UsageError(f"the program of {self.fn!r} is made for the arguments of a call "
+                             "(it gathers `*args`, or srcad applies its rules), and it has not "
+                             "been called yet.",
                              fix="call it once first.")
         return self.latest.source
 

@@ -15,7 +15,7 @@ import numpy as np
 from srcad.compiler import cache
 from srcad.runtime.arguments import (is_container, like_argument, promote,
                                      refuse_not_plain_arguments, seed_for, unshared, wrt_parameters)
-from srcad.api.adapters import (adapter, by_position, gathers, has_no_body_of_its_own,
+from srcad.api.adapters import (adapter, by_position, has_no_body_of_its_own, per_call,
                                  transformable)
 from srcad.compiler.frontend.parse import code_of
 from srcad.compiler.pipeline import source_after
@@ -187,9 +187,9 @@ class Derivative:
 
 class ByArity:
     """A Derivative of a function that gathers positional arguments in `*args`, with `wrt`
-    indexing one of them: one Derivative per count of positional arguments and names of
-    keyword arguments, of a function with those parameters calling it
-    (`calls.fixed_arity`)."""
+    indexing one of them, or of a callable with rules (`adapters.per_call`): one Derivative
+    per count of positional arguments and names of keyword arguments, of a function with
+    those parameters calling it (`calls.fixed_arity`)."""
 
     def __init__(self, fn, wrt=0, has_aux=False):
         self.fn, self.wrt, self.has_aux = fn, by_position(fn, wrt), has_aux
@@ -209,8 +209,9 @@ class ByArity:
     @property
     def source(self) -> str:
         if self.latest is None:
-            raise UsageError(f"the program of {self.fn!r} depends on how many arguments its "
-                             "`*args` gathers, and it has not been called yet.",
+            raise UsageError(f"the program of {self.fn!r} is made for the arguments of a call "
+                             "(it gathers `*args`, or srcad applies its rules), and it has not "
+                             "been called yet.",
                              fix="call the derivative once first, or use `srcad.show(f, "
                              "wrt, args=(...))`.")
         return self.latest.source
@@ -239,7 +240,7 @@ class ByArity:
 
 def derivative_of(fn, wrt=0, has_aux=False):
     """A Derivative of `fn`, or one per count of arguments where `wrt` indexes `*args`."""
-    return ByArity(fn, wrt, has_aux) if gathers(fn, wrt) else Derivative(fn, wrt, has_aux)
+    return ByArity(fn, wrt, has_aux) if per_call(fn, wrt) else Derivative(fn, wrt, has_aux)
 
 
 class _DerivativeFunction(DerivativeFunction):
@@ -399,10 +400,10 @@ def show(fn, wrt=0, mode="rev", args=None, upto=None) -> None:
         raise UsageError(f"mode={mode!r}: srcad shows the adjoint (\"rev\"), the gradient-only "
                          "program of `grad` on arrays (\"grad\") and on Python floats "
                          "(\"floats\"), and the tangent program (\"fwd\").")
-    if gathers(fn, wrt):  # (its program depends on the count of arguments `*args` gathers)
+    if per_call(fn, wrt):  # (its program depends on the count of arguments of a call)
         if args is None:
-            raise UsageError(f"wrt={wrt!r} indexes the arguments {fn!r} gathers in `*args`: "
-                             "its program depends on how many a call passes.",
+            raise UsageError(f"the program of {fn!r} is made for the arguments of a call (it "
+                             "gathers `*args`, or srcad applies its rules).",
                              fix="pass the arguments of a call: `srcad.show(f, wrt, "
                              "args=(...))`.")
         fn, wrt = fixed_arity(fn, len(args), ()), by_position(fn, wrt)

@@ -21,13 +21,13 @@ from srcad.api import derivative as api
 from srcad.compiler import cache
 from srcad.runtime.arguments import (copied, is_container, leaves, like_argument, promote, rebuilt,
                              wrt_parameters)
-from srcad.api.adapters import PerArity, gathers, transformable
+from srcad.api.adapters import PerArity, per_call, transformable
 from srcad.api.fast_paths import guards_of
 from srcad.api.forward import checked_tangent, jvp, like_output
 from srcad.api.jacobian_batches import BatchedColumns
 from srcad.compiler.frontend.parse import code_of
 from srcad.compiler.passes import enabled
-from srcad.errors import UsageError
+from srcad.errors import MissingJVPRuleError, UsageError
 from srcad.kernels.replay import replaying
 from srcad.kernels.batched import basis
 
@@ -59,22 +59,28 @@ class _Jacobian:
         inputs = [args[p] for p in self.positions]
         _refuse_complex(inputs, "argument")
         several = isinstance(self.wrt, tuple)
-        batched = self.batched(args, kwargs) if self.mode != "rev" and enabled("batch") \
-            else None
-        if batched is not None and (self.mode == "fwd" or _size(batched[0]) >= _size(inputs)):
-            output, blocks = batched  # one real array or number (jacobian_batches)
-            if not several:  # the common case: no structure to rebuild
-                return blocks[0][0][0]
-        elif self.mode == "rev":  # no tangent program: f may have VJP rules only
-            output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
-        else:
-            columns = _Columns(self.fn, args, kwargs, self.positions)
-            output = columns.output
-            _refuse_complex([output], "output")
-            if self.mode == "auto" and _size(output) < _size(inputs):
+        try:
+            batched = self.batched(args, kwargs) if self.mode != "rev" and enabled("batch") \
+                else None
+            if batched is not None and (self.mode == "fwd"
+                                        or _size(batched[0]) >= _size(inputs)):
+                output, blocks = batched  # one real array or number (jacobian_batches)
+                if not several:  # the common case: no structure to rebuild
+                    return blocks[0][0][0]
+            elif self.mode == "rev":  # no tangent program: f may have VJP rules only
                 output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
             else:
-                blocks = columns.all()
+                columns = _Columns(self.fn, args, kwargs, self.positions)
+                output = columns.output
+                _refuse_complex([output], "output")
+                if self.mode == "auto" and _size(output) < _size(inputs):
+                    output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
+                else:
+                    blocks = columns.all()
+        except MissingJVPRuleError:  # "auto": a callee with VJP rules alone (autograd's
+            if self.mode != "auto":  # `defvjp` habit): reverse mode computes it
+                raise
+            output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
         per_output_leaf = []
         for per_input in blocks:
             arguments = [rebuilt(x, iter(parts)) for x, parts in zip(inputs, per_input)]
@@ -244,7 +250,7 @@ def jacobian(fn, wrt=0, mode="auto"):
     """`jacobian(f, wrt, mode)(*args)`: shape `out.shape + x.shape` (nested for tuple
     `wrt`, pytree arguments and outputs). "fwd" runs one tangent program per input element,
     "rev" one backward sweep per output element; "auto" picks the fewer."""
-    if gathers(fn, wrt):
+    if per_call(fn, wrt):
         return PerArity(fn, wrt, lambda f, w: _Jacobian(f, w, mode))
     return _Jacobian(fn, wrt, mode)
 
@@ -299,7 +305,7 @@ class _HVP:
 def hvp(fn, wrt=0):
     """`hvp(f, wrt)(*args, v)`: the Hessian of scalar `f` in argument `wrt`, times `v` (of
     the argument's structure and shapes), without forming the Hessian."""
-    if gathers(fn, wrt):
+    if per_call(fn, wrt):
         return PerArity(fn, wrt, _HVP, trailing=1)
     return _HVP(fn, wrt)
 
@@ -319,7 +325,7 @@ class _Hessian(_Jacobian):
 def hessian(fn, wrt=0):
     """`hessian(f, wrt)(*args)`: shape `x.shape + x.shape` for an array argument `x`;
     nested like `jacobian(grad(f, wrt), wrt)` for tuple `wrt` and pytree arguments."""
-    if gathers(fn, wrt):
+    if per_call(fn, wrt):
         return PerArity(fn, wrt, _Hessian)
     return _Hessian(fn, wrt)
 

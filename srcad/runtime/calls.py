@@ -30,7 +30,8 @@ import types
 
 import numpy as np
 
-from srcad.errors import MissingRuleError, SrcadError, UnsupportedDerivativeError
+from srcad.errors import (MissingJVPRuleError, MissingRuleError, SrcadError,
+                          UnsupportedDerivativeError)
 from srcad.kernels.adjoints import holds_floats
 from srcad.ops import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
@@ -365,7 +366,7 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
                         (function.__self__, *args), kwargs, reached)
     if isinstance(function, types.FunctionType):
         return _jvp_by_source(function, active, tangents, args, kwargs, reached)
-    raise MissingRuleError(
+    raise MissingJVPRuleError(
         f"srcad has no forward-mode (JVP) rule for {fn!r}, and a differentiated value flows "
         "into it.", fix="register one with `srcad.defjvp(fn, lambda g, ans, x: ...)`.")
 

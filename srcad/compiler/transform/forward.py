@@ -31,7 +31,7 @@ import gast
 from srcad.compiler.analysis.activity import Activity, carries_derivative
 from srcad.compiler.frontend.parse import ParsedFunction
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations
-from srcad.errors import MissingRuleError
+from srcad.errors import MissingJVPRuleError
 from srcad.kernels import adjoints as helpers, batched, tangents
 from srcad.ops import jvp_rules
 from srcad.runtime import calls
@@ -269,7 +269,7 @@ class Tangents(TangentWrites):
     def _call(self, op):
         entry = jvp_rules(op.callee)
         if entry is None:
-            raise MissingRuleError(
+            raise MissingJVPRuleError(
                 f"srcad has no forward-mode (JVP) rule for `{op.label}` "
                 f"({qualified_name(op.callee)}), and a differentiated value flows into it in "
                 f"{self.parsed.name}.", self.parsed.location(op.statement),
