@@ -1,5 +1,5 @@
-"""Rules for reductions (sum, mean, max, min, var, std, prod, trace) and cumulative sums
-and products.
+"""Rules for reductions (sum, mean, nansum, nanmean, max, min, var, std, prod, trace) and
+cumulative sums and products.
 
 Each function's JVP rule is registered right after its VJP rule. Rules that fit in one
 expression are lambdas (the inliner substitutes them into the adjoint or the tangent code);
@@ -26,6 +26,40 @@ defvjp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=Fals
        expand_reduced(g / reduced_size(a, axis), a, axis, keepdims))
 defjvp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
        np.mean(g, axis, dtype=dtype, keepdims=keepdims))
+
+
+
+# np.nansum and np.nanmean skip NaNs (NumPy writes zeros over them in a copy, in place, so
+# following its source would not work): a NaN element gets no derivative, the others the sum's
+# and the mean's over the elements that count
+def _counted(a):
+    return ~np.isnan(a)
+
+
+def nansum_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.where(_counted(a), expand_reduced(g, a, axis, keepdims), 0.0)
+
+
+def nansum_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    return np.sum(np.where(_counted(a), g, 0.0), axis, dtype=dtype, keepdims=keepdims)
+
+
+def nanmean_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    counted = _counted(a)
+    count = np.sum(counted, axis=axis, keepdims=True, dtype=dtype_of(a))  # (a's precision)
+    return np.where(counted, expand_reduced(g, a, axis, keepdims) / count, 0.0)
+
+
+def nanmean_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    counted = _counted(a)
+    return np.sum(np.where(counted, g, 0.0), axis, dtype=dtype, keepdims=keepdims) \
+        / np.sum(counted, axis=axis, keepdims=keepdims, dtype=dtype_of(a))
+
+
+defvjp(np.nansum, nansum_vjp)
+defjvp(np.nansum, nansum_jvp)
+defvjp(np.nanmean, nanmean_vjp)
+defjvp(np.nanmean, nanmean_jvp)
 
 
 @returns_new_array
@@ -310,9 +344,11 @@ declare(np.mean, batched=_batched_reduction(np.mean))
 # the ufunc whose `reduce` each is, or its name (analysis/shapes.py, transform/specialise.py)
 for _reduction, _by in [(np.sum, np.add), (np.prod, np.multiply), (np.max, np.maximum),
                         (np.amax, np.maximum), (np.min, np.minimum), (np.amin, np.minimum),
-                        (np.mean, "mean"), (np.std, "std"), (np.var, "var")]:
+                        (np.mean, "mean"), (np.std, "std"), (np.var, "var"),
+                        (np.nansum, "nansum"), (np.nanmean, "nanmean")]:
     declare(_reduction, reduction=_by)
-for _pure in (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin):
+for _pure in (np.sum, np.mean, np.prod, np.max, np.min, np.amax, np.amin, np.nansum,
+              np.nanmean):
     declare(_pure, pure=True)
 # the ndarray methods that call them (runtime/methods.py)
 for _method in ("sum", "mean", "max", "min", "var", "std", "prod", "cumsum", "cumprod", "trace"):

@@ -4,11 +4,12 @@ numbers has a diagonal Jacobian, so one rule per argument (`g` times the partial
 derivative) serves as its VJP and its JVP: `define_pointwise` (the `math` module's rules
 are in python_math.py)."""
 import builtins
+import linecache
 import operator
 
 import numpy as np
 
-from srcad.errors import MissingRuleError
+from srcad.errors import Location, MissingRuleError, UnsupportedSyntaxError
 from srcad.ops.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.ops.registry import declare, defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 from srcad.kernels.adjoints import (accumulate, dtype_of, field, field_adjoint, field_index,
@@ -147,6 +148,23 @@ def starred_method(receiver, name: str, positional, keywords: dict):
     """`receiver.name(*positional, **keywords)`, as `starred_call` (a method's receiver may
     carry a derivative, as `x` in `x.reshape(*shape)` does)."""
     return getattr(receiver, name)(*positional, **keywords)
+
+
+def without_out(out, fn, call: str, filename: str, lineno: int, col: int, function: str):
+    """`fn`, for the call `fn(..., out=out)` when `out` is None (NumPy's own functions pass
+    `out=out` on), which then is `fn(...)`: what the frontend writes for an `out=` argument
+    known only when the call runs. An array `out` raises: srcad does not differentiate
+    writes through `out=`."""
+    if out is None:
+        return fn
+    raise UnsupportedSyntaxError(
+        f"srcad cannot differentiate `out=` arguments (they write in place): `{call}(...)` "
+        "is given an array.", Location(filename, lineno, col, None, function,
+                                       linecache.getline(filename, lineno)),
+        "assign the result instead: `y = np.add(a, b)`")
+
+
+nondifferentiable(without_out)
 
 
 def merged(a: dict, b: dict) -> dict:

@@ -371,6 +371,27 @@ def explicit_super(fn: gast.FunctionDef, code) -> None:
                          gast.Name(parameters[0].id, gast.Load(), None, None)]
 
 
+def outs_checked(fn: gast.FunctionDef, resolver, namer, parsed) -> None:
+    """A call's `out=` argument: `out=None` is left out (the same call, as NumPy's own
+    functions pass `out=out` on), and any other value, known only when the call runs,
+    becomes `without_out(value, f, ...)(...)`, which is `f` for None and raises for an
+    array (srcad does not differentiate writes through `out=`)."""
+    for node in walk(fn):
+        if not (isinstance(node, gast.Call) and any(k.arg == "out" for k in node.keywords)):
+            continue
+        out = next(k.value for k in node.keywords if k.arg == "out")
+        node.keywords = [k for k in node.keywords if k.arg != "out"]
+        if isinstance(out, gast.Constant) and out.value is None:
+            continue
+        where = parsed.location(node)
+        label = gast.unparse(node.func)
+        node.func = gast.copy_location(gast.Call(
+            resolver.helper(python_builtins.without_out, namer),
+            [out, node.func] + [gast.Constant(v, None) for v in (
+                label, parsed.filename, where.lineno if where else 0,
+                where.col if where else 0, parsed.name)], []), node)
+
+
 def scatters_as_writes(fn: gast.FunctionDef, resolver, namer) -> None:
     """`np.add.at(a, index, v)` (and `np.subtract.at`) as `a[...] = scattered_add(a, index,
     v)` (or `-v`): NumPy adds into `a` in place, as a call srcad cannot see into; written as

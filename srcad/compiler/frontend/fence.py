@@ -69,6 +69,12 @@ def _check_block(statements, parsed):
                 isinstance(t, gast.Name) for t in statement.targets):
             _refuse(statement, parsed, what="`del` of an element or attribute",
                     fix="build a new list or dict without it")
+        if isinstance(statement, gast.Expr) and isinstance(statement.value, gast.Call) \
+                and any(k.arg == "out" and not (isinstance(k.value, gast.Constant)
+                                                and k.value.value is None)
+                        for k in statement.value.keywords):
+            _refuse(statement, parsed, what="`out=` arguments (they write in place)",
+                    fix="assign the result instead: `y = np.add(a, b)`")
         if isinstance(statement, gast.With) and (
                 len(statement.items) != 1 or statement.items[0].optional_vars is not None
                 or not isinstance(statement.items[0].context_expr, gast.Call)):
@@ -124,9 +130,6 @@ def _check_expression_tree(root, parsed):
         if id(node) in spread:  # `f(*xs)`: normalize writes the call as `starred_call`
             continue
         if isinstance(node, (ALLOWED_EXPRESSIONS, STRUCTURAL)):
-            if isinstance(node, gast.Call) and any(k.arg == "out" for k in node.keywords):
-                _refuse(node, parsed, what="`out=` arguments (they write in place)",
-                        fix="assign the result instead: `y = np.add(a, b)`")
             if isinstance(node, gast.comprehension) and node.is_async:
                 _refuse(node, parsed, what="asynchronous comprehensions",
                         fix="use an ordinary loop")

@@ -41,7 +41,7 @@ import gast
 
 from srcad.compiler.frontend.closures import NestedFunctions, convert_closures
 from srcad.compiler.frontend.desugar import (Desugaring, explicit_super, maps_as_comprehensions,
-                                    scatters_as_writes, starred_unpackings)
+                                    outs_checked, scatters_as_writes, starred_unpackings)
 from srcad.compiler.frontend.exits import lower_exits
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import local_names, store_counts, stores
@@ -71,6 +71,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
     maps_as_comprehensions(fn, resolver)
     explicit_super(fn, resolver.fn.__code__)
     scatters_as_writes(fn, resolver, namer)
+    outs_checked(fn, resolver, namer, parsed)
     starred_unpackings(fn, resolver, namer)
     fn = lower_exits(convert_closures(fn, is_derivative_call), namer)
     return _Normalizer(fn, namer, resolver, parsed).run()
