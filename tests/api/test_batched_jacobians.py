@@ -165,3 +165,22 @@ def test_unpacked_rows_and_a_helper_first_called_without_tangents(fn, x):
     """Both crashed in the batched program: unpacking took the batch axis for the rows, and
     a helper was seeded with the tangent None of its zero state."""
     assert_forward_matches_reverse(fn, (x,), 0)
+
+
+def doubled_by_rules(x):
+    return 2.0 * x
+
+
+def calls_doubled(x):
+    return doubled_by_rules(x) + x
+
+
+def test_a_batched_rule_given_as_a_lambda_is_called_by_a_valid_name(rule_registry):
+    from srcad.ops.registry import declare
+    ran = []
+    srcad.defvjp(doubled_by_rules, lambda g, ans, x: 2.0 * g)
+    srcad.defjvp(doubled_by_rules, lambda g, ans, x: 2.0 * g)
+    declare(doubled_by_rules, batched=lambda ans, tangents, x: ran.append(1) or 2.0 * tangents[0])
+    np.testing.assert_allclose(srcad.jacobian(calls_doubled, mode="fwd")(np.ones(3)),
+                               3.0 * np.eye(3))
+    assert ran

@@ -79,7 +79,7 @@ class BatchedTangents(Tangents):
         tangents = [self.tangent_of_atom(a) for a in op.args]
         arguments = [gast.Tuple(tangents, gast.Load()), load(op.targets[0]), *op.args]
         call = gast.Call(self._batching("apply"),
-                         [load(self.bindings.name_for(rule.__name__, rule)),
+                         [load(self.bindings.name_for(_name_of(rule), rule)),
                           *arguments],
                          [gast.keyword(k, v) for k, v in op.keywords])
         target = op.targets[0]
@@ -110,3 +110,9 @@ class BatchedTangents(Tangents):
 
 def _zero(node) -> bool:
     return isinstance(node, gast.Constant) and node.value is None
+
+
+def _name_of(rule) -> str:
+    """The name the generated code calls a batched rule by (a lambda's is no identifier)."""
+    name = getattr(rule, "__name__", "")
+    return name if name.isidentifier() else "batched_rule"
