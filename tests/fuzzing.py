@@ -479,7 +479,10 @@ def _check_float32(f, args, wrt, scale):
     wide = tuple(a.astype(np.float64) for a in narrow)
     spec = wrt if len(wrt) > 1 else wrt[0]
     expected = _as_tuple(srcad.grad(f, wrt=spec)(*wide))
-    plain = _as_tuple(srcad.tape.grad(f, wrt=spec)(*narrow))  # (float32, as written)
+    try:
+        plain = _as_tuple(srcad.tape.grad(f, wrt=spec)(*narrow))  # (float32, as written)
+    except TapeConversionError:  # (writes into np.zeros buffers, float() of a tensor)
+        plain = expected
     tolerance = max([2e-3 * scale] + [2.0 * float(np.max(np.abs(np.asarray(p, np.float64)
                                                                  - e)))
                                       for p, e in zip(plain, expected)])
