@@ -165,6 +165,13 @@ def captures_a_reassigned_value(x):
     return np.sum(scaled(x))
 
 
+def binds_after_the_definition(x):
+    scaled = lambda v: v * y  # noqa: E731
+    y = x * 2.0
+    y = y + 1.0
+    return np.sum(scaled(x))
+
+
 def make_scaled_loss(scale):
     def scaled_loss(x):
         return np.sum(x ** 2) * scale

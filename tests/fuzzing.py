@@ -89,6 +89,9 @@ class _Writer:
         self.once: set[str] = {"x", "y"}  # names bound by one statement (closures read them)
         self.returns = None  # the kind the helper being written returns (None: in `f`)
         self.frozen: set[str] = set()  # names a nested function read: never updated after
+        self.attempted: set[str] = set()  # names a `try` bound: never updated in place
+        self.updated_in_place: set[str] = set()  # (nor bound by a `try` after, in a loop)
+        self.trying = False  # writing a `try` block
         self.counter = itertools.count()
 
     # ---- expressions ----------------------------------------------------------------------
@@ -160,7 +163,7 @@ class _Writer:
                 kinds += ["for_elements", "buffer", "slices", "list", "dict"]
         if in_loop:
             kinds += ["exit"]
-        kinds += ["closure"]
+        kinds += ["closure", "with", "try"]
         getattr(self, "_" + self.draw(st.sampled_from(kinds)))(indent, depth, in_loop)
 
     def kinds(self) -> list[str]:
@@ -190,9 +193,13 @@ class _Writer:
         self.lines.append(f"{indent}{name} = {bounded.format(self.expr(self.names[name], 2))}")
 
     def _augmented(self, indent, depth, in_loop):
-        if not self.updatable():
+        # (not of a name a `try` bound: srcad cannot tell whether the body returned the
+        # memory of an array it read, and refuses the in-place update, as it documents)
+        candidates = [n for n in self.updatable() if n not in self.attempted]
+        if not candidates:
             return self._assign(indent, depth, in_loop)
-        name = self.draw(st.sampled_from(self.updatable()))
+        name = self.draw(st.sampled_from(candidates))
+        self.updated_in_place.add(name)
         self.once.discard(name)
         update = self.draw(st.sampled_from(["+= 0.5 * np.sin({0})", "*= np.cos({0})",
                                             "-= 0.25 * np.tanh({0})"]))
@@ -310,8 +317,50 @@ class _Writer:
         self.names[result] = kind
         self.once.add(result)
 
+    def _with(self, indent, depth, in_loop):
+        """A block under context managers that only set state; what it binds is seen after."""
+        manager = self.draw(st.sampled_from(['np.errstate(over="ignore")',
+                                             "warnings.catch_warnings()",
+                                             'np.errstate(all="ignore"), warnings.catch_warnings()']))
+        self.lines.append(f"{indent}with {manager}:")
+        self.block(indent + "    ", self.draw(st.integers(1, 2)), max(depth - 1, 0), in_loop)
+
+    def _try(self, indent, depth, in_loop):
+        """`try` whose body may raise before its last statement binds a name: a fresh one,
+        which the handler binds too, or one bound before, which the handler may leave (the
+        value from before the `try` goes on). Names the body makes are not used after it."""
+        outer_names = sorted(n for n in self.updatable() if n in self.names
+                             and n not in self.updated_in_place)
+        fresh = not outer_names or self.draw(st.booleans())
+        name = self.fresh("t") if fresh else self.draw(st.sampled_from(outer_names))
+        kind = self.draw(st.sampled_from(self.kinds())) if fresh else self.names[name]
+        self.lines.append(f"{indent}try:")
+        frozen = set(self.frozen)
+        self.frozen |= self.locals  # (the body rebinds nothing from outside but `name`)
+        trying, self.trying = self.trying, True
+        self.scoped(lambda: self.block(indent + "    ", self.draw(st.integers(0, 2)),
+                                       max(depth - 1, 0)))
+        self.trying = trying
+        threshold = self.draw(st.sampled_from([0.0, 0.5, 1.0]))
+        self.lines += [f"{indent}    if {self.expr(NUM, 1)} > {threshold}:",
+                       f"{indent}        raise ValueError('fuzz')",
+                       f"{indent}    {name} = {self.composite(kind)}",
+                       f"{indent}except ValueError:"]
+        if fresh or self.draw(st.booleans()):
+            self.lines.append(f"{indent}    {name} = {self.composite(kind)}")
+        else:
+            self.lines.append(f"{indent}    pass")
+        self.frozen = frozen
+        if self.draw(st.booleans()):
+            self.lines += [f"{indent}finally:", f"{indent}    pass"]
+        self.names[name] = kind
+        self.locals.add(name)
+        self.once.discard(name)
+        self.attempted.add(name)
+
     def _exit(self, indent, depth, in_loop):
-        word = self.draw(st.sampled_from(["break", "continue", "return"]))
+        # (no `return` in a `try` block: srcad refuses it there, as it documents)
+        word = self.draw(st.sampled_from(["break", "continue"] + ["return"] * (not self.trying)))
         self.lines.append(f"{indent}if {self.expr(NUM, 1)} > {self.draw(st.sampled_from([0.5, 1.0]))}:")
         if word == "return":  # (the helper being written returns its own kind)
             word = self.output() if self.returns is None else \
@@ -366,7 +415,7 @@ def programs(draw) -> Program:
         writer.helper()
     writer.block("    ", draw(st.integers(1, 6)), 2)
     body = "\n".join(writer.lines)
-    source = ("import math\n\nimport numpy as np\n\n\n" + "\n".join(writer.helpers)
+    source = ("import math\nimport warnings\n\nimport numpy as np\n\n\n" + "\n".join(writer.helpers)
               + f"def f(x, y):\n{body}\n    {writer.output()}\n")
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
     x = rng.uniform(-1.5, 1.5, n) if x_kind == VEC else float(rng.uniform(-1.5, 1.5))

@@ -152,6 +152,45 @@ def guarded(x):
     return np.sum(y)
 
 
+def returns_from_try_in_a_loop(x):
+    for k in range(2):
+        try:
+            y = np.sin(x) * k
+            if k > 0:
+                return np.sum(y)  # in try
+        except ValueError:
+            pass
+    return np.sum(x)
+
+
+class Holder:
+    value = None
+
+
+def stores_a_derivative_in_an_attribute(x):
+    y = np.sin(x)
+    holder = Holder()
+    holder.value = y
+    return np.sum(holder.value)
+
+
+def handler_reads_half_done_body(x):
+    try:
+        y = np.sin(x)
+        z = np.log(y)
+    except ValueError:
+        z = y
+    return np.sum(z)
+
+
+def exception_groups(x):
+    try:  # groups
+        y = np.sin(x)
+    except* ValueError:
+        y = x
+    return np.sum(y)
+
+
 def attribute_assignment(x):
     x.shape = (3,)
     return np.sum(x)

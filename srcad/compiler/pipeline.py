@@ -45,6 +45,7 @@ from srcad.compiler.transform.reverse import reverse
 from srcad.compiler.transform.softmax import use_softmax_rules
 from srcad.compiler.transform.specialise import specialise
 from srcad.errors import UsageError
+from srcad.ops.python_statements import ContextsUnwound, entered
 from srcad.ops.registry import RULES_EDITION
 
 
@@ -251,6 +252,7 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
 
 def emit(program: Program) -> CompiledAdjoint:
     """The derivative program compiled, with what its callers must know of it."""
+    _unwinding_contexts(program)
     program.bindings.rescope(program.module, program.fn.__code__.co_freevars)
     kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",
             "fused": "grad", "gradient": "gradient", "forward-grad": "grad"}[program.mode]
@@ -369,6 +371,18 @@ def _replayable(block) -> bool:
     call whose pullback keeps a stack of its own."""
     return not any(op.kind in ("setitem", "effect") or op.augmented or op.dynamic
                    for op in operations(block))
+
+
+def _unwinding_contexts(program: Program) -> None:
+    """A program that enters context managers (the user's `with`) runs inside
+    `ContextsUnwound()`, which exits those an exception leaves open (ops/python_statements.py)."""
+    name = program.bindings.name_for("entered", entered)
+    if not any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(program.module)):
+        return
+    function = _function_named(program.module, program.name)
+    guard = gast.Call(gast.Name(program.bindings.name_for("ContextsUnwound", ContextsUnwound),
+                                gast.Load(), None, None), [], [])
+    function.body = [gast.With([gast.withitem(guard, None)], function.body, None)]
 
 
 def _function_named(module: gast.Module, name: str) -> gast.FunctionDef:

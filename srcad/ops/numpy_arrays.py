@@ -202,6 +202,12 @@ def hstack_vjp(g, ans, tup, **kwargs):
     return [np.reshape(p, np.shape(a)) for p, a in zip(_pieces(g, edges, axis), tup)]
 
 
+def column_stack_vjp(g, ans, tup):
+    """Each array its columns: one for a vector, its own for a matrix."""
+    edges = np.cumsum([1 if np.ndim(a) < 2 else np.shape(a)[1] for a in tup])[:-1]
+    return [np.reshape(p, np.shape(a)) for p, a in zip(_pieces(g, edges, 1), tup)]
+
+
 def _own_ndim(object) -> int:
     """How many axes `np.array(object)` has without `ndmin`."""
     if isinstance(object, (list, tuple)):
@@ -245,6 +251,8 @@ defjvp(np.vstack, lambda g, ans, tup, dtype=None, casting="same_kind":
 defvjp(np.hstack, hstack_vjp)
 defjvp(np.hstack, lambda g, ans, tup, dtype=None, casting="same_kind":
        np.hstack(dense(g, tup), dtype=dtype, casting=casting))
+defvjp(np.column_stack, column_stack_vjp)
+defjvp(np.column_stack, lambda g, ans, tup: np.column_stack(dense(g, tup)))
 for _array in (np.array, np.asarray, np.asanyarray):
     defvjp(_array, array_vjp)
     defjvp(_array, array_jvp)
@@ -488,7 +496,7 @@ for _splitter in (np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit):
     declare(_splitter, sequence="shares")
 # their first argument may be a sequence of arrays (ops/array_arguments.py)
 for _maker in (np.array, np.asarray, np.asanyarray, np.concatenate, np.stack, np.vstack,
-               np.hstack, np.atleast_1d, np.atleast_2d, np.atleast_3d):
+               np.hstack, np.column_stack, np.atleast_1d, np.atleast_2d, np.atleast_3d):
     declare(_maker, takes_sequences=True)
 # the ndarray methods that call them (runtime/methods.py): `.flatten()` calls np.ravel when it
 # runs, and srcad's `flattened` (a copy) in source mode, where the method is resolved

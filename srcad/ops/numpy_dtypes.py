@@ -70,3 +70,8 @@ for _item in (np.ndarray.item, np.generic.item):
 
 declare(np.ndarray.astype, methods=("astype",))  # (the methods that call them: runtime/methods.py)
 declare(np.ndarray.item, methods=("item",))
+
+
+# what they return is a dtype or a bool about types: no derivative, whatever they are passed
+nondifferentiable(np.promote_types, np.result_type, np.can_cast, np.min_scalar_type,
+                  np.issubdtype, np.iscomplexobj, np.isrealobj)

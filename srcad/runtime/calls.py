@@ -31,14 +31,16 @@ import types
 import numpy as np
 
 from srcad.errors import (MissingJVPRuleError, MissingRuleError, SrcadError,
-                          UnsupportedDerivativeError)
+                          UnsupportedDerivativeError, UnsupportedSyntaxError)
 from srcad.kernels.adjoints import holds_floats
 from srcad.ops import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
 from srcad.ops.python_builtins import starred_call, starred_method
+from srcad.ops.python_statements import attempt
 from srcad.ops.registry import rule_slot
-from srcad.runtime import methods
+from srcad.runtime import attempts, methods
 from srcad.runtime.arguments import copied, is_container
+from srcad.runtime.as_written import refusal_of, remember_refusal, run_as_constant
 from srcad.runtime.control import CustomGradient, positional_only, wrong_count
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
 from srcad.runtime.methods import method_callee, shifted
@@ -53,6 +55,8 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
         return _by_source(spread(fn, args), active, args, kwargs)
     if fn is call_jvp or fn is call_method_jvp:  # in a tangent program differentiated again
         return vjp_of_tangent_call(fn, active, args, kwargs)
+    if fn is attempt:  # a `try` statement's body
+        return attempts.vjp(call_vjp, active, args, kwargs)
     if isinstance(fn, DerivativeFunction):  # `srcad.grad(h)` called in the function
         return ABOVE.vjp_of_derivative(fn, active, args, kwargs)
     if fn is ABOVE.jvp:
@@ -182,8 +186,11 @@ def _by_custom_gradient(fn: CustomGradient, active, args, kwargs):
 def _by_source(function, active, args, kwargs):
     places = [parameter_of(function, spec) for spec in active]
     names = tuple(dict.fromkeys(name for name, _ in places))  # each parameter once
-    compiled = transformed(function, names, containers_of(places, active, args, kwargs), "rev",
-                           call=(args, kwargs))
+    compiled = _transformed_or_refusal(function, names, containers_of(places, active, args,
+                                                                       kwargs), "rev",
+                                       call=(args, kwargs))
+    if isinstance(compiled, SrcadError):  # (a constant, or the refusal raised)
+        return run_as_constant(function, args, kwargs, compiled), _no_cotangents(active)
     with NESTED:
         result, backward = compiled.bound(function)(*args, **kwargs)
 
@@ -284,6 +291,22 @@ def transformed(function, names, containers, mode, reached=True, call=None):
             "source.") from None
 
 
+def _transformed_or_refusal(function, names, containers, mode, reached=True, call=None):
+    """`transformed(...)`, or for a function reached from a call whose transformation is
+    refused, the refusal: the caller runs it as written where that is exact (as_written.py)."""
+    refusal = refusal_of(function)
+    if refusal is not None:
+        return refusal
+    try:
+        return transformed(function, names, containers, mode, reached, call)
+    except SrcadError as error:
+        if not reached:
+            raise
+        if isinstance(error, UnsupportedSyntaxError):  # (it holds for every call)
+            remember_refusal(function, error)
+        return error
+
+
 def refuse_argument_writes(argument_writes: dict, function, args, kwargs) -> None:
     """Raise the refusal `analysis.aliasing.check_in_place_updates` made for a parameter the
     called function writes into, when this call passes that parameter something mutable
@@ -351,6 +374,8 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         return _jvp_by_source(spread(fn, args), active, tangents, args, kwargs, reached)
     if fn is call_jvp or fn is call_method_jvp:  # a tangent program differentiated again
         return jvp_of_tangent_call(fn, active, tangents, args, kwargs)
+    if fn is attempt:  # a `try` statement's body
+        return attempts.jvp(jvp_call, active, tangents, args, kwargs)
     if isinstance(fn, functools.partial):
         return jvp_call(fn.func, shifted(active, len(fn.args)), tangents,
                         (*fn.args, *args), {**fn.keywords, **kwargs}, reached)
@@ -402,8 +427,11 @@ def _jvp_by_source(function, active, tangents, args, kwargs, reached):
     active, tangents = tuple(s for s, _ in live), tuple(t for _, t in live)
     places = [parameter_of(function, spec) for spec in active]
     names = tuple(dict.fromkeys(name for name, _ in places))
-    compiled = transformed(function, names, containers_of(places, active, args, kwargs), "fwd",
-                           reached, (args, kwargs))
+    compiled = _transformed_or_refusal(function, names, containers_of(places, active, args,
+                                                                       kwargs), "fwd",
+                                       reached, (args, kwargs))
+    if isinstance(compiled, SrcadError):  # (a constant, or the refusal raised)
+        return run_as_constant(function, args, kwargs, compiled), None
     by_name = {}
     for (name, part), tangent, spec in zip(places, tangents, active):
         if part is None:
@@ -437,7 +465,10 @@ _WRAPPERS: dict = {}
 def vjp_of_tangent_call(caller, active: tuple, args: tuple, kwargs: dict):
     """`(caller(*args, **kwargs), pullback)` for `caller` `call_jvp` or
     `call_method_jvp`, `active` giving the differentiated arguments of that call."""
-    call = _TangentCall(caller, args, kwargs)
+    try:
+        call = _TangentCall(caller, args, kwargs)
+    except SrcadError as refusal:  # (a constant if it is one: as_written.py)
+        return run_as_constant(caller, args, kwargs, refusal), _no_cotangents(active)
     inner = call.inner_active(active)
     result, pullback = call_vjp(call.program, inner, call.seeds, *call.args, **kwargs)
 
@@ -449,7 +480,10 @@ def vjp_of_tangent_call(caller, active: tuple, args: tuple, kwargs: dict):
 def jvp_of_tangent_call(caller, active: tuple, tangents: tuple, args: tuple, kwargs: dict):
     """`(caller(*args, **kwargs), its tangent)` for `caller` `call_jvp` or
     `call_method_jvp`: forward mode over the callee's tangent program."""
-    call = _TangentCall(caller, args, kwargs)
+    try:
+        call = _TangentCall(caller, args, kwargs)
+    except SrcadError as refusal:  # (a constant if it is one: as_written.py)
+        return run_as_constant(caller, args, kwargs, refusal), None
     by_outer = dict(zip(active, tangents))
     kept = [(call.inner_position(spec), call.inner_tangent(spec, by_outer, kwargs))
             for spec in active if call.inner_position(spec) is not None]
@@ -557,6 +591,9 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
         fn = _direct_call(fn, args, kwargs)
     if isinstance(fn, CustomGradient):  # before unwrapping, which would find its body
         return ABOVE.custom_tangent_program(fn, spec, args, kwargs)
+    if fn is attempt:  # (its tangent program is written out: runtime/attempts.py)
+        order = SeedOrder(attempt, [parameter_of(attempt, s) for s in spec])
+        return attempts.tangent_program(defined_by, call_jvp), order
     function = unwrapped(spread(fn, args))
     if isinstance(function, types.FunctionType) and jvp_rules(fn) is None \
             and jvp_rules(function) is None and not is_nondifferentiable(fn):

@@ -20,9 +20,12 @@ def _line_of(fn, text):
 
 
 @pytest.mark.parametrize("fn, construct, text", [
-    (p.guarded, "`try` statements", "try:"),
-    (p.attribute_assignment, "assignment to an attribute", "x.shape = (3,)"),
-    (p.uses_with, "`with` statements", "with open"),
+    (p.returns_from_try_in_a_loop, "`return` inside a `try` block", "return np.sum(y)  # in try"),
+    (p.attribute_assignment, "an attribute of a differentiated value", "x.shape = (3,)"),
+    (p.stores_a_derivative_in_an_attribute, "a differentiated value stored in an attribute",
+     "holder.value = y"),
+    (p.handler_reads_half_done_body, "the handler may read `y`", "except ValueError:"),
+    (p.exception_groups, "`except*`", "try:  # groups"),
     (p.generator, "generators", "yield np.sum(x)"),
     (p.writes_global, "`global` declarations", "global COUNTER"),
     (p.asynchronous, "`async` functions", "async def asynchronous"),

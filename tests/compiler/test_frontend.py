@@ -32,8 +32,8 @@ def test_show_command_prints_the_adjoint(capsys):
 
 
 def test_show_command_reports_errors(capsys):
-    assert main(["show", f"{p.__file__}:guarded"]) == 1
-    assert "`try` statements" in capsys.readouterr().err
+    assert main(["show", f"{p.__file__}:generator"]) == 1
+    assert "generators" in capsys.readouterr().err
 
 
 def test_demo_runs_as_a_module():

@@ -518,6 +518,8 @@ JOINING = [  # (primal, fn, shape pairs)
     (np.concatenate, lambda x, y: np.concatenate([x, y], axis=None), [((2, 2), (3,))]),
     (np.vstack, lambda x, y: np.vstack([x, y]), [((3,), (3,)), ((2, 3), (1, 3)), ((2, 3), (3,))]),
     (np.hstack, lambda x, y: np.hstack((x, y)), [((3,), (2,)), ((2, 3), (2, 1)), ((), (3,))]),
+    (np.column_stack, lambda x, y: np.column_stack((x, y)), [((3,), (3,)), ((3, 2), (3,)),
+                                                            ((2, 1), (2, 3))]),
     (np.array, lambda x, y: np.array([x, y]), [(None, None), ((), ()), ((3,), (3,))]),
     (np.array, lambda x, y: np.array([[x, y], [y, x]]), [(None, None), ((2,), (2,))]),
     (np.array, lambda x, y: np.array(x) * y, [((3,), (3,)), ((2, 3), None)]),

@@ -27,6 +27,7 @@ from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
 from srcad.errors import UnsoundAliasingError
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.numpy_dtypes import converted
+from srcad.ops.python_statements import attempt
 from srcad.ops.registry import (UNKNOWN, is_view, makes_new_array, read_only_view,
                                 sequence_result, view_of)
 from srcad.runtime import calls
@@ -149,6 +150,9 @@ class _PointsTo:
             own = f"{op.targets[0]}@{id(op)}"  # new memory, or a view NumPy will not write
             self.read_only[op.targets[0]] = own  # through: a write into it is a write of `own`
             made = reach(self._of(op.read_names(), objects), state, _HOLDS) | {own}
+        elif op.kind == "call" and op.callee is attempt:
+            # a `try` body returns what it was passed, or new values; not the exception types
+            made = reach(self._of([v.id for _, v in op.keywords], objects), state, _HOLDS)
         elif op.kind == "call" and (_may_return_a_view(op) or _array_without_copy(op)):
             made = reach(self._of(op.read_names(), objects), state, _HOLDS)
         else:

@@ -12,13 +12,17 @@ as a keyword-only argument, at every call, makes the dependence an argument like
 so both modes follow it (and so does the custom-gradient machinery, whose `grad_fn` is such a
 closure). The defaults keep the function's meaning wherever it is called without them.
 
-The rewrite is exact only where a closure and a snapshot of its variables agree, so it is
-applied to a nested `def` or a lambda assigned to a name when: the name is bound once and
-used only as the callee of calls in the enclosing function itself (the function does not
-escape: a caller elsewhere would not pass the keywords); it has no decorators and does not
-read itself; and every variable it reads is bound once, before the definition, by a
-parameter or a plain statement of an enclosing block. Anything else stays a closure, and a
-closure reading a differentiated variable is refused later (`transform/refusals`).
+A closure reads its variables when it is called, and so does a call that passes them: the
+rewrite is exact wherever every call passes them, so it is applied to a nested `def` or a
+lambda assigned to a name when the name is bound once and used only as the callee of calls
+in the enclosing function itself (the function does not escape: a caller elsewhere would
+not pass the keywords), written after the definition, and it has no decorators and does not
+read itself. The variables it reads may be bound after the definition (ADBench's GMM
+objective defines `inner_term` before the `Ls` it reads) and more than once; those bound
+once before it, by a parameter or a plain statement of an enclosing block, also become the
+defaults, which a derivative call that is handed the function relies on (it is only
+converted if all are). Anything else stays a closure, and a closure reading a
+differentiated variable is refused later (`transform/refusals`).
 
 `NestedFunctions` is the normalizer's side: the definition is kept whole, its default values
 read at the enclosing variables' current versions.
@@ -89,7 +93,8 @@ def convert_closures(fn: gast.FunctionDef, is_derivative_call) -> gast.FunctionD
         read_by_defaults = set().union(*(default_reads_of(d) & local for _, d in defaults))
         if _convertible(fn, scope, name, captured, read_by_defaults, bound, stores, passing) \
                 and all(_completable(call, scope) for call in sites):
-            _add_keyword_parameters(scope.args, captured)
+            _add_keyword_parameters(scope.args, captured, {
+                c for c in captured if stores.get(c, 0) == 1 and c in bound})
             scope.passes_enclosing = True  # see `scopes.enclosing_reads`
             for call in sites:
                 _pass_enclosing(call, scope.args, captured, defaults)
@@ -151,9 +156,9 @@ def _definitions(statements, bound: set):
                 and isinstance(statement.targets[0], gast.Name) \
                 and isinstance(statement.value, gast.Lambda):
             yield statement.value, statement.targets[0].id, frozenset(bound)
-        for field in _COMPOUND_BLOCKS:
-            for block in _blocks(getattr(statement, field, None)):
-                yield from _definitions(block, bound)
+        for field in _COMPOUND_BLOCKS if not isinstance(statement, gast.FunctionDef) else ():
+            for block in _blocks(getattr(statement, field, None)):  # (a nested function's
+                yield from _definitions(block, bound)               # are its own)
         bound |= _bound_by(statement)
 
 
@@ -182,8 +187,10 @@ def _convertible(fn, scope, name, captured, read_by_defaults, bound, stores, pas
     if name in captured or getattr(scope, "decorator_list", None) \
             or stores.get(name, 0) != 1:
         return False
-    if any(stores.get(c, 0) != 1 or c not in bound for c in captured):
-        return False
+    passed_on = any(id(n) in passing for n in walk(fn)
+                    if isinstance(n, gast.Name) and n.id == name)
+    if passed_on and any(stores.get(c, 0) != 1 or c not in bound for c in captured):
+        return False  # (a derivative call passing it on calls it without the keywords)
     if not read_by_defaults <= bound or any(
             isinstance(n, gast.Name) and n.id in read_by_defaults
             and isinstance(n.ctx, gast.Store) and n.lineno > scope.lineno
@@ -194,7 +201,10 @@ def _convertible(fn, scope, name, captured, read_by_defaults, bound, stores, pas
                if isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Load))
 
 
-def _add_keyword_parameters(arguments: gast.arguments, names) -> None:
+def _add_keyword_parameters(arguments: gast.arguments, names, defaulted: set) -> None:
+    """A keyword-only parameter per captured name; those bound once before the definition
+    default to their value (the others are passed at every call)."""
     for captured in names:
         arguments.kwonlyargs.append(gast.Name(captured, gast.Param(), None, None))
-        arguments.kw_defaults.append(gast.Name(captured, gast.Load(), None, None))
+        arguments.kw_defaults.append(gast.Name(captured, gast.Load(), None, None)
+                                     if captured in defaulted else None)

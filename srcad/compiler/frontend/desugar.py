@@ -7,6 +7,7 @@ takes the user's construct and returns the name or loop that replaces it.
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import types
 
@@ -17,7 +18,7 @@ from srcad.compiler.frontend.fence import starred_unpacking
 from srcad.compiler.frontend.scopes import local_names
 from srcad.compiler.frontend.trees import clone, walk
 from srcad.errors import UnsupportedSyntaxError
-from srcad.ops import numpy_indexing, python_builtins
+from srcad.ops import numpy_indexing, python_builtins, python_statements
 from srcad.runtime.control import stop_recording
 
 
@@ -221,16 +222,39 @@ class Desugaring:
         self._statement(gast.copy_location(gast.If(
             gast.UnaryOp(gast.Not(), node.test), [gast.copy_location(failed, node)], []), node))
 
+    def _with(self, node: gast.With):
+        """`with m as v, n: body` as `v = entered(m)`, `entered(n)`, the body, `exited(n)`,
+        `exited(m)` (ops/python_statements.py); `with srcad.stop_recording():` marks its
+        block instead."""
+        if self._stops_recording(node):
+            return self._unrecorded_block(node)
+        managers = []
+        for item in node.items:
+            manager = self._name_for(self._simple(item.context_expr), item.context_expr,
+                                     base="manager", force=True)
+            managers.append(manager)
+            entry = gast.copy_location(gast.Call(self.resolver.helper(
+                python_statements.entered, self.namer), [manager], []), node)
+            if item.optional_vars is None:
+                self._emit(gast.Expr(entry), node)
+            else:
+                self._assign(item.optional_vars, self._name_for(entry, node, base="entered"),
+                             node)
+        for statement in node.body:
+            self._statement(statement)
+        for manager in reversed(managers):
+            self._emit(gast.Expr(gast.Call(self.resolver.helper(
+                python_statements.exited, self.namer), [clone(manager)], [])), node)
+
+    def _stops_recording(self, node: gast.With) -> bool:
+        expression = node.items[0].context_expr
+        return len(node.items) == 1 and node.items[0].optional_vars is None \
+            and isinstance(expression, gast.Call) \
+            and self.resolver.chain_value(expression.func) is stop_recording
+
     def _unrecorded_block(self, node: gast.With):
         """`with srcad.stop_recording(): ...`: the block runs as written; its statements are
         marked so that their results are constants to the derivative."""
-        manager = node.items[0].context_expr.func
-        if self.resolver.chain_value(manager) is not stop_recording:
-            raise UnsupportedSyntaxError(
-                f"srcad cannot differentiate `with` statements other than "
-                f"`with srcad.stop_recording():` (in {self.parsed.name}).",
-                self.parsed.location(node), "move the `with` block out of the differentiated "
-                "function")
         start = len(self.body)
         self.unrecorded += 1
         for statement in node.body:
@@ -312,6 +336,29 @@ _INDEXED = {"enumerate": enumerate, "zip": zip, "reversed": reversed}
 
 def _call(name, args):
     return gast.Call(gast.Name(name, gast.Load(), None, None), args, [])
+
+
+def sets_as_calls(fn: gast.FunctionDef, resolver, namer) -> None:
+    """`{a, b}` as `set((a, b))` and `{e for x in xs}` as `set([e for x in xs])`: a set holds
+    hashable values (shapes, dtypes, names), and `set` has no rule, so a float in one that
+    carries a derivative is refused when it runs."""
+    for node in walk(fn):
+        for field, value in gast.iter_fields(node):
+            values = value if isinstance(value, list) else [value]
+            made = [_set_call(v, resolver, namer) for v in values]
+            if any(m is not v for m, v in zip(made, values)):
+                setattr(node, field, made if isinstance(value, list) else made[0])
+
+
+def _set_call(node, resolver, namer):
+    if isinstance(node, gast.Set):
+        items = gast.Tuple(node.elts, gast.Load())
+    elif isinstance(node, gast.SetComp):
+        items = gast.ListComp(node.elt, node.generators)
+    else:
+        return node
+    return gast.copy_location(gast.Call(resolver.helper(builtins.set, namer), [
+        gast.copy_location(items, node)], []), node)
 
 
 def maps_as_comprehensions(fn: gast.FunctionDef, resolver) -> None:

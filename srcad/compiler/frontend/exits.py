@@ -118,6 +118,9 @@ class _Lowering:
             node.body = self.block(node.body, loop)
             node.orelse = self.block(node.orelse, loop)
             return [node], self._flags_set_in(node, loop)
+        if isinstance(node, gast.With):  # (the managers are exited at the block's end)
+            node.body = self.block(node.body, loop)
+            return [node], self._flags_set_in(node, loop)
         if isinstance(node, (gast.For, gast.While)):
             return self._loop(node, loop)
         return [node], []

@@ -14,11 +14,12 @@ from srcad.errors import UnsupportedSyntaxError
 
 ALLOWED_STATEMENTS = (gast.Assign, gast.AugAssign, gast.AnnAssign, gast.Return, gast.Expr,
                       gast.Pass, gast.If, gast.For, gast.While, gast.Break, gast.Continue,
-                      gast.FunctionDef, gast.With, gast.Raise, gast.Assert, gast.Delete)
+                      gast.FunctionDef, gast.With, gast.Raise, gast.Assert, gast.Delete,
+                      gast.Try)
 COMPOUND = (gast.If, gast.For, gast.While)
 ALLOWED_EXPRESSIONS = (gast.BinOp, gast.UnaryOp, gast.Compare, gast.Call, gast.Attribute,
                        gast.IfExp, gast.BoolOp, gast.boolop, gast.ListComp, gast.GeneratorExp,
-                       gast.DictComp,
+                       gast.DictComp, gast.SetComp, gast.Set,
                        gast.Lambda,
                        gast.comprehension,
                        gast.Subscript, gast.Name, gast.Constant, gast.Tuple, gast.List, gast.Dict,
@@ -29,9 +30,7 @@ STRUCTURAL = (gast.expr_context, gast.operator, gast.unaryop, gast.cmpop, gast.a
 
 # What to tell the user for each construct we refuse: (what it is, how to rewrite it).
 REFUSED = {
-    gast.Try: ("`try` statements", "move the `try` out of the differentiated function"),
-    gast.With: ("`with` statements other than `with srcad.stop_recording():`",
-                "move the `with` block out of the differentiated function"),
+    gast.TryStar: ("`except*` (exception groups)", "catch the group with `except`"),
     gast.Global: ("`global` declarations", "pass the value as an argument and return the new one"),
     gast.Nonlocal: ("`nonlocal` declarations", "pass the value as an argument and return the new one"),
     gast.AsyncFunctionDef: ("`async` functions", "differentiate a synchronous function"),
@@ -40,8 +39,6 @@ REFUSED = {
     gast.YieldFrom: ("generators (`yield from`)", "return a value instead of yielding it"),
     gast.Await: ("`await` expressions", "differentiate a synchronous function"),
     gast.NamedExpr: ("assignment expressions (`:=`)", "assign in a statement of its own"),
-    gast.SetComp: ("set comprehensions", "build the set outside the differentiated function"),
-    gast.Set: ("set displays", "use a tuple"),
     gast.Starred: ("starred expressions (`*x`)", "pass the elements explicitly"),
     gast.Import: ("imports inside the function", "import at module level"),
     gast.ImportFrom: ("imports inside the function", "import at module level"),
@@ -58,12 +55,12 @@ def fence(parsed: ParsedFunction) -> None:
     _check_block(fn.body, parsed)
 
 
-def _check_block(statements, parsed):
+def _check_block(statements, parsed, in_handler=False):
     for statement in statements:
         if not isinstance(statement, ALLOWED_STATEMENTS):
             _refuse(statement, parsed)
-        if isinstance(statement, gast.Raise) and statement.exc is None:
-            _refuse(statement, parsed, what="`raise` without an exception (a re-raise)",
+        if isinstance(statement, gast.Raise) and statement.exc is None and not in_handler:
+            _refuse(statement, parsed, what="`raise` without an exception outside `except:`",
                     fix="raise the exception by name")
         if isinstance(statement, gast.Delete) and not all(
                 isinstance(t, gast.Name) for t in statement.targets):
@@ -75,14 +72,19 @@ def _check_block(statements, parsed):
                         for k in statement.value.keywords):
             _refuse(statement, parsed, what="`out=` arguments (they write in place)",
                     fix="assign the result instead: `y = np.add(a, b)`")
-        if isinstance(statement, gast.With) and (
-                len(statement.items) != 1 or statement.items[0].optional_vars is not None
-                or not isinstance(statement.items[0].context_expr, gast.Call)):
-            _refuse(statement, parsed)
+        if isinstance(statement, gast.With):
+            for item in statement.items:
+                _check_with_target(item.optional_vars, parsed)
         _check_targets(statement, parsed)
         for field, child in gast.iter_fields(statement):
-            if field in ("body", "orelse"):
-                _check_block(child, parsed)
+            if field in ("body", "orelse", "finalbody"):
+                _check_block(child, parsed, in_handler and not isinstance(
+                    statement, (gast.FunctionDef, gast.Try)))
+            elif field == "handlers":  # (where `raise` alone raises what was caught again)
+                for handler in child:
+                    if handler.type is not None:
+                        _check_expression_tree(handler.type, parsed)
+                    _check_block(handler.body, parsed, in_handler=True)
             elif field == "targets" and starred_unpacking(statement):
                 continue  # (names only, desugar.starred_unpackings rewrites it)
             else:
@@ -101,7 +103,7 @@ def _check_targets(statement, parsed):
             if isinstance(target, gast.Subscript) and not isinstance(target.value, gast.Name):
                 _refuse(target, parsed, what="assignment into an element of an element",
                         fix="index once, e.g. `y[i, j] = v` instead of `y[i][j] = v`")
-        targets = [t for t in leaves if not isinstance(t, gast.Subscript)]
+        targets = [t for t in leaves if not isinstance(t, (gast.Subscript, gast.Attribute))]
     elif isinstance(statement, (gast.For, gast.AnnAssign)):
         targets = [statement.target]
     else:
@@ -114,6 +116,13 @@ def _check_targets(statement, parsed):
             if isinstance(node, gast.Subscript):
                 _refuse(node, parsed, what="a loop variable that is an element (`for y[i] in`)",
                         fix="loop over a name and assign the element in the body")
+
+
+def _check_with_target(target, parsed):
+    """`with m as v`: v is a name or a tuple of names."""
+    if target is not None and not all(isinstance(t, gast.Name) for t in _leaves(target)):
+        _refuse(target, parsed, what="`with ... as` an element or attribute",
+                fix="bind a name: `with m as v:`")
 
 
 def _leaves(target):

@@ -36,17 +36,21 @@ errors point at the user's code.
 from __future__ import annotations
 
 import copy
+import operator
 
 import gast
 
 from srcad.compiler.frontend.closures import NestedFunctions, convert_closures
 from srcad.compiler.frontend.desugar import (Desugaring, explicit_super, maps_as_comprehensions,
-                                    outs_checked, scatters_as_writes, starred_unpackings)
+                                    outs_checked, scatters_as_writes, sets_as_calls,
+                                    starred_unpackings)
 from srcad.compiler.frontend.exits import lower_exits
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import local_names, store_counts, stores
+from srcad.compiler.frontend.try_blocks import outline_try_blocks
 from srcad.compiler.frontend.trees import clone, walk
 from srcad.compiler.transform.naming import Namer
+from srcad.ops import python_statements
 
 OPERATOR_NAMES = {
     gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div", gast.Pow: "pow",
@@ -56,6 +60,13 @@ OPERATOR_NAMES = {
     gast.USub: "neg", gast.UAdd: "pos", gast.Not: "not", gast.Invert: "invert",
 }
 OPAQUE = (gast.Compare, gast.JoinedStr)
+IN_PLACE_OPERATORS = {
+    gast.Add: operator.iadd, gast.Sub: operator.isub, gast.Mult: operator.imul,
+    gast.Div: operator.itruediv, gast.Pow: operator.ipow, gast.MatMult: operator.imatmul,
+    gast.FloorDiv: operator.ifloordiv, gast.Mod: operator.imod, gast.LShift: operator.ilshift,
+    gast.RShift: operator.irshift, gast.BitAnd: operator.iand, gast.BitOr: operator.ior,
+    gast.BitXor: operator.ixor,
+}
 
 
 def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDef:
@@ -68,11 +79,13 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
     def is_derivative_call(call):
         return resolver.chain_value(call.func) in (call_jvp, call_vjp)
     fn = clone(parsed.node)
+    sets_as_calls(fn, resolver, namer)
     maps_as_comprehensions(fn, resolver)
     explicit_super(fn, resolver.fn.__code__)
     scatters_as_writes(fn, resolver, namer)
     outs_checked(fn, resolver, namer, parsed)
     starred_unpackings(fn, resolver, namer)
+    outline_try_blocks(fn, resolver, namer, parsed)
     fn = lower_exits(convert_closures(fn, is_derivative_call), namer)
     return _Normalizer(fn, namer, resolver, parsed).run()
 
@@ -90,6 +103,7 @@ class _Normalizer(Desugaring, NestedFunctions):
         self.stores = store_counts(fn)
         self.versions: dict[str, str] = {}  # `x_1` → `x`: SSA versions of the user's variables
         self.unrecorded = 0  # inside `with stop_recording():`
+        self.written_owners = _attribute_owners(fn)  # `counter.n = ...`: not a fixed global
 
     def run(self) -> gast.FunctionDef:
         for statement in self.fn.body:
@@ -120,6 +134,14 @@ class _Normalizer(Desugaring, NestedFunctions):
             new = self._name_for(gast.BinOp(old, node.op, self._atom(node.value)), node)
             self._emit(gast.Assign([gast.Subscript(container, clone(index), gast.Store())],
                                    new, None), node)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Attribute):
+            owner = self._atom(node.target.value)
+            old = self._name_for(gast.Attribute(owner, node.target.attr, gast.Load()), node)
+            new = self._name_for(gast.Call(self.resolver.helper(
+                IN_PLACE_OPERATORS[type(node.op)], self.namer), [old, self._atom(node.value)],
+                []), node)  # (`+=` of an array held in the attribute writes into it)
+            self._assign(gast.Attribute(node.target.value, node.target.attr, gast.Store()), new,
+                         node)
         elif isinstance(node, gast.AugAssign):
             updated = self._load(node.target.id).id
             value = gast.BinOp(self._atom(gast.Name(node.target.id, gast.Load(), None, None)),
@@ -171,7 +193,7 @@ class _Normalizer(Desugaring, NestedFunctions):
         elif isinstance(node, gast.Delete):
             pass  # (`del name`, fenced: the name's lifetime; what it held lives on elsewhere)
         elif isinstance(node, gast.With):
-            self._unrecorded_block(node)
+            self._with(node)
         elif isinstance(node, gast.FunctionDef):
             nested = self._nested_function(node)
             nested.name = self._define(node.name).id
@@ -236,6 +258,12 @@ class _Normalizer(Desugaring, NestedFunctions):
                 value = self._name_for(value, origin, base="whole", force=True)  # y before
             element = gast.Subscript(container, self._index(target.slice), gast.Store())
             self._emit(gast.Assign([element], value, None), origin)
+            return
+        if isinstance(target, gast.Attribute):  # `obj.name = v`: a call made for its effect
+            self._emit(gast.Expr(gast.Call(self.resolver.helper(
+                python_statements.attribute_set, self.namer), [
+                self._atom(target.value), gast.Constant(target.attr, None),
+                value if _is_atom(value) else self._name_for(value, origin)], [])), origin)
             return
         if isinstance(target, gast.Name):
             if not (isinstance(value, gast.Name) and value.id == self.current.get(target.id)):
@@ -371,10 +399,26 @@ class _Normalizer(Desugaring, NestedFunctions):
         return node
 
     def _is_global_chain(self, node) -> bool:
+        """A global's attribute chain (`np.pi`, `np.linalg.norm`), read where it is used:
+        not one whose root the function writes attributes of (its value changes)."""
+        chained = isinstance(node, gast.Attribute)
         while isinstance(node, gast.Attribute):
             node = node.value
         return isinstance(node, gast.Name) and node.id not in self.locals \
-            and node is not None and isinstance(node.ctx, gast.Load)
+            and node is not None and isinstance(node.ctx, gast.Load) \
+            and not (chained and node.id in self.written_owners)
+
+
+def _attribute_owners(fn) -> set:
+    """The roots of the attribute chains `fn` (or a function nested in it) assigns to."""
+    owners = set()
+    for node in walk(fn):
+        if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store):
+            while isinstance(node, gast.Attribute):
+                node = node.value
+            if isinstance(node, gast.Name):
+                owners.add(node.id)
+    return owners
 
 
 def _is_atom(node) -> bool:

@@ -50,8 +50,17 @@ def stores(statements, name: str) -> bool:
 
 
 def store_counts(fn) -> dict:
+    """How often `fn` binds each name (its parameters included; not what the functions it
+    defines bind, which are theirs)."""
     counts = {}
-    for node in walk(fn):
+    for node in _walk_own(fn, fn):
         if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
             counts[node.id] = counts.get(node.id, 0) + 1
     return counts
+
+
+def _walk_own(node, fn):
+    yield node
+    for child in gast.iter_child_nodes(node):
+        if not isinstance(child, (gast.FunctionDef, gast.Lambda)) or child is fn:
+            yield from _walk_own(child, fn)

@@ -220,7 +220,7 @@ class Tangents(TangentWrites):
 
     # ---- operations ----------------------------------------------------------------------------
     def operation(self, op: Operation) -> list:
-        check_operation(op, self.activity.varied, self.parsed)
+        check_operation(op, self.activity.varied, self.parsed, self.bindings.name_for)
         primal = [op.statement]
         if op.kind in ("setitem", "append"):
             if op.mutates not in self.active:

@@ -7,13 +7,16 @@ import gast
 import numpy as np
 
 from srcad.compiler.frontend.resolve import Operation
-from srcad.errors import UnsoundAliasingError, UnsupportedSyntaxError
+from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import is_nondifferentiable, jvp_rules, vjp_rules
+from srcad.ops.python_statements import attribute_set
+from srcad.runtime.as_written import effect_unchanged
 
 
-def check_operation(op: Operation, varied, parsed) -> None:
-    """Every refusal that depends only on the operation and what is differentiated."""
-    check_effect(op, varied, parsed)
+def check_operation(op: Operation, varied, parsed, name_for) -> None:
+    """Every refusal that depends only on the operation and what is differentiated (and
+    the check an effect runs under: `name_for` binds its helper)."""
+    check_effect(op, varied, parsed, name_for)
     check_captures(op, varied, parsed)
     check_callee(op, varied, parsed)
     check_positional_out(op, parsed)
@@ -112,14 +115,37 @@ def check_captures(op: Operation, varied, parsed) -> None:
             f"pass `{captured[0]}` to the nested function as an argument.")
 
 
-def check_effect(op: Operation, varied, parsed) -> None:
-    """A call made for its effect must not be able to modify a differentiated value."""
-    if op.kind == "effect" and varied.intersection(op.read_names()) \
-            and not _harmless_effect(op.callee):
-        raise UnsoundAliasingError(
-            f"srcad cannot tell whether `{op.label}(...)` modifies a differentiated value "
-            f"passed to it (in {parsed.name}).", parsed.location(op.statement),
-            "assign its result instead of calling it for its effect, or pass a copy.")
+def check_effect(op: Operation, varied, parsed, name_for) -> None:
+    """A call made for its effect that is passed a differentiated value must not modify it:
+    unless the callee surely leaves its arguments alone, it runs through
+    `effect_unchanged`, which refuses a write when the call runs (runtime/as_written.py)."""
+    if op.kind == "effect" and op.callee is attribute_set \
+            and varied.intersection(op.read_names()):
+        target = op.statement.value.args[0]
+        owner = isinstance(target, gast.Name) and target.id in varied
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate "
+            f"{'assignment to an attribute of a differentiated value' if owner else 'a differentiated value stored in an attribute'}"
+            f" (`{_attribute_text(op)} = ...`, in {parsed.name}): read back, it would be a "
+            "constant to the derivative.", parsed.location(op.statement),
+            "keep the value in a local variable (or a dict) and pass it on or return it.")
+    if op.kind != "effect" or not varied.intersection(op.read_names()) \
+            or _harmless_effect(op.callee) or getattr(op.statement, "checked", False):
+        return
+    call = op.statement.value
+    location = parsed.location(op.statement)
+    where = (op.label, parsed.filename, location.lineno if location else 0,
+             location.col if location else 0, parsed.name)
+    checked = gast.Expr(gast.Call(
+        gast.Name(name_for("effect_unchanged", effect_unchanged), gast.Load(), None, None),
+        [call.func, gast.Constant(where, None), *call.args], call.keywords))
+    checked.checked = True
+    op.statement = gast.copy_location(checked, op.statement)
+
+
+def _attribute_text(op: Operation) -> str:
+    owner, name = op.statement.value.args[0], op.statement.value.args[1].value
+    return f"{owner.id if isinstance(owner, gast.Name) else '...'}.{name}"
 
 
 def _harmless_effect(callee) -> bool:

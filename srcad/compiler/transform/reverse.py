@@ -197,7 +197,7 @@ class _Backward:
 
     # ---- operations ----------------------------------------------------------------------------
     def operation(self, op: Operation) -> list:
-        check_operation(op, self.activity.varied, self.parsed)
+        check_operation(op, self.activity.varied, self.parsed, self.bindings.name_for)
         prelude = []
         if op.kind not in ("call", "copy") or op.dynamic:  # those two may read a number
             prelude = self.adjoints.materialise([t for t in (*op.targets, op.mutates) if t])

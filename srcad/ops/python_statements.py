@@ -1,0 +1,109 @@
+"""`with`, `try` and `obj.attr = v` as the forward sweep runs them: calls the frontend writes
+(frontend/desugar.py), since a derivative program is made of operations, branches and loops.
+
+`with m as v: body` becomes `v = entered(m)`, the body, `exited(m)`. A program whose source
+holds a `with` runs inside `ContextsUnwound()`, which exits the managers still open, with
+the exception, when one leaves it: `np.errstate`, `warnings.catch_warnings` or a lock are
+put back as Python would.
+
+`try: body except E as e: handler else: ... finally: ...` becomes a nested function holding
+the body, called through `attempt`, which returns `(None, *values the body bound)` or, when
+the body raised an exception the handlers take, `(exception, *their values before)`; `if` statements
+choose the handler by `handles`. The body's derivative is its function's, so a body that
+raised leaves nothing recorded: the frontend refuses a `try` whose handlers could see a
+value the body bound before it raised (frontend/desugar.py).
+"""
+from __future__ import annotations
+
+import threading
+
+from srcad.errors import SrcadError, UnsupportedDerivativeError
+from srcad.ops.registry import nondifferentiable
+
+
+class _OpenContexts(threading.local):
+    def __init__(self):
+        self.managers = []
+
+
+_OPEN = _OpenContexts()
+
+
+def entered(manager):
+    """`manager.__enter__()`, the manager kept open for `exited` or `ContextsUnwound`."""
+    value = type(manager).__enter__(manager)
+    _OPEN.managers.append(manager)
+    return value
+
+
+def exited(manager) -> None:
+    """The end of the `with` block of `manager`, reached without an exception."""
+    _OPEN.managers.pop()
+    type(manager).__exit__(manager, None, None, None)
+
+
+class ContextsUnwound:
+    """Around a generated program: an exception leaving it exits the managers its `with`
+    blocks left open, innermost first, as Python's `with` would. A manager that suppresses
+    the exception cannot be honoured (the program cannot resume after its block): that is
+    refused, the exception chained."""
+
+    def __enter__(self):
+        self.depth = len(_OPEN.managers)
+
+    def __exit__(self, kind, exception, traceback):
+        managers = _OPEN.managers
+        while len(managers) > self.depth:
+            manager = managers.pop()
+            if type(manager).__exit__(manager, kind, exception, traceback):
+                raise UnsupportedDerivativeError(
+                    f"the context manager {type(manager).__name__} suppressed an exception "
+                    "raised in its `with` block; srcad cannot resume the function after the "
+                    "block.", fix="catch the exception with `try`/`except` in the block"
+                    ) from exception
+        return False
+
+
+def attempt(body, handled, names: tuple, **captured):
+    """`(None, *body(**captured))`, or when the body raised an exception of the types
+    `handled`, `(exception, ...)` with the values the variables `names` (those it returns)
+    had before, where they were passed (None elsewhere). The derivative follows `body`
+    (runtime/calls.py)."""
+    try:
+        values = body(**captured)
+    except handled as exception:
+        if isinstance(exception, SrcadError):  # (srcad's refusal, not the user's exception)
+            raise
+        return (exception, *kept(names, captured))
+    return (None, *values)
+
+
+def kept(names: tuple, captured: dict) -> tuple:
+    """What `names` held before the `try`, where its body was passed them (else None)."""
+    return tuple(captured.get(name) for name in names)
+
+
+class Unbound:
+    """What a variable holds after a `try` whose body may not have bound it, when nothing
+    bound it before (Python would leave it unbound)."""
+
+
+def handles(exception, kinds) -> bool:
+    """Whether `except kinds:` takes `exception` (None: the body did not raise)."""
+    return exception is not None and isinstance(exception, kinds)
+
+
+def reraised(exception) -> None:
+    """After `finally:`, an exception no handler took goes on."""
+    if exception is not None:
+        raise exception
+
+
+def attribute_set(obj, name: str, value) -> None:
+    """`obj.name = value`, which the frontend writes as this call. A value that carries a
+    derivative is refused where the program is made (transform/refusals.py): read back
+    later, it would be a constant to the derivative."""
+    setattr(obj, name, value)
+
+
+nondifferentiable(entered, exited, handles, reraised, attribute_set)
