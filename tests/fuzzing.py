@@ -337,6 +337,11 @@ class _Writer:
         self.lines.append(f"{indent}try:")
         frozen = set(self.frozen)
         self.frozen |= self.locals  # (the body rebinds nothing from outside but `name`)
+        # (nor reads what is updated in place, and what it reads never will be: srcad cannot
+        # tell whether the body returned the memory of an array it read, as it documents)
+        outer = self.names
+        self.names = {n: k for n, k in outer.items() if n not in self.updated_in_place}
+        self.attempted |= set(self.names)
         trying, self.trying = self.trying, True
         self.scoped(lambda: self.block(indent + "    ", self.draw(st.integers(0, 2)),
                                        max(depth - 1, 0)))
@@ -350,6 +355,7 @@ class _Writer:
             self.lines.append(f"{indent}    {name} = {self.composite(kind)}")
         else:
             self.lines.append(f"{indent}    pass")
+        self.names = {**outer, **{n: k for n, k in self.names.items() if n in outer}}
         self.frozen = frozen
         if self.draw(st.booleans()):
             self.lines += [f"{indent}finally:", f"{indent}    pass"]

@@ -302,7 +302,7 @@ def test_a_helper_writing_into_a_differentiated_array_is_followed():
 
 
 def test_a_call_made_for_its_effect_that_writes_a_differentiated_value_is_refused():
-    with pytest.raises(UnsoundAliasingError, match="`.*shuffle.*` wrote into"):
+    with pytest.raises(UnsoundAliasingError, match="shuffle"):
         srcad.grad(shuffled)(X)
 
 
@@ -413,3 +413,195 @@ def test_a_function_defined_in_a_loop_in_a_try_body_reads_the_enclosing_variable
     for position, expected in ((0, 2 * np.arctan(y)), (1, 2 * x / (1 + y ** 2))):
         np.testing.assert_allclose(srcad.grad(nested_function_in_a_loop_in_a_try_body,
                                               wrt=position)(x, y), expected, rtol=1e-12)
+
+
+# ---- found by review: each was a wrong number before it was refused or mended ---------------
+HISTORY = []
+CACHE = {}
+
+
+def writes_into_a_list_made_before(x):
+    out = []
+    try:
+        out.append(x ** 2)
+    except ValueError:
+        pass
+    return np.sum(out[0])
+
+
+def writes_into_an_array_made_before(x):
+    buf = np.zeros(3)
+    try:
+        buf[0] = x[0] * 2.0
+    except KeyError:
+        pass
+    return np.sum(buf * x)
+
+
+def carried_through_a_loop(x):
+    acc = x
+    total = 0.0
+    for _ in range(3):
+        try:
+            acc = acc * x
+            total = total + np.sum(acc)
+        except FloatingPointError:
+            pass
+    return total
+
+
+def first_bound_in_a_loop(x):
+    total = 0.0
+    for i in range(3):
+        try:
+            if i == 0:
+                acc = x
+            else:
+                acc = acc * x
+            total = total + np.sum(acc)
+        except Exception:
+            total = total + 100.0
+    return total
+
+
+def manager_of_a_derivative(x):
+    with contextlib.nullcontext(np.sin(x)) as s:
+        return np.sum(s * x)
+
+
+def recording_stopped_beside_another(x):
+    with srcad.stop_recording(), np.errstate(all="ignore"):
+        c = np.sum(x * x)
+    return c * np.sum(x)
+
+
+def comprehension_shadows(x):
+    s = x * 2.0
+
+    def h(a):
+        return a * s
+    return np.sum([h(x) for s in (1.0, 2.0)])
+
+
+def finally_reads_a_half_done_body(x):
+    y = x
+    try:
+        y = 2.0 * x
+        raise KeyError("k")
+    finally:
+        return np.sum(y)
+
+
+def handler_raises_under_finally(x):
+    try:
+        y = np.sin(x)
+    except KeyError:
+        raise ValueError("v")
+    finally:
+        HISTORY.clear()
+    return np.sum(y)
+
+
+def record(value):
+    HISTORY.append(value)
+
+
+def recorded(x):
+    record(np.sin(x))
+    return np.sum(HISTORY[-1] * x)
+
+
+def stash(value):
+    CACHE["v"] = value * 2.0
+
+
+def stashed(x):
+    stash(np.sin(x))
+    return np.sum(CACHE["v"] * x)
+
+
+def hands_over_a_callback(value, put):
+    import math  # (srcad cannot transform this function: it runs it as written)
+    put(value)
+    return int(math.pi)
+
+
+def through_a_callback(x):
+    store = []
+    k = hands_over_a_callback(np.sin(x), store.append)
+    return np.sum(store[0] * x) * k
+
+
+@pytest.mark.parametrize("fn, error, words", [
+    (writes_into_a_list_made_before, UnsoundAliasingError, "writes into `out`"),
+    (writes_into_an_array_made_before, UnsoundAliasingError, "writes into `buf`"),
+    (manager_of_a_derivative, UnsupportedSyntaxError, "context manager holds"),
+    (recording_stopped_beside_another, UnsupportedSyntaxError, "beside other context"),
+    (comprehension_shadows, UnsupportedSyntaxError, "reads `s`"),
+    (finally_reads_a_half_done_body, UnsupportedSyntaxError, "`finally:` may read `y`"),
+    (handler_raises_under_finally, UnsupportedSyntaxError, "with `finally:`"),
+    (recorded, UnsoundAliasingError, "HISTORY.append"),
+    (stashed, UnsupportedSyntaxError, "element of `CACHE`, a global"),
+    (through_a_callback, UnsupportedSyntaxError, "a value it captured or a global"),
+])
+def test_what_would_be_a_silent_wrong_number_is_refused(fn, error, words):
+    with pytest.raises(error, match=words.replace("(", r"\(").replace("`", ".")):
+        srcad.grad(fn)(X)
+
+
+@pytest.mark.parametrize("fn", [carried_through_a_loop, first_bound_in_a_loop])
+def test_a_try_in_a_loop_carries_what_its_body_binds_to_the_next_trip(fn):
+    assert_first_order(fn)
+    assert srcad.value_and_grad(fn)(X)[0] == pytest.approx(fn(X))
+
+
+def nested_try_in_a_loop_in_a_try(x):
+    scale = np.arctan(x)
+    try:
+        for element in x:
+            inner = np.arctan(scale / (2.0 + np.cos(element)))
+            try:
+                if element > 100.0:
+                    raise ValueError("never")
+                inner = np.sqrt(1.0 + scale * scale)
+            except ValueError:
+                pass
+            finally:
+                pass
+        if x[0] > -100.0:
+            raise ValueError("always")
+        result = np.arctan(x)
+    except ValueError:
+        result = np.log(1.0 + np.tanh(scale) ** 2)
+    finally:
+        pass
+    return np.sum(result * result)
+
+
+def test_a_try_in_a_loop_in_a_try_found_by_the_fuzzer():
+    assert_first_order(nested_try_in_a_loop_in_a_try)
+    assert_second_order(nested_try_in_a_loop_in_a_try)
+
+
+def lambda_in_a_with_in_a_try_in_a_loop(x, y):
+    result = 0.0
+    for element in x:
+        try:
+            with np.errstate(over="ignore"):
+                wave = lambda a: np.cos(y) * a  # noqa: E731
+                damped = 1.0 / (1.5 + np.cos(wave(x)))
+            if element > 0.0:
+                raise ValueError("positive")
+            result = np.sum(damped) + np.exp(np.sin(x[-1]))
+        except ValueError:
+            result = np.log(1.0 + (y[-1] + element) ** 2)
+    return result
+
+
+def test_a_lambda_in_a_with_block_in_a_try_body_found_by_the_fuzzer():
+    x, y = np.array([-0.3, 0.2]), np.array([0.5, 0.7])
+    for position in (0, 1):
+        np.testing.assert_allclose(
+            srcad.grad(lambda_in_a_with_in_a_try_in_a_loop, wrt=position)(x, y),
+            numerical_gradient(lambda_in_a_with_in_a_try_in_a_loop, (x, y), position),
+            rtol=1e-6, atol=1e-8)

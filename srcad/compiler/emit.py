@@ -84,7 +84,8 @@ class CompiledAdjoint:
         made = types.FunctionType(self.code, fn.__globals__, self.code.co_name,
                                   fn.__defaults__, closure)
         made.__kwdefaults__ = fn.__kwdefaults__
-        return made
+        made.srcad_program = True  # (writing into its arguments is the user's function's:
+        return made                # runtime/calls.py does not refuse it again)
 
 
 def _namespace_check(guards: list, rules_edition: int) -> types.FunctionType:

@@ -1,5 +1,6 @@
-"""`with`, `try` and `obj.attr = v` as the forward sweep runs them: calls the frontend writes
-(frontend/desugar.py), since a derivative program is made of operations, branches and loops.
+"""`with`, `try` and `obj.attr = v` as the forward sweep runs them: calls the frontend
+writes (frontend/desugar.py, try_blocks.py, normalize.py), since a derivative program is
+made of operations, branches and loops.
 
 `with m as v: body` becomes `v = entered(m)`, the body, `exited(m)`. A program whose source
 holds a `with` runs inside `ContextsUnwound()`, which exits the managers still open, with
@@ -11,13 +12,15 @@ the body, called through `attempt`, which returns `(None, *values the body bound
 the body raised an exception the handlers take, `(exception, *their values before)`; `if` statements
 choose the handler by `handles`. The body's derivative is its function's, so a body that
 raised leaves nothing recorded: the frontend refuses a `try` whose handlers could see a
-value the body bound before it raised (frontend/desugar.py).
+value the body bound before it raised (frontend/try_blocks.py), and `attempt` one that
+wrote into a value made before it.
 """
 from __future__ import annotations
 
 import threading
 
-from srcad.errors import SrcadError, UnsupportedDerivativeError
+from srcad.errors import SrcadError, UnsoundAliasingError, UnsupportedDerivativeError
+from srcad.kernels.snapshots import snapshot
 from srcad.ops.registry import nondifferentiable
 
 
@@ -69,13 +72,34 @@ def attempt(body, handled, names: tuple, **captured):
     `handled`, `(exception, ...)` with the values the variables `names` (those it returns)
     had before, where they were passed (None elsewhere). The derivative follows `body`
     (runtime/calls.py)."""
+    unchanged = untouched(captured)
     try:
         values = body(**captured)
     except handled as exception:
         if isinstance(exception, SrcadError):  # (srcad's refusal, not the user's exception)
             raise
+        unchanged()
         return (exception, *kept(names, captured))
+    unchanged()
     return (None, *values)
+
+
+def untouched(captured: dict):
+    """A check to run after the body: it wrote into none of the float arrays, lists, dicts
+    and objects it was passed (made before the `try`), which the body's derivative, a
+    call's, would not see. (A write through a method of what srcad cannot look into meets
+    `effect_unchanged` in the body itself.)"""
+    snapshots = {name: snapshot(value) for name, value in captured.items()}
+
+    def check():
+        written = [name for name, unchanged in snapshots.items() if not unchanged()]
+        if written:
+            raise UnsoundAliasingError(
+                f"srcad cannot differentiate a `try` block that writes into `{written[0]}`, "
+                "made before it: the block's derivative is a call's, which would not see "
+                "the write.", fix="build the value in the block and bind it, or move the "
+                "write out of the `try`")
+    return check
 
 
 def kept(names: tuple, captured: dict) -> tuple:

@@ -17,17 +17,20 @@ from __future__ import annotations
 import functools
 
 from srcad.errors import SrcadError
-from srcad.ops.python_statements import attempt, kept
+from srcad.ops.python_statements import attempt, kept, untouched
 
 
 def vjp(call_vjp, active: tuple, args: tuple, kwargs: dict):
     """`(attempt(*args, **kwargs), pullback)`; `active` names captured values."""
     body, handled, names = args
+    unchanged = untouched(kwargs)
     try:
         values, pullback = call_vjp(body, active, **kwargs)
     except handled as exception:
         _not_srcads(exception)
+        unchanged()
         return (exception, *kept(names, kwargs)), _kept_pullback(active, names)
+    unchanged()
 
     def outcome_pullback(g):
         return (None,) * len(active) if g is None else pullback(tuple(g[1:]))
@@ -37,13 +40,16 @@ def vjp(call_vjp, active: tuple, args: tuple, kwargs: dict):
 def jvp(jvp_call, active: tuple, tangents: tuple, args: tuple, kwargs: dict):
     """`(attempt(*args, **kwargs), its tangent)`."""
     body, handled, names = args
+    unchanged = untouched(kwargs)
     try:
         values, tangent = jvp_call(body, active, tangents, (), kwargs)
     except handled as exception:
         _not_srcads(exception)
+        unchanged()
         kept_tangents = kept(names, dict(zip(active, tangents)))
         return (exception, *kept(names, kwargs)), (
             None if all(t is None for t in kept_tangents) else (None, *kept_tangents))
+    unchanged()
     return (None, *values), None if tangent is None else (None, *tangent)
 
 

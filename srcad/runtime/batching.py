@@ -9,6 +9,7 @@ import numpy as np
 
 from srcad.kernels.batched import NotBatchable, refused
 from srcad.ops.callables import unwrapped
+from srcad.ops.python_statements import attempt
 from srcad.runtime import calls
 from srcad.runtime.control import CustomGradient
 from srcad.runtime.hooks import ABOVE
@@ -19,6 +20,8 @@ def call(fn, active: tuple, tangents: tuple, *args, **kwargs):
     """`(fn(*args, **kwargs), its batched tangent)` for a Python function without rules:
     its own batched tangent program, seeded with the batched tangents of the arguments at
     `active` (positions or names). Anything else is not batched here."""
+    if fn is attempt:  # (a `try` body: its Jacobian is taken column by column)
+        refused("a `try` statement")
     function = unwrapped(calls.spread(fn, args))
     if not isinstance(function, types.FunctionType) or isinstance(fn, CustomGradient) \
             or calls.vjp_rules(fn) is not None or calls.jvp_rules(fn) is not None \

@@ -275,7 +275,7 @@ def transformed(function, names, containers, mode, reached=True, call=None):
     try:
         compiled = ABOVE.compiled_adjoint(function, names, containers=containers, mode=mode)
         if compiled.argument_writes and reached and call is not None \
-                and not function.__code__.co_filename.startswith("<srcad-"):
+                and not getattr(function, "srcad_program", False):
             refuse_argument_writes(compiled.argument_writes, function, *call)
         return compiled
     except SrcadError as error:
@@ -294,7 +294,8 @@ def transformed(function, names, containers, mode, reached=True, call=None):
 def _transformed_or_refusal(function, names, containers, mode, reached=True, call=None):
     """`transformed(...)`, or for a function reached from a call whose transformation is
     refused, the refusal: the caller runs it as written where that is exact (as_written.py)."""
-    refusal = refusal_of(function)
+    key = (names, containers, mode)
+    refusal = refusal_of(function, key)
     if refusal is not None:
         return refusal
     try:
@@ -302,8 +303,8 @@ def _transformed_or_refusal(function, names, containers, mode, reached=True, cal
     except SrcadError as error:
         if not reached:
             raise
-        if isinstance(error, UnsupportedSyntaxError):  # (it holds for every call)
-            remember_refusal(function, error)
+        if isinstance(error, UnsupportedSyntaxError):  # (it holds for these arguments)
+            remember_refusal(function, key, error)
         return error
 
 

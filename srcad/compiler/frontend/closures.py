@@ -34,7 +34,7 @@ import gast
 
 from srcad.compiler.frontend.exits import walk_local
 from srcad.compiler.frontend.parse import param_names
-from srcad.compiler.frontend.scopes import captured_names, store_counts
+from srcad.compiler.frontend.scopes import captured_names, store_counts, surely_bound_by
 from srcad.compiler.frontend.trees import clone, walk
 from srcad.errors import UnsupportedSyntaxError
 
@@ -81,6 +81,7 @@ def convert_closures(fn: gast.FunctionDef, is_derivative_call) -> gast.FunctionD
     calls = [n for n in walk_local(fn) if isinstance(n, gast.Call)
              and isinstance(n.func, gast.Name)]
     definitions = list(_definitions(fn.body, set(param_names(fn))))
+    shadowed = _comprehension_variables(fn)
     nested = {name for _, name, _ in definitions}
     passing = {id(a) for n in calls if any(_names(a, nested) for a in n.args)
                and is_derivative_call(n) for a in n.args if _names(a, nested)}
@@ -92,13 +93,28 @@ def convert_closures(fn: gast.FunctionDef, is_derivative_call) -> gast.FunctionD
         sites = [call for call in calls if call.func.id == name]
         read_by_defaults = set().union(*(default_reads_of(d) & local for _, d in defaults))
         if _convertible(fn, scope, name, captured, read_by_defaults, bound, stores, passing) \
-                and all(_completable(call, scope) for call in sites):
+                and all(_completable(call, scope) and not shadowed.get(id(call), set())
+                        & set(captured) for call in sites):
             _add_keyword_parameters(scope.args, captured, {
                 c for c in captured if stores.get(c, 0) == 1 and c in bound})
             scope.passes_enclosing = True  # see `scopes.enclosing_reads`
             for call in sites:
                 _pass_enclosing(call, scope.args, captured, defaults)
     return fn
+
+
+def _comprehension_variables(fn) -> dict:
+    """For each call inside a comprehension, the names its comprehensions bind: a captured
+    variable passed there would be the comprehension's, not the enclosing function's."""
+    bound = {}
+    for node in walk_local(fn):
+        if isinstance(node, (gast.ListComp, gast.SetComp, gast.GeneratorExp, gast.DictComp)):
+            names = {n.id for g in node.generators for n in walk(g.target)
+                     if isinstance(n, gast.Name)}
+            for inner in walk(node):
+                if isinstance(inner, gast.Call):
+                    bound.setdefault(id(inner), set()).update(names)
+    return bound
 
 
 def _names(node, names) -> bool:
@@ -159,7 +175,7 @@ def _definitions(statements, bound: set):
         for field in _COMPOUND_BLOCKS if not isinstance(statement, gast.FunctionDef) else ():
             for block in _blocks(getattr(statement, field, None)):  # (a nested function's
                 yield from _definitions(block, bound)               # are its own)
-        bound |= _bound_by(statement)
+        bound |= surely_bound_by(statement)
 
 
 def _blocks(value):
@@ -170,20 +186,10 @@ def _blocks(value):
     return [value]
 
 
-def _bound_by(statement) -> set:
-    """Names a simple statement surely binds when it completes."""
-    if isinstance(statement, gast.FunctionDef):
-        return {statement.name}
-    if isinstance(statement, (gast.Assign, gast.AnnAssign, gast.AugAssign)):
-        targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
-        return {n.id for t in targets for n in walk(t)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-    return set()
-
-
 def _convertible(fn, scope, name, captured, read_by_defaults, bound, stores, passing) -> bool:
-    """Whether passing the values at each call is exact (see the module docstring):
-    captured variables are bound once, before; defaults' variables are not rebound after."""
+    """Whether passing the values at each call is exact (see the module docstring): it is
+    only called here (or handed to a derivative call, which needs the defaults: then its
+    captured variables are bound once, before); defaults' variables are not rebound after."""
     if name in captured or getattr(scope, "decorator_list", None) \
             or stores.get(name, 0) != 1:
         return False

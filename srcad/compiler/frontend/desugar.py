@@ -230,6 +230,13 @@ class Desugaring:
             return self._unrecorded_block(node)
         managers = []
         for item in node.items:
+            if isinstance(item.context_expr, gast.Call) \
+                    and self.resolver.chain_value(item.context_expr.func) is stop_recording:
+                raise UnsupportedSyntaxError(
+                    f"srcad cannot differentiate `stop_recording()` beside other context "
+                    f"managers or with `as` (in {self.parsed.name}).",
+                    self.parsed.location(item.context_expr), "write `with srcad.stop_recording():` "
+                    "on a line of its own, the other managers inside it.")
             manager = self._name_for(self._simple(item.context_expr), item.context_expr,
                                      base="manager", force=True)
             managers.append(manager)

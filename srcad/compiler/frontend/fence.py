@@ -9,6 +9,7 @@ from __future__ import annotations
 import gast
 
 from srcad.compiler.frontend.parse import ParsedFunction
+from srcad.compiler.frontend.scopes import local_names
 from srcad.compiler.frontend.trees import walk
 from srcad.errors import UnsupportedSyntaxError
 
@@ -52,10 +53,10 @@ def fence(parsed: ParsedFunction) -> None:
         _refuse(fn, parsed)
     for default in [*fn.args.defaults, *filter(None, fn.args.kw_defaults)]:
         _check_expression_tree(default, parsed)
-    _check_block(fn.body, parsed)
+    _check_block(fn.body, parsed, local=frozenset(local_names(fn)))
 
 
-def _check_block(statements, parsed, in_handler=False):
+def _check_block(statements, parsed, in_handler=False, local=frozenset()):
     for statement in statements:
         if not isinstance(statement, ALLOWED_STATEMENTS):
             _refuse(statement, parsed)
@@ -75,16 +76,16 @@ def _check_block(statements, parsed, in_handler=False):
         if isinstance(statement, gast.With):
             for item in statement.items:
                 _check_with_target(item.optional_vars, parsed)
-        _check_targets(statement, parsed)
+        _check_targets(statement, parsed, local)
         for field, child in gast.iter_fields(statement):
             if field in ("body", "orelse", "finalbody"):
                 _check_block(child, parsed, in_handler and not isinstance(
-                    statement, (gast.FunctionDef, gast.Try)))
+                    statement, (gast.FunctionDef, gast.Try)), local)
             elif field == "handlers":  # (where `raise` alone raises what was caught again)
                 for handler in child:
                     if handler.type is not None:
                         _check_expression_tree(handler.type, parsed)
-                    _check_block(handler.body, parsed, in_handler=True)
+                    _check_block(handler.body, parsed, True, local)
             elif field == "targets" and starred_unpacking(statement):
                 continue  # (names only, desugar.starred_unpackings rewrites it)
             else:
@@ -93,9 +94,9 @@ def _check_block(statements, parsed, in_handler=False):
                         _check_expression_tree(part, parsed)
 
 
-def _check_targets(statement, parsed):
-    """Targets are names, `name[index]`, or nests of tuples of them (`y[0], y[1] = ...`);
-    a loop's target holds names only."""
+def _check_targets(statement, parsed, local):
+    """Targets are names, `name[index]` of the function's own variables, `obj.attr`, or
+    nests of tuples of them (`y[0], y[1] = ...`); a loop's target holds names only."""
     if isinstance(statement, (gast.Assign, gast.AugAssign)):
         targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
         leaves = [t for target in targets for t in _leaves(target)]
@@ -103,6 +104,11 @@ def _check_targets(statement, parsed):
             if isinstance(target, gast.Subscript) and not isinstance(target.value, gast.Name):
                 _refuse(target, parsed, what="assignment into an element of an element",
                         fix="index once, e.g. `y[i, j] = v` instead of `y[i][j] = v`")
+            if isinstance(target, gast.Subscript) and target.value.id not in local:
+                _refuse(target, parsed, what=f"assignment into an element of "
+                        f"`{target.value.id}`, a global (read back, what it holds would be a "
+                        "constant to the derivative)",
+                        fix=f"pass `{target.value.id}` in as an argument and return it")
         targets = [t for t in leaves if not isinstance(t, (gast.Subscript, gast.Attribute))]
     elif isinstance(statement, (gast.For, gast.AnnAssign)):
         targets = [statement.target]

@@ -64,3 +64,17 @@ def _walk_own(node, fn):
     for child in gast.iter_child_nodes(node):
         if not isinstance(child, (gast.FunctionDef, gast.Lambda)) or child is fn:
             yield from _walk_own(child, fn)
+
+
+def surely_bound_by(statement) -> set:
+    """Names a statement surely binds when it completes (a `with` block: what its own top
+    level binds; a compound statement otherwise: nothing sure)."""
+    if isinstance(statement, gast.FunctionDef):
+        return {statement.name}
+    if isinstance(statement, (gast.Assign, gast.AnnAssign, gast.AugAssign)):
+        targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
+        return {n.id for t in targets for n in walk(t)
+                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    if isinstance(statement, gast.With):  # (its block runs to its end, or raises)
+        return set().union(*map(surely_bound_by, statement.body))
+    return set()

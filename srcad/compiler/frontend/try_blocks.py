@@ -30,19 +30,22 @@ import gast
 
 from srcad.compiler.frontend.exits import walk_local
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
-from srcad.compiler.frontend.scopes import captured_names, default_reads
+from srcad.compiler.frontend.scopes import captured_names, default_reads, surely_bound_by
 from srcad.compiler.frontend.trees import walk
 from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import python_statements
 
 
 def outline_try_blocks(fn: gast.FunctionDef, resolver, namer, parsed: ParsedFunction) -> None:
-    """Rewrite every `try` of `fn` (not of its nested functions), innermost last: an inner
-    `try` goes into the outer one's body function, which srcad outlines when it transforms
-    that function."""
+    """Rewrite every `try` of `fn` (not of its nested functions), innermost first: an inner
+    `try` goes into the outer one's body function. A variable passed to a body function that
+    may not be bound yet when it is called (bound later in a loop) starts as `Unbound`."""
     local = set(param_names(fn)) | {n.id for n in walk_local(fn) if isinstance(n, gast.Name)
                                     and isinstance(n.ctx, gast.Store)}
-    _Outliner(fn, resolver, namer, parsed, local).block(fn.body)
+    outliner = _Outliner(fn, resolver, namer, parsed, local)
+    outliner.block(fn.body)
+    fn.body[:0] = [gast.copy_location(gast.Assign([_name(n, gast.Store())], outliner._unbound(),
+                                                  None), fn) for n in sorted(outliner.early)]
 
 
 def _name(identifier, ctx=None):
@@ -90,24 +93,18 @@ def _read_in(statements) -> set:
 
 def _surely_bound(statements) -> set:
     """Names the top level of a block binds on every path through it."""
-    names = set()
-    for statement in statements:
-        if isinstance(statement, (gast.Assign, gast.AnnAssign, gast.AugAssign)):
-            targets = statement.targets if isinstance(statement, gast.Assign) \
-                else [statement.target]
-            names |= {n.id for t in targets for n in walk(t)
-                      if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
-        elif isinstance(statement, gast.FunctionDef):
-            names.add(statement.name)
-        elif isinstance(statement, gast.With):  # (its block runs to its end or raises)
-            names |= _surely_bound(statement.body)
-    return names
+    return set().union(*map(surely_bound_by, statements))
 
 
 def _read_first(statements, name) -> bool:
-    """Whether the block may read `name` before its top level binds it."""
+    """Whether the block may read `name` before its top level (or a `with` block's) binds
+    it."""
     for statement in statements:
-        if name in _read_in([statement]):
+        if isinstance(statement, gast.With):
+            if any(name in _read_in([gast.Expr(item.context_expr)]) for item in statement.items) \
+                    or _read_first(statement.body, name):
+                return True
+        elif name in _read_in([statement]):
             return True
         if name in _surely_bound([statement]):
             return False
@@ -120,6 +117,7 @@ class _Outliner:
             fn, resolver, namer, parsed, local
         self.outlined = set()  # the body functions made so far (not the user's variables)
         self.loops = []  # the loops around the statement being rewritten
+        self.early = set()  # variables passed to a body function before they may be bound
 
     def block(self, statements: list) -> None:
         for index, statement in enumerate(statements):
@@ -139,13 +137,25 @@ class _Outliner:
 
     def _maybe_bound_before(self, node: gast.Try, name: str) -> bool:
         """Whether `name` may hold a value when the `try` starts: a parameter, or bound on
-        an earlier line or anywhere in a loop around the `try`."""
-        inside = {id(n) for s in node.body for n in walk(s)}
-        return name in param_names(self.fn) or any(
-            isinstance(n, gast.Name) and n.id == name and isinstance(n.ctx, gast.Store)
-            and id(n) not in inside and (n.lineno < node.lineno or any(
-                n is m for loop in self.loops for m in walk(loop)))
-            for n in walk(self.fn))
+        an earlier line or anywhere in a loop around the `try` (then it may also be unbound
+        there, the first time: it starts as `Unbound`)."""
+        if name in param_names(self.fn):
+            return True
+        stores = [n for n in walk(self.fn) if isinstance(n, gast.Name) and n.id == name
+                  and isinstance(n.ctx, gast.Store)]
+        before = any(n.lineno < node.lineno and self._at_top(n) for n in stores)
+        looped = {id(m) for loop in self.loops for m in walk(loop)}
+        if not before and any(id(n) in looped or n.lineno < node.lineno for n in stores):
+            self.early.add(name)
+            return True
+        return before
+
+    def _at_top(self, store) -> bool:
+        """Whether an assignment target is one of `fn`'s top-level statements' (bound on
+        every path to what follows)."""
+        return any(store is n for s in self.fn.body
+                   if isinstance(s, (gast.Assign, gast.AnnAssign, gast.AugAssign))
+                   for n in walk(s))
 
     def _refuse(self, node, what, fix):
         raise UnsupportedSyntaxError(f"srcad cannot differentiate {what} (in {self.parsed.name}).",
@@ -154,6 +164,16 @@ class _Outliner:
     def _outlined(self, node: gast.Try) -> list:
         """The `try` as the module docstring shows: the body's function, its call through
         `attempt`, the `if` statements choosing what runs after, `finally:`."""
+        if node.finalbody:  # (`finally:` follows them here: a jump out would skip it)
+            for part in _local_nodes([*node.orelse, *(s for h in node.handlers
+                                                       for s in h.body)]):
+                if isinstance(part, (gast.Return, gast.Raise)) or isinstance(
+                        part, (gast.Break, gast.Continue)) and not self._in_loop(
+                        part, [*node.orelse, *(s for h in node.handlers for s in h.body)]):
+                    self._refuse(part, f"`{type(part).__name__.lower()}` in an `except` or "
+                                 "`else` block of a `try` with `finally:`",
+                                 "keep the exception or value in a variable and raise or "
+                                 "return it after the `try` statement")
         body, returned = self._returning_body(node)
         definition, results, passed = self._body_function(node, body, returned)
         raised = self.namer.claim("srcad_raised")
@@ -179,7 +199,10 @@ class _Outliner:
         if unhandled:
             statements.append(gast.Expr(gast.Call(self._helper(python_statements.reraised),
                                                   [_name(unhandled)], [])))
-        return [gast.copy_location(s, node) for s in statements]
+        for part in (n for s in statements for n in walk(s)):
+            if isinstance(part, (gast.stmt, gast.expr)) and getattr(part, "lineno", None) is None:
+                gast.copy_location(part, node)  # (what it made stands at the `try`'s line)
+        return statements
 
     def _returning_body(self, node: gast.Try) -> tuple[list, str | None]:
         """The body, its closing `return v` (without `finally:`) made `try_returned = v`;
@@ -204,6 +227,8 @@ class _Outliner:
         before binding it and what it may leave as it was."""
         inside = {id(n) for s in node.body for n in walk(s)}
         read_outside = {n.id for n in _reading_names(walk(self.fn)) if id(n) not in inside}
+        if self.loops:  # (what the body reads before binding it, it reads from the last trip)
+            read_outside |= {n for n in _read_in(body) if _read_first(body, n)}
         bound = [n for n in _bound_in(body) if n != returned and n not in self.outlined
                  and n in read_outside]  # (what the body makes for itself stays there)
         kept = self._kept_on_exception(node, body, bound)
@@ -269,6 +294,12 @@ class _Outliner:
             for n in walk(t) if not isinstance(n, gast.expr_context)) \
             and not set(_bound_in(body[:-1])) & _surely_bound([last]) else set()
         kept = set()
+        for name in set(bound) & _read_in(node.finalbody):  # (it runs after a raise too)
+            if name not in lastly:
+                self._refuse(node.finalbody[0], f"this `try`: when its body raises, `finally:` "
+                             f"may read `{name}`, which the body may have bound before it "
+                             "raised", f"compute `{name}` before the `try`")
+            kept.add(name)
         for handler in node.handlers:
             if handler.body and isinstance(handler.body[-1], gast.Raise):
                 continue

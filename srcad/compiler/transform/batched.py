@@ -9,7 +9,7 @@ Only operations whose batched form is known are batched: elementwise ufuncs and 
 (their rules applied to tangents aligned to the output's rank), `np.where`, matmul and
 `np.dot`, `np.sum`/`np.mean`, indexing, reshapes, transposes and stacking, lists of
 tangents, and calls of the user's helpers (their own batched programs, `batching.call`).
-Anything else (a method call, a write into an array, a loop over an array, any other NumPy
+Anything else (a method call, a write into an element, a loop over an array, any other NumPy
 function) raises `NotBatchable` when the program is built (or, for a helper, when it runs),
 and the Jacobian runs the ordinary tangent program per column instead: the batched program
 is never an approximation.
@@ -103,9 +103,9 @@ class BatchedTangents(Tangents):
         return super()._iterated(node)
 
     def _setitem(self, op):
-        if op.mutates not in self.tangents.sequences:
-            raise NotBatchable("a write into an array")
-        return super()._setitem(op)
+        # (a name the analysis calls a sequence may hold an array: one unpacked from a call's
+        # tuple, as a `try` body's results are; so no element write is batched)
+        raise NotBatchable("a write into an array or list")
 
 
 def _zero(node) -> bool:

@@ -9,8 +9,8 @@ import numpy as np
 from srcad.compiler.frontend.resolve import Operation
 from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import is_nondifferentiable, jvp_rules, vjp_rules
-from srcad.ops.python_statements import attribute_set
-from srcad.runtime.as_written import effect_unchanged
+from srcad.ops.python_statements import attribute_set, entered
+from srcad.runtime.effects import effect_unchanged
 
 
 def check_operation(op: Operation, varied, parsed, name_for) -> None:
@@ -118,17 +118,24 @@ def check_captures(op: Operation, varied, parsed) -> None:
 def check_effect(op: Operation, varied, parsed, name_for) -> None:
     """A call made for its effect that is passed a differentiated value must not modify it:
     unless the callee surely leaves its arguments alone, it runs through
-    `effect_unchanged`, which refuses a write when the call runs (runtime/as_written.py)."""
+    `effect_unchanged`, which follows or checks it when it runs (runtime/effects.py)."""
     if op.kind == "effect" and op.callee is attribute_set \
             and varied.intersection(op.read_names()):
         target = op.statement.value.args[0]
-        owner = isinstance(target, gast.Name) and target.id in varied
+        what = "assignment to an attribute of a differentiated value" if isinstance(
+            target, gast.Name) and target.id in varied else \
+            "a differentiated value stored in an attribute"
         raise UnsupportedSyntaxError(
-            f"srcad cannot differentiate "
-            f"{'assignment to an attribute of a differentiated value' if owner else 'a differentiated value stored in an attribute'}"
-            f" (`{_attribute_text(op)} = ...`, in {parsed.name}): read back, it would be a "
-            "constant to the derivative.", parsed.location(op.statement),
+            f"srcad cannot differentiate {what} (`{_attribute_text(op)} = ...`, in "
+            f"{parsed.name}): read back, it would be a constant to the derivative.",
+            parsed.location(op.statement),
             "keep the value in a local variable (or a dict) and pass it on or return it.")
+    if op.callee is entered and varied.intersection(_call_reads(op)):
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate a `with` block whose context manager holds "
+            f"differentiated values (in {parsed.name}): what it gives (`as v`) and does "
+            "would be constants to the derivative.", parsed.location(op.statement),
+            "compute the value before the `with` and use it in the block.")
     if op.kind != "effect" or not varied.intersection(op.read_names()) \
             or _harmless_effect(op.callee) or getattr(op.statement, "checked", False):
         return
@@ -141,6 +148,13 @@ def check_effect(op: Operation, varied, parsed, name_for) -> None:
         [call.func, gast.Constant(where, None), *call.args], call.keywords))
     checked.checked = True
     op.statement = gast.copy_location(checked, op.statement)
+
+
+def _call_reads(op: Operation) -> set:
+    """The names a call statement reads, whether it assigns its result or not."""
+    call = op.statement.value
+    return {n.id for a in [*call.args, *(k.value for k in call.keywords)] for n in gast.walk(a)
+            if isinstance(n, gast.Name)}
 
 
 def _attribute_text(op: Operation) -> str:
