@@ -28,9 +28,11 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian",
 # what the runtime calls in the layers above it (runtime/hooks.py; the tape installs its own)
 _hooks.install(
     compiled_adjoint=compiled_adjoint, grad=grad, value_and_grad=value_and_grad, jvp=jvp,
-    vjp_of_derivative=derivative_calls.vjp_of_derivative,
+    vjp=vjp, vjp_of_derivative=derivative_calls.vjp_of_derivative,
     jvp_of_derivative=derivative_calls.jvp_of_derivative,
     vjp_of_jvp=derivative_calls.vjp_of_jvp, jvp_of_jvp=derivative_calls.jvp_of_jvp,
+    vjp_of_vjp=derivative_calls.vjp_of_vjp, jvp_of_vjp=derivative_calls.jvp_of_vjp,
+    pullback_form=derivative_calls.pullback_form,
     derivative_tangent_program=derivative_calls.derivative_tangent_program,
     custom_tangent_program=custom_programs.custom_tangent_program)
 _registry.own_rules_registered()  # (last: the rules registered from here on are the user's)

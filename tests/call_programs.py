@@ -145,6 +145,15 @@ def partial_of_a_differentiated_value(x, w):
     return functools.partial(scaled_sine, w=w)(x)
 
 
+def partial_passed_on(x, w):
+    bound = functools.partial(scaled_sine, w=w)
+    return applies_to(bound, x) * 1.5
+
+
+def applies_to(fn, x):
+    return fn(x)
+
+
 def scaled_sine(x, w=1.0):
     return np.sum(np.sin(x) * w)
 

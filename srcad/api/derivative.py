@@ -250,8 +250,6 @@ class _DerivativeFunction(DerivativeFunction):
     (read it from the class: `update_wrapper` copies the function's own attributes, and a
     function may have a `kind` of its own)."""
 
-    kind = ""
-
     def __init__(self, derivative: Derivative):
         functools.update_wrapper(self, derivative.fn)  # first: it copies fn's __dict__, and
         self.derivative = derivative                    # fn may be a derivative itself
@@ -301,14 +299,14 @@ class _VJP(_DerivativeFunction):
 
     def __init__(self, derivative, args, kwargs):
         super().__init__(derivative)
-        self._call = (args, kwargs)
+        self.arguments = (args, kwargs)  # (what it holds: api/derivative_calls.py)
         self.output, self._backward, self._originals = derivative.forward(args, kwargs)
 
     def __call__(self, cotangent):
         cotangent = _checked_cotangent(cotangent, self.output)
         backward, self._backward = self._backward, None
         if backward is None:
-            _, backward, self._originals = self.derivative.forward(*self._call)
+            _, backward, self._originals = self.derivative.forward(*self.arguments)
         return unshared(self.derivative.gradients(backward, cotangent, self._originals),
                         cotangent)
 

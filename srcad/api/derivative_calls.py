@@ -1,26 +1,34 @@
 """derivative_calls: derivatives called where srcad differentiates.
 
 A function may call `srcad.grad(h)` (or `value_and_grad`, a derivative of a derivative,
-meta-learning's inner steps) or `srcad.jvp(h, ...)`. Each such call is differentiated as a
+meta-learning's inner steps), `srcad.jvp(h, ...)` or `srcad.vjp(h, ...)` and its pullback. Each such call is differentiated as a
 primitive whose derivatives srcad builds from h's tangent program (srcad/runtime/calls.py):
 `G = grad(h, wrt=W)` maps the arguments to ∇_W h; its VJP at a cotangent u is the gradient
 of the directional derivative ⟨∇_W h, u⟩ = jvp(h; u on W), and its JVP along t is the
 gradient over W of jvp(h; t): both are reverse mode over h's tangent program. For a
 derivative of a derivative, `derivative_tangent_program` writes G's own tangent program as
-Python source, so every order is transformed the same way.
+Python source, so every order is transformed the same way. The pullback `srcad.vjp(h, x)`
+returns is a function value holding x (runtime/held.py): its call at a cotangent c is the
+call `G(x, c)` of the gradient G of ⟨h(x), c⟩, differentiated as above.
 """
 from __future__ import annotations
 
+import functools
 import inspect
+
+import numpy as np
 
 from srcad.api import derivative as api
 from srcad.api import forward as forward_api
 from srcad.api.adapters import parameters_of
 from srcad.api.forward import like_output
-from srcad.errors import MissingRuleError, UsageError
+from srcad.errors import MissingRuleError, UnsupportedDerivativeError, UsageError
+from srcad.kernels.adjoints import accumulate, holds_floats
 from srcad.runtime import calls
 from srcad.runtime.arguments import like_argument, seed_for
 from srcad.runtime.calls import compiled_source, tangent_program
+from srcad.runtime.held import HeldParts
+from srcad.runtime.methods import shifted
 
 _NONE = inspect.Parameter.empty
 
@@ -30,7 +38,12 @@ _NONE = inspect.Parameter.empty
 # gradient over W of jvp(h; t): both are reverse mode over h's tangent program.
 
 def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
-    """`(fn(*args, **kwargs), pullback)` for `fn` made by `srcad.grad`/`value_and_grad`."""
+    """`(fn(*args, **kwargs), pullback)` for `fn` made by `srcad.grad`/`value_and_grad`,
+    or a pullback made by `srcad.vjp` (where it is made outside: what it holds is fixed)."""
+    if type(fn).kind == "vjp":
+        pure, held, held_kwargs = pullback_form(fn)
+        return calls.call_vjp(pure, shifted(active, len(held)), *held, *args,
+                              **held_kwargs, **kwargs)
     fn = fn.in_source_mode()
     plan = _Plan(fn, args, kwargs)
     result = fn(*args, **kwargs)
@@ -49,7 +62,12 @@ def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
 
 
 def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: dict):
-    """`(fn(*args, **kwargs), its tangent)` for `fn` made by `srcad.grad`/`value_and_grad`."""
+    """`(fn(*args, **kwargs), its tangent)` for `fn` made by `srcad.grad`/`value_and_grad`
+    (or `srcad.vjp`, as above)."""
+    if type(fn).kind == "vjp":
+        pure, held, held_kwargs = pullback_form(fn)
+        return calls.jvp_call(pure, shifted(active, len(held)), tangents, (*held, *args),
+                              {**held_kwargs, **kwargs})
     fn = fn.in_source_mode()
     plan = _Plan(fn, args, kwargs)
     result = fn(*args, **kwargs)
@@ -108,10 +126,9 @@ def _derivative(fn, args: tuple, kwargs: dict) -> api.Derivative:
     """The Derivative a call of `fn` with these arguments runs."""
     if type(fn).kind not in ("grad", "value_and_grad"):
         raise MissingRuleError(
-            f"srcad cannot differentiate {fn!r}: the pullback `srcad.vjp` returns holds the "
-            "values of its forward sweep, which srcad cannot follow.",
-            fix="differentiate a function that calls `srcad.grad` or `srcad.value_and_grad` "
-            "instead.")
+            f"srcad differentiates calls of {fn!r}, a pullback `srcad.vjp` made, to second "
+            "order only.", fix="for third derivatives, differentiate a function that calls "
+            "`srcad.grad` or `srcad.value_and_grad` instead.")
     d = fn.derivative
     return d.at(args, kwargs) if isinstance(d, api.ByArity) else d
 
@@ -228,3 +245,113 @@ def jvp_of_jvp(active: tuple, tangents: tuple, args: tuple, kwargs: dict):
         return output, None
     return output, tuple(None if t is None else like_output(t, o)
                          for t, o in zip(tangent, output))
+
+
+# ---- `srcad.vjp(f, *args)` and its pullback called where srcad differentiates ----------------
+class _VjpCall:
+    """A call `srcad.vjp(fn, *primals, wrt=..., **kwargs)` with the arguments `active` lists
+    differentiated: `inner` lists them as arguments of `fn`."""
+
+    def __init__(self, active: tuple, args: tuple, kwargs: dict):
+        kwargs = dict(kwargs)
+        self.fn = args[0] if args else kwargs.pop("fn")
+        self.primals, self.wrt = tuple(args[1:]), kwargs.pop("wrt", 0)
+        self.kwargs = kwargs
+        if 0 in active or "fn" in active:
+            raise UnsupportedDerivativeError(
+                "srcad cannot differentiate `srcad.vjp` of a function value computed from "
+                "differentiated values (a closure another function made).",
+                fix="define the function with `def` where it is differentiated, passing those "
+                "values as arguments.")
+        self.inner = tuple(a - 1 if isinstance(a, int) else a for a in active)
+
+    def made(self) -> tuple:
+        return api.vjp(self.fn, *self.primals, wrt=self.wrt, **self.kwargs)
+
+    def held_parts(self, parts: tuple) -> HeldParts:
+        """The tangent of the pullback: the tangents of the values it holds."""
+        by_spec = dict(zip(self.inner, parts))
+        return HeldParts(tuple(by_spec.get(i) for i in range(len(self.primals))),
+                         {k: by_spec.get(k) for k in self.kwargs})
+
+
+def vjp_of_vjp(active: tuple, args: tuple, kwargs: dict):
+    """`srcad.vjp(f, *args)` and the pullback of that call: its output's cotangent goes
+    through f's pullback, its pullback's (a HeldParts) straight to the values it holds."""
+    call = _VjpCall(active, args, kwargs)
+    made = call.made()
+    _, output_pullback = calls.call_vjp(call.fn, call.inner, *call.primals, **call.kwargs)
+
+    def pullback(g):
+        if g is None:
+            return (None,) * len(active)
+        output_part, value_part = g
+        parts = output_pullback(output_part) if output_part is not None \
+            else (None,) * len(call.inner)
+        if value_part is None:
+            return parts
+        return tuple(accumulate(p, value_part.part(spec)) for p, spec in zip(parts, call.inner))
+    return made, pullback
+
+
+def jvp_of_vjp(active: tuple, tangents: tuple, args: tuple, kwargs: dict):
+    """`srcad.vjp(f, *args)` and its tangent: f's output's, and for the pullback the
+    tangents of the values it holds."""
+    call = _VjpCall(active, args, kwargs)
+    made = call.made()
+    _, output_tangent = calls.jvp_call(call.fn, call.inner, tangents, call.primals, call.kwargs)
+    return made, (output_tangent, call.held_parts(tangents))
+
+
+def pullback_form(pullback) -> tuple:
+    """`(G, args, kwargs)` for a pullback of `srcad.vjp(f, *args, **kwargs)`, with
+    `pullback(c) == G(*args, c, **kwargs)`: G is the gradient of ⟨f(*args), c⟩ over the
+    arguments the vjp differentiates (runtime/held.py differentiates its calls)."""
+    args, kwargs = pullback.arguments
+    d = pullback.derivative
+    d = d.at(args, kwargs) if isinstance(d, api.ByArity) else d
+    wrt = tuple(p if p is not None and p < len(args) else name
+                for p, name in zip(d.positions, d.names))
+    for spec in wrt:
+        if isinstance(spec, str) and spec not in kwargs:
+            _missing(pullback, spec)
+    leaves = tuple(_float_leaves(pullback.output))
+    key = (d.fn, wrt if d.as_tuple else wrt[0], len(args), tuple(kwargs), leaves)
+    try:
+        gradient = _inner_product_gradient(*key)
+    except TypeError:  # an unhashable function: made for this call alone
+        gradient = _inner_product_gradient.__wrapped__(*key)
+    return gradient, args, kwargs
+
+
+def _float_leaves(value, path=()):
+    """`(index path, is complex)` of each part of an output that holds floats."""
+    if isinstance(value, (tuple, list)):
+        for i, item in enumerate(value):
+            yield from _float_leaves(item, (*path, i))
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _float_leaves(item, (*path, key))
+    elif holds_floats(value):
+        yield path, bool(np.iscomplexobj(value))
+
+
+@functools.lru_cache(maxsize=256)
+def _inner_product_gradient(fn, wrt, count: int, keywords: tuple, leaves: tuple):
+    """`srcad.grad` of `def inner(a0, .., cotangent, *, k, ..)`, the real inner product of
+    `fn(a0, .., k=k, ..)` and `cotangent` over the output's float parts `leaves`."""
+    positional = [f"srcad_argument_{i}" for i in range(count)]
+    cotangent = "cotangent" if "cotangent" not in keywords else "srcad_cotangent"
+    parameters = ", ".join([*positional, cotangent] + (["*", *keywords] if keywords else []))
+    passed = ", ".join([*positional, *(f"{k}={k}" for k in keywords)])
+    terms = []
+    for path, complex_valued in leaves:
+        index = "".join(f"[{step!r}]" for step in path)
+        term = f"srcad_numpy.sum(srcad_output{index} * {cotangent}{index})"
+        terms.append(f"srcad_numpy.real({term})" if complex_valued else term)
+    source = (f"def inner({parameters}):\n"
+              f"    srcad_output = srcad_function({passed})\n"
+              f"    return {' + '.join(terms) or '0.0'}\n")
+    inner = compiled_source(source, "inner", {"srcad_function": fn, "srcad_numpy": np},
+                            f"<srcad-inner product of {getattr(fn, '__name__', 'a function')}>")
+    return api.grad(inner, wrt=wrt)

@@ -49,6 +49,8 @@ def region_adjoint(g, index, value, target=None):
             "write, so srcad cannot tell which element of `v` the result depends on.",
             fix="index each element once.")
     part = g[index]
+    if part is None:  # (a list's adjoint holds None for an item nothing reached)
+        return None
     if type(part) is np.ndarray and part.base is not None:
         part = part.copy()  # (a view of g, whose region `cleared_region` zeroes next)
     if isinstance(part, (list, tuple)):  # a list's items written from a list: item by item

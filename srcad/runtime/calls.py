@@ -38,7 +38,7 @@ from srcad.ops.callables import unwrapped
 from srcad.ops.python_builtins import starred_call, starred_method
 from srcad.ops.python_statements import attempt
 from srcad.ops.registry import rule_slot
-from srcad.runtime import attempts, methods
+from srcad.runtime import attempts, held, methods
 from srcad.runtime.arguments import copied, is_container
 from srcad.runtime.as_written import refusal_of, remember_refusal, run_as_constant
 from srcad.runtime.control import CustomGradient, positional_only, wrong_count
@@ -57,10 +57,16 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
         return vjp_of_tangent_call(fn, active, args, kwargs)
     if fn is attempt:  # a `try` statement's body
         return attempts.vjp(call_vjp, active, args, kwargs)
+    if isinstance(fn, held.HeldCall):  # a differentiated function value called
+        return held.vjp(call_vjp, fn, active, args, kwargs)
+    if fn is functools.partial:  # (of differentiated values: a held function value)
+        return held.partial_vjp(active, args, kwargs)
     if isinstance(fn, DerivativeFunction):  # `srcad.grad(h)` called in the function
         return ABOVE.vjp_of_derivative(fn, active, args, kwargs)
     if fn is ABOVE.jvp:
         return ABOVE.vjp_of_jvp(active, args, kwargs)
+    if fn is ABOVE.vjp:
+        return ABOVE.vjp_of_vjp(active, args, kwargs)
     if isinstance(fn, CustomGradient):
         return _by_custom_gradient(fn, active, args, kwargs)
     if isinstance(fn, functools.partial):
@@ -377,6 +383,10 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         return jvp_of_tangent_call(fn, active, tangents, args, kwargs)
     if fn is attempt:  # a `try` statement's body
         return attempts.jvp(jvp_call, active, tangents, args, kwargs)
+    if isinstance(fn, held.HeldCall):  # a differentiated function value called
+        return held.jvp(jvp_call, fn, active, tangents, args, kwargs)
+    if fn is functools.partial:
+        return held.partial_jvp(active, tangents, args, kwargs)
     if isinstance(fn, functools.partial):
         return jvp_call(fn.func, shifted(active, len(fn.args)), tangents,
                         (*fn.args, *args), {**fn.keywords, **kwargs}, reached)
@@ -384,6 +394,8 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         return ABOVE.jvp_of_derivative(fn, active, tangents, args, kwargs)
     if fn is ABOVE.jvp:
         return ABOVE.jvp_of_jvp(active, tangents, args, kwargs)
+    if fn is ABOVE.vjp:
+        return ABOVE.jvp_of_vjp(active, tangents, args, kwargs)
     if isinstance(fn, CustomGradient):
         return fn.jvp(active, tangents, args, kwargs)
     function = unwrapped(fn)
@@ -514,8 +526,8 @@ class _TangentCall:
             origins = list(range(3, 3 + len(fargs)))
             self.tangent_position = 2
         function = unwrapped(fn)
-        if isinstance(function, types.MethodType) and isinstance(function.__func__,
-                                                                 types.FunctionType):
+        if isinstance(function, types.MethodType) and isinstance(
+                function.__func__, types.FunctionType) and jvp_rules(fn) is None:
             fn, fargs = function.__func__, (function.__self__, *fargs)
             spec = tuple(s + 1 if isinstance(s, int) else s for s in spec)
             origins.insert(0, None)
@@ -592,6 +604,13 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
         fn = _direct_call(fn, args, kwargs)
     if isinstance(fn, CustomGradient):  # before unwrapping, which would find its body
         return ABOVE.custom_tangent_program(fn, spec, args, kwargs)
+    if fn is ABOVE.vjp or fn is functools.partial:
+        raise UnsupportedDerivativeError(
+            f"srcad differentiates a call of `{'srcad.vjp' if fn is ABOVE.vjp else 'partial'}`"
+            " and of the function value it returns once more (reverse or forward mode), not "
+            "twice (a Hessian, a third derivative).",
+            fix="for higher derivatives pass the values to the function itself, and call "
+            "`srcad.grad` (or `srcad.jvp`) instead of `srcad.vjp`.")
     if fn is attempt:  # (its tangent program is written out: runtime/attempts.py)
         order = SeedOrder(attempt, [parameter_of(attempt, s) for s in spec])
         return attempts.tangent_program(defined_by, call_jvp), order
@@ -648,7 +667,8 @@ def fixed_arity(callee, count: int, keywords: tuple) -> types.FunctionType:
     linecache, so that srcad transforms a call of `callee` (a NumPy function, a builtin)
     with the rules it has, or of a function gathering `*args` with one parameter per
     argument (api/adapters.py); a `functools.partial` calls its function with the values it
-    binds (constants here: a partial of differentiated values is refused where it is made)."""
+    binds (constants here: a partial of differentiated values is called through
+    runtime/held.py)."""
     try:
         key = (callee, count, keywords)
         made = _WRAPPERS.get(key)

@@ -6,7 +6,8 @@ the runtime is done above it:
 - compiling a function first met in a call, a helper reached through a variable or the
   callee of a tangent program (`compiled_adjoint`, the compiler's cache);
 - differentiating a derivative called inside differentiated code: `srcad.grad(h)` or
-  `srcad.tape.grad(h)` called in f, `srcad.jvp`, the second derivative of a
+  `srcad.tape.grad(h)` called in f, `srcad.jvp`, `srcad.vjp` and its pullback (as a held
+  function value, runtime/held.py), the second derivative of a
   `@custom_gradient` function (the API's derivative calls, api/derivative_calls.py);
 - running the markers (`stop_gradient`, `stop_recording`, a `@custom_gradient` function)
   under a tape (`tape_*`, tape/control.py).
@@ -18,8 +19,9 @@ from __future__ import annotations
 
 from types import SimpleNamespace
 
-_NAMES = ("compiled_adjoint", "grad", "value_and_grad", "jvp", "vjp_of_derivative",
-          "jvp_of_derivative", "vjp_of_jvp", "jvp_of_jvp", "derivative_tangent_program",
+_NAMES = ("compiled_adjoint", "grad", "value_and_grad", "jvp", "vjp", "vjp_of_derivative",
+          "jvp_of_derivative", "vjp_of_jvp", "jvp_of_jvp", "vjp_of_vjp", "jvp_of_vjp",
+          "pullback_form", "derivative_tangent_program",
           "custom_tangent_program", "tape_stop_gradient", "tape_paused", "tape_custom_gradient")
 
 
@@ -45,7 +47,11 @@ def install(**functions) -> None:
 class DerivativeFunction:
     """Base of the callables derivatives return (`srcad.grad(h)`, `value_and_grad`, `vjp`'s
     pullback; `srcad.tape.grad(h)`). A call of one inside differentiated code is
-    differentiated as a primitive through the hooks above (runtime/calls.py)."""
+    differentiated as a primitive through the hooks above (runtime/calls.py). `kind`, of
+    the class, is "vjp" for a pullback (a function value holding what it was made from:
+    runtime/held.py)."""
+
+    kind = ""
 
     def in_source_mode(self) -> DerivativeFunction:
         """The source-mode derivative computing the same function: its derivatives are this

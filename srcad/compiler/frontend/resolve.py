@@ -134,6 +134,8 @@ class Operation:
 
     def read_names(self) -> list[str]:
         nodes = [*self.args, *(value for _, value in self.keywords)]
+        if self.kind == "call" and self.dynamic and self.callee is None and self.method is None:
+            nodes.append(self.statement.value.func)  # a function value: it may hold floats
         return [n.id for node in nodes for n in trees.walk(node) if isinstance(n, gast.Name)
                 and isinstance(n.ctx, gast.Load)]
 
@@ -390,7 +392,8 @@ def _has_source(callee) -> bool:
     """A Python function (or bound method) without a rule: its adjoint is generated too."""
     if vjp_rules(callee) is not None or is_nondifferentiable(callee):
         return False
-    if isinstance(callee, (CustomGradient, functools.partial)) or is_derivative(callee):
+    if isinstance(callee, (CustomGradient, functools.partial)) or is_derivative(callee) \
+            or callee is functools.partial:  # (of differentiated values: runtime/held.py)
         return True
     return isinstance(unwrapped(callee), (types.FunctionType, types.MethodType))
 

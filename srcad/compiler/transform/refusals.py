@@ -11,6 +11,7 @@ from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import is_nondifferentiable, jvp_rules, vjp_rules
 from srcad.ops.python_statements import attribute_set, entered
 from srcad.runtime.effects import effect_unchanged
+from srcad.runtime.held import HeldCall
 
 
 def check_operation(op: Operation, varied, parsed, name_for) -> None:
@@ -18,7 +19,7 @@ def check_operation(op: Operation, varied, parsed, name_for) -> None:
     the check an effect runs under: `name_for` binds its helper)."""
     check_effect(op, varied, parsed, name_for)
     check_captures(op, varied, parsed)
-    check_callee(op, varied, parsed)
+    check_callee(op, varied, parsed, name_for)
     check_positional_out(op, parsed)
     check_iterator(op, varied, parsed)
     check_namespace_reader(op, varied, parsed)
@@ -86,22 +87,30 @@ def _arguments(op: Operation) -> list:
     return op.args
 
 
-def check_callee(op: Operation, varied, parsed) -> None:
-    """A function value computed from differentiated values (a closure that a helper
-    returned) depends on them through its cells, which srcad cannot follow: refused rather
-    than differentiated as a constant (which would give zero)."""
+def check_callee(op: Operation, varied, parsed, name_for) -> None:
+    """A function value computed from differentiated values (the pullback `srcad.vjp`
+    returned, a `functools.partial`, a closure a helper returned) depends on them through
+    what it holds: its call
+    goes through a `HeldCall` site, whose derivatives follow the values a pullback holds
+    and which refuses, when it runs, any other such value, rather than taking it for a
+    constant (which would give zero) (runtime/held.py)."""
     if op.kind != "call" or not op.dynamic or op.method is not None or op.callee is not None:
         return
-    func = op.statement.value.func
-    if isinstance(func, gast.Name) and func.id in varied:
-        raise UnsupportedSyntaxError(
-            f"srcad cannot differentiate the call of `{func.id}` in {parsed.name}: that "
-            "function value depends on differentiated values it holds (a closure made by "
-            "another function, a functools.partial of them), a path the derivative cannot "
-            "follow.",
-            parsed.location(op.statement),
-            f"pass those values to `{func.id}` as arguments, or define it with `def` in "
-            f"{parsed.name} itself (srcad passes what a nested function reads).")
+    call = op.statement.value
+    func = call.func
+    if not (isinstance(func, gast.Name) and func.id in varied):
+        return
+    site = HeldCall(UnsupportedSyntaxError(
+        f"srcad cannot differentiate the call of `{func.id}` in {parsed.name}: that "
+        "function value depends on differentiated values it holds (a closure made by "
+        "another function), a path the derivative cannot follow.",
+        parsed.location(op.statement),
+        f"pass those values to `{func.id}` as arguments, or define it with `def` in "
+        f"{parsed.name} itself (srcad passes what a nested function reads)."))
+    name = gast.Name(name_for("call_held", site), gast.Load(), None, None)
+    op.statement.value = gast.copy_location(gast.Call(name, [func, *call.args], call.keywords),
+                                            call)
+    op.callee, op.args = site, (func, *op.args)
 
 
 def check_captures(op: Operation, varied, parsed) -> None:
