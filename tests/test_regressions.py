@@ -648,3 +648,37 @@ def test_an_array_subclass_with_arithmetic_of_its_own_is_refused(tmp_path):
     mapped = np.memmap(tmp_path / "x.bin", dtype=np.float64, mode="w+", shape=(3,))
     mapped[:] = x
     np.testing.assert_array_equal(srcad.grad(_product, wrt=1)(mapped, y), x)
+
+
+def _transposed_by_sublists(a, weights):
+    return np.sum(np.einsum(a, (0, 1), (1, 0)) * weights)
+
+
+def test_einsum_in_its_sublist_form_is_differentiated():
+    """`np.einsum(a, [0, 1], [1, 0])` passes the operand first, where the subscripts
+    string goes: its rule took it for the subscripts and gave a zero gradient."""
+    a, weights = np.arange(12.0).reshape(3, 4) / 7, np.arange(12.0).reshape(4, 3)
+    np.testing.assert_array_equal(srcad.grad(_transposed_by_sublists)(a, weights), weights.T)
+    _, slope = srcad.jvp(_transposed_by_sublists, (a, weights), (np.ones((3, 4)), None))
+    assert slope == pytest.approx(np.sum(weights))
+
+
+def _spread(x):
+    return np.std(x, axis=0)
+
+
+def test_std_of_one_element_has_a_zero_derivative():
+    """Its value is zero whatever the element: the rule's g / (2 std) gave nan."""
+    x = np.array([[3.5, -1.0]])
+    np.testing.assert_array_equal(srcad.jacobian(_spread)(x), np.zeros((2, 1, 2)))
+    np.testing.assert_array_equal(srcad.jvp(_spread, (x,), (np.ones((1, 2)),))[1], np.zeros(2))
+
+
+def _nine_operands(x):
+    return np.einsum("i,i,i,i,i,i,i,i,i->", *([np.ones(2)] * 8), x)
+
+
+def test_einsum_of_more_operands_than_its_rules_cover_is_refused():
+    from srcad.errors import UnsupportedDerivativeError
+    with pytest.raises(UnsupportedDerivativeError, match="eight operands"):
+        srcad.grad(_nine_operands)(np.array([0.5, 2.0]))

@@ -10,8 +10,8 @@ import string
 
 import numpy as np
 
+from srcad.errors import UnsupportedDerivativeError
 from srcad.kernels import batched
-from srcad.errors import SrcadError
 from srcad.kernels.adjoints import dtype_of, inverse_permutation, unbroadcast
 from srcad.ops.registry import declare, defjvp, defvjp, returns_new_array
 
@@ -161,13 +161,26 @@ defjvp(np.vdot,
        lambda g, ans, a, b: np.vdot(a, g))
 
 
-def _subscripts_string(subscripts):
-    """`np.einsum`'s subscripts, which srcad differentiates in the string form only (in the
-    operand-and-sublist form, the operands' positions differ)."""
-    if not isinstance(subscripts, str):
-        raise SrcadError("srcad differentiates np.einsum with a subscripts string only",
-                         fix="write the subscripts as a string, e.g. 'ij,jk->ik'.")
-    return subscripts
+def _string_form(args: tuple) -> tuple:
+    """`(subscripts, operands, operand_of)` of an `np.einsum` call's positional arguments,
+    in either form: `einsum("ij,jk->ik", a, b)` or `einsum(a, [0, 1], b, [1, 2], [0, 2])`;
+    `operand_of(k)` is the operand at argument position k, None for subscripts."""
+    if isinstance(args[0], str):
+        return args[0], args[1:], lambda k: k - 1 if k >= 1 else None
+    operands, sublists = args[0::2], args[1::2]
+    if len(args) % 2:  # an output sublist last
+        operands, output = operands[:-1], "->" + _letters(args[-1])
+    else:
+        output = ""
+    subscripts = ",".join(_letters(sublist) for sublist in sublists) + output
+    return subscripts, operands, lambda k: k // 2 if k % 2 == 0 and k // 2 < len(
+        operands) else None
+
+
+def _letters(sublist) -> str:
+    """A sublist of `np.einsum`'s second form (integers 0-51 and Ellipsis) as letters."""
+    return "".join("..." if item is Ellipsis else string.ascii_letters[item]
+                   for item in sublist)
 
 
 def _einsum_operand_subscripts(subscripts, operands):
@@ -188,11 +201,14 @@ def _einsum_operand_subscripts(subscripts, operands):
     return inputs, output.replace("...", letters), unused
 
 
-def einsum_vjp(position):
-    def rule(g, ans, subscripts, *operands, **kwargs):
+def einsum_vjp(argument):
+    def rule(g, ans, *args, **kwargs):
         """`np.einsum`: another einsum of the output's cotangent with the other operands;
         ones for letters only this operand has, identities for its repeated letters."""
-        subscripts = _subscripts_string(subscripts)
+        subscripts, operands, operand_of = _string_form(args)
+        position = operand_of(argument)
+        if position is None:  # the subscripts, a sublist
+            return None
         inputs, output, unused = _einsum_operand_subscripts(subscripts, operands)
         target, shape = inputs[position], np.shape(operands[position])
         sources = [output] + inputs[:position] + inputs[position + 1:]
@@ -211,50 +227,68 @@ def einsum_vjp(position):
             renamed += letter
         grad = np.einsum(",".join(sources) + "->" + renamed, *arrays)
         return unbroadcast(grad, operands[position])
-    rule.__name__ = rule.__qualname__ = f"einsum_vjp_{position}"
+    rule.__name__ = rule.__qualname__ = f"einsum_vjp_{argument}"
     return rule
 
 
-def einsum_jvp(position):
-    def rule(g, ans, subscripts, *operands, **kwargs):
-        """`np.einsum` is linear in each operand: the same einsum, `g` in this one's place
-        (statements, not one expression: the inliner cannot splice `*operands`)."""
-        operands = operands[:position] + (g,) + operands[position + 1:]
-        return np.einsum(_subscripts_string(subscripts), *operands,
-                         **{key: value for key, value in kwargs.items() if key != "out"})
-    rule.__name__ = rule.__qualname__ = f"einsum_jvp_{position}"
+def einsum_jvp(argument):
+    def rule(g, ans, *args, **kwargs):
+        """`np.einsum` is linear in each operand: the same call, `g` in this one's place
+        (statements, not one expression: the inliner cannot splice `*args`)."""
+        if _string_form(args)[2](argument) is None:  # the subscripts, a sublist
+            return None
+        args = args[:argument] + (g,) + args[argument + 1:]
+        return np.einsum(*args, **{key: value for key, value in kwargs.items() if key != "out"})
+    rule.__name__ = rule.__qualname__ = f"einsum_jvp_{argument}"
     return rule
 
 
-EINSUM_VJPS = tuple(einsum_vjp(i) for i in range(8))
-EINSUM_JVPS = tuple(einsum_jvp(i) for i in range(8))
-defvjp(np.einsum, None, *EINSUM_VJPS)
-defjvp(np.einsum, None, *EINSUM_JVPS)
+def _sublist_only(argument):
+    def rule(g, ans, *args, **kwargs):
+        """A sublist's place; after a subscripts string, a ninth operand's or more."""
+        if _string_form(args)[2](argument) is None:
+            return None
+        raise UnsupportedDerivativeError(
+            "srcad differentiates np.einsum of up to eight operands.",
+            fix="contract in two steps, each of eight operands or fewer.")
+    rule.__name__ = rule.__qualname__ = f"einsum_sublist_{argument}"
+    return rule
+
+
+# a rule per argument position: up to eight operands after a subscripts string (1-8), or
+# with their sublists (operands at 0, 2, .., 14)
+_ARGUMENTS = 16
+_OPERAND_PLACES = (*range(9), 10, 12, 14)
+EINSUM_VJPS = tuple(einsum_vjp(k) if k in _OPERAND_PLACES else _sublist_only(k)
+                    for k in range(_ARGUMENTS))
+EINSUM_JVPS = tuple(einsum_jvp(k) if k in _OPERAND_PLACES else _sublist_only(k)
+                    for k in range(_ARGUMENTS))
+defvjp(np.einsum, *EINSUM_VJPS)
+defjvp(np.einsum, *EINSUM_JVPS)
 declare(np.einsum, view=lambda arguments, keywords: "out" in keywords or not (
     arguments and isinstance(arguments[0], str) and len(arguments) > 2))  # (of one operand,
 #                                                       "ij->ji" is a view; of two, new)
 
 
-def _rules_of_einsum_tangent(position, rules):
-    """Rules for `einsum_jvp_<position>(g, ans, subscripts, *operands)`, the einsum of the
-    operands with g in place `position`, which tangent programs call (second derivatives
-    differentiate them): for g, einsum's own rule at `position`; for another operand, its
-    rule at that operand's place (`rules[j]`); none for `ans`, the subscripts and the
-    operand g replaced."""
+def _rules_of_einsum_tangent(argument, rules):
+    """Rules for `einsum_jvp_<argument>(g, ans, *args)`, the einsum of the arguments with g
+    in place `argument`, which tangent programs call (second derivatives differentiate
+    them): for g, einsum's own rule at `argument`; for another argument, its rule at that
+    place (`rules[j]`); none for `ans` and the argument g replaced."""
     def at(j):
         rule = rules[j]
 
-        def applied(d, ans, g, primal, subscripts, *operands, **kwargs):
-            operands = operands[:position] + (g,) + operands[position + 1:]
-            return rule(d, None, subscripts, *operands, **kwargs)
-        applied.__name__ = applied.__qualname__ = f"{rule.__name__}_of_tangent_{position}"
+        def applied(d, ans, g, primal, *args, **kwargs):
+            args = args[:argument] + (g,) + args[argument + 1:]
+            return rule(d, None, *args, **kwargs)
+        applied.__name__ = applied.__qualname__ = f"{rule.__name__}_of_tangent_{argument}"
         return applied
-    return (at(position), None, None, *(None if j == position else at(j) for j in range(8)))
+    return (at(argument), None, *(None if j == argument else at(j) for j in range(_ARGUMENTS)))
 
 
-for _position, _tangent in enumerate(EINSUM_JVPS):
-    defvjp(_tangent, *_rules_of_einsum_tangent(_position, EINSUM_VJPS))
-    defjvp(_tangent, *_rules_of_einsum_tangent(_position, EINSUM_JVPS))
+for _argument in _OPERAND_PLACES:
+    defvjp(EINSUM_JVPS[_argument], *_rules_of_einsum_tangent(_argument, EINSUM_VJPS))
+    defjvp(EINSUM_JVPS[_argument], *_rules_of_einsum_tangent(_argument, EINSUM_JVPS))
 
 
 def inner_vjp_a(g, ans, a, b):

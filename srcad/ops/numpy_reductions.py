@@ -148,12 +148,19 @@ def var_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, 
 
 def std_vjp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """`np.std`: the variance's cotangent, of g / (2 std)."""
-    return _variance_cotangent(g / (2.0 * ans), a, axis, keepdims, ddof, kwargs)
+    return _variance_cotangent(_over_twice(g, ans), a, axis, keepdims, ddof, kwargs)
 
 
 def std_jvp(g, ans, a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, **kwargs):
     """`np.std`: the tangent of the variance over 2 std, as the VJP divides."""
-    return _variance_tangent(g, a, axis, dtype, keepdims, ddof, kwargs) / (2.0 * ans)
+    return _over_twice(_variance_tangent(g, a, axis, dtype, keepdims, ddof, kwargs), ans)
+
+
+def _over_twice(g, std):
+    """g / (2 std), zero where std is zero: the std of one element is zero whatever it is,
+    and where equal elements make it zero, zero is the subgradient (as |x|'s at 0)."""
+    zero = std == 0
+    return np.where(zero, 0.0, g / (2.0 * np.where(zero, 1.0, std)))
 
 
 nondifferentiable(_scale)  # (from a count; a derivative of the rules need not read it)

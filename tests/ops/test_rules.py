@@ -440,8 +440,16 @@ MATMUL_SHAPES = [
     ((2, 3, 4), (2, 4, 5)), ((1, 3, 4), (2, 4, 5)), ((4,), (2, 4, 5)), ((2, 3, 4), (4,)),
 ]
 TANGENT_0, TANGENT_1, TANGENT_2, TANGENT_3, TANGENT_4, TANGENT_5, TANGENT_6, TANGENT_7 = \
-    EINSUM_JVPS
+    EINSUM_JVPS[1:9]  # (of the operands after a subscripts string)
 EIGHT = "i,i,i,i,i,i,i,i->i"
+
+
+def _eight_by_sublists(a, b, place):
+    """`np.einsum`'s arguments for EIGHT in its sublist form, b the operand at `place`."""
+    arguments = [b if k == place else a for k in range(0, 16, 2)]
+    return [item for operand in arguments for item in (operand, [0])] + [[0]]
+
+
 TENSORDOT = [  # (primal, fn, shape pairs)
     (np.tensordot, lambda a, b: np.tensordot(a, b), [((2, 3, 4), (3, 4, 5)), ((3, 4), (3, 4))]),
     (np.tensordot, lambda a, b: np.tensordot(a, b, 1), [((2, 3, 4), (4, 5)), ((3,), (3, 2))]),
@@ -456,6 +464,11 @@ TENSORDOT = [  # (primal, fn, shape pairs)
     (np.einsum, lambda a, b: np.einsum("bij, bjk -> bki", a, b), [((2, 3, 4), (2, 4, 5))]),
     (np.einsum, lambda a, b: np.einsum("ii,i->i", a, b), [((3, 3), (3,))]),
     (np.einsum, lambda a, b: np.einsum("ijk,j->", a, b), [((2, 3, 4), (3,))]),
+    (np.einsum, lambda a, b: np.einsum(a, [0, 1], b, [1, 2], [0, 2]), [((2, 3), (3, 4))]),
+    (np.einsum, lambda a, b: np.einsum(a, [0, 1], b, [2, 1]), [((2, 3), (4, 3))]),
+    (np.einsum, lambda a, b: np.einsum(a, (0, 1), (1, 0)) * b, [((3, 4), (4, 3))]),
+    (np.einsum, lambda a, b: np.einsum(a, [Ellipsis, 1], b, [Ellipsis, 1], [Ellipsis]),
+     [((2, 3), (2, 3))]),
     (np.einsum, lambda a, b: np.einsum("...j,...j->...", a, b),
      [((2, 3, 4), (3, 4)), ((3, 4), (2, 3, 4))]),
     (np.einsum, lambda a, b: np.einsum("i,j->ij", a, b), [((3,), (4,))]),
@@ -471,6 +484,8 @@ TENSORDOT = [  # (primal, fn, shape pairs)
     (TANGENT_5, lambda a, b: TANGENT_5(b, None, EIGHT, a, a, a, a, a, a, a, a), [((3,), (3,))]),
     (TANGENT_6, lambda a, b: TANGENT_6(b, None, EIGHT, b, a, a, a, a, a, a, a), [((3,), (3,))]),
     (TANGENT_7, lambda a, b: TANGENT_7(b, None, EIGHT, a, a, a, a, a, a, a, a), [((3,), (3,))]),
+    *[(EINSUM_JVPS[k], lambda a, b, k=k: EINSUM_JVPS[k](b, None, *_eight_by_sublists(a, b, k)),
+       [((3,), (3,))]) for k in (0, 10, 12, 14)],
     (np.convolve, lambda a, b: np.convolve(a, b),
      [((5,), (3,)), ((3,), (5,)), ((4,), (4,)), ((1,), (3,)), ((), (3,))]),
     (np.convolve, lambda a, b: np.convolve(a, b, "same"), [((5,), (3,)), ((3,), (5,)), ((5,), (4,)),
