@@ -682,3 +682,70 @@ def test_einsum_of_more_operands_than_its_rules_cover_is_refused():
     from srcad.errors import UnsupportedDerivativeError
     with pytest.raises(UnsupportedDerivativeError, match="eight operands"):
         srcad.grad(_nine_operands)(np.array([0.5, 2.0]))
+
+
+def _joined_cubes(x):
+    return np.sum(np.r_[x, 2.0, 0:2, x[::-1]] ** 3)
+
+
+def test_np_r_joins_differentiated_values_to_second_order():
+    """The index of `np.r_[...]` carries the derivative; its JVP rule is differentiated
+    again for the Hessian (forward over forward once met a generator there)."""
+    x = np.array([0.5, -1.5])
+    np.testing.assert_allclose(srcad.grad(_joined_cubes)(x), 6 * x ** 2, rtol=1e-12)
+    np.testing.assert_allclose(srcad.hessian(_joined_cubes)(x), np.diag(12 * x), rtol=1e-12)
+    second = srcad.jvp(lambda y: srcad.jvp(_joined_cubes, (y,), (np.ones(2),))[1],
+                       (x,), (np.ones(2),))[1]
+    assert second == pytest.approx(np.sum(12 * x))
+
+
+def _quadratic_form(x, S, scale=1.0):
+    return scale * (x @ S @ x)
+
+
+def _symmetrized(*args, **kwargs):
+    args = list(args)
+    args[1] = 0.5 * (args[1] + args[1].T)
+    return _quadratic_form(*args, **kwargs)
+
+
+def test_forward_over_forward_of_a_list_of_arguments_written_into():
+    """The tangent program copies the list's tangent to write its item (`owned`); that
+    copy holds the list's items, not views of itself, so forward mode over it once refused
+    the write as aliasing (autograd's symmetrized multivariate-normal tests)."""
+    x, S, t = np.array([0.5, -1.0]), np.array([[2.0, 1.0], [0.0, 3.0]]), np.array([1.0, 2.0])
+
+    def slope(y):
+        return srcad.jvp(lambda z: _symmetrized(z, S, scale=2.0), (y,), (t,))[1]
+    curvature = srcad.jvp(slope, (x,), (t,))[1]
+    assert curvature == pytest.approx(2.0 * 2.0 * (t @ (0.5 * (S + S.T)) @ t))
+
+
+def _implicit_sublists(a):
+    return np.sum(np.einsum(a, [0, 30]) * np.array([[1.0, 2.0], [3.0, 4.0]]))
+
+
+def test_einsum_sublist_labels_are_named_as_numpy_names_them():
+    """NumPy names labels 0-25 with upper-case letters and 26-51 lower-case, and sorts the
+    implicit output by them: the other way round, the gradient came out transposed."""
+    a = np.array([[0.3, -0.7], [1.1, 0.2]])
+    np.testing.assert_array_equal(srcad.grad(_implicit_sublists)(a), [[1.0, 2.0], [3.0, 4.0]])
+
+
+def _joined_with_a_list(x):
+    return np.sum(np.r_[[1.0, x[0]], x] ** 2 * np.arange(5.0))
+
+
+def _range_to(x):
+    return np.sum(np.r_[0.0:x[0]:5j] ** 2)
+
+
+def test_np_r_pieces_as_lists_and_slices_with_float_bounds():
+    from srcad.errors import UnsupportedDerivativeError
+    x = np.array([0.3, -0.7, 1.1])
+    expected = 2 * x * np.arange(2.0, 5.0) + np.array([2 * x[0], 0.0, 0.0])
+    np.testing.assert_allclose(srcad.grad(_joined_with_a_list)(x), expected, rtol=1e-12)
+    assert srcad.jvp(_joined_with_a_list, (x,), (np.ones(3),))[1] == pytest.approx(
+        np.sum(expected))
+    with pytest.raises(UnsupportedDerivativeError, match="float bound"):
+        srcad.grad(_range_to)(x)

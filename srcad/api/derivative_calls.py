@@ -260,9 +260,9 @@ class _VjpCall:
         if 0 in active or "fn" in active:
             raise UnsupportedDerivativeError(
                 "srcad cannot differentiate `srcad.vjp` of a function value computed from "
-                "differentiated values (a closure another function made).",
-                fix="define the function with `def` where it is differentiated, passing those "
-                "values as arguments.")
+                "differentiated values (a pullback, a partial, a closure another function "
+                "made).", fix="define the function with `def` where it is differentiated, "
+                "passing those values as arguments.")
         self.inner = tuple(a - 1 if isinstance(a, int) else a for a in active)
 
     def made(self) -> tuple:

@@ -12,7 +12,7 @@ import operator
 
 import numpy as np
 
-from srcad.errors import MissingRuleError
+from srcad.errors import MissingRuleError, SrcadError
 
 _BASIC_INDEX_TYPES = (int, np.integer, slice, type(None), type(Ellipsis))
 
@@ -112,10 +112,12 @@ def kept_axes(g, shape, axis=None, keepdims=False):
 
 
 def holds_floats(value) -> bool:
-    """Whether `value` (or an item of a tuple or list) holds inexact numbers, which carry
-    derivatives (an integer, an index or an axis, does not)."""
+    """Whether `value` (or an item of a tuple or list, a value of a dict) holds inexact
+    numbers, which carry derivatives (an integer, an index or an axis, does not)."""
     if isinstance(value, (tuple, list)):
         return any(holds_floats(v) for v in value)
+    if isinstance(value, dict):
+        return any(holds_floats(v) for v in value.values())
     kind = getattr(getattr(value, "dtype", None), "kind", None)
     return kind in ("f", "c") or isinstance(value, (float, complex))
 
@@ -269,6 +271,36 @@ def add_spread(total, g, x, axis=None, keepdims=False):
         total += kept_axes(g, total.shape, axis, keepdims)
         return total
     return total + expand_reduced(g, x, axis, keepdims)
+
+
+class Underivable:
+    """The derivative of an argument srcad cannot differentiate in (a Bessel function's
+    order), as a rule gives it: harmless where it reaches only constants (the order kept in a
+    list beside a differentiated value, whose adjoint is the list's), and the rule's error
+    wherever it is used: converted, passed to NumPy or handed back as a derivative. Sums and
+    scalings of it are it (the chain rule through them is as undefined)."""
+
+    def __init__(self, error: SrcadError):
+        self.error = error
+
+    def raised(self, *args, **kwargs):
+        raise type(self.error)(self.error.message, self.error.location, self.error.fix)
+
+    def absorbed(self, *args):
+        return self
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method == "__call__" and ufunc in _LINEAR_UFUNCS:
+            return self
+        self.raised()
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = \
+        __rtruediv__ = __neg__ = absorbed
+    __array__ = __float__ = __complex__ = __getitem__ = __iter__ = __matmul__ = \
+        __rmatmul__ = __pow__ = raised
+
+
+_LINEAR_UFUNCS = (np.add, np.subtract, np.multiply, np.true_divide, np.negative)
 
 
 # ---- adjoints of lists and tuples, element by element -------------------------------------------

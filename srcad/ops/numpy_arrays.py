@@ -12,10 +12,10 @@ import operator
 import numpy as np
 
 from srcad.kernels import batched
-from srcad.errors import SrcadError
+from srcad.errors import SrcadError, UnsupportedDerivativeError
 from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable, vjp_rules
-from srcad.kernels.adjoints import (dtype_of, index_adjoint, inverse_permutation, unbroadcast,
-                                    unravel)
+from srcad.kernels.adjoints import (dtype_of, holds_floats, index_adjoint, inverse_permutation,
+                                    unbroadcast, unravel)
 from srcad.kernels.tangents import broadcast_like, dense
 
 # ---- shape operations ------------------------------------------------------------------------
@@ -64,6 +64,100 @@ defjvp(np.ndarray.T, lambda g, ans, a: np.transpose(g))
 defvjp(operator.getitem, lambda g, ans, a, index: index_adjoint(g, a, index))
 # a tuple, list or dict `a` has a container of tangents: g[index] picks from it too
 defjvp(operator.getitem, lambda g, ans, a, index: g[index])
+
+
+# ---- np.r_[...] and np.c_[...] -----------------------------------------------------------------
+# Their index holds what they join (arrays and numbers): each element of a piece lands in one
+# place of the result, so a piece's cotangent gathers from the output's, and the output's
+# tangent from the pieces'. Source mode resolves `np.r_[x, y]` to `joined_by(np.r_, (x, y))`.
+_CONCATENATORS = (type(np.r_), type(np.c_))
+
+
+def is_concatenator(obj) -> bool:
+    return isinstance(obj, _CONCATENATORS)
+
+
+def joined_by(concatenator, index):
+    """`concatenator[index]`, for `np.r_` or `np.c_`, as a function with rules."""
+    return concatenator[index]
+
+
+def _places(concatenator, index) -> tuple:
+    """Per piece of `concatenator[index]`: the flat positions in the result of its elements,
+    in order (None for a slice, a directive or a piece without floats), found by joining
+    the pieces marked with imaginary numbers."""
+    pieces = _joined(index)
+    _refuse_unjoinable(pieces)
+    marked, first = [], []
+    for piece in pieces:
+        floats = not isinstance(piece, (slice, str)) and holds_floats(piece)
+        first.append(sum(np.size(p) for p, f in zip(pieces, first) if f is not None)
+                     if floats else None)
+        marked.append(1j * (first[-1] + 1 + np.reshape(np.arange(np.size(piece)),
+                                                        np.shape(piece))) if floats else piece)
+    ids = np.ravel(concatenator[tuple(marked) if isinstance(index, tuple) else marked[0]]).imag
+    ids = np.round(ids).astype(np.intp) - 1
+    places = []
+    for piece, start in zip(pieces, first):
+        if start is None:
+            places.append(None)
+            continue
+        inside = np.flatnonzero((ids >= start) & (ids < start + np.size(piece)))
+        order = np.empty(np.size(piece), dtype=np.intp)
+        order[ids[inside] - start] = inside
+        places.append(order)
+    return tuple(places)
+
+
+def _refuse_unjoinable(pieces) -> None:
+    """A slice with a float bound makes values of its own (`np.r_[0.0:x:5j]`), and a matrix
+    directive ("r", "c") an np.matrix, whose `*` is a product: neither is a join."""
+    for piece in pieces:
+        if isinstance(piece, slice) and any(
+                isinstance(bound, (float, np.floating)) or holds_floats(np.asarray(bound))
+                for bound in (piece.start, piece.stop) if bound is not None):
+            raise UnsupportedDerivativeError(
+                "srcad differentiates np.r_[...] and np.c_[...] as joins of the values they "
+                "are indexed with; a slice with a float bound makes values of its own.",
+                fix="make the range with np.linspace or np.arange and join that.")
+        if isinstance(piece, str) and piece.split(",")[0].strip() in ("r", "c"):
+            raise UnsupportedDerivativeError(
+                "srcad cannot differentiate np.r_[...] with the matrix directive "
+                f"{piece!r}: it makes an np.matrix, whose `*` and `**` are matrix products.",
+                fix="join into an array (no directive, or \"0,2\") and use `@`.")
+
+
+def joined_vjp(g, ans, concatenator, index):
+    """The cotangent of the index: each joined piece's elements, gathered from g."""
+    parts = tuple(None if place is None else np.reshape(np.ravel(g)[place], np.shape(piece))
+                  for place, piece in zip(_places(concatenator, index), _joined(index)))
+    return parts if isinstance(index, tuple) else parts[0]
+
+
+def joined_jvp(g, ans, concatenator, index):
+    """The tangent of the joined result: each element from its piece's tangent (zero for
+    the constant pieces and the slices)."""
+    tangents = g if isinstance(index, tuple) else (g,)
+    dtype = dtype_of([t for t in tangents if t is not None][0])
+    sources, lookup, offset = [np.zeros(1, dtype)], np.zeros(np.size(ans), np.intp), 1
+    for place, piece, tangent in zip(_places(concatenator, index), _joined(index), tangents):
+        if place is None:
+            continue
+        sources.append(np.zeros(np.size(piece), dtype) if tangent is None
+                       else np.ravel(dense(tangent, piece)) if isinstance(tangent, (list, tuple))
+                       else np.ravel(tangent))
+        lookup[place] = offset + np.arange(np.size(piece))
+        offset += np.size(piece)
+    return np.reshape(np.concatenate(sources)[lookup], np.shape(ans))
+
+
+def _joined(index) -> tuple:
+    return index if isinstance(index, tuple) else (index,)
+
+
+defvjp(joined_by, None, joined_vjp)
+defjvp(joined_by, None, joined_jvp)
+nondifferentiable(_places)  # (positions: a derivative of the rules reads them)
 
 
 defvjp(np.squeeze, lambda g, ans, a, axis=None: np.reshape(g, np.shape(a)))

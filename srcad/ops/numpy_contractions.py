@@ -178,9 +178,12 @@ def _string_form(args: tuple) -> tuple:
 
 
 def _letters(sublist) -> str:
-    """A sublist of `np.einsum`'s second form (integers 0-51 and Ellipsis) as letters."""
-    return "".join("..." if item is Ellipsis else string.ascii_letters[item]
-                   for item in sublist)
+    """A sublist of `np.einsum`'s second form (integers 0-51 and Ellipsis) as letters, as
+    NumPy names them (0-25 upper case, 26-51 lower: the implicit output sorts them)."""
+    return "".join("..." if item is Ellipsis else _SUBLIST_LETTERS[item] for item in sublist)
+
+
+_SUBLIST_LETTERS = string.ascii_uppercase + string.ascii_lowercase
 
 
 def _einsum_operand_subscripts(subscripts, operands):

@@ -92,12 +92,44 @@ nondifferentiable(np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.
                   np.uint32, np.uint64)
 # `list(xs)` / `tuple(xs)`: item i's tangent is item i's of `xs`; a dict's keys have none
 # (`list(g)` of its tangent would list the keys)
+# (both branches a `list(...)`: the tangent is a list of its own, aliasing.py tells)
 defvjp(list, sequence_vjp)
-defjvp(list, lambda g, ans, iterable=(): [None] * len(ans) if isinstance(iterable, dict)
+defjvp(list, lambda g, ans, iterable=(): list((None,) * len(ans)) if isinstance(iterable, dict)
        else list(g))
 defvjp(tuple, sequence_vjp)
-defjvp(tuple, lambda g, ans, iterable=(): (None,) * len(ans) if isinstance(iterable, dict)
+defjvp(tuple, lambda g, ans, iterable=(): tuple((None,) * len(ans)) if isinstance(iterable, dict)
        else tuple(g))
+
+
+def _sorting_order(iterable, key=None, reverse=False) -> list:
+    """Where each item of `sorted(iterable, key=key, reverse=reverse)` came from: sorting
+    the positions by their items' keys is as stable as `sorted` itself."""
+    items = list(iterable)
+    return sorted(range(len(items)), key=lambda i: items[i] if key is None else key(items[i]),
+                  reverse=reverse)
+
+
+def sorted_vjp(g, ans, iterable, key=None, reverse=False):
+    """`sorted(xs)` permutes the items: each gets the cotangent of the place it went to (an
+    array's rows theirs); a dict's keys carry no derivative."""
+    if isinstance(iterable, dict):
+        return None
+    cotangents = [None] * len(ans)
+    for place, origin in enumerate(_sorting_order(iterable, key, reverse)):
+        cotangents[origin] = g[place]
+    return sequence_vjp(cotangents, None, iterable)
+
+
+def sorted_jvp(g, ans, iterable, key=None, reverse=False):
+    """`sorted(xs)`: the tangents of the items, in the order they were sorted into."""
+    if isinstance(iterable, dict):
+        return [None] * len(ans)
+    return [g[origin] for origin in _sorting_order(iterable, key, reverse)]
+
+
+defvjp(sorted, sorted_vjp, None, None)
+defjvp(sorted, sorted_jvp, None, None)
+nondifferentiable(_sorting_order)  # (positions: a derivative of the rules reads them)
 
 
 def dict_copy_rule(g, ans, mapping=(), **items):

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import special
 
 from srcad.errors import UnsupportedDerivativeError
-from srcad.kernels.adjoints import expand_reduced, unbroadcast
+from srcad.kernels.adjoints import Underivable, expand_reduced, unbroadcast
 from srcad.ops.numpy_ufuncs import define_pointwise
 from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 
@@ -27,11 +27,15 @@ ROOT_TWO_PI = math.sqrt(2.0 * math.pi)
 
 
 def no_derivative(function: str, parameter: str, fix: str):
-    """A VJP/JVP rule for a parameter srcad does not differentiate: it raises, naming why."""
+    """A VJP/JVP rule for a parameter srcad does not differentiate: zero for a zero tangent,
+    else an `Underivable`, which raises, naming why, where it is used (not where it only
+    reaches a constant in a list beside differentiated values)."""
     def rule(g, ans, *args, **kwargs):
-        raise UnsupportedDerivativeError(
+        if not np.any(g):
+            return None
+        return Underivable(UnsupportedDerivativeError(
             f"srcad has no derivative of `{function}` with respect to `{parameter}`: it has no "
-            "closed form in terms of functions SciPy provides.", fix=fix)
+            "closed form in terms of functions SciPy provides.", fix=fix))
     rule.__name__ = rule.__qualname__ = f"no_derivative_{function.rsplit('.', 1)[-1]}_{parameter}"
     return rule
 

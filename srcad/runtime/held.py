@@ -70,8 +70,9 @@ class HeldParts:
     def __add__(self, other):
         if other is None:
             return self
+        names = {**self.kwargs, **other.kwargs}  # (a call may override what a partial binds)
         return HeldParts(tuple(accumulate(a, b) for a, b in zip(self.args, other.args)),
-                         {k: accumulate(v, other.kwargs.get(k)) for k, v in self.kwargs.items()})
+                         {k: accumulate(self.kwargs.get(k), other.kwargs.get(k)) for k in names})
 
     __radd__ = __add__
 

@@ -16,6 +16,7 @@ the same ids, records the sweep itself: its gradient is a second derivative.
 """
 from __future__ import annotations
 
+from srcad.kernels.adjoints import Underivable
 from srcad.tape.dispatch import NestedIds, any_tracked, handle, same_kind
 
 
@@ -73,6 +74,8 @@ def sweep(nodes, count: int, seeds: dict, source_ids, reach: set, record: bool,
                 continue
             cotangent = rule(g, ans, *args) if kwargs is None else \
                 rule(g, ans, *args, **kwargs)
+            if type(cotangent) is Underivable:  # (the tape reaches differentiated inputs only)
+                cotangent.raised()
             if type(input_id) is int and cotangent is not None:
                 previous = grads.get(input_id)
                 grads[input_id] = cotangent if previous is None else previous + cotangent

@@ -142,3 +142,26 @@ def test_a_function_value_whose_holdings_srcad_cannot_see_is_refused_at_its_line
 def test_second_derivatives_of_a_pullback_call_are_refused_with_the_fix():
     with pytest.raises(UnsupportedDerivativeError, match="not twice"):
         srcad.hessian(gauss_newton_step)(X)
+
+
+def dict_energy(params):
+    return np.sum(np.sin(params["a"])) + np.sum(np.cos(params["b"]))
+
+
+def dict_pulled_back(params, v):
+    gradients = srcad.vjp(dict_energy, params)[1](v)
+    return np.sum(gradients["a"]) + np.sum(gradients["b"] ** 2)
+
+
+def test_a_pullback_holding_a_dict_is_differentiated_in_it():
+    """What a pullback holds may be a dict of arrays (its values hold the floats): once
+    taken for a constant, with a zero gradient."""
+    params, v = {"a": np.array([0.3, -1.1]), "b": np.array([[0.5, 2.0]])}, 0.7
+    gradient, along_v = srcad.grad(dict_pulled_back, wrt=(0, 1))(params, v)
+    a, b = params["a"], params["b"]
+    np.testing.assert_allclose(gradient["a"], -v * np.sin(a), rtol=1e-12)
+    np.testing.assert_allclose(gradient["b"], 2 * v ** 2 * np.sin(b) * np.cos(b), rtol=1e-12)
+    assert along_v == pytest.approx(np.sum(np.cos(a)) + 2 * v * np.sum(np.sin(b) ** 2))
+    tangent = {"a": np.ones(2), "b": np.zeros((1, 2))}
+    assert srcad.jvp(dict_pulled_back, (params, v), (tangent, None))[1] == pytest.approx(
+        -v * np.sum(np.sin(a)), rel=1e-12)

@@ -2,11 +2,13 @@
 the NumPy functions autograd differentiates that srcad's other tables lack (np.rollaxis,
 np.dsplit, np.amax, np.astype), options of np.cumsum and np.cumprod, and rows that once
 showed srcad bugs (np.array's `ndmin`, a float32 power with its exponent in a variable,
-np.diff's `prepend`, single-argument np.where in forward mode, np.arange's `start`)."""
+np.diff's `prepend`, single-argument np.where in forward mode, np.arange's `start`), and
+np.r_ and np.c_."""
 import operator
 
 import numpy as np
 
+from srcad.ops.numpy_arrays import joined_by
 from srcad.ops.numpy_indexing import scattered_add
 from tests.ops.rule_table import DOMAINS, binary, on, unary
 
@@ -154,6 +156,11 @@ PAIRS = [  # (primal, fn, domains, shape pairs)
      [(None, None), ((), ())]),
     (np.arange, lambda x, s: np.arange(start=x, stop=2.5, step=s) * x, ("unit", "spacing"),
      [(None, None)]),
+    # np.r_ and np.c_ join what they are indexed with: the index carries the derivative
+    (joined_by, lambda x, y: np.r_[x, XP, y, 1:3] * np.r_[y, XP, 0.5 * x, 3:5],
+     ("real", "real"), [((4,), (4,)), ((), ())]),
+    (joined_by, lambda x, y: np.c_[x, y, x] ** 2, ("real", "real"), [((3, 2), (3, 1))]),
+    (joined_by, lambda x, y: np.r_["0,2", x, y], ("real", "real"), [((3,), (3,))]),
 ]
 
 CASES = (
@@ -164,6 +171,9 @@ CASES = (
     + unary([(operator.pow, power_held_in_variable, "positive"),  # float32 gave float64
              (np.power, numpy_power_held_in_variable, "positive")], [None, (), (2, 3)])
     + on((2, 3), [(np.where, lambda x: x[np.where(x)] * 2.0)])  # its JVP refused one argument
+    + on((4,), [(sorted, lambda x: np.stack(sorted(x)) * np.arange(1.0, 5.0)),
+                (sorted, lambda x: np.stack(sorted(list(x * x), key=abs, reverse=True)) * x)])
+    + on((3, 2), [(sorted, lambda x: np.stack(sorted(x, key=lambda row: row[1])) ** 2)])
     + unary([(np.arange, lambda x: np.arange(x, x + 3.0) ** 2, "real"),
              (np.arange, lambda x: np.arange(x + 1.0) * x, "spacing"),  # x is the stop
              (np.arange, lambda s: np.arange(3, step=s), "spacing")], [None, ()])

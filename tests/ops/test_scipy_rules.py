@@ -306,6 +306,31 @@ def test_derivatives_without_a_rule_raise(fn, args, wrt, message):
         srcad.jvp(fn, args, tangents)
 
 
+def test_a_parameter_without_a_derivative_may_sit_beside_differentiated_values():
+    """A list holding x and gamma.cdf's shape `a` is differentiated as a whole; `a`'s
+    derivative, which srcad does not have, reaches only the constant it came from, so x's
+    derivative stands, to second order. Differentiated in `a`, it raises (as in the tape)."""
+    def cdf_of_list(x, a):
+        values = [x, a]
+        return np.sum(stats.gamma.cdf(*values))
+    x, a = np.array([0.4, 1.3]), np.array([2.5, 1.5])
+    expected = stats.gamma.pdf(x, a)
+    np.testing.assert_allclose(srcad.grad(cdf_of_list)(x, a), expected, rtol=1e-12)
+    assert srcad.jvp(cdf_of_list, (x, a), (np.ones(2), None))[1] == pytest.approx(
+        np.sum(expected), rel=1e-12)
+    np.testing.assert_allclose(np.diag(srcad.hessian(cdf_of_list)(x, a)),
+                               expected * ((a - 1) / x - 1), rtol=1e-10)
+    with pytest.raises(UnsupportedDerivativeError, match="gamma.cdf` with respect to `a"):
+        srcad.grad(cdf_of_list, wrt=1)(x, a)
+    with pytest.raises(UnsupportedDerivativeError, match="gamma.cdf` with respect to `a"):
+        srcad.jvp(cdf_of_list, (x, a), (None, np.ones(2)))
+    variable = srcad.Variable(a)
+    with srcad.GradientTape() as tape:
+        y = np.sum(special.gammainc(variable, x))
+    with pytest.raises(UnsupportedDerivativeError, match="gammainc` with respect to `a"):
+        tape.gradient(y, variable)
+
+
 def test_nondifferentiable_scipy_functions_are_constants():
     fn = lambda x: np.sum(special.round(x) * x + special.gammasgn(x) * x ** 2)  # noqa: E731
     x = np.array([-1.7, 0.4, 2.6])

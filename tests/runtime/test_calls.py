@@ -182,3 +182,19 @@ def test_private_names_in_methods_are_mangled_as_python_does(method):
     np.testing.assert_allclose(srcad.grad(fn)(x), expected, rtol=1e-7)
     np.testing.assert_allclose(srcad.jacobian(fn, mode="fwd")(x), expected, rtol=1e-7)
     np.testing.assert_allclose(srcad.tape.grad(fn)(x), expected, rtol=1e-7)
+
+
+def _scaled(x, scale=1.0):
+    return x * scale
+
+
+def _bound_then_overridden(x, s):
+    bound = functools.partial(_scaled, x, scale=s)
+    return bound() + bound(scale=2.0)
+
+
+def test_a_keyword_a_call_overrides_keeps_the_partial_s_other_calls_derivative():
+    """The second call's cotangent of the partial has no `scale` (the call overrides it);
+    added to the first call's, the sum once lost the first one's."""
+    assert srcad.grad(_bound_then_overridden, wrt=(0, 1))(0.5, 1.7) == pytest.approx((3.7, 0.5))
+    assert srcad.jvp(_bound_then_overridden, (0.5, 1.7), (0.0, 1.0))[1] == pytest.approx(0.5)

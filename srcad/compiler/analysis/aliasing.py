@@ -25,6 +25,7 @@ from srcad.compiler.analysis.arrays import among
 from srcad.compiler.frontend import trees
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
 from srcad.errors import UnsoundAliasingError
+from srcad.kernels.tangents import owned
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.numpy_dtypes import converted
 from srcad.ops.python_statements import attempt
@@ -142,7 +143,8 @@ class _PointsTo:
             made = self._of(names, objects)
         elif op.kind == "unpack" or among(op.callee, _ITEM_READS):
             made = self._held(objects(names[0]), state) if names else None
-        elif op.kind == "pack" or op.kind == "call" and sequence_result(op.callee) is not None:
+        elif op.kind == "pack" or op.kind == "call" and (
+                sequence_result(op.callee) is not None or self._copies_a_container(op, objects)):
             made = self._container(op, names, objects, state)
         elif op.kind == "call" and self._variant_call(op) is not None:
             made = self._returned_with_copies(op, objects, state)
@@ -209,7 +211,8 @@ class _PointsTo:
         self.containers.add(container)
         if op.kind == "pack":
             held = self._of(names, objects)
-        elif sequence_result(op.callee) == "shares":  # `list(xs)` holds what xs holds,
+        elif sequence_result(op.callee) == "shares" or op.callee is owned:
+            # `list(xs)` (and a tangent's copy that forward mode writes) holds what xs holds,
             written_out = set(op.read_names()) - set(names)  # `list([y])` y itself
             held = self._held(self._of(names, objects), state) | self._of(written_out, objects)
         else:  # new arrays (`np.linalg.eigh`)
@@ -218,6 +221,13 @@ class _PointsTo:
             held = held | {f"{container}[]"}       # array: an object of its own
         self._hold(state, container, held)
         return {container}
+
+    def _copies_a_container(self, op: Operation, objects) -> bool:
+        """`owned(t)`, forward mode's copy of a tangent it writes into, of a list, tuple or
+        dict: a container holding the same items, as `list(xs)` is (of an array: new
+        memory)."""
+        return op.callee is owned and len(op.args) == 1 and hasattr(op.args[0], "id") \
+            and objects(op.args[0].id) <= self.containers
 
     def _hold(self, state: dict, container: str, objects: set) -> None:
         state[_HOLDS + container] = state.get(_HOLDS + container, set()) | objects

@@ -25,6 +25,7 @@ from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.kernels import adjoints as helpers
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
+from srcad.ops.numpy_arrays import is_concatenator, joined_by
 from srcad.runtime.calls import is_derivative
 from srcad.runtime.control import CustomGradient
 
@@ -184,6 +185,17 @@ class Resolver:
             self.guards[name] = Guard(name, value, self.cells.get(name),
                                       builtin=name not in self.fn.__globals__)
         return value
+
+    def peek_chain(self, node):
+        """Like `chain_value`, recording no guard (None where the chain names nothing)."""
+        attributes = []
+        while isinstance(node, gast.Attribute):
+            attributes.append(node.attr)
+            node = node.value
+        value = self.peek(node.id) if isinstance(node, gast.Name) else None
+        for attribute in reversed(attributes):
+            value = getattr(value, attribute, None)
+        return None if value is _MISSING else value
 
     def chain_value(self, node):
         """The object an attribute chain of globals names now, or None (records guards)."""
@@ -358,6 +370,14 @@ def _node(statement, resolver: Resolver):
         return Operation(statement, "call", targets, OPERATORS[type(value.op)], operands,
                          label=SYMBOLS[type(value.op)])
     if isinstance(value, gast.Subscript):
+        if _is_global_chain(value.value, resolver.local_names) \
+                and is_concatenator(resolver.peek_chain(value.value)) \
+                and not _matrix_directive(value.slice) \
+                and is_concatenator(resolver.chain_value(value.value)):  # `np.r_[x, y]`
+            index = index_expression(value.slice)  # (always a tuple: `r_[a]` is `r_[a,]`)
+            return Operation(statement, "call", targets, joined_by, (value.value, index if
+                             isinstance(index, gast.Tuple) else gast.Tuple([index], gast.Load())),
+                             label=f"{gast_label(value.value)}[...]")
         return Operation(statement, "call", targets, operator.getitem,
                          (value.value, index_expression(value.slice)), label="indexing")
     if isinstance(value, gast.Attribute) and isinstance(value.value, gast.Name) \
@@ -402,6 +422,14 @@ def _is_global_chain(node, local_names) -> bool:
     while isinstance(node, gast.Attribute):
         node = node.value
     return isinstance(node, gast.Name) and node.id not in local_names
+
+
+def _matrix_directive(index) -> bool:
+    """`np.r_["r", ...]`, `np.r_["c", ...]`: an np.matrix, not a join (its index stays an
+    index, which no derivative flows through)."""
+    first = index.elts[0] if isinstance(index, gast.Tuple) and index.elts else index
+    return isinstance(first, gast.Constant) and isinstance(first.value, str) \
+        and first.value.split(",")[0].strip() in ("r", "c")
 
 
 def index_expression(node):

@@ -1,17 +1,18 @@
 """autograd's differential operators, each written with srcad's (grad, vjp, jvp, jacobian,
-hessian); `autograd.numpy` and `autograd.scipy` are NumPy and SciPy themselves, since srcad
-differentiates plain NumPy code."""
+hessian); `autograd.numpy` is NumPy with the few functions autograd adds (numpy_api.py) and
+`autograd.scipy` is SciPy itself, since srcad differentiates plain NumPy code."""
 import builtins
 import inspect
 import sys
 
-import numpy
 import numpy as np
 
 import srcad
+from autograd import numpy_api
 
-sys.modules.update({"autograd.numpy": numpy, "autograd.numpy.random": numpy.random,
-                    "autograd.numpy.linalg": numpy.linalg, "autograd.numpy.fft": numpy.fft})
+numpy = numpy_api  # (`import autograd.numpy as np` reads this attribute of the package)
+sys.modules.update({"autograd.numpy": numpy_api, "autograd.numpy.random": np.random,
+                    "autograd.numpy.linalg": numpy_api.linalg, "autograd.numpy.fft": np.fft})
 try:
     import scipy
     import scipy.integrate
@@ -36,7 +37,16 @@ def _wrt(argnum):
 
 
 def grad(fun, argnum=0):
-    return srcad.grad(fun, wrt=_wrt(argnum))
+    """
+    Returns a function which computes the gradient of `fun` with respect to
+    positional argument number `argnum` (srcad.grad)."""
+    gradient = srcad.grad(fun, wrt=_wrt(argnum))
+    name = getattr(fun, "__name__", "[unknown name]")
+    gradient.__name__ = f"grad_of_{name}_wrt_argnum_{argnum}"
+    gradient.__doc__ = (f"    grad of function {name} with respect to argument number "
+                        f"{argnum}. Takes the\n    same arguments as {name} but returns the "
+                        "grad.\n    ")
+    return gradient
 
 
 def value_and_grad(fun, argnum=0):
