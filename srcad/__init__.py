@@ -33,6 +33,8 @@ _hooks.install(
     vjp_of_jvp=derivative_calls.vjp_of_jvp, jvp_of_jvp=derivative_calls.jvp_of_jvp,
     vjp_of_vjp=derivative_calls.vjp_of_vjp, jvp_of_vjp=derivative_calls.jvp_of_vjp,
     pullback_form=derivative_calls.pullback_form,
+    vjp_tangent_program=derivative_calls.vjp_tangent_program,
+    held_tangent_program=derivative_calls.held_tangent_program,
     derivative_tangent_program=derivative_calls.derivative_tangent_program,
     custom_tangent_program=custom_programs.custom_tangent_program)
 _registry.own_rules_registered()  # (last: the rules registered from here on are the user's)

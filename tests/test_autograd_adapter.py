@@ -58,6 +58,15 @@ except AssertionError as error:
     assert "(VJP) check of twice failed" in str(error)
 else:
     raise AssertionError("a wrong rule passed the check")
+assert np.where(True, 1, 2) == 1 and type(np.where(True, 1, 2)) is int  # autograd's where
+assert onp.allclose(np.where(condition=[True, False], x=x[:2], y=x[1:]), [x[0], x[2]])
+assert onp.allclose(grad(lambda d: np.sum(np.make_diagonal(d, axis1=-1, axis2=-2) ** 2))(x),
+                    2 * x)
+from autograd.misc import flatten
+flat, unflatten = flatten({"b": x, "a": (1.0, x[:2])})
+assert onp.allclose(flat, onp.r_[1.0, x[:2], x]) and onp.allclose(unflatten(flat)["b"], x)
+assert onp.allclose(grad(lambda a: np.sum(flatten([a, {"k": 2.0 * a}])[0] ** 2))(x), 10 * x)
+check_grads(lambda a: np.r_[a, 1.0, a[::-1]] * 2.0, modes=["rev", "fwd"], order=2)(x)
 print("adapter ok")
 '''
 

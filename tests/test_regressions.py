@@ -749,3 +749,20 @@ def test_np_r_pieces_as_lists_and_slices_with_float_bounds():
         np.sum(expected))
     with pytest.raises(UnsupportedDerivativeError, match="float bound"):
         srcad.grad(_range_to)(x)
+
+
+def _pair_of_pairs(x):
+    return (x * 2.0, 1.0), 5.0
+
+
+def _unpacked_twice(x):
+    a, b = _pair_of_pairs(x)
+    y, z = a
+    return y * 3.0
+
+
+def test_an_item_of_an_unpacked_item_carries_its_derivative():
+    """`a, b = t; y, z = a`: `a` is only partly needed, and that once left `t` unneeded
+    (a zero gradient in reverse mode)."""
+    assert srcad.grad(_unpacked_twice)(1.5) == 6.0
+    assert srcad.jvp(_unpacked_twice, (1.5,), (1.0,))[1] == 6.0

@@ -1,8 +1,8 @@
 """derivative_calls: derivatives called where srcad differentiates.
 
 A function may call `srcad.grad(h)` (or `value_and_grad`, a derivative of a derivative,
-meta-learning's inner steps), `srcad.jvp(h, ...)` or `srcad.vjp(h, ...)` and its pullback. Each such call is differentiated as a
-primitive whose derivatives srcad builds from h's tangent program (srcad/runtime/calls.py):
+meta-learning's inner steps), `srcad.jvp(h, ...)`, or `srcad.vjp(h, ...)` and its
+pullback. Each such call is differentiated as a primitive whose derivatives srcad builds from h's tangent program (srcad/runtime/calls.py):
 `G = grad(h, wrt=W)` maps the arguments to ∇_W h; its VJP at a cotangent u is the gradient
 of the directional derivative ⟨∇_W h, u⟩ = jvp(h; u on W), and its JVP along t is the
 gradient over W of jvp(h; t): both are reverse mode over h's tangent program. For a
@@ -26,8 +26,9 @@ from srcad.errors import MissingRuleError, UnsupportedDerivativeError, UsageErro
 from srcad.kernels.adjoints import accumulate, holds_floats
 from srcad.runtime import calls
 from srcad.runtime.arguments import like_argument, seed_for
-from srcad.runtime.calls import compiled_source, tangent_program
-from srcad.runtime.held import HeldParts
+from srcad.runtime.calls import SeedOrder, compiled_source, tangent_program
+from srcad.runtime.held import (HeldParts, held_callee, held_form, held_parts,
+                                held_tangents)
 from srcad.runtime.methods import shifted
 
 _NONE = inspect.Parameter.empty
@@ -355,3 +356,87 @@ def _inner_product_gradient(fn, wrt, count: int, keywords: tuple, leaves: tuple)
     inner = compiled_source(source, "inner", {"srcad_function": fn, "srcad_numpy": np},
                             f"<srcad-inner product of {getattr(fn, '__name__', 'a function')}>")
     return api.grad(inner, wrt=wrt)
+
+
+# ---- tangent programs of `srcad.vjp(f, *args)` and of a held call, for third derivatives -----
+# Python source srcad differentiates once more: `P(seeds, *arguments)` returns the call's
+# value and its tangent, the seeds being the tangents of the arguments `spec` lists.
+_TANGENT_PROGRAMS: dict = {}
+
+
+def vjp_tangent_program(spec: tuple, args: tuple, kwargs: dict):
+    """`(P, seed order)` for a call `srcad.vjp(f, *primals, **kwargs)`: its value, and as
+    tangent f's output's (`srcad.jvp` of f) and the pullback's (a HeldParts of the
+    primals' tangents)."""
+    call = _VjpCall(spec, args, kwargs)
+    _refuse_keywords_a_third_time(call.inner)
+    count, keywords = len(call.primals), tuple(kwargs)
+    key = ("vjp", count, keywords, call.inner)
+    program = _TANGENT_PROGRAMS.get(key)
+    if program is None:
+        primals = [f"a{i}" for i in range(count)]
+        seeds = {position: k for k, position in enumerate(call.inner)}
+        tangents = [f"srcad_seeds[{seeds[i]}]" if i in seeds else "None" for i in range(count)]
+        passed = [k for k in keywords if k != "wrt"]
+        callee = f"srcad_partial(srcad_fn, {', '.join(f'{k}={k}' for k in passed)})" if passed \
+            else "srcad_fn"
+        source = (
+            f"def vjp_tangent_program(srcad_seeds, srcad_fn, {', '.join(primals)}"
+            f"{', *, ' + ', '.join(keywords) if keywords else ''}):\n"
+            f"    made = srcad_vjp(srcad_fn, "
+            f"{', '.join(primals + [f'{k}={k}' for k in keywords])})\n"
+            f"    slope = srcad_jvp({callee}, ({', '.join(primals)},), "
+            f"({', '.join(tangents)},))[1]\n"
+            f"    return (made, (slope, srcad_held_parts(({', '.join(tangents)},), "
+            f"{{{', '.join(f'{k!r}: None' for k in passed)}}})))\n")
+        program = _TANGENT_PROGRAMS[key] = compiled_source(source, "vjp_tangent_program", {
+            "srcad_vjp": api.vjp, "srcad_jvp": forward_api.jvp, "srcad_partial": functools.partial,
+            "srcad_held_parts": held_parts}, "<srcad-tangent program of srcad.vjp>")
+    return program, SeedOrder(None, [(f"seed{k}", None) for k in range(len(spec))])
+
+
+def held_tangent_program(site, spec: tuple, args: tuple, kwargs: dict):
+    """`(P, seed order)` for a call `site(value, *call_args, **kwargs)` of a held function
+    value: forward mode (`srcad.jvp`) over the call of its held form, the value's tangent (a
+    HeldParts) giving the tangents of what it holds."""
+    _refuse_keywords_a_third_time(spec)
+    pure, held, named = site.form(args[0])
+    if 0 in spec and any(holds_floats(v) for v in named.values()):
+        raise UnsupportedDerivativeError(
+            "srcad differentiates a call of a function value holding keyword arguments "
+            "twice, not three times.", fix="pass those values by position.")
+    count, calls_count, keywords = len(held), len(args) - 1, tuple(kwargs)
+    key = ("held", count, calls_count, keywords, tuple(spec), tuple(named))
+    program = _TANGENT_PROGRAMS.get(key)
+    if program is None:
+        seeds = {position: k for k, position in enumerate(spec)}
+        arguments = [f"a{i}" for i in range(calls_count)]
+        held_names = [f"h{i}" for i in range(count)]
+        value_tangent = f"srcad_seeds[{seeds[0]}]" if 0 in seeds else "None"
+        tangents = [f"t_h{i}" for i in range(count)] + [
+            f"srcad_seeds[{seeds[i + 1]}]" if i + 1 in seeds else "None"
+            for i in range(calls_count)]
+        bound = ", ".join(["srcad_site", "srcad_value", *(f"{k}={k}" for k in keywords)])
+        unpacked = (f"    {', '.join(held_names)}, = srcad_held\n"
+                    f"    {', '.join(f't_h{i}' for i in range(count))}, = "
+                    f"srcad_held_tangents({value_tangent}, {count})\n") if count else ""
+        source = (
+            f"def held_tangent_program(srcad_seeds, srcad_value, {', '.join(arguments)}"
+            f"{', *, ' + ', '.join(keywords) if keywords else ''}):\n"
+            f"    srcad_held, srcad_named = srcad_form(srcad_site, srcad_value)\n"
+            + unpacked +
+            f"    return srcad_jvp(srcad_callee({bound}), ({', '.join(held_names + arguments)},), "
+            f"({', '.join(tangents)},))\n")
+        program = _TANGENT_PROGRAMS[key] = compiled_source(source, "held_tangent_program", {
+            "srcad_jvp": forward_api.jvp, "srcad_callee": held_callee, "srcad_form": held_form,
+            "srcad_held_tangents": held_tangents, "srcad_site": site},
+            "<srcad-tangent program of a held call>")
+    return program, SeedOrder(None, [(f"seed{k}", None) for k in range(len(spec))])
+
+
+def _refuse_keywords_a_third_time(spec) -> None:
+    if any(isinstance(s, str) for s in spec):
+        raise UnsupportedDerivativeError(
+            "srcad differentiates `srcad.vjp` and the pullback it returns twice along "
+            "arguments passed by keyword, not three times.",
+            fix="pass the differentiated arguments by position.")

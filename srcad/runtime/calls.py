@@ -604,13 +604,16 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
         fn = _direct_call(fn, args, kwargs)
     if isinstance(fn, CustomGradient):  # before unwrapping, which would find its body
         return ABOVE.custom_tangent_program(fn, spec, args, kwargs)
-    if fn is ABOVE.vjp or fn is functools.partial:
+    if fn is ABOVE.vjp:  # (written out as Python source: api/derivative_calls.py)
+        return ABOVE.vjp_tangent_program(spec, args, kwargs)
+    if isinstance(fn, held.HeldCall):
+        return ABOVE.held_tangent_program(fn, spec, args, kwargs)
+    if fn is functools.partial:
         raise UnsupportedDerivativeError(
-            f"srcad differentiates a call of `{'srcad.vjp' if fn is ABOVE.vjp else 'partial'}`"
-            " and of the function value it returns once more (reverse or forward mode), not "
-            "twice (a Hessian, a third derivative).",
-            fix="for higher derivatives pass the values to the function itself, and call "
-            "`srcad.grad` (or `srcad.jvp`) instead of `srcad.vjp`.")
+            "srcad differentiates a call of `functools.partial` of differentiated values and "
+            "of the function it returns once more (reverse or forward mode), not twice (a "
+            "Hessian, a third derivative).",
+            fix="for higher derivatives pass the values to the function itself.")
     if fn is attempt:  # (its tangent program is written out: runtime/attempts.py)
         order = SeedOrder(attempt, [parameter_of(attempt, s) for s in spec])
         return attempts.tangent_program(defined_by, call_jvp), order

@@ -23,6 +23,7 @@ import numpy as np
 
 from srcad.errors import SrcadError, UnsupportedDerivativeError
 from srcad.kernels.adjoints import accumulate, holds_floats
+from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
 from srcad.runtime.methods import shifted
 
@@ -170,3 +171,53 @@ def _refuse_differentiated_callee(active: tuple) -> None:
         raise UnsupportedDerivativeError(
             "srcad cannot differentiate `functools.partial` of a function value computed from "
             "differentiated values.", fix="pass those values to the partial as arguments.")
+
+
+# ---- the pieces of tangent programs of held values, differentiated once more ------------------
+# (third derivatives: api/derivative_calls.py writes the tangent programs of `srcad.vjp(f, x)`
+# and of a held call as Python source built from these)
+def held_parts(args: tuple, kwargs: dict) -> HeldParts:
+    """A HeldParts of these tangents (None for zero), as a function with rules."""
+    return HeldParts(tuple(args), dict(kwargs))
+
+
+def held_form(site: HeldCall, value) -> tuple:
+    """`(held_args, held_kwargs)` of a held function value, as a function with rules: the
+    derivative of what the value holds is the value's (a HeldParts)."""
+    return site.form(value)[1:]
+
+
+def held_callee(site: HeldCall, value, **kwargs):
+    """The held form's `pure`, with the held keyword arguments and those of the call
+    bound: a function, which carries no derivative."""
+    pure, _, named = site.form(value)
+    return functools.partial(pure, **named, **kwargs) if named or kwargs else pure
+
+
+def held_tangents(parts, count: int) -> tuple:
+    """The first `count` positional parts of a HeldParts (all None for None)."""
+    return (None,) * count if parts is None else tuple(parts.part(i) for i in range(count))
+
+
+def _form_vjp(g, ans, site, value):
+    if g is None or (g[0] is None and g[1] is None):
+        return None
+    args = (None,) * len(ans[0]) if g[0] is None else tuple(g[0])
+    return HeldParts(args, {k: None if g[1] is None else g[1].get(k) for k in ans[1]})
+
+
+defvjp(held_parts, lambda g, ans, args, kwargs: None if g is None else g.args,
+       lambda g, ans, args, kwargs: None if g is None else g.kwargs)
+defjvp(held_parts, lambda g, ans, args, kwargs: held_parts(g, dict.fromkeys(kwargs)),
+       lambda g, ans, args, kwargs: held_parts((None,) * len(args), g))
+defvjp(held_form, None, _form_vjp)
+def _form_jvp(g, ans, site, value):
+    return held_tangents(g, len(ans[0])), {k: None if g is None else g.part(k) for k in ans[1]}
+
+
+defjvp(held_form, None, _form_jvp)
+nondifferentiable(held_callee)
+declare(held_form, view=True)  # (what a value holds, and a HeldParts' items, as they are)
+declare(held_tangents, view=True)
+defvjp(held_tangents, lambda g, ans, parts, count: HeldParts(tuple(g), {}), None)
+defjvp(held_tangents, lambda g, ans, parts, count: held_tangents(g, count), None)

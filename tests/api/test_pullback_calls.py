@@ -139,9 +139,26 @@ def test_a_function_value_whose_holdings_srcad_cannot_see_is_refused_at_its_line
         srcad.grad(picks_a_closure)(X)
 
 
-def test_second_derivatives_of_a_pullback_call_are_refused_with_the_fix():
+@pytest.mark.parametrize("fn", [gauss_newton_step, lambda x: weighted_pullback(x, V)])
+def test_second_derivatives_through_a_pullback_call(fn):
+    """The tangent programs of `srcad.vjp` and of the pullback's call are Python source,
+    differentiated once more (third derivatives of f): Hessians, forward over forward."""
+    gradient = srcad.grad(fn)
+    numeric = np.array([numerical_gradient(lambda x: gradient(x)[i], (X,), 0)
+                        for i in range(3)])
+    np.testing.assert_allclose(srcad.hessian(fn)(X), numeric, rtol=1e-6, atol=1e-8)
+    t = np.array([1.0, 0.5, -2.0])
+    curvature = srcad.jvp(lambda x: srcad.jvp(fn, (x,), (t,))[1], (X,), (t,))[1]
+    assert curvature == pytest.approx(t @ numeric @ t, rel=1e-6)
+
+
+def test_second_derivatives_through_a_partial_of_differentiated_values_are_refused():
+    import functools
+
+    def bound_sine(x):
+        return functools.partial(np.multiply, np.sin(x))(x)
     with pytest.raises(UnsupportedDerivativeError, match="not twice"):
-        srcad.hessian(gauss_newton_step)(X)
+        srcad.hessian(lambda x: np.sum(bound_sine(x)))(X)
 
 
 def dict_energy(params):

@@ -30,6 +30,8 @@ from srcad.ops.numpy_dtypes import converted
 from srcad.ops.python_builtins import merged, starred_parts
 from srcad.ops.python_math import polygamma
 from srcad.ops import registry
+from srcad.errors import SrcadError
+from srcad.runtime import held
 from srcad.ops.numpy_contractions import EINSUM_JVPS
 from srcad.ops.python_builtins import (dict_get, dict_items, dict_values, indexable, joined,
                                          repeated)
@@ -576,7 +578,12 @@ TANGENT_HELPERS_ON_VECTOR = [
     (tangents.owned, lambda x: tangents.owned(x) * 2.0),
     (tangents.tangent_elements, lambda x: tangents.tangent_elements((x, x * 2.0), 2)[1] * x),
     (tangents.stored_tangent, lambda x: tangents.stored_tangent(np.zeros(3), x * x) * x),
+    # (the pieces of the tangent programs of `srcad.vjp` and of a pullback's call)
+    (held.held_parts, lambda x: held.held_tangents(held.held_parts((x * x, x), {}), 2)[0] * x),
+    (held.held_tangents, lambda x: held.held_tangents(held.held_parts((x, None), {}), 2)[0]),
+    (held.held_form, lambda x: held.held_form(_HELD_SITE, srcad.vjp(np.sin, x * x)[1])[0][0] * x),
 ]
+_HELD_SITE = held.HeldCall(SrcadError("a held call site of the rule tests"))
 
 def _area_modules():
     """The case tables of rule areas kept in files of their own (`tests/ops/rule_cases_*.py`)."""

@@ -94,8 +94,9 @@ def _backward(block, useful, partial):
                 useful.add(node.iterable)
         elif not carries_derivative(node):
             continue
-        elif node.kind == "unpack":
-            keys = {i for i, target in enumerate(node.targets) if target in useful}
+        elif node.kind == "unpack":  # (an item itself partly useful is needed: `y, z = a`)
+            keys = {i for i, target in enumerate(node.targets)
+                    if target in useful or target in partial}
             if keys:
                 partial.setdefault(node.args[0].id, set()).update(keys)
         elif node.kind == "pack" and node.targets[0] not in useful \
