@@ -766,3 +766,44 @@ def test_an_item_of_an_unpacked_item_carries_its_derivative():
     (a zero gradient in reverse mode)."""
     assert srcad.grad(_unpacked_twice)(1.5) == 6.0
     assert srcad.jvp(_unpacked_twice, (1.5,), (1.0,))[1] == 6.0
+
+
+def _keyword_dict(x):
+    d = dict(a=x * 2.0, b=np.sin(x), n=3)
+    return np.sum(d["a"] * d["b"]) * d["n"]
+
+
+def test_a_dict_built_from_keywords_is_a_display():
+    """`dict(a=x, b=y)` (refused before: builtins.dict has rules for a copy only)."""
+    x = np.array([0.3, -1.2])
+    expected = 3 * (2 * np.sin(x) + 2 * x * np.cos(x))
+    np.testing.assert_allclose(srcad.grad(_keyword_dict)(x), expected, rtol=1e-12)
+    assert srcad.jvp(_keyword_dict, (x,), (np.ones(2),))[1] == pytest.approx(np.sum(expected))
+    np.testing.assert_allclose(np.diag(srcad.hessian(_keyword_dict)(x)),
+                               6 * (2 * np.cos(x) - x * np.sin(x)), rtol=1e-10)
+
+
+def _written_then_unpacked(x):
+    t = [1.0, 1.0]
+    t[0] = x
+    y, z = t
+    return np.sum(y)
+
+
+def _appended_then_unpacked_twice(x):
+    pairs = [(x, 1.0)]
+    pairs.append((np.sin(x), 3.0))
+    a, b = pairs
+    y, z = b
+    return np.sum(y)
+
+
+@pytest.mark.parametrize("fn, derivative", [(_written_then_unpacked, np.ones_like),
+                                            (_appended_then_unpacked_twice, np.cos)])
+def test_a_list_written_into_and_then_unpacked_keeps_the_written_value_s_derivative(
+        fn, derivative):
+    """The list is only partly needed (one unpacked item); the write into it was skipped
+    as unneeded, giving zero in both modes."""
+    x = np.array([0.3, -0.7, 1.1])
+    np.testing.assert_allclose(srcad.grad(fn)(x), derivative(x), rtol=1e-12)
+    assert srcad.jvp(fn, (x,), (np.ones(3),))[1] == pytest.approx(np.sum(derivative(x)))

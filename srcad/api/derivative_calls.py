@@ -27,8 +27,8 @@ from srcad.kernels.adjoints import accumulate, holds_floats
 from srcad.runtime import calls
 from srcad.runtime.arguments import like_argument, seed_for
 from srcad.runtime.calls import SeedOrder, compiled_source, tangent_program
-from srcad.runtime.held import (HeldParts, held_callee, held_form, held_parts,
-                                held_tangents)
+from srcad.runtime.held import (HeldParts, held_callee, held_form, held_keywords_fixed,
+                                held_parts, held_tangents)
 from srcad.runtime.methods import shifted
 
 _NONE = inspect.Parameter.empty
@@ -400,13 +400,9 @@ def held_tangent_program(site, spec: tuple, args: tuple, kwargs: dict):
     value: forward mode (`srcad.jvp`) over the call of its held form, the value's tangent (a
     HeldParts) giving the tangents of what it holds."""
     _refuse_keywords_a_third_time(spec)
-    pure, held, named = site.form(args[0])
-    if 0 in spec and any(holds_floats(v) for v in named.values()):
-        raise UnsupportedDerivativeError(
-            "srcad differentiates a call of a function value holding keyword arguments "
-            "twice, not three times.", fix="pass those values by position.")
+    _, held, named = site.form(args[0])
     count, calls_count, keywords = len(held), len(args) - 1, tuple(kwargs)
-    key = ("held", count, calls_count, keywords, tuple(spec), tuple(named))
+    key = ("held", site, count, calls_count, keywords, tuple(spec), tuple(named))
     program = _TANGENT_PROGRAMS.get(key)
     if program is None:
         seeds = {position: k for k, position in enumerate(spec)}
@@ -417,9 +413,10 @@ def held_tangent_program(site, spec: tuple, args: tuple, kwargs: dict):
             f"srcad_seeds[{seeds[i + 1]}]" if i + 1 in seeds else "None"
             for i in range(calls_count)]
         bound = ", ".join(["srcad_site", "srcad_value", *(f"{k}={k}" for k in keywords)])
-        unpacked = (f"    {', '.join(held_names)}, = srcad_held\n"
-                    f"    {', '.join(f't_h{i}' for i in range(count))}, = "
-                    f"srcad_held_tangents({value_tangent}, {count})\n") if count else ""
+        unpacked = f"    srcad_fixed({value_tangent})\n" + ((
+            f"    {', '.join(held_names)}, = srcad_held\n"
+            f"    {', '.join(f't_h{i}' for i in range(count))}, = "
+            f"srcad_held_tangents({value_tangent}, {count})\n") if count else "")
         source = (
             f"def held_tangent_program(srcad_seeds, srcad_value, {', '.join(arguments)}"
             f"{', *, ' + ', '.join(keywords) if keywords else ''}):\n"
@@ -429,7 +426,8 @@ def held_tangent_program(site, spec: tuple, args: tuple, kwargs: dict):
             f"({', '.join(tangents)},))\n")
         program = _TANGENT_PROGRAMS[key] = compiled_source(source, "held_tangent_program", {
             "srcad_jvp": forward_api.jvp, "srcad_callee": held_callee, "srcad_form": held_form,
-            "srcad_held_tangents": held_tangents, "srcad_site": site},
+            "srcad_held_tangents": held_tangents, "srcad_fixed": held_keywords_fixed,
+            "srcad_site": site},
             "<srcad-tangent program of a held call>")
     return program, SeedOrder(None, [(f"seed{k}", None) for k in range(len(spec))])
 

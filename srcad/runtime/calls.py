@@ -681,14 +681,14 @@ def fixed_arity(callee, count: int, keywords: tuple) -> types.FunctionType:
         return made
     positional = [f"a{i}" for i in range(count)]
     parameters = ", ".join(positional + (["*"] + list(keywords) if keywords else []))
-    namespace, bound = {"srcad_callee": callee}, []
+    namespace, bound, named = {"srcad_callee": callee}, [], []
     if isinstance(callee, functools.partial):  # call its function, with what it binds fixed
         namespace = {"srcad_callee": callee.func,
                      **{f"srcad_bound_{i}": v for i, v in enumerate(callee.args)},
                      **{f"srcad_bound_{k}": v for k, v in callee.keywords.items()}}
-        bound = [f"srcad_bound_{i}" for i in range(len(callee.args))] + [
-            f"{k}=srcad_bound_{k}" for k in callee.keywords if k not in keywords]
-    arguments = ", ".join(bound + positional + [f"{k}={k}" for k in keywords])
+        bound = [f"srcad_bound_{i}" for i in range(len(callee.args))]
+        named = [f"{k}=srcad_bound_{k}" for k in callee.keywords if k not in keywords]
+    arguments = ", ".join(bound + positional + named + [f"{k}={k}" for k in keywords])
     source = f"def call({parameters}):\n    return srcad_callee({arguments})\n"
     label = getattr(namespace["srcad_callee"], "__name__", "a callable")
     made = compiled_source(source, "call", namespace, f"<srcad-call of {label}>")

@@ -194,6 +194,15 @@ def held_callee(site: HeldCall, value, **kwargs):
     return functools.partial(pure, **named, **kwargs) if named or kwargs else pure
 
 
+def held_keywords_fixed(parts) -> None:
+    """Refuse a tangent of a held value's keyword arguments: the tangent program of its call
+    binds them as constants (`held_callee`)."""
+    if parts is not None and any(t is not None for t in parts.kwargs.values()):
+        raise UnsupportedDerivativeError(
+            "srcad differentiates a call of a function value holding differentiated keyword "
+            "arguments twice, not three times.", fix="pass those values by position.")
+
+
 def held_tangents(parts, count: int) -> tuple:
     """The first `count` positional parts of a HeldParts (all None for None)."""
     return (None,) * count if parts is None else tuple(parts.part(i) for i in range(count))
@@ -216,7 +225,7 @@ def _form_jvp(g, ans, site, value):
 
 
 defjvp(held_form, None, _form_jvp)
-nondifferentiable(held_callee)
+nondifferentiable(held_callee, held_keywords_fixed)
 declare(held_form, view=True)  # (what a value holds, and a HeldParts' items, as they are)
 declare(held_tangents, view=True)
 defvjp(held_tangents, lambda g, ans, parts, count: HeldParts(tuple(g), {}), None)

@@ -152,6 +152,25 @@ def test_second_derivatives_through_a_pullback_call(fn):
     assert curvature == pytest.approx(t @ numeric @ t, rel=1e-6)
 
 
+def scaled_sine(a, scale=1.0):
+    return np.sin(a) * scale
+
+
+def pulled_back_with_a_keyword(w):
+    out, pullback = srcad.vjp(scaled_sine, w, scale=3.0)
+    return np.sum(pullback(out) ** 2)
+
+
+def test_second_derivatives_through_a_pullback_of_a_call_with_keywords():
+    """Its tangent program binds the constant keyword by `functools.partial`, whose
+    one-line caller once put the keyword before the positional arguments (SyntaxError)."""
+    gradient = srcad.grad(pulled_back_with_a_keyword)
+    numeric = np.array([numerical_gradient(lambda x: gradient(x)[i], (X,), 0)
+                        for i in range(3)])
+    np.testing.assert_allclose(srcad.hessian(pulled_back_with_a_keyword)(X), numeric,
+                               rtol=1e-6, atol=1e-7)
+
+
 def test_second_derivatives_through_a_partial_of_differentiated_values_are_refused():
     import functools
 

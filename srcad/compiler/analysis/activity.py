@@ -105,7 +105,8 @@ def _backward(block, useful, partial):
                 if _key(key) in partial[node.targets[0]]:
                     useful.update(_names(element))
         elif (useful.intersection(node.targets) or node.mutates in useful
-              or partial.keys() & set(node.targets)) and not node.unrecorded:
+              or node.mutates in partial or partial.keys() & set(node.targets)) \
+                and not node.unrecorded:
             # a call or copy whose result is only partly useful still needs all its inputs
             useful.update(node.read_names())
 

@@ -404,6 +404,12 @@ def _call_operation(statement, targets, call: gast.Call, resolver: Resolver) -> 
         return Operation(statement, "call", targets, None, tuple(call.args), keywords,
                          label=label, dynamic=True)
     callee = resolver.resolve_chain(func)
+    if callee is dict and not call.args and keywords and all(k for k, _ in keywords):
+        # `dict(a=x, b=y)` builds what the display `{"a": x, "b": y}` builds: it becomes one
+        keys = [gast.Constant(k, None) for k, _ in keywords]
+        statement.value = gast.copy_location(gast.Dict(keys, [v for _, v in keywords]), call)
+        return Operation(statement, "pack", targets, args=tuple(v for _, v in keywords),
+                         keys=tuple(keys))
     return Operation(statement, "call", targets, callee, tuple(call.args), keywords,
                      label=label, dynamic=_has_source(callee))
 
