@@ -35,6 +35,7 @@ _hooks.install(
     pullback_form=derivative_calls.pullback_form,
     vjp_tangent_program=derivative_calls.vjp_tangent_program,
     held_tangent_program=derivative_calls.held_tangent_program,
+    jvp_tangent_program=derivative_calls.jvp_tangent_program,
     derivative_tangent_program=derivative_calls.derivative_tangent_program,
     custom_tangent_program=custom_programs.custom_tangent_program)
 _registry.own_rules_registered()  # (last: the rules registered from here on are the user's)

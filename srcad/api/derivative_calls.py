@@ -432,6 +432,39 @@ def held_tangent_program(site, spec: tuple, args: tuple, kwargs: dict):
     return program, SeedOrder(None, [(f"seed{k}", None) for k in range(len(spec))])
 
 
+def jvp_tangent_program(spec: tuple, args: tuple, kwargs: dict):
+    """`(P, seed order)` for a call `srcad.jvp(f, primals, tangents)`: forward mode over
+    f's own tangent program `P_f`, a plain program (`srcad.jvp(P_f, (seeds, *primals),
+    (their tangents...))`), so that differentiating it again meets P_f's tangent program,
+    not this one: each order is one more program of plain code."""
+    call = _JvpCall(args, kwargs)
+    kinds = [_JvpCall.which(s) for s in spec]
+    if None in kinds or any(part is not None for _, part in call.order.places):
+        raise UnsupportedDerivativeError(
+            "srcad differentiates `srcad.jvp` of a function value computed from "
+            "differentiated values, or of a function gathering `*args`, no more than twice.",
+            fix="give the function named parameters, defined with `def`.")
+    key = ("jvp", call.program, call.live, len(call.primals), tuple(kinds))
+    program = _TANGENT_PROGRAMS.get(key)
+    if program is None:
+        moved = {kind: f"srcad_seeds[{k}]" for k, kind in enumerate(kinds)}
+        count = len(call.primals)
+        primals = [f"primals[{i}]" for i in range(count)]
+        moved_primals = [f"{moved['primals']}[{i}]" for i in range(count)] \
+            if "primals" in moved else ["None"] * count
+        seeds = "(" + "".join(f"tangents[{i}], " for i in call.live) + ")"
+        moved_seeds = "(" + "".join(f"{moved['tangents']}[{i}], " for i in call.live) + ")" \
+            if "tangents" in moved else "None"
+        source = (
+            "def jvp_tangent_program(srcad_seeds, srcad_fn, primals, tangents):\n"
+            f"    return srcad_jvp(srcad_program, ({seeds}, {', '.join(primals)}), "
+            f"({moved_seeds}, {', '.join(moved_primals)}))\n")
+        program = _TANGENT_PROGRAMS[key] = compiled_source(source, "jvp_tangent_program", {
+            "srcad_jvp": forward_api.jvp, "srcad_program": call.program},
+            "<srcad-tangent program of srcad.jvp>")
+    return program, SeedOrder(None, [(f"seed{k}", None) for k in range(len(spec))])
+
+
 def _refuse_keywords_a_third_time(spec) -> None:
     if any(isinstance(s, str) for s in spec):
         raise UnsupportedDerivativeError(

@@ -606,6 +606,8 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
         return ABOVE.custom_tangent_program(fn, spec, args, kwargs)
     if fn is ABOVE.vjp:  # (written out as Python source: api/derivative_calls.py)
         return ABOVE.vjp_tangent_program(spec, args, kwargs)
+    if fn is ABOVE.jvp:
+        return ABOVE.jvp_tangent_program(spec, args, kwargs)
     if isinstance(fn, held.HeldCall):
         return ABOVE.held_tangent_program(fn, spec, args, kwargs)
     if fn is functools.partial:

@@ -22,6 +22,7 @@ from types import SimpleNamespace
 _NAMES = ("compiled_adjoint", "grad", "value_and_grad", "jvp", "vjp", "vjp_of_derivative",
           "jvp_of_derivative", "vjp_of_jvp", "jvp_of_jvp", "vjp_of_vjp", "jvp_of_vjp",
           "pullback_form", "vjp_tangent_program", "held_tangent_program",
+          "jvp_tangent_program",
           "derivative_tangent_program",
           "custom_tangent_program", "tape_stop_gradient", "tape_paused", "tape_custom_gradient")
 

@@ -270,3 +270,28 @@ def test_reverse_over_forward_through_a_list_item_nothing_reached():
     it once took that None for a cotangent to unbroadcast."""
     x, v = np.full((1, 4), 0.5), np.array([[1.0, -1.0, 2.0, 0.5]])
     assert_gradient_matches_finite_differences(slope_through_a_list, (x, v), (0, 1))
+
+
+def _cubic_slope(x, t):
+    return srcad.jvp(sine_energy, (x,), (t,))[1]
+
+
+def _cubic_curvature(x, t):
+    return srcad.jvp(lambda y: _cubic_slope(y, t), (x,), (t,))[1]
+
+
+def test_third_and_fourth_derivatives_through_nested_jvp_calls():
+    """A tangent program of a `srcad.jvp` call is forward mode over f's own tangent program
+    (a plain program), so each order differentiates plain code (once, srcad followed its own
+    `jvp` source and refused a third order)."""
+    x, t = np.array([0.3, -0.7, 1.1]), np.array([1.0, 0.5, -2.0])
+
+    def third(y):
+        return srcad.jvp(lambda z: _cubic_curvature(z, t), (y,), (t,))[1]
+    # sine_energy = Σ sin(x) x²: its third derivative along t is Σ t³ (6 cos x - 6 x sin x
+    # - x² cos x); its fourth Σ t⁴ (-12 sin x - 8 x cos x + x² sin x)
+    assert third(x) == pytest.approx(np.sum(t ** 3 * (6 * np.cos(x) - 6 * x * np.sin(x)
+                                                      - x ** 2 * np.cos(x))), rel=1e-12)
+    fourth = np.sum(t ** 4 * (-12 * np.sin(x) - 8 * x * np.cos(x) + x ** 2 * np.sin(x)))
+    assert srcad.jvp(third, (x,), (t,))[1] == pytest.approx(fourth, rel=1e-10)
+    assert srcad.grad(third)(x) @ t == pytest.approx(fourth, rel=1e-10)
