@@ -807,3 +807,12 @@ def test_a_list_written_into_and_then_unpacked_keeps_the_written_value_s_derivat
     x = np.array([0.3, -0.7, 1.1])
     np.testing.assert_allclose(srcad.grad(fn)(x), derivative(x), rtol=1e-12)
     assert srcad.jvp(fn, (x,), (np.ones(3),))[1] == pytest.approx(np.sum(derivative(x)))
+
+
+def test_the_vector_dot_rules_take_a_python_number_cotangent():
+    """A third derivative of `np.dot` of two complex vectors handed its rule a Python
+    complex for the scalar output's cotangent, which the rule indexed."""
+    from srcad.ops.numpy_contractions import matmul_vjp_a, matmul_vjp_b
+    a, b = np.array([1.0 + 2.0j, -0.5j]), np.array([0.5, 2.0 - 1.0j])
+    np.testing.assert_allclose(matmul_vjp_a(1.5 + 0.5j, None, a, b), (1.5 + 0.5j) * b)
+    np.testing.assert_allclose(matmul_vjp_b(2.0, None, a, b), 2.0 * a)

@@ -36,7 +36,10 @@ def _as_matrices(g, a, b):
     """Treat 1-D operands of `matmul` as a row (`a`) or a column (`b`), as NumPy does.
 
     Indexing and NumPy calls with rules only (no np.asarray), so that the contractions'
-    rules run on tape-mode tensors too and a nested tape records them."""
+    rules run on tape-mode tensors too and a nested tape records them. A Python number `g`
+    (a cotangent a derivative program computed) becomes a 0-d array, to be indexed."""
+    if isinstance(g, (int, float, complex)):
+        g = np.array(g)
     if np.ndim(b) == 1:  # first: when both are vectors, g is a scalar that becomes (1, 1)
         b, g = b[:, np.newaxis], g[..., np.newaxis]
     if np.ndim(a) == 1:
