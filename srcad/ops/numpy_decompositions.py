@@ -1,5 +1,6 @@
 """Rules for the eigendecompositions and the singular value decomposition of numpy.linalg:
-`eigh`, `eigvalsh`, `eig` (real and complex), `svd` (thin, full, values only, hermitian).
+`eigh`, `eigvalsh`, `eig`, `svd` (thin, full, values only, hermitian), of real and complex
+matrices; complex vectors follow the phases LAPACK picks (see "the phases" below).
 
 The vectors of repeated eigenvalues or singular values have no derivative: their rules raise
 (a JVP returns nan, not knowing whether the vectors are used). `eigh` and `svd(hermitian=True)`
@@ -8,9 +9,9 @@ read one triangle of their argument and are differentiated with respect to that 
 import numpy as np
 
 from srcad.errors import UnsupportedDerivativeError
-from srcad.ops.numpy_linalg import (eye, inverse_gaps, mT, onto_triangle, reciprocal_or_nan,
-                                      refuse_completion, refuse_complex_input,
-                                      refuse_repeated, refuse_zero, rounding, symmetric_from, tied)
+from srcad.ops.numpy_linalg import (eye, inverse_gaps, mH, mT, onto_triangle, reciprocal_or_nan,
+                                      refuse_completion, refuse_repeated, refuse_zero, rounding,
+                                      symmetric_from, tied)
 from srcad.kernels.adjoints import dtype_of
 from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable
 
@@ -21,24 +22,31 @@ def _lower(UPLO):
 
 
 def eigh_vjp(g, ans, a, UPLO="L"):
-    """S̄ = V (diag(w̄) + F ∘ Vᵀ V̄) Vᵀ, gathered onto the triangle S was read from."""
-    refuse_complex_input(a, "np.linalg.eigh")
+    """S̄ = V (diag(w̄) + F ∘ Vᴴ V̄) Vᴴ, gathered onto the triangle S was read from (worked
+    with gradients, the conjugates of srcad's cotangents, for a complex S)."""
     w, v = ans
     middle = np.zeros_like(v)
     if g[0] is not None:
-        middle = middle + eye(w) * g[0][..., None, :]
+        middle = middle + eye(w) * np.real(g[0])[..., None, :]  # w is real: Re (ufuncs)
     if g[1] is not None:
         refuse_repeated(w, "eigenvectors of np.linalg.eigh")
-        middle = middle + inverse_gaps(w, tied(w)) * (mT(v) @ g[1])
-    return onto_triangle(v @ middle @ mT(v), _lower(UPLO))
+        gv = np.conj(g[1])
+        if dtype_of(v).kind == "c":
+            gv = gv + _phase_cotangent(np.imag(_diagonal(mH(v) @ gv)), gv, v,
+                                       _phase_row(v, _lower(UPLO)), "eigenvectors of "
+                                       "np.linalg.eigh")
+        middle = middle + inverse_gaps(w, tied(w)) * (mH(v) @ gv)
+    return np.conj(onto_triangle(v @ middle @ mH(v), _lower(UPLO)))
 
 
 def eigh_jvp(g, ans, a, UPLO="L"):
-    """dw = diag(Vᵀ dS V), dV = V (F ∘ Vᵀ dS V)."""
-    refuse_complex_input(a, "np.linalg.eigh")
+    """dw = diag(Vᴴ dS V), dV = V (F ∘ Vᴴ dS V), turned to keep LAPACK's phases."""
     w, v = ans
-    rotated = mT(v) @ symmetric_from(g, _lower(UPLO)) @ v
-    return np.diagonal(rotated, 0, -2, -1), v @ (inverse_gaps(w, tied(w)) * rotated)
+    rotated = mH(v) @ symmetric_from(g, _lower(UPLO)) @ v
+    dv = v @ (inverse_gaps(w, tied(w)) * rotated)
+    if dtype_of(v).kind == "c":
+        dv = dv + 1j * v * _phase_turn(dv, v, _phase_row(v, _lower(UPLO)))
+    return np.real(_diagonal(rotated)), dv
 
 
 defvjp(np.linalg.eigh, eigh_vjp)
@@ -46,19 +54,79 @@ defjvp(np.linalg.eigh, eigh_jvp)
 
 
 def eigvalsh_vjp(g, ans, a, UPLO="L"):
-    refuse_complex_input(a, "np.linalg.eigvalsh")
     v = np.linalg.eigh(a, UPLO)[1]
-    return onto_triangle((v * g[..., None, :]) @ mT(v), _lower(UPLO))
+    return np.conj(onto_triangle((v * np.real(g)[..., None, :]) @ mH(v), _lower(UPLO)))
 
 
 def eigvalsh_jvp(g, ans, a, UPLO="L"):
-    refuse_complex_input(a, "np.linalg.eigvalsh")
     v = np.linalg.eigh(a, UPLO)[1]
-    return np.sum(v * (symmetric_from(g, _lower(UPLO)) @ v), axis=-2)
+    return np.real(np.sum(np.conj(v) * (symmetric_from(g, _lower(UPLO)) @ v), axis=-2))
 
 
 defvjp(np.linalg.eigvalsh, eigvalsh_vjp)
 defjvp(np.linalg.eigvalsh, eigvalsh_jvp)
+
+
+# ---- the phases of complex eigenvectors and singular vectors --------------------------------
+# Each complex vector of eigh and svd is defined up to a phase (for svd, one phase turns a
+# left and a right vector together). LAPACK's reductions choose it by leaving one row of a
+# factor real: eigh's first row (UPLO="L") or last ("U"); svd's first row of V, or of U for a
+# wide matrix, which it factors transposed. The rules follow that choice where they see it:
+# each vector's tangent turns by iθ to keep that row real. Where no row is real, or a
+# vector's entry in it is too small to fix a phase (a block-diagonal matrix), LAPACK's phase
+# has no derivative: a loss that reads it is refused in reverse mode, and a tangent keeps
+# the phase still, which is exact for everything that does not read it (a JVP cannot tell).
+def _diagonal(x):
+    return np.diagonal(x, 0, -2, -1)
+
+
+def _phase_row(q, lower):
+    """The row of the factor `q` LAPACK keeps real, or None."""
+    row = 0 if lower else np.shape(q)[-2] - 1
+    entries = q[..., row, :]
+    real = np.all(np.abs(np.imag(entries)) <= 1e-2 * np.sqrt(np.finfo(dtype_of(q)).eps))
+    return row if real else None
+
+
+def _anchored(q, row):
+    """[..., 1, k]: whether column k's entry in `row` is large enough to fix its phase."""
+    if row is None:
+        return np.zeros(np.shape(q)[:-2] + (1,) + np.shape(q)[-1:], bool)
+    entries = np.abs(q[..., row:row + 1, :])
+    return entries > np.sqrt(np.finfo(dtype_of(q)).eps)
+
+
+def _phase_turn(dq, q, row):
+    """θ [..., 1, k]: how fast each vector turns (by iθ) for `row` of q to stay real under
+    the tangent dq; 0 where no row or entry fixes the phase."""
+    if row is None:
+        return np.zeros(np.shape(q)[:-2] + (1,) + np.shape(q)[-1:], dtype_of(np.real(q)))
+    anchored = _anchored(q, row)
+    entries = np.where(anchored, np.real(q[..., row:row + 1, :]), 1)
+    return np.where(anchored, -np.imag(dq[..., row:row + 1, :]) / entries, 0)
+
+
+def _phase_cotangent(along, gq, q, row, what):
+    """What a loss's `along` (dL/dθ per column, for turning each vector by iθ) adds to the
+    gradient of the factor `q` through `_phase_turn`; the loss is refused where it reads a
+    phase no row fixes."""
+    anchored = _anchored(q, row)
+    size = np.sqrt(np.sum(np.abs(gq) ** 2, axis=-2, keepdims=True))
+    reads = np.abs(along[..., None, :]) > np.sqrt(np.finfo(dtype_of(q)).eps) * size
+    if np.any(reads & ~anchored):
+        raise UnsupportedDerivativeError(
+            f"the {what} are complex, each defined up to a phase, and this loss depends on "
+            "their phases, which LAPACK chooses in a way srcad cannot follow here.",
+            fix="differentiate a function of the vectors that does not depend on their phases "
+            "(np.abs(v), v * np.conj(v), v @ np.diag(w) @ v.conj().T), or of the values only.")
+    if row is None:
+        return np.zeros_like(gq)
+    mask = (np.arange(np.shape(q)[-2]) == row)[:, None] & anchored
+    entries = np.where(anchored, np.real(q[..., row:row + 1, :]), 1)
+    return np.where(mask, -1j * along[..., None, :] / entries, 0)
+
+
+nondifferentiable(_phase_row, _anchored)
 
 
 def eig_vjp(g, ans, a):
@@ -208,65 +276,98 @@ def _thin(ans, g, full_matrices):
 
 
 def svd_vjp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
-    """Ā = U [(F ∘ (UᵀŪ - ŪᵀU)) S + diag(s̄) + S (F ∘ (VᵀV̄ - V̄ᵀV))] Vᵀ, F = 1 / (s_j² - s_i²),
-    plus the parts of Ū and V̄ outside the spans of a non-square matrix's U and V."""
-    refuse_complex_input(a, "np.linalg.svd")
+    """Ā = U [(F ∘ (UᴴŪ - ŪᴴU)) S + diag(s̄) + S (F ∘ (VᴴV̄ - V̄ᴴV))] Vᴴ, F = 1 / (s_j² - s_i²),
+    plus the parts of Ū and V̄ outside the spans of a non-square matrix's U and V, and for a
+    complex matrix i Im(diag(UᴴŪ)) / S, which turns U against V (worked with gradients, the
+    conjugates of srcad's cotangents)."""
     if not compute_uv:
         u, _, vh = np.linalg.svd(symmetric_from(a, True) if hermitian else a,
                                  full_matrices=False)
-        grad = (u * g[..., None, :]) @ vh
+        grad = np.conj((u * np.real(g)[..., None, :]) @ vh)
         return onto_triangle(grad, True) if hermitian else grad
     u, s, vh, (gu, gs, gvh) = _thin(ans, g, full_matrices)
-    middle = np.zeros(np.shape(s) + np.shape(s)[-1:], dtype_of(s))
+    middle = np.zeros(np.shape(s) + np.shape(s)[-1:], dtype_of(u))
     if gs is not None:
-        middle = middle + eye(s) * gs[..., None, :]
+        middle = middle + eye(s) * np.real(gs)[..., None, :]  # s is real: Re (ufuncs)
     if gu is not None or gvh is not None:
         refuse_repeated(s, "singular vectors of np.linalg.svd")
         spin = inverse_gaps(s * s, tied(s))
+    gu = None if gu is None else np.conj(gu)
+    gv = None if gvh is None else mT(gvh)
+    if dtype_of(u).kind == "c" and (gu is not None or gvh is not None):
+        gu, gv = _svd_phase_gradients(gu, gv, u, vh)
     grad = 0
     if gu is not None:
-        turned = mT(u) @ gu
-        middle = middle + spin * (turned - mT(turned)) * s[..., None, :]
+        turned = mH(u) @ gu  # UᴴŪ
+        middle = middle + spin * (turned - mH(turned)) * s[..., None, :]
+        if dtype_of(u).kind == "c":
+            middle = middle + 1j * eye(s) * (np.imag(_diagonal(turned)) / s)[..., None, :]
         if np.shape(u)[-2] > np.shape(s)[-1]:
             refuse_zero(s, "left singular vectors")
             grad = ((gu - u @ turned) / s[..., None, :]) @ vh
-    if gvh is not None:
-        turned = vh @ mT(gvh)  # Vᵀ V̄
-        middle = middle + s[..., :, None] * (spin * (turned - mT(turned)))
+    if gv is not None:
+        turned = vh @ gv  # VᴴV̄
+        middle = middle + s[..., :, None] * (spin * (turned - mH(turned)))
         if np.shape(vh)[-1] > np.shape(s)[-1]:
             refuse_zero(s, "right singular vectors")
-            grad = grad + u @ ((gvh - mT(turned) @ vh) / s[..., :, None])
-    grad = grad + u @ middle @ vh
+            grad = grad + u @ ((mH(gv) - mH(turned) @ vh) / s[..., :, None])
+    grad = np.conj(grad + u @ middle @ vh)
     return onto_triangle(grad, True) if hermitian else grad
 
 
+def _svd_phase_gradients(gu, gv, u, vh):
+    """Ū and V̄ with what turning each pair of vectors together adds (_phase_cotangent):
+    LAPACK keeps V's first row real, or U's for a wide matrix."""
+    gu = np.zeros_like(u) if gu is None else gu
+    gv = np.zeros_like(mH(vh)) if gv is None else gv
+    along = np.imag(_diagonal(mH(u) @ gu)) + np.imag(_diagonal(vh @ gv))
+    what = "singular vectors of np.linalg.svd"
+    row = _phase_row(mH(vh), True)
+    if row is not None:
+        return gu, gv + _phase_cotangent(along, gv, mH(vh), row, what)
+    return gu + _phase_cotangent(along, gu, u, _phase_row(u, True), what), gv
+
+
 def svd_jvp(g, ans, a, full_matrices=True, compute_uv=True, hermitian=False):
-    """ds = diag(Uᵀ dA V); dU = U (F ∘ (dP S + S dPᵀ)) + (I - U Uᵀ) dA V S⁻¹ and dV alike,
-    with dP = Uᵀ dA V; nan for the arbitrary vectors `full_matrices` adds."""
-    refuse_complex_input(a, "np.linalg.svd")
+    """ds = Re diag(Uᴴ dA V); dU = U (F ∘ (dP S + S dPᴴ)) + (I - U Uᴴ) dA V S⁻¹ and dV alike,
+    with dP = Uᴴ dA V; for a complex matrix dU also turns by i Im(diag(dP)) / S, and both by
+    what keeps LAPACK's phases; nan for the arbitrary vectors `full_matrices` adds."""
     da = symmetric_from(g, True) if hermitian else g
     if not compute_uv:
         u, _, vh = np.linalg.svd(symmetric_from(a, True) if hermitian else a,
                                  full_matrices=False)
-        return np.sum(u * (da @ mT(vh)), axis=-2)
+        return np.real(np.sum(np.conj(u) * (da @ mH(vh)), axis=-2))
     u, s, vh, _ = _thin(ans, None, full_matrices)
-    v = mT(vh)
-    dp = mT(u) @ da @ v
+    v = mH(vh)
+    dp = mH(u) @ da @ v
     spin = inverse_gaps(s * s, tied(s))
-    du = u @ (spin * (dp * s[..., None, :] + s[..., :, None] * mT(dp)))
-    dv = v @ (spin * (s[..., :, None] * dp + mT(dp) * s[..., None, :]))
+    du = u @ (spin * (dp * s[..., None, :] + s[..., :, None] * mH(dp)))
+    dv = v @ (spin * (s[..., :, None] * dp + mH(dp) * s[..., None, :]))
     inverse = reciprocal_or_nan(s, s <= rounding(s))
+    if dtype_of(u).kind == "c":
+        du = du + 1j * u * (np.imag(_diagonal(dp)) * inverse)[..., None, :]
     if np.shape(u)[-2] > np.shape(s)[-1]:
         du = du + (da @ v - u @ dp) * inverse[..., None, :]
     if np.shape(v)[-2] > np.shape(s)[-1]:
-        dv = dv + (mT(da) @ u - v @ mT(dp)) * inverse[..., None, :]
+        dv = dv + (mH(da) @ u - v @ mH(dp)) * inverse[..., None, :]
+    if dtype_of(u).kind == "c":
+        turn = 1j * _svd_turn(du, dv, u, v)
+        du, dv = du + u * turn, dv + v * turn
     full_u, full_vh = ans[0], ans[2]
     if np.shape(full_u)[-1] > np.shape(du)[-1]:
         du = np.concatenate([du, np.zeros_like(full_u[..., np.shape(du)[-1]:]) + np.nan], -1)
     if np.shape(full_vh)[-2] > np.shape(dv)[-1]:
-        dv = np.concatenate([dv, np.zeros_like(mT(full_vh)[..., np.shape(dv)[-1]:]) + np.nan],
+        dv = np.concatenate([dv, np.zeros_like(mH(full_vh)[..., np.shape(dv)[-1]:]) + np.nan],
                             -1)
-    return du, np.diagonal(dp, 0, -2, -1), mT(dv)
+    return du, np.real(_diagonal(dp)), mH(dv)
+
+
+def _svd_turn(du, dv, u, v):
+    """θ turning dU and dV together (_phase_turn) to keep the row LAPACK keeps real."""
+    row = _phase_row(v, True)
+    if row is not None:
+        return _phase_turn(dv, v, row)
+    return _phase_turn(du, u, _phase_row(u, True))
 
 
 defvjp(np.linalg.svd, svd_vjp)

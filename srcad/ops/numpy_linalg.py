@@ -36,17 +36,30 @@ def eye(x):
     return np.eye(np.shape(x)[-1], dtype=np.promote_types(dtype_of(x), np.float16))
 
 
+def mH(x):
+    """The conjugate transpose of the last two axes (the transpose, for a real `x`)."""
+    return np.conj(mT(x)) if dtype_of(x).kind == "c" else mT(x)
+
+
 def symmetric_from(a, lower):
-    """The symmetric matrix whose lower (else upper) triangle is `a`'s: what the functions
-    that read one triangle factor."""
+    """The symmetric (for a complex `a`, Hermitian) matrix whose lower (else upper) triangle
+    is `a`'s: what the functions that read one triangle factor. LAPACK reads the real part
+    of a complex diagonal only."""
+    if dtype_of(a).kind == "c":
+        strict = np.tril(a, -1) if lower else np.triu(a, 1)
+        return strict + mH(strict) + np.real(np.diagonal(a, 0, -2, -1))[..., None, :] * eye(a)
     if lower:
         return np.tril(a) + mT(np.tril(a, -1))
     return np.triu(a) + mT(np.triu(a, 1))
 
 
 def onto_triangle(h, lower):
-    """The adjoint of `symmetric_from`: the cotangent `h` of the symmetric matrix gathered
-    onto the triangle it was read from."""
+    """The adjoint of `symmetric_from`: the cotangent `h` of the symmetric (Hermitian)
+    matrix gathered onto the triangle it was read from."""
+    if dtype_of(h).kind == "c":
+        strict = (np.tril(h, -1) + np.tril(mH(h), -1) if lower
+                  else np.triu(h, 1) + np.triu(mH(h), 1))
+        return strict + np.real(np.diagonal(h, 0, -2, -1))[..., None, :] * eye(h)
     if lower:
         return np.tril(h) + np.tril(mT(h), -1)
     return np.triu(h) + np.triu(mT(h), 1)
@@ -105,7 +118,7 @@ def refuse_complex_input(a, what):
             f"srcad differentiates {what} of real arrays only; this one is complex.",
             fix="differentiate with respect to the real and imaginary parts as two real "
             "arrays (`a = x + 1j * y`) through functions srcad supports for complex values "
-            "(matmul, inv, solve, det, slogdet, the 2-norm), or keep the matrix real.")
+            "(matmul, inv, solve, det, slogdet, eig, eigh, svd, norm), or keep the matrix real.")
 
 
 def refuse_completion(cotangent):

@@ -3,14 +3,15 @@
 Vector norms (2, 1, ±inf, general p) and matrix norms ('fro', 'nuc', ±1, ±2, ±inf). At
 kinks the conventions of srcad's other rules hold: ties for ±inf and the induced ±1/±inf
 norms share the derivative as `np.max` does, tied singular values share it for ±2, a zero
-vector's 2-norm has derivative 0 (as `abs` at 0). `norm(x, 0)` counts nonzeros and is
-refused.
+vector's 2-norm has derivative 0 (as `abs` at 0). Complex arrays take every `ord` too: |x|
+moves along Re(conj(x) dx) / |x|, and the spectral norms along Re diag(Uᴴ dA V).
+`norm(x, 0)` counts nonzeros and is refused.
 """
 import numpy as np
 
 from srcad.errors import UnsupportedDerivativeError
 from srcad.kernels.adjoints import dtype_of
-from srcad.ops.numpy_linalg import mT, refuse_complex_input, rounding
+from srcad.ops.numpy_linalg import mH, rounding
 from srcad.ops.registry import defjvp, defvjp
 
 
@@ -43,42 +44,45 @@ def _refuse_ord_zero(ord):
             "differentiable penalty such as ord=1.")
 
 
+def _direction(x):
+    """d|x| = Re(_direction(x) dx): sign(x), or conj(x) / |x| for a complex x (0 at 0, as
+    abs's rule has)."""
+    if dtype_of(x).kind != "c":
+        return np.sign(x)
+    size = np.abs(x)
+    return np.conj(x) / np.where(size == 0, 1, size)
+
+
 def _vector_norm_vjp(g, ans, x, p, axes):
     """The p-norm over `axes`: x |x|^(p-2) / norm^(p-1), sign(x) for p = 1, and for
-    p = ±inf the elements that tie for the extreme |x| share, as np.max's rule does. The
-    2-norm of a complex x, real, pulls back conj(x) / norm (as np.abs does)."""
-    g, ans = _kept(g, x, axes), _kept(ans, x, axes)
-    if p == 2 and dtype_of(x).kind == "c":
-        return np.conj(x) * (np.real(g) / np.where(ans == 0, 1, ans))
-    refuse_complex_input(x, f"np.linalg.norm(x, ord={p!r})")
+    p = ±inf the elements that tie for the extreme |x| share, as np.max's rule does. A
+    complex x pulls back conj(x) where a real one pulls back x (as np.abs does)."""
+    g, ans = np.real(_kept(g, x, axes)), _kept(ans, x, axes)
     if p == 2:
-        return x * (g / np.where(ans == 0, 1, ans))
+        return np.conj(x) * (g / np.where(ans == 0, 1, ans))
     if p == 1:
-        return np.sign(x) * g
+        return _direction(x) * g
     if p in (np.inf, -np.inf):
         winners = np.abs(x) == ans
         ties = np.sum(winners, axis=axes, keepdims=True, dtype=np.result_type(g))
-        return np.sign(x) * winners * (g / ties)
+        return _direction(x) * winners * (g / ties)
     _refuse_ord_zero(p)
-    return np.sign(x) * np.abs(x) ** (p - 1) * (g / np.where(ans == 0, 1, ans) ** (p - 1))
+    return _direction(x) * np.abs(x) ** (p - 1) * (g / np.where(ans == 0, 1, ans) ** (p - 1))
 
 
 def _vector_norm_jvp(g, ans, x, p, axes, keepdims):
-    if p == 2 and dtype_of(x).kind == "c":
+    if p == 2:
         return (np.sum(np.real(np.conj(x) * g), axis=axes, keepdims=keepdims)
                 / np.where(ans == 0, 1, ans))
-    refuse_complex_input(x, f"np.linalg.norm(x, ord={p!r})")
-    if p == 2:
-        return np.sum(x * g, axis=axes, keepdims=keepdims) / np.where(ans == 0, 1, ans)
     if p == 1:
-        return np.sum(np.sign(x) * g, axis=axes, keepdims=keepdims)
+        return np.sum(np.real(_direction(x) * g), axis=axes, keepdims=keepdims)
     if p in (np.inf, -np.inf):
         winners = np.abs(x) == _kept(ans, x, axes)
-        return (np.sum(np.sign(x) * winners * g, axis=axes, keepdims=keepdims)
-                / np.sum(winners, axis=axes, keepdims=keepdims, dtype=np.result_type(g)))
+        return (np.sum(np.real(_direction(x) * g) * winners, axis=axes, keepdims=keepdims)
+                / np.sum(winners, axis=axes, keepdims=keepdims, dtype=np.result_type(ans)))
     _refuse_ord_zero(p)
-    return (np.sum(np.sign(x) * np.abs(x) ** (p - 1) * g, axis=axes, keepdims=keepdims)
-            / np.where(ans == 0, 1, ans) ** (p - 1))
+    return (np.sum(np.real(_direction(x) * g) * np.abs(x) ** (p - 1), axis=axes,
+                   keepdims=keepdims) / np.where(ans == 0, 1, ans) ** (p - 1))
 
 
 def _spectral_weights(s, ord):
@@ -92,18 +96,17 @@ def _spectral_weights(s, ord):
 
 
 def _spectral_norm_vjp(g, ans, x, ord, axes):
-    """ord 2, -2, "nuc": U diag(weights) Vh, with the matrix axes moved last and back."""
-    refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
+    """ord 2, -2, "nuc": U diag(weights) Vᴴ (conjugated, for a complex x), with the matrix
+    axes moved last and back."""
     u, s, vh = np.linalg.svd(np.moveaxis(x, axes, (-2, -1)), full_matrices=False)
-    scale = np.moveaxis(_kept(g, x, axes), axes, (-2, -1))
-    grad = (u * _spectral_weights(s, ord)[..., None, :]) @ vh * scale
+    scale = np.moveaxis(np.real(_kept(g, x, axes)), axes, (-2, -1))
+    grad = np.conj((u * _spectral_weights(s, ord)[..., None, :]) @ vh) * scale
     return np.moveaxis(grad, (-2, -1), axes)
 
 
 def _spectral_norm_jvp(g, ans, x, ord, axes):
-    refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
     u, s, vh = np.linalg.svd(np.moveaxis(x, axes, (-2, -1)), full_matrices=False)
-    turned = u * (np.moveaxis(g, axes, (-2, -1)) @ mT(vh))  # diag(Uᵀ dA V), summed below
+    turned = np.real(np.conj(u) * (np.moveaxis(g, axes, (-2, -1)) @ mH(vh)))  # Re diag(Uᴴ dA V)
     return np.reshape(np.sum(turned * _spectral_weights(s, ord)[..., None, :], axis=(-2, -1)),
                       np.shape(ans))
 
@@ -115,20 +118,18 @@ def _induced_axes(ord, axes):
 
 def _induced_norm_vjp(g, ans, x, ord, axes):
     """ord ±1, ±inf: sign(x) on the rows or columns whose sums tie for the extreme."""
-    refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
-    g, ans = _kept(g, x, axes), _kept(ans, x, axes)
+    g, ans = np.real(_kept(g, x, axes)), _kept(ans, x, axes)
     winners = np.sum(np.abs(x), axis=_induced_axes(ord, axes), keepdims=True) == ans
     ties = np.sum(winners, axis=axes, keepdims=True, dtype=np.result_type(g))
-    return np.sign(x) * (winners * (g / ties))
+    return _direction(x) * (winners * (g / ties))
 
 
 def _induced_norm_jvp(g, ans, x, ord, axes, keepdims):
-    refuse_complex_input(x, f"np.linalg.norm(x, ord={ord!r})")
     summed = _induced_axes(ord, axes)
     winners = np.sum(np.abs(x), axis=summed, keepdims=True) == _kept(ans, x, axes)
-    sums = np.sum(np.sign(x) * g, axis=summed, keepdims=True)
+    sums = np.sum(np.real(_direction(x) * g), axis=summed, keepdims=True)
     return (np.sum(sums * winners, axis=axes, keepdims=keepdims)
-            / np.sum(winners, axis=axes, keepdims=keepdims, dtype=np.result_type(g)))
+            / np.sum(winners, axis=axes, keepdims=keepdims, dtype=np.result_type(ans)))
 
 
 def norm_vjp(g, ans, x, ord=None, axis=None, keepdims=False):

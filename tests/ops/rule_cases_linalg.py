@@ -26,7 +26,14 @@ def _positive_definite(rng, shape):
     return a @ np.swapaxes(a, -1, -2) + shape[-1] * np.eye(shape[-1])
 
 
+def _separated_complex(rng, shape):
+    """`_separated` matrices plus an imaginary part: their Hermitian parts (what eigh reads)
+    and singular values stay well apart."""
+    return _separated(rng, shape) + 0.3j * rng.standard_normal(shape)
+
+
 DOMAINS["separated"] = _separated
+DOMAINS["separated_complex"] = _separated_complex
 DOMAINS["spd"] = _positive_definite
 
 
@@ -167,6 +174,43 @@ HERMITIAN = [  # square only; the lower triangle is read
 ]
 
 
+# ---- complex matrices: Hermitian eigendecompositions, svd ------------------------------------
+def eigh_complex_vectors(a):
+    """|v| does not depend on the phase LAPACK picks for each vector."""
+    w, v = np.linalg.eigh(a)
+    return np.abs(v) * w[..., None, :]
+
+
+def eigh_complex_phases(a):
+    """Reads the vectors' phases, which LAPACK fixes by keeping the last row real ("U")."""
+    w, v = np.linalg.eigh(a, "U")
+    return np.real(v[..., 0, :]) + np.imag(v[..., 1, :]) * w
+
+
+def svd_complex_phases(a):
+    """Reads the vectors' phases, which LAPACK fixes by keeping V's (a wide matrix: U's)
+    first row real."""
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return np.sum(np.imag(u), axis=-2) * s + np.real(vh[..., :, 1])
+
+
+COMPLEX_SQUARE = [
+    (np.linalg.eigh, lambda a: np.linalg.eigh(a)[0]),
+    (np.linalg.eigh, eigh_complex_vectors),
+    (np.linalg.eigh, eigh_complex_phases),
+    (np.linalg.eigvalsh, lambda a: np.linalg.eigvalsh(a, UPLO="U")),
+    (np.linalg.svd, svd_hermitian),
+]
+COMPLEX_ANY_SHAPE = [
+    (np.linalg.svd, lambda a: np.linalg.svd(a)[1]),
+    (np.linalg.svd, lambda a: np.linalg.svd(a, compute_uv=False) * 1j),
+    (np.linalg.svd, svd_thin),
+    (np.linalg.svd, svd_full_leading),
+    (np.linalg.svd, svd_reconstruction),
+    (np.linalg.svd, svd_complex_phases),
+]
+
+
 # ---- norms ---------------------------------------------------------------------------------------
 ON_VECTOR = [  # x of shape (5,), no zeros
     (np.linalg.norm, lambda x: np.linalg.norm(x)),
@@ -236,6 +280,12 @@ CASES = (
     + binary(SOLVE, SOLVE_SHAPES)
     + _rows("nonzero", (5,), ON_VECTOR) + _rows("nonzero", (3, 4), ON_MATRIX)
     + _rows("nonzero", (2, 3, 4), ON_CUBE)
+    + _rows("separated_complex", (3, 3), COMPLEX_SQUARE + COMPLEX_ANY_SHAPE)
+    + _rows("separated_complex", (2, 3, 3), COMPLEX_SQUARE)
+    + _rows("separated_complex", (4, 3), COMPLEX_ANY_SHAPE)
+    + _rows("separated_complex", (2, 3, 4), COMPLEX_ANY_SHAPE)
+    + _rows("complex_nonzero", (5,), ON_VECTOR) + _rows("complex_nonzero", (3, 4), ON_MATRIX)
+    + _rows("complex_nonzero", (2, 3, 4), ON_CUBE)
     + [case for primal, fn, pairs in MULTI_DOT
        for case in binary([(primal, fn, "real", "real")], pairs)]
 )

@@ -135,6 +135,22 @@ def norms(a):
             + np.sum(np.linalg.norm(a, 3, axis=0) ** 2) + np.linalg.norm(a, 1) ** 2)
 
 
+def complex_eigen(a):
+    w, v = np.linalg.eigh(a)
+    return np.sum(w ** 3) + np.sum(np.abs(v) ** 3) + np.sum(np.real(v[0]) * w)
+
+
+def complex_singular(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return (np.sum(s ** 3) + np.sum(np.abs(u) ** 3) + np.sum(np.abs(vh) ** 3)
+            + np.sum(np.imag(u[1]) * s))
+
+
+def complex_norms(a):
+    return (np.linalg.norm(a, 2) ** 2 + np.linalg.norm(a, "nuc") ** 2 + np.linalg.norm(a) ** 3
+            + np.sum(np.linalg.norm(a, 3, axis=0) ** 2) + np.linalg.norm(a, -np.inf) ** 2)
+
+
 def products(a):
     return (np.sum(np.linalg.matrix_power(a, 3)) + np.sum(np.linalg.matrix_power(a, -2))
             + np.sum(np.linalg.multi_dot([a, a.T, a]) ** 2))
@@ -144,7 +160,10 @@ SECOND_ORDER = [
     (inverse_and_solve, SQUARE), (determinants, SQUARE), (cholesky_factor, SQUARE),
     (eigen, SQUARE), (general_eigen, SQUARE), (rotating_eigen, ROTATING), (singular, TALL),
     (pseudo_inverse, TALL),
-    (norms, TALL), (products, SQUARE),
+    (norms, TALL), (products, SQUARE), (complex_eigen, SQUARE + 0.4j * _R.standard_normal((3, 3))),
+    (complex_singular, TALL + 0.4j * _R.standard_normal((4, 3))),
+    (complex_singular, TALL.T + 0.4j * _R.standard_normal((3, 4))),
+    (complex_norms, TALL + 0.4j * _R.standard_normal((4, 3))),
 ]
 
 
@@ -159,19 +178,29 @@ def _tape_over_tape(fn, x, direction):
     with srcad.GradientTape() as outer:
         with srcad.GradientTape() as inner:
             y = fn(x)
-        along = np.sum(inner.gradient(y, x) * direction)
+        along = np.real(np.sum(inner.gradient(y, x) * direction))
     return outer.gradient(along, x).numpy()
 
 
-@pytest.mark.parametrize("fn, x", SECOND_ORDER, ids=[fn.__name__ for fn, _ in SECOND_ORDER])
-@pytest.mark.parametrize("mode", ["hvp", "reverse over reverse", "tape over tape"])
+SECOND_ORDER_MODES = [(fn, x, mode) for fn, x in SECOND_ORDER
+                      for mode in ["hvp", "reverse over reverse", "tape over tape"]
+                      if not (mode == "hvp" and np.iscomplexobj(x))]  # hvp is real-only
+
+
+@pytest.mark.parametrize("fn, x, mode", SECOND_ORDER_MODES,
+                         ids=[f"{mode}-{fn.__name__}" for fn, _, mode in SECOND_ORDER_MODES])
 def test_second_derivatives(fn, x, mode):
-    direction = np.random.default_rng(1).standard_normal(x.shape)
+    """For a complex x, Re Σ grad(x) d is differentiated: its gradient is the Hessian applied
+    to d, as a real-linear map, in srcad's convention for complex cotangents."""
+    rng = np.random.default_rng(1)
+    direction = rng.standard_normal(x.shape)
+    if np.iscomplexobj(x):
+        direction = direction + 1j * rng.standard_normal(x.shape)
     if mode == "hvp":  # reverse mode over the tangent program, where JVP rules are inlined
         got = srcad.hvp(fn)(x, direction)
     elif mode == "reverse over reverse":
         gradient = srcad.grad(fn)
-        got = srcad.grad(lambda y: np.sum(gradient(y) * direction))(x)
+        got = srcad.grad(lambda y: np.real(np.sum(gradient(y) * direction)))(x)
     else:
         got = _tape_over_tape(fn, x, direction)
     np.testing.assert_allclose(got, _hessian_times(fn, x, direction), rtol=1e-6, atol=1e-7)
@@ -213,7 +242,24 @@ def phase_of_a_rotation(a):
     return np.sum(np.real(np.linalg.eig(rotation * a[0, 0])[1]) * np.arange(1.0, 3.0)[:, None])
 
 
+BLOCKS = np.array([[2.0, 0.5 + 0.5j, 0.0], [0.3 - 0.2j, 1.0, 0.0], [0.0, 0.0, 3.0 + 1.0j]])
+
+
+def phases_of_blocks(a):
+    """A block-diagonal matrix's vector (0, 0, 1) has a zero where LAPACK's real row is:
+    nothing fixes its phase, which this loss reads."""
+    u, s, vh = np.linalg.svd(a + BLOCKS)
+    return np.sum(np.imag(u))
+
+
+def hermitian_phases_of_blocks(a):
+    w, v = np.linalg.eigh(a + BLOCKS)
+    return np.sum(np.imag(v))
+
+
 REFUSED = [
+    (phases_of_blocks, np.zeros((3, 3)), "phases"),
+    (hermitian_phases_of_blocks, np.zeros((3, 3)), "phases"),
     (eigenvectors_at_identity, np.zeros((3, 3)), "equal"),
     (completed_basis, TALL, "full_matrices"),
     (rank_deficient_vectors, SQUARE, "equal"),
@@ -245,6 +291,25 @@ def test_forward_mode_gives_nan_for_vectors_without_a_derivative():
     assert tangent == pytest.approx(6.0)
     _, tangent = srcad.jvp(phase_of_a_rotation, (SQUARE,), (np.ones((3, 3)),))
     assert np.isnan(tangent)
+
+
+def sizes_of_blocks(a):
+    u, s, vh = np.linalg.svd(a + BLOCKS)
+    w, v = np.linalg.eigh(a + BLOCKS)
+    return (np.sum(np.abs(u) ** 2 * np.arange(3.0)) + np.sum(np.abs(vh) ** 3)
+            + np.sum(np.abs(v) ** 3))
+
+
+def test_complex_vectors_without_a_fixed_phase_give_what_does_not_read_it():
+    """Where no entry fixes a complex vector's phase, a loss that ignores the phase still has
+    its derivative, in both modes (the tangent keeps the phase still)."""
+    x = np.zeros((3, 3), complex)
+    direction = np.arange(9.0).reshape(3, 3) * (1 - 0.5j) / 9
+    expected = (sizes_of_blocks(x + 1e-6 * direction)
+                - sizes_of_blocks(x - 1e-6 * direction)) / 2e-6
+    gradient = srcad.grad(sizes_of_blocks)(x)
+    assert np.real(np.sum(gradient * direction)) == pytest.approx(expected, rel=1e-6)
+    assert srcad.jvp(sizes_of_blocks, (x,), (direction,))[1] == pytest.approx(expected, rel=1e-6)
 
 
 def sizes_where_the_phase_jumps(a):

@@ -1,7 +1,7 @@
 """`autograd.numpy`: NumPy itself, with what autograd's wrapper adds to it: `where` taking
 `x` and `y` by keyword and giving Python values back for Python inputs, `make_diagonal`,
-and `linalg._dot` and `linalg.T`. Plain NumPy code, which srcad differentiates as the
-user's."""
+`row_stack` (which NumPy 2.5 removed) and `linalg._dot` and `linalg.T`. Plain NumPy code,
+which srcad differentiates as the user's."""
 import types
 
 import numpy
@@ -31,6 +31,10 @@ def make_diagonal(D, offset=0, axis1=0, axis2=1):
     if not (offset == 0 and axis1 == -1 and axis2 == -2):
         raise NotImplementedError("make_diagonal supports offset=0, axis1=-1, axis2=-2 only")
     return numpy.expand_dims(D, -1) * numpy.eye(numpy.shape(D)[-1])
+
+
+def row_stack(arrays):
+    return numpy.vstack(arrays)
 
 
 def _dot(a, b):
