@@ -77,6 +77,15 @@ def dtype_of(x):
 _PYTHON_DTYPES = {kind: np.asarray(kind()).dtype for kind in (bool, int, float, complex)}
 
 
+def real_if_cast(g, dtype):
+    """`g`, a cotangent or tangent that crosses a cast to `dtype` (an operation's `dtype=`,
+    None for none), or a value cast so: its real part where `dtype` is real. NumPy drops the
+    imaginary part of a complex value it casts to a real dtype, so a tangent loses it there
+    and a cotangent, real on the real side, reaches the complex side without one (and one
+    that rides along on a real value's cotangent is dropped at no cost to the derivative)."""
+    return g if dtype is None or np.dtype(dtype).kind == "c" else np.real(g)
+
+
 def _keeps(dtype: np.dtype, other: np.dtype) -> bool:
     """Whether `dtype` with `other` promotes to `dtype` (the same dtype first: it is)."""
     return other is dtype or np.promote_types(dtype, other) == dtype
@@ -402,6 +411,11 @@ class Shape(tuple):
         return tuple(self)
 
 
+class RealShape(Shape):
+    """The Shape of a real floating array: a complex value written into it is cast to its
+    real part (`region_adjoint` drops the imaginary part of that value's cotangent)."""
+
+
 def field(value, name: str):
     """`value.name`, an attribute of a local value that is not an array's (a named tuple's
     field: `np.linalg.eigh(a).eigenvalues`); its rules see the field by name."""
@@ -438,7 +452,8 @@ def shape_of(x):
     written into it has no derivative), and a list or tuple (`unbroadcast` refuses to sum
     a join of two)."""
     if type(x) is np.ndarray:
-        return Shape(x.shape) if x.dtype.kind in "fc" else x
+        kind = x.dtype.kind
+        return RealShape(x.shape) if kind == "f" else Shape(x.shape) if kind == "c" else x
     if isinstance(x, (float, int, np.generic, list, tuple)):
         return x
     return Shape(np.shape(x))

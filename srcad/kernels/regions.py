@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from srcad.errors import MissingRuleError, SrcadError
-from srcad.kernels.adjoints import OwnedList, dtype_of, unbroadcast
+from srcad.kernels.adjoints import OwnedList, RealShape, dtype_of, unbroadcast
 
 
 def saved_region(y, index):
@@ -59,7 +59,15 @@ def region_adjoint(g, index, value, target=None):
                 "srcad cannot differentiate a slice assignment that changes a list's length.",
                 fix="build a new list instead (`L = L[:i] + [v] + L[j:]`).")
         return part
+    if _casts_to_real(target) and dtype_of(part).kind == "c":
+        part = np.real(part)  # (a complex value written into a real array: its real part)
     return unbroadcast(part, value)
+
+
+def _casts_to_real(target) -> bool:
+    """Whether `target` (an array or its `shape_of`) is a real floating array."""
+    return isinstance(target, RealShape) or (type(target) is np.ndarray
+                                             and target.dtype.kind == "f")
 
 
 def owned_copy(g):

@@ -15,7 +15,7 @@ from srcad.kernels import batched
 from srcad.errors import SrcadError, UnsupportedDerivativeError
 from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable, vjp_rules
 from srcad.kernels.adjoints import (dtype_of, holds_floats, index_adjoint, inverse_permutation,
-                                    unbroadcast, unravel)
+                                    real_if_cast, unbroadcast, unravel)
 from srcad.kernels.tangents import broadcast_like, dense
 
 # ---- shape operations ------------------------------------------------------------------------
@@ -262,8 +262,11 @@ defjvp(np.arange,
 
 # ---- joining arrays --------------------------------------------------------------------------
 # The tangent of a sequence of arrays is a list of tangents, None for an element without one:
-# `dense` puts zeros in their place.
+# `dense` puts zeros in their place. A real `dtype=` (with casting="unsafe") casts complex
+# arrays to real ones: the VJPs take the real part of the cotangent (`real_if_cast`), the
+# JVPs' own `dtype=` casts the tangents. (np.array's too.)
 def stack_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
+    g = real_if_cast(g, kwargs.get("dtype"))
     lead = (slice(None),) * (axis % np.ndim(g))  # g[:, ..., i]: indexing has a rule
     return [g[lead + (i,)] for i in range(len(arrays))]
 
@@ -276,6 +279,7 @@ def _pieces(g, edges, axis):
 
 
 def concatenate_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
+    g = real_if_cast(g, kwargs.get("dtype"))
     if axis is None:
         sizes = [np.size(a) for a in arrays]
         pieces = _pieces(np.ravel(g), np.cumsum(sizes)[:-1], 0)
@@ -286,11 +290,13 @@ def concatenate_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
 
 
 def vstack_vjp(g, ans, tup, **kwargs):
+    g = real_if_cast(g, kwargs.get("dtype"))
     rows = np.cumsum([np.shape(np.atleast_2d(a))[0] for a in tup])[:-1]
     return [np.reshape(p, np.shape(a)) for p, a in zip(_pieces(g, rows, 0), tup)]
 
 
 def hstack_vjp(g, ans, tup, **kwargs):
+    g = real_if_cast(g, kwargs.get("dtype"))
     axis = 0 if np.ndim(g) == 1 else 1
     edges = np.cumsum([np.shape(np.atleast_1d(a))[axis] for a in tup])[:-1]
     return [np.reshape(p, np.shape(a)) for p, a in zip(_pieces(g, edges, axis), tup)]
@@ -312,6 +318,8 @@ def _own_ndim(object) -> int:
 def array_vjp(g, ans, object, dtype=None, **kwargs):
     """`np.array(nested lists of values)`: each value gets its slice of the cotangent (the
     leading axes of length 1 that `ndmin` added dropped first)."""
+    if dtype is not None:
+        g = real_if_cast(g, dtype)
     if kwargs.get("ndmin", 0):
         g = np.reshape(g, np.shape(g)[np.ndim(g) - _own_ndim(object):])
     if isinstance(object, (list, tuple)):

@@ -12,7 +12,7 @@ import numpy as np
 
 from srcad.errors import UnsupportedDerivativeError
 from srcad.kernels import batched
-from srcad.kernels.adjoints import dtype_of, inverse_permutation, unbroadcast
+from srcad.kernels.adjoints import dtype_of, inverse_permutation, real_if_cast, unbroadcast
 from srcad.ops.registry import declare, defjvp, defvjp, returns_new_array
 
 
@@ -210,11 +210,16 @@ def _einsum_operand_subscripts(subscripts, operands):
 def einsum_vjp(argument):
     def rule(g, ans, *args, **kwargs):
         """`np.einsum`: another einsum of the output's cotangent with the other operands;
-        ones for letters only this operand has, identities for its repeated letters."""
+        ones for letters only this operand has, identities for its repeated letters. A
+        real `dtype=` (casting="unsafe") casts the operands to their real parts, and the
+        cotangent that reaches them is real."""
         subscripts, operands, operand_of = _string_form(args)
         position = operand_of(argument)
         if position is None:  # the subscripts, a sublist
             return None
+        if kwargs.get("dtype") is not None:
+            g = real_if_cast(g, kwargs["dtype"])
+            operands = [real_if_cast(op, kwargs["dtype"]) for op in operands]
         inputs, output, unused = _einsum_operand_subscripts(subscripts, operands)
         target, shape = inputs[position], np.shape(operands[position])
         sources = [output] + inputs[:position] + inputs[position + 1:]

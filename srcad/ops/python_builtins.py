@@ -82,12 +82,14 @@ defvjp(builtins.sum, sum_vjp_iterable, lambda g, ans, iterable, start=0: unbroad
 defjvp(builtins.sum,
        lambda g, ans, iterable, start=0: broadcast_like(sum(dense(g, iterable), 0.0), ans),
        lambda g, ans, iterable, start=0: broadcast_like(g, ans))
-define_pointwise(float, lambda g, ans, x: g)
+# float(x) of a NumPy complex number, and np.float64(x), keep the real part (x's tangent's;
+# the real part of the cotangent, which a real x's may carry an imaginary part beside)
+define_pointwise(float, lambda g, ans, x: np.real(g))
 # NumPy's scalar types as casts (`np.float64(x)`, like `float(x)`: the cotangent in x's
 # precision); integer and boolean casts have no derivative (as `int`). (The narrower float
 # types round off what a finite-difference check could confirm: they have no rule.)
-defvjp(np.float64, lambda g, ans, x: np.asarray(g, dtype_of(x))[()])
-defjvp(np.float64, lambda g, ans, x: np.float64(g))
+defvjp(np.float64, lambda g, ans, x: np.asarray(np.real(g), dtype_of(x))[()])
+defjvp(np.float64, lambda g, ans, x: np.float64(np.real(g)))
 nondifferentiable(np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
                   np.uint32, np.uint64)
 # `list(xs)` / `tuple(xs)`: item i's tangent is item i's of `xs`; a dict's keys have none

@@ -119,17 +119,31 @@ def _structured(m, assume_a):
     return np.tril(m)  # "lower triangular"
 
 
+_TRANSPOSED_STRUCTURE = {"upper triangular": "lower triangular",
+                         "lower triangular": "upper triangular"}
+
+
+def _solve_adjoint(a, g, lower, assume_a, transposed):
+    """The cotangent of solve's `b`: the system with a transposed (a itself if the call
+    solved with a^T). a^T is passed as such, as SciPy's transposed=True refuses complex
+    values (a complex cotangent); it holds a's read triangle in the other one."""
+    if transposed:
+        return linalg.solve(a, g, lower=lower, assume_a=assume_a)
+    return linalg.solve(_transpose(a), g, lower=not lower,
+                        assume_a=_TRANSPOSED_STRUCTURE.get(assume_a, assume_a))
+
+
 def solve_vjp_a(g, ans, a, b, lower=False, overwrite_a=False, overwrite_b=False,
                 check_finite=True, assume_a=None, transposed=False):
     _one_matrix("solve", a, b)
-    gb = linalg.solve(a, g, lower=lower, assume_a=assume_a, transposed=not transposed)
+    gb = _solve_adjoint(a, g, lower, assume_a, transposed)
     return -_structured(_outer(ans, gb) if transposed else _outer(gb, ans), assume_a)
 
 
 def solve_vjp_b(g, ans, a, b, lower=False, overwrite_a=False, overwrite_b=False,
                 check_finite=True, assume_a=None, transposed=False):
     _one_matrix("solve", a, b)
-    return linalg.solve(a, g, lower=lower, assume_a=assume_a, transposed=not transposed)
+    return _solve_adjoint(a, g, lower, assume_a, transposed)
 
 
 def solve_jvp_a(g, ans, a, b, lower=False, overwrite_a=False, overwrite_b=False,

@@ -12,6 +12,7 @@ from scipy import special
 
 from srcad.errors import UnsupportedDerivativeError
 from srcad.ops.registry import defjvp, defvjp, nondifferentiable
+from srcad.ops.scipy_special import refuse_complex
 
 
 # ---- dirichlet -----------------------------------------------------------------------------
@@ -108,6 +109,7 @@ def _covariance(mean, cov, allow_singular):
 def _mvn_parts(x, mean, cov, allow_singular):
     """(Sigma^-1 (x - mean) for each point, as rows; Sigma^-1). x's last axis holds the
     components (with one dimension, each element is a point)."""
+    refuse_complex("scipy.stats.multivariate_normal", x, mean, cov)  # (SciPy casts them)
     sigma = _covariance(mean, cov, allow_singular)
     d = np.shape(sigma)[0]
     points = np.reshape(x, (-1, d))

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import special
 
 from srcad.errors import UnsupportedDerivativeError
-from srcad.kernels.adjoints import Underivable, expand_reduced, unbroadcast
+from srcad.kernels.adjoints import Underivable, dtype_of, expand_reduced, unbroadcast
 from srcad.ops.numpy_ufuncs import define_pointwise
 from srcad.ops.registry import defjvp, defvjp, nondifferentiable
 
@@ -38,6 +38,17 @@ def no_derivative(function: str, parameter: str, fix: str):
             "closed form in terms of functions SciPy provides.", fix=fix))
     rule.__name__ = rule.__qualname__ = f"no_derivative_{function.rsplit('.', 1)[-1]}_{parameter}"
     return rule
+
+
+def refuse_complex(function: str, *values):
+    """Refuse complex arguments of a SciPy function that casts them to float (dropping the
+    imaginary parts, with a ComplexWarning): its rules, written for real ones, would give
+    derivatives of the complex formula (a check: srcad calls it, never follows it)."""
+    if any(dtype_of(v).kind == "c" for v in values if v is not None):
+        raise UnsupportedDerivativeError(
+            f"srcad does not differentiate `{function}` of complex arguments: SciPy casts "
+            "them to float, dropping their imaginary parts.",
+            fix="pass the real parts, e.g. np.real(z), if that is what you mean.")
 
 
 def define_binary(fn, vjp_x, vjp_y, jvp_x, jvp_y):
@@ -269,4 +280,4 @@ defvjp(special.log_softmax, lambda g, ans, x, axis=None:
 defjvp(special.log_softmax, lambda g, ans, x, axis=None:
        g - np.sum(np.exp(ans) * g, axis=axis, keepdims=True))
 
-nondifferentiable(special.gammasgn, special.round, _check_sign)
+nondifferentiable(special.gammasgn, special.round, _check_sign, refuse_complex)

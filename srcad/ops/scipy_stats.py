@@ -21,7 +21,7 @@ from scipy import special
 from srcad.kernels.adjoints import unbroadcast
 from srcad.kernels.tangents import broadcast_like
 from srcad.ops.registry import defjvp, defvjp
-from srcad.ops.scipy_special import no_derivative
+from srcad.ops.scipy_special import no_derivative, refuse_complex
 
 LOG2 = float(np.log(2.0))
 
@@ -172,12 +172,21 @@ def _register(method, rules, unsupported=()):
     defjvp(method, *jvps)
 
 
+def _real_only(function: str, partial):
+    """`partial`, refusing complex arguments, which SciPy casts to float."""
+    def checked(i, ans, x, shape, loc, scale):
+        refuse_complex(function, x, *shape, loc, scale)
+        return partial(i, ans, x, shape, loc, scale)
+    return checked
+
+
 def _continuous(dist, rules_for, scores, logpdf, shapes):
     """The rules of `dist`'s pdf, logpdf, cdf, logcdf, sf and logsf; `shapes` names its
     shape parameters, in which the distribution functions have no derivative here."""
     no_shapes = [(1 + i, name) for i, name in enumerate(shapes)]
     for name, partial in _method_partials(scores, logpdf).items():
-        _register(getattr(dist, name), rules_for(partial),
+        _register(getattr(dist, name),
+                  rules_for(_real_only(f"scipy.stats.{dist.name}.{name}", partial)),
                   () if name in ("pdf", "logpdf") else no_shapes)
 
 

@@ -26,7 +26,7 @@ import weakref
 import numpy as np
 
 from srcad.errors import MissingRuleError
-from srcad.kernels.adjoints import unbroadcast
+from srcad.kernels.adjoints import RealShape, unbroadcast
 from srcad.kernels.regions import region_adjoint
 import srcad.tape.dispatch as dispatch
 from srcad.tape.errors import caller_location
@@ -152,6 +152,14 @@ def _region_rule(g, ans, y, index, value):
     return region_adjoint(g, index, value)
 
 
+def _region_into_real_rule(g, ans, y, index, value):
+    """A real array casts a complex value written into it: the cotangent's real part."""
+    return region_adjoint(g, index, value, _REAL)
+
+
+_REAL = RealShape(())  # (stands for the real array written into)
+
+
 def _through_base_rule(g, ans, base, view_fn, value):
     cleared = np.copy(g)
     view_fn(cleared)[...] = 0
@@ -163,6 +171,7 @@ def _through_value_rule(g, ans, base, view_fn, value):
 
 
 SETITEM_RULES = (_cleared_rule, None, _region_rule)
+SETITEM_INTO_REAL_RULES = (_cleared_rule, None, _region_into_real_rule)
 THROUGH_RULES = (_through_base_rule, None, _through_value_rule)
 
 
@@ -184,7 +193,8 @@ def assign(tensor, index, value) -> None:
     tensor._id = new_id()
     tapes = RECORDING.tapes
     if tapes:
-        dispatch.record_on(tapes, (SETITEM_RULES, (None, dispatch.kept(raw_index),
+        rules = SETITEM_INTO_REAL_RULES if target.dtype.kind == "f" else SETITEM_RULES
+        dispatch.record_on(tapes, (rules, (None, dispatch.kept(raw_index),
                                                    dispatch.kept(raw_value, value_id)), None,
                                    (old_id, None, value_id), tensor._id, None))
     _after_write(tensor)
