@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
+import weakref
 from typing import Callable, NamedTuple
 
 import numpy as np
@@ -34,7 +35,6 @@ def fused_runner(derivative):
                                              derivative.single, derivative.as_tuple)
     needed, count = derivative.last_position + 1, len(derivative.positions)
     parameters = derivative.parameters  # (after the receiver, by position)
-    reverse_only = set()  # the sets of float parameters forward mode was refused for
     # The program, made on the first call and replaced whole (threads read it once per
     # call, so none runs one program with another's specialisation): see `FloatProgram`.
     program = None
@@ -45,7 +45,7 @@ def fused_runner(derivative):
                        if p not in positions and type(args[p]) is float)
         numbers = frozenset(parameters[p] for p in positions + others)
         made = float_program(derivative.function, derivative.names, derivative.has_aux,
-                             numbers, reverse_only)
+                             numbers)
         program = FloatProgram(made.bind(derivative.function), made.optimistic,
                                derivative.guards(made), made.by_forward_mode, made.writes,
                                others)
@@ -196,19 +196,26 @@ def float64_ranks(args, count: int) -> tuple:
 _FLOAT64 = np.dtype(np.float64)
 
 
-def float_program(function, names: tuple, has_aux: bool, numbers: frozenset, reverse_only):
+def float_program(function, names: tuple, has_aux: bool, numbers: frozenset):
     """The program `grad` runs when the parameters `numbers` hold Python floats (the `wrt`
     ones and others: `grad(energy)(k, c)` with c a float needs no `broadcast_like` for
-    `c * v`): forward mode where it applies (and `reverse_only`, the sets of parameters it
-    was refused for, does not hold `numbers`), else reverse mode, fused."""
-    if len(names) == 1 and not has_aux and numbers not in reverse_only \
-            and enabled("forward-grad"):
-        try:
-            return cache.compiled_adjoint(function, names, has_aux, mode="forward-grad",
-                                          scalars=numbers)
-        except SrcadError:  # (NotForwardable, or a construct forward mode refuses)
-            reverse_only.add(numbers)
+    `c * v`): forward mode where it applies, else reverse mode, fused."""
+    if len(names) == 1 and not has_aux and enabled("forward-grad"):
+        refused = _FORWARD_REFUSED.setdefault(function.__code__, set())
+        if numbers not in refused:
+            try:
+                return cache.compiled_adjoint(function, names, has_aux, mode="forward-grad",
+                                              scalars=numbers)
+            except SrcadError:  # (NotForwardable, or a construct forward mode refuses)
+                refused.add(numbers)
     return cache.compiled_adjoint(function, names, has_aux, mode="fused", scalars=numbers)
+
+
+# The sets of float parameters forward mode was refused for, per function code: a `grad`
+# made anew on every call (`grad(f)(x)` in a Newton loop, of a new closure each time) tries
+# it once, not on every call (a failed transformation is not cached). Were a refusal stale
+# (a helper redefined), reverse mode, as exact, runs instead.
+_FORWARD_REFUSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def guards_of(compiled, function, dispatch=None):

@@ -369,6 +369,26 @@ def test_variants_of_closures_from_one_factory_outlive_each_other():
         srcad.set_cache_size(previous)
 
 
+def _tilted(a):
+    def step(x):
+        return np.tanh(a * x + 0.5)  # (forward mode refuses `a`, not known to be a number)
+    return step
+
+
+def test_a_grad_made_anew_at_every_step_transforms_once(monkeypatch):
+    """`grad(closure)(x)` inside a loop makes a new grad of a new closure at every step:
+    the program, and forward mode's refusal of it, are found again, not remade."""
+    from srcad.compiler import pipeline
+    calls = []
+    original = pipeline.transform
+    monkeypatch.setattr(pipeline, "transform",
+                        lambda *a, **k: calls.append(a[3:]) or original(*a, **k))
+    for a in (0.5, 1.0, 1.5, 2.0):
+        slope = srcad.grad(_tilted(a))(0.3)
+        assert slope == pytest.approx(a * (1 - np.tanh(a * 0.3 + 0.5) ** 2))
+    assert len(calls) <= 2, calls  # (forward mode tried once, then the fused program)
+
+
 def test_a_users_rule_may_call_what_its_module_imported_from_numpy(rule_registry, tmp_path,
                                                                      monkeypatch):
     """Only srcad's own rules must call their package's functions; a user's module that
