@@ -420,7 +420,7 @@ def show(fn, wrt=0, mode="rev", args=None, upto=None) -> None:
         print(source_after(function, names, pipeline_mode[mode], upto, **options))
         return
     if mode == "floats":
-        program = float_program(function, names, False, frozenset(names), set())
+        program = float_program(function, names, False, frozenset(names))
     else:
         arrays = frozenset()
         if mode == "grad" and args is not None:
