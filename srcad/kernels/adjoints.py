@@ -77,13 +77,22 @@ def dtype_of(x):
 _PYTHON_DTYPES = {kind: np.asarray(kind()).dtype for kind in (bool, int, float, complex)}
 
 
-def real_if_cast(g, dtype):
-    """`g`, a cotangent or tangent that crosses a cast to `dtype` (an operation's `dtype=`,
-    None for none), or a value cast so: its real part where `dtype` is real. NumPy drops the
-    imaginary part of a complex value it casts to a real dtype, so a tangent loses it there
-    and a cotangent, real on the real side, reaches the complex side without one (and one
-    that rides along on a real value's cotangent is dropped at no cost to the derivative)."""
-    return g if dtype is None or np.dtype(dtype).kind == "c" else np.real(g)
+def through_cast(x, dtype):
+    """How a cast to `dtype` (an operation's `dtype=`, None for none) passes derivatives on:
+    `x`, a tangent, a cotangent or a value a rule reads, as it is for no dtype or a complex
+    one; its real part for a real one (NumPy drops the imaginary part of a complex value it
+    casts, so a tangent loses it there, and a cotangent, real on the real side, reaches the
+    complex side without one); zeros for an integer or boolean one, which rounds: it has no
+    derivative."""
+    if dtype is None:
+        return x
+    kind = np.dtype(dtype).kind
+    if kind == "c":
+        return x
+    if kind == "f":
+        return np.real(x)
+    precision = np.promote_types(dtype_of(x), np.float16)  # (x's floating precision, real)
+    return np.zeros(np.shape(x), np.finfo(precision).dtype)
 
 
 def _keeps(dtype: np.dtype, other: np.dtype) -> bool:

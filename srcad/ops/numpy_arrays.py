@@ -15,7 +15,7 @@ from srcad.kernels import batched
 from srcad.errors import SrcadError, UnsupportedDerivativeError
 from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable, vjp_rules
 from srcad.kernels.adjoints import (dtype_of, holds_floats, index_adjoint, inverse_permutation,
-                                    real_if_cast, unbroadcast, unravel)
+                                    through_cast, unbroadcast, unravel)
 from srcad.kernels.tangents import broadcast_like, dense
 
 # ---- shape operations ------------------------------------------------------------------------
@@ -262,11 +262,11 @@ defjvp(np.arange,
 
 # ---- joining arrays --------------------------------------------------------------------------
 # The tangent of a sequence of arrays is a list of tangents, None for an element without one:
-# `dense` puts zeros in their place. A real `dtype=` (with casting="unsafe") casts complex
-# arrays to real ones: the VJPs take the real part of the cotangent (`real_if_cast`), the
-# JVPs' own `dtype=` casts the tangents. (np.array's too.)
+# `dense` puts zeros in their place. A `dtype=` (with casting="unsafe") may cast complex
+# arrays to real ones, or round to integers: the cotangents and tangents pass through the
+# cast (`through_cast`: the real part, or zeros). (np.array's too.)
 def stack_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
-    g = real_if_cast(g, kwargs.get("dtype"))
+    g = through_cast(g, kwargs.get("dtype"))
     lead = (slice(None),) * (axis % np.ndim(g))  # g[:, ..., i]: indexing has a rule
     return [g[lead + (i,)] for i in range(len(arrays))]
 
@@ -279,7 +279,7 @@ def _pieces(g, edges, axis):
 
 
 def concatenate_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
-    g = real_if_cast(g, kwargs.get("dtype"))
+    g = through_cast(g, kwargs.get("dtype"))
     if axis is None:
         sizes = [np.size(a) for a in arrays]
         pieces = _pieces(np.ravel(g), np.cumsum(sizes)[:-1], 0)
@@ -290,13 +290,13 @@ def concatenate_vjp(g, ans, arrays, axis=0, out=None, **kwargs):
 
 
 def vstack_vjp(g, ans, tup, **kwargs):
-    g = real_if_cast(g, kwargs.get("dtype"))
+    g = through_cast(g, kwargs.get("dtype"))
     rows = np.cumsum([np.shape(np.atleast_2d(a))[0] for a in tup])[:-1]
     return [np.reshape(p, np.shape(a)) for p, a in zip(_pieces(g, rows, 0), tup)]
 
 
 def hstack_vjp(g, ans, tup, **kwargs):
-    g = real_if_cast(g, kwargs.get("dtype"))
+    g = through_cast(g, kwargs.get("dtype"))
     axis = 0 if np.ndim(g) == 1 else 1
     edges = np.cumsum([np.shape(np.atleast_1d(a))[axis] for a in tup])[:-1]
     return [np.reshape(p, np.shape(a)) for p, a in zip(_pieces(g, edges, axis), tup)]
@@ -319,7 +319,7 @@ def array_vjp(g, ans, object, dtype=None, **kwargs):
     """`np.array(nested lists of values)`: each value gets its slice of the cotangent (the
     leading axes of length 1 that `ndmin` added dropped first)."""
     if dtype is not None:
-        g = real_if_cast(g, dtype)
+        g = through_cast(g, dtype)
     if kwargs.get("ndmin", 0):
         g = np.reshape(g, np.shape(g)[np.ndim(g) - _own_ndim(object):])
     if isinstance(object, (list, tuple)):
@@ -337,22 +337,23 @@ def _filled(g, object):
 def array_jvp(g, ans, object, dtype=None, **kwargs):
     """`np.array(nested lists of values)`: their tangents in one array, of the output's
     shape (`ndmin`) and precision."""
-    return np.reshape(np.asarray(_filled(g, object), np.promote_types(dtype_of(ans), np.float16)),
-                      np.shape(ans))
+    tangent = np.asarray(_filled(g, object), np.promote_types(dtype_of(ans), np.float16))
+    return np.reshape(through_cast(tangent, dtype), np.shape(ans))
 
 
 defvjp(np.stack, stack_vjp)
 defjvp(np.stack, lambda g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind":
-       np.stack(dense(g, arrays), axis, dtype=dtype, casting=casting))
+       through_cast(np.stack(dense(g, arrays), axis, dtype=dtype, casting=casting), dtype))
 defvjp(np.concatenate, concatenate_vjp)
 defjvp(np.concatenate, lambda g, ans, arrays, axis=0, out=None, dtype=None, casting="same_kind":
-       np.concatenate(dense(g, arrays), axis, dtype=dtype, casting=casting))
+       through_cast(np.concatenate(dense(g, arrays), axis, dtype=dtype, casting=casting),
+                    dtype))
 defvjp(np.vstack, vstack_vjp)
 defjvp(np.vstack, lambda g, ans, tup, dtype=None, casting="same_kind":
-       np.vstack(dense(g, tup), dtype=dtype, casting=casting))
+       through_cast(np.vstack(dense(g, tup), dtype=dtype, casting=casting), dtype))
 defvjp(np.hstack, hstack_vjp)
 defjvp(np.hstack, lambda g, ans, tup, dtype=None, casting="same_kind":
-       np.hstack(dense(g, tup), dtype=dtype, casting=casting))
+       through_cast(np.hstack(dense(g, tup), dtype=dtype, casting=casting), dtype))
 defvjp(np.column_stack, column_stack_vjp)
 defjvp(np.column_stack, lambda g, ans, tup: np.column_stack(dense(g, tup)))
 for _array in (np.array, np.asarray, np.asanyarray):

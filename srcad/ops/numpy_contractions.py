@@ -12,8 +12,8 @@ import numpy as np
 
 from srcad.errors import UnsupportedDerivativeError
 from srcad.kernels import batched
-from srcad.kernels.adjoints import dtype_of, inverse_permutation, real_if_cast, unbroadcast
-from srcad.ops.registry import declare, defjvp, defvjp, returns_new_array
+from srcad.kernels.adjoints import dtype_of, inverse_permutation, through_cast, unbroadcast
+from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable, returns_new_array
 
 
 def _swap_last_axes(a):
@@ -218,8 +218,9 @@ def einsum_vjp(argument):
         if position is None:  # the subscripts, a sublist
             return None
         if kwargs.get("dtype") is not None:
-            g = real_if_cast(g, kwargs["dtype"])
-            operands = [real_if_cast(op, kwargs["dtype"]) for op in operands]
+            _refuse_rounding(kwargs["dtype"])
+            g = through_cast(g, kwargs["dtype"])
+            operands = [through_cast(op, kwargs["dtype"]) for op in operands]
         inputs, output, unused = _einsum_operand_subscripts(subscripts, operands)
         target, shape = inputs[position], np.shape(operands[position])
         sources = [output] + inputs[:position] + inputs[position + 1:]
@@ -242,12 +243,29 @@ def einsum_vjp(argument):
     return rule
 
 
+def _refuse_rounding(dtype):
+    """An integer `dtype=` rounds the operands: einsum's rules (and their own, for higher
+    orders) are for the floating products."""
+    if np.dtype(dtype).kind not in "fc":
+        raise UnsupportedDerivativeError(
+            f"srcad does not differentiate np.einsum(..., dtype={np.dtype(dtype).name}): it "
+            "rounds its operands, which has no derivative.",
+            fix="round explicitly and wrap the result in srcad.stop_gradient(...), or drop "
+            "dtype=.")
+
+
+nondifferentiable(_refuse_rounding)
+
+
 def einsum_jvp(argument):
     def rule(g, ans, *args, **kwargs):
         """`np.einsum` is linear in each operand: the same call, `g` in this one's place
         (statements, not one expression: the inliner cannot splice `*args`)."""
         if _string_form(args)[2](argument) is None:  # the subscripts, a sublist
             return None
+        if kwargs.get("dtype") is not None:
+            _refuse_rounding(kwargs["dtype"])
+            g = through_cast(g, kwargs["dtype"])
         args = args[:argument] + (g,) + args[argument + 1:]
         return np.einsum(*args, **{key: value for key, value in kwargs.items() if key != "out"})
     rule.__name__ = rule.__qualname__ = f"einsum_jvp_{argument}"

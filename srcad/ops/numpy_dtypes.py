@@ -4,7 +4,7 @@ import math
 
 import numpy as np
 
-from srcad.kernels.adjoints import dtype_of, real_if_cast
+from srcad.kernels.adjoints import dtype_of, through_cast
 from srcad.ops.registry import declare, defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 
 
@@ -56,7 +56,7 @@ def item_vjp(g, ans, a, *args):
     """`a.item(*args)`: `g` at the element read, zeros elsewhere (a real `a` takes the real
     part of a `g` with an imaginary part riding along)."""
     result = np.zeros(np.size(a), np.promote_types(dtype_of(a), np.float16))
-    result[_flat_index(np.shape(a), args)] = real_if_cast(g, result.dtype)
+    result[_flat_index(np.shape(a), args)] = through_cast(g, result.dtype)
     return np.reshape(result, np.shape(a))
 
 
@@ -70,8 +70,8 @@ for _item in (np.ndarray.item, np.generic.item):
 
 
 # (the rules' own helper, linear in `g`: tangent programs that call it are differentiated again)
-defvjp(real_if_cast, lambda g, ans, value, dtype: real_if_cast(g, dtype), None)
-defjvp(real_if_cast, lambda g, ans, value, dtype: real_if_cast(g, dtype), None)
+defvjp(through_cast, lambda g, ans, value, dtype: through_cast(g, dtype), None)
+defjvp(through_cast, lambda g, ans, value, dtype: through_cast(g, dtype), None)
 
 declare(np.ndarray.astype, methods=("astype",))  # (the methods that call them: runtime/methods.py)
 declare(np.ndarray.item, methods=("item",))

@@ -13,7 +13,7 @@ they are passed (np.interp's `left` and `right`, np.nan_to_num's `nan`, np.full'
 import numpy as np
 
 from srcad.errors import SrcadError
-from srcad.kernels.adjoints import dtype_of, real_if_cast, unbroadcast
+from srcad.kernels.adjoints import dtype_of, through_cast, unbroadcast
 from srcad.kernels.tangents import broadcast_like
 from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable
 
@@ -201,7 +201,7 @@ def linspace_vjp(position):
     def rule(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
              **kwargs):
         t = linspace_fraction(ans, num, endpoint, retstep, dtype, axis)
-        g = real_if_cast(g, dtype)  # (a real dtype casts complex ends)
+        g = through_cast(g, dtype)  # (a real dtype casts complex ends)
         return unbroadcast(np.sum(g * (t if position else 1.0 - t), axis=axis),
                            (start, stop)[position])
     rule.__name__ = rule.__qualname__ = f"linspace_vjp_{('start', 'stop')[position]}"
@@ -214,7 +214,7 @@ def linspace_jvp(position):
     def rule(g, ans, start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0,
              **kwargs):
         t = linspace_fraction(ans, num, endpoint, retstep, dtype, axis)
-        g = real_if_cast(g, dtype)
+        g = through_cast(g, dtype)
         axis = axis % np.ndim(ans)
         sides = np.shape(ans)[:axis] + np.shape(ans)[axis + 1:]  # start and stop broadcast
         return np.expand_dims(np.broadcast_to(g, sides), axis) * (t if position else 1.0 - t)
@@ -226,13 +226,13 @@ defvjp(np.linspace, linspace_vjp(0), linspace_vjp(1))
 defjvp(np.linspace, linspace_jvp(0), linspace_jvp(1))
 # (a complex fill value in a real array is cast: its real part)
 defvjp(np.full, None, lambda g, ans, shape, fill_value, *args, **kwargs:
-       unbroadcast(real_if_cast(g, dtype_of(ans)), fill_value))
+       unbroadcast(through_cast(g, dtype_of(ans)), fill_value))
 defjvp(np.full, None, lambda g, ans, shape, fill_value, *args, **kwargs:
-       broadcast_like(real_if_cast(g, dtype_of(ans)), ans))
+       broadcast_like(through_cast(g, dtype_of(ans)), ans))
 defvjp(np.full_like, None, lambda g, ans, a, fill_value, *args, **kwargs:
-       unbroadcast(real_if_cast(g, dtype_of(ans)), fill_value))
+       unbroadcast(through_cast(g, dtype_of(ans)), fill_value))
 defjvp(np.full_like, None, lambda g, ans, a, fill_value, *args, **kwargs:
-       broadcast_like(real_if_cast(g, dtype_of(ans)), ans))
+       broadcast_like(through_cast(g, dtype_of(ans)), ans))
 
 # ---- no derivative: indices, masks, counts, tests --------------------------------------------
 nondifferentiable(

@@ -7,11 +7,12 @@ the others are `def`s called by name. The linear reductions' JVPs are the reduct
 tangent; prod and cumprod are exact where the array has zeros, and max and min share
 between tied elements in both modes.
 
-A `dtype=` may cast a complex array to a real one (NumPy drops the imaginary parts): the
-linear reductions' VJPs then take the real part of the cotangent (`real_if_cast`; their
-JVPs' own `dtype=` casts the tangent), prod and cumprod differentiate the product of the
-real parts, and var and std, which mix the two, are refused. The test `dtype is None` keeps
-the common call free of that work (it folds away where a rule is inlined).
+A `dtype=` may cast a complex array to a real one (NumPy drops the imaginary parts) or any
+array to integers (which round): the linear reductions' rules pass the cotangent and the
+tangent through the cast (`through_cast`: the real part, or zeros), prod and cumprod
+differentiate the product of the cast values, and var and std, whose casts mix the two, are
+refused. The test `dtype is None` keeps the common call free of that work (it folds away
+where a rule is inlined).
 """
 import math
 
@@ -21,18 +22,20 @@ from srcad.kernels import batched
 from srcad.errors import SrcadError, UnsupportedDerivativeError
 from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable, returns_new_array
 from srcad.kernels.adjoints import (dtype_of, expand_reduced, inverse_permutation, kept_axes,
-                           real_if_cast, reduced_axes, reduced_size)
+                           through_cast, reduced_axes, reduced_size)
 
 # ---- reductions --------------------------------------------------------------------------
 defvjp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
-       expand_reduced(g if dtype is None else real_if_cast(g, dtype), a, axis, keepdims))
+       expand_reduced(g if dtype is None else through_cast(g, dtype), a, axis, keepdims))
 defjvp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
-       np.sum(g, axis, dtype=dtype, keepdims=keepdims))
+       np.sum(g if dtype is None else through_cast(g, dtype), axis, dtype=dtype,
+              keepdims=keepdims))
 defvjp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
-       expand_reduced((g if dtype is None else real_if_cast(g, dtype)) / reduced_size(a, axis),
+       expand_reduced((g if dtype is None else through_cast(g, dtype)) / reduced_size(a, axis),
                       a, axis, keepdims))
 defjvp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
-       np.mean(g, axis, dtype=dtype, keepdims=keepdims))
+       np.mean(g if dtype is None else through_cast(g, dtype), axis, dtype=dtype,
+               keepdims=keepdims))
 
 
 
@@ -45,23 +48,27 @@ def _counted(a):
 
 def nansum_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     if dtype is not None:
-        g = real_if_cast(g, dtype)
+        g = through_cast(g, dtype)
     return np.where(_counted(a), expand_reduced(g, a, axis, keepdims), 0.0)
 
 
 def nansum_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    if dtype is not None:
+        g = through_cast(g, dtype)
     return np.sum(np.where(_counted(a), g, 0.0), axis, dtype=dtype, keepdims=keepdims)
 
 
 def nanmean_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
     if dtype is not None:
-        g = real_if_cast(g, dtype)
+        g = through_cast(g, dtype)
     counted = _counted(a)
     count = np.sum(counted, axis=axis, keepdims=True, dtype=dtype_of(a))  # (a's precision)
     return np.where(counted, expand_reduced(g, a, axis, keepdims) / count, 0.0)
 
 
 def nanmean_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False):
+    if dtype is not None:
+        g = through_cast(g, dtype)
     counted = _counted(a)
     return np.sum(np.where(counted, g, 0.0), axis, dtype=dtype, keepdims=keepdims) \
         / np.sum(counted, axis=axis, keepdims=keepdims, dtype=dtype_of(a))
@@ -128,23 +135,27 @@ def _scale(a, axis, ddof, options) -> float:
     return 2.0 / freedom if freedom > 0 else math.inf
 
 
-def _refuse_real_dtype(a, dtype):
+def _refuse_cast(a, dtype):
     """np.var(a, dtype=float) of a complex `a` is the mean of |a - mean(Re a)|**2 (NumPy
-    casts the mean, not the deviations): no derivative is offered for that mix."""
-    if dtype is not None and np.dtype(dtype).kind != "c" and dtype_of(a).kind == "c":
+    casts the mean, not the deviations), and an integer dtype rounds the mean and the result:
+    no derivative is offered for those mixes."""
+    if dtype is None:
+        return
+    kind = np.dtype(dtype).kind
+    if kind not in "fc" or kind == "f" and dtype_of(a).kind == "c":
         raise UnsupportedDerivativeError(
-            f"srcad does not differentiate np.var or np.std of a complex array with "
-            f"dtype={np.dtype(dtype).name}: NumPy casts the mean to a real number but not "
-            "the deviations from it.",
-            fix="write np.var(np.real(z)) (or np.std) for the spread of the real parts, or "
-            "drop dtype= for the variance of the complex values.")
+            f"srcad does not differentiate np.var or np.std of a {dtype_of(a).name} array with "
+            f"dtype={np.dtype(dtype).name}: NumPy casts the mean to that type but not the "
+            "deviations from it.",
+            fix="drop dtype=, or cast first: np.var(np.real(z)) for the spread of the real "
+            "parts, np.var(np.round(x)) for integers (which have no derivative).")
 
 
 def _variance_cotangent(g, a, axis, dtype, keepdims, ddof, options):
     """`np.var`: 2 (a - mean) / (n - ddof), spread over the reduced axes. The variance of
     a complex `a` is the mean of |a - mean|**2, real: its cotangent is 2 conj(a - mean)
     times the real part of `g`."""
-    _refuse_real_dtype(a, dtype)
+    _refuse_cast(a, dtype)
     centred = a - np.mean(a, axis=axis, keepdims=True)
     spread = expand_reduced(g, a, axis, keepdims)
     if dtype_of(a).kind == "c":
@@ -155,7 +166,7 @@ def _variance_cotangent(g, a, axis, dtype, keepdims, ddof, options):
 def _variance_tangent(g, a, axis, dtype, keepdims, ddof, options):
     """`np.var`: the sum of 2 (a - mean) g / (n - ddof) (g's own mean drops out); for a
     complex `a`, of 2 Re(conj(a - mean) g) / (n - ddof)."""
-    _refuse_real_dtype(a, dtype)
+    _refuse_cast(a, dtype)
     centred = a - np.mean(a, axis=axis, keepdims=True)
     terms = np.real(np.conj(centred) * g) if dtype_of(a).kind == "c" else centred * g
     return np.sum(terms, axis=axis, dtype=dtype, keepdims=keepdims) * _scale(
@@ -189,7 +200,7 @@ def _over_twice(g, std):
 
 
 nondifferentiable(_scale)  # (from a count; a derivative of the rules need not read it)
-nondifferentiable(_refuse_real_dtype)
+nondifferentiable(_refuse_cast)
 defvjp(np.var, var_vjp)
 defjvp(np.var, var_jvp)
 defvjp(np.std, std_vjp)
@@ -224,14 +235,14 @@ def prod_vjp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **optio
     """`np.prod`: each element gets the product of the others (of their real parts, with
     the real part of `g`, where a real `dtype` casts them)."""
     if dtype is not None:
-        g, a = real_if_cast(g, dtype), real_if_cast(a, dtype)
+        g, a = through_cast(g, dtype), through_cast(a, dtype)
     return expand_reduced(g, a, axis, keepdims) * _others_product_times_initial(a, axis, options)
 
 
 def prod_jvp(g, ans, a, axis=None, dtype=None, out=None, keepdims=False, **options):
     """`np.prod`: the sum of each tangent times the product of the others."""
     if dtype is not None:
-        g, a = real_if_cast(g, dtype), real_if_cast(a, dtype)
+        g, a = through_cast(g, dtype), through_cast(a, dtype)
     return np.sum(g * _others_product_times_initial(a, axis, options), axis=axis, dtype=dtype,
                   keepdims=keepdims)
 
@@ -243,7 +254,7 @@ defjvp(np.prod, prod_jvp)
 def trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
     """`np.trace`: `g` on the (offset) diagonal of the plane `axis1`, `axis2`."""
     if dtype is not None:
-        g = real_if_cast(g, dtype)
+        g = through_cast(g, dtype)
     n1, n2 = np.shape(a)[axis1], np.shape(a)[axis2]
     eye = np.eye(n1, n2, offset, dtype=np.promote_types(dtype_of(g), np.float16))
     g = np.expand_dims(g, (0, 1))  # g's axes follow the plane's, as in np.trace's result
@@ -253,21 +264,22 @@ def trace_vjp(g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 defvjp(np.trace, trace_vjp)
 defjvp(np.trace, lambda g, ans, a, offset=0, axis1=0, axis2=1, dtype=None, out=None:
-       np.trace(g, offset, axis1, axis2, dtype))
+       np.trace(through_cast(g, dtype), offset, axis1, axis2, dtype))
 
 
 # ---- cumulative sums and products ----------------------------------------------------------
 def cumsum_vjp(g, ans, a, axis=None, dtype=None, out=None):
     """`np.cumsum`: the reversed cumulative sum of `g` (over the flat array for axis None)."""
     if dtype is not None:
-        g = real_if_cast(g, dtype)
+        g = through_cast(g, dtype)
     if axis is None:
         return np.reshape(np.flip(np.cumsum(np.flip(g))), np.shape(a))
     return np.flip(np.cumsum(np.flip(g, axis), axis), axis)
 
 
 defvjp(np.cumsum, cumsum_vjp)
-defjvp(np.cumsum, lambda g, ans, a, axis=None, dtype=None, out=None: np.cumsum(g, axis, dtype))
+defjvp(np.cumsum, lambda g, ans, a, axis=None, dtype=None, out=None:
+       np.cumsum(through_cast(g, dtype), axis, dtype))
 
 
 def _cumprod_terms(x):
@@ -281,7 +293,7 @@ def cumprod_vjp(g, ans, a, axis=None, dtype=None, out=None):
     """`np.cumprod`: element j gets the sum over i >= j of g[i] times the product of
     a[:i + 1] without a[j] (the real parts where a real `dtype` casts them, as prod's)."""
     if dtype is not None:
-        g, a = real_if_cast(g, dtype), real_if_cast(a, dtype)
+        g, a = through_cast(g, dtype), through_cast(a, dtype)
     if axis is None:
         return np.reshape(cumprod_vjp(g, ans, np.ravel(a), 0), np.shape(a))
     terms = _cumprod_terms(np.moveaxis(a, axis, -1))
@@ -293,7 +305,7 @@ def cumprod_jvp(g, ans, a, axis=None, dtype=None, out=None):
     """`np.cumprod`: element i gets the sum over j <= i of g[j] times the product of
     a[:i + 1] without a[j]."""
     if dtype is not None:
-        g, a = real_if_cast(g, dtype), real_if_cast(a, dtype)
+        g, a = through_cast(g, dtype), through_cast(a, dtype)
     if axis is None:
         return cumprod_jvp(np.ravel(g), ans, np.ravel(a), 0, dtype)
     terms = _cumprod_terms(np.moveaxis(a, axis, -1))

@@ -35,7 +35,7 @@ from srcad.runtime import held
 from srcad.ops.numpy_contractions import EINSUM_JVPS
 from srcad.ops.python_builtins import (dict_get, dict_items, dict_values, indexable, joined,
                                          repeated)
-from srcad.kernels.adjoints import accumulate, real_if_cast
+from srcad.kernels.adjoints import accumulate, through_cast
 from srcad.api.testing import numerical_gradient
 from tests.ops.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
 
@@ -576,8 +576,8 @@ TANGENT_HELPERS = [
 ]
 TANGENT_HELPERS_ON_VECTOR = [
     (tangents.owned, lambda x: tangents.owned(x) * 2.0),
-    (real_if_cast, lambda x: real_if_cast(x * (1.0 + 2.0j), np.float64) * x
-     + real_if_cast(x, None)),
+    (through_cast, lambda x: through_cast(x * (1.0 + 2.0j), np.float64) * x
+     + through_cast(x, None)),
     (tangents.tangent_elements, lambda x: tangents.tangent_elements((x, x * 2.0), 2)[1] * x),
     (tangents.stored_tangent, lambda x: tangents.stored_tangent(np.zeros(3), x * x) * x),
     # (the pieces of the tangent programs of `srcad.vjp` and of a pullback's call)

@@ -159,6 +159,8 @@ def drop_dead_stores(statements: list, live_out: set, removable) -> list:
 
 
 def _live(statements, live, removable):
+    """The statements kept, and the names live before them; `live` (the names live after
+    them) is updated in place, so a long block costs no copy per statement."""
     kept = []
     for statement in reversed(statements):
         statement, live = _live_statement(statement, live, removable)
@@ -172,23 +174,29 @@ def _live_statement(statement, live, removable):
         target = statement.targets[0].id
         if target not in live and removable(statement.value):
             return None, live
-        return statement, (live - {target}) | loaded_names(statement.value)
+        live.discard(target)
+        live |= loaded_names(statement.value)
+        return statement, live
     if isinstance(statement, gast.If):
-        body, live_body = _live(statement.body, live, removable)
+        body, live_body = _live(statement.body, set(live), removable)
         orelse, live_else = _live(statement.orelse, live, removable)
         if not body:
             body = [gast.Pass()]
-        return gast.If(statement.test, body, orelse), live_body | live_else | loaded_names(statement.test)
+        live_body |= live_else
+        live_body |= loaded_names(statement.test)
+        return gast.If(statement.test, body, orelse), live_body
     if isinstance(statement, gast.For):
-        header = set(live) | loaded_names(statement.iter)
+        header = live
+        header |= loaded_names(statement.iter)
         while True:
-            body, inside = _live(statement.body, header, removable)
+            body, inside = _live(statement.body, set(header), removable)
             inside = inside - {n.id for n in walk(statement.target) if isinstance(n, gast.Name)}
             if inside <= header:
                 break
             header |= inside
         return gast.For(statement.target, statement.iter, body or [gast.Pass()], [], None), header
-    return statement, live | loaded_names(statement)
+    live |= loaded_names(statement)
+    return statement, live
 
 
 def loaded_names(node) -> set:
