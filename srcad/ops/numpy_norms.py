@@ -1,4 +1,5 @@
-"""Rules for `np.linalg.norm`, every `ord` and `axis` NumPy accepts, and `keepdims`.
+"""Rules for `np.linalg.norm`, every `ord` and `axis` NumPy accepts, and `keepdims`, and for
+`np.linalg.cond`.
 
 Vector norms (2, 1, ±inf, general p) and matrix norms ('fro', 'nuc', ±1, ±2, ±inf). At
 kinks the conventions of srcad's other rules hold: ties for ±inf and the induced ±1/±inf
@@ -11,7 +12,7 @@ import numpy as np
 
 from srcad.errors import UnsupportedDerivativeError
 from srcad.kernels.adjoints import dtype_of
-from srcad.ops.numpy_linalg import mH, rounding
+from srcad.ops.numpy_linalg import mH, mT, rounding
 from srcad.ops.registry import defjvp, defvjp
 
 
@@ -156,3 +157,51 @@ def norm_jvp(g, ans, x, ord=None, axis=None, keepdims=False):
 
 defvjp(np.linalg.norm, norm_vjp)
 defjvp(np.linalg.norm, norm_jvp)
+
+
+# ---- condition numbers -----------------------------------------------------------------------
+# np.linalg.cond(x, p): s_max / s_min for p None, 2 (s_min / s_max for -2), else
+# norm(x, p) * norm(inv(x), p). NumPy's code calls LAPACK's inverse directly, where srcad
+# cannot follow: the rules are written from those two forms. Tied extreme singular values
+# share the derivative, as the spectral norms' do.
+def _cond_singular_weights(x, p):
+    """U, Vᴴ and d cond / d s."""
+    u, s, vh = np.linalg.svd(x, full_matrices=False)
+    largest, smallest = s[..., :1], s[..., -1:]
+    if p == -2:
+        weights = (_spectral_weights(s, -2) / largest
+                   - smallest / largest ** 2 * _spectral_weights(s, 2))
+    else:
+        weights = (_spectral_weights(s, 2) / smallest
+                   - largest / smallest ** 2 * _spectral_weights(s, -2))
+    return u, vh, weights
+
+
+def cond_vjp(g, ans, x, p=None):
+    if p in (None, 2, -2):
+        u, vh, weights = _cond_singular_weights(x, p)
+        scale = np.real(g)[..., None] * weights
+        return np.conj((u * scale[..., None, :]) @ vh)
+    inverse = np.linalg.inv(x)
+    size = np.linalg.norm(x, p, axis=(-2, -1))
+    inverse_size = np.linalg.norm(inverse, p, axis=(-2, -1))
+    g = np.real(g)
+    through_inverse = norm_vjp(g * size, inverse_size, inverse, p, (-2, -1))
+    return (norm_vjp(g * inverse_size, size, x, p, (-2, -1))
+            - mT(inverse) @ through_inverse @ mT(inverse))
+
+
+def cond_jvp(g, ans, x, p=None):
+    if p in (None, 2, -2):
+        u, vh, weights = _cond_singular_weights(x, p)
+        turned = np.real(np.conj(u) * (g @ mH(vh)))  # Re diag(Uᴴ dA V), summed below
+        return np.sum(turned * weights[..., None, :], axis=(-2, -1))
+    inverse = np.linalg.inv(x)
+    size = np.linalg.norm(x, p, axis=(-2, -1))
+    inverse_size = np.linalg.norm(inverse, p, axis=(-2, -1))
+    return (norm_jvp(g, size, x, p, (-2, -1)) * inverse_size
+            + size * norm_jvp(-inverse @ g @ inverse, inverse_size, inverse, p, (-2, -1)))
+
+
+defvjp(np.linalg.cond, cond_vjp)
+defjvp(np.linalg.cond, cond_jvp)

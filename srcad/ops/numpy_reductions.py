@@ -25,9 +25,10 @@ from srcad.kernels.adjoints import (dtype_of, expand_reduced, inverse_permutatio
                            through_cast, reduced_axes, reduced_size)
 
 # ---- reductions --------------------------------------------------------------------------
-defvjp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
+# (`initial`, added to the sum, has no derivative: NumPy's own code passes `initial=0`)
+defvjp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0:
        expand_reduced(g if dtype is None else through_cast(g, dtype), a, axis, keepdims))
-defjvp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:
+defjvp(np.sum, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False, initial=0:
        np.sum(g if dtype is None else through_cast(g, dtype), axis, dtype=dtype,
               keepdims=keepdims))
 defvjp(np.mean, lambda g, ans, a, axis=None, dtype=None, out=None, keepdims=False:

@@ -53,6 +53,9 @@ def slogdet_read_twice(a):
 
 
 SQUARE = [
+    (np.linalg.cond, lambda a: np.linalg.cond(a, -2)),
+    (np.linalg.cond, lambda a: np.linalg.cond(a, 1)),
+    (np.linalg.cond, lambda a: np.linalg.cond(a, "fro") * np.linalg.cond(a, -np.inf)),
     (np.linalg.inv, lambda a: np.linalg.inv(a)),
     (np.linalg.inv, lambda a: np.linalg.inv(a * a) - a),
     (np.linalg.det, lambda a: np.linalg.det(a)),
@@ -159,6 +162,7 @@ def svd_hermitian(a):
 
 
 ANY_SHAPE = [
+    (np.linalg.cond, lambda a: np.linalg.cond(a)),
     (np.linalg.svd, lambda a: np.linalg.svd(a)[1]),
     (np.linalg.svd, lambda a: np.linalg.svd(a, compute_uv=False)),
     (np.linalg.svd, svd_thin),
@@ -195,6 +199,7 @@ def svd_complex_phases(a):
 
 
 COMPLEX_SQUARE = [
+    (np.linalg.cond, lambda a: np.linalg.cond(a) + np.linalg.cond(a, "nuc")),
     (np.linalg.eigh, lambda a: np.linalg.eigh(a)[0]),
     (np.linalg.eigh, eigh_complex_vectors),
     (np.linalg.eigh, eigh_complex_phases),
@@ -202,6 +207,7 @@ COMPLEX_SQUARE = [
     (np.linalg.svd, svd_hermitian),
 ]
 COMPLEX_ANY_SHAPE = [
+    (np.linalg.cond, lambda a: np.linalg.cond(a)),
     (np.linalg.svd, lambda a: np.linalg.svd(a)[1]),
     (np.linalg.svd, lambda a: np.linalg.svd(a, compute_uv=False) * 1j),
     (np.linalg.svd, svd_thin),

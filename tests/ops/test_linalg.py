@@ -132,7 +132,8 @@ def pseudo_inverse(a):
 
 def norms(a):
     return (np.linalg.norm(a, 2) ** 2 + np.linalg.norm(a, "nuc") ** 2 + np.linalg.norm(a) ** 3
-            + np.sum(np.linalg.norm(a, 3, axis=0) ** 2) + np.linalg.norm(a, 1) ** 2)
+            + np.sum(np.linalg.norm(a, 3, axis=0) ** 2) + np.linalg.norm(a, 1) ** 2
+            + np.linalg.cond(a) ** 2)
 
 
 def complex_eigen(a):
@@ -153,6 +154,7 @@ def complex_norms(a):
 
 def products(a):
     return (np.sum(np.linalg.matrix_power(a, 3)) + np.sum(np.linalg.matrix_power(a, -2))
+            + np.linalg.cond(a, 1) ** 2
             + np.sum(np.linalg.multi_dot([a, a.T, a]) ** 2))
 
 
