@@ -783,6 +783,38 @@ def test_a_dict_built_from_keywords_is_a_display():
                                6 * (2 * np.cos(x) - x * np.sin(x)), rtol=1e-10)
 
 
+def _zipped_dict(x):
+    d = dict(zip(["a", "b"], [x, np.sin(x)]))
+    return np.sum(d["a"] * d["b"])
+
+
+def _paired_dict(x):
+    d = dict([("a", x), ["b", x ** 2]], c=np.cos(x))
+    return np.sum(d["a"] * d["b"] + d["c"])
+
+
+def _generated_dict(x):
+    d = dict((name, x * i) for i, name in enumerate(["a", "b"]))
+    e = dict({"a": x}, b=x ** 3)
+    return np.sum(d["b"] * e["a"] + e["b"])
+
+
+DICT_BUILDS = [(_zipped_dict, lambda x: np.sin(x) + x * np.cos(x)),
+               (_paired_dict, lambda x: 3 * x ** 2 - np.sin(x)),
+               (_generated_dict, lambda x: 2 * x + 3 * x ** 2)]
+
+
+@pytest.mark.parametrize("fn, derivative", DICT_BUILDS,
+                         ids=[fn.__name__ for fn, _ in DICT_BUILDS])
+def test_a_dict_built_from_pairs_is_a_display(fn, derivative):
+    """`dict(zip(keys, values))`, `dict(pairs, k=v)`, `dict(generator)`, `dict(display, k=v)`
+    (refused before: builtins.dict has rules for a copy only)."""
+    x = np.array([0.3, -1.2])
+    np.testing.assert_allclose(srcad.grad(fn)(x), derivative(x), rtol=1e-12)
+    np.testing.assert_allclose(srcad.tape.grad(fn)(x), derivative(x), rtol=1e-12)
+    assert srcad.jvp(fn, (x,), (np.ones(2),))[1] == pytest.approx(np.sum(derivative(x)))
+
+
 def _written_then_unpacked(x):
     t = [1.0, 1.0]
     t[0] = x

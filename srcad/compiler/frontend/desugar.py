@@ -403,6 +403,60 @@ def _comprehension_of(node, resolver):
         target, iterable, [], 0)]), node)
 
 
+def dicts_as_displays(fn: gast.FunctionDef, resolver) -> None:
+    """`dict(zip(keys, values))`, `dict((k, v) for ...)` and `dict([("a", x), ...])`, with
+    keywords or not, as the displays and comprehensions that build the same dict
+    (`{k: v for k, v in zip(keys, values)}`, `{**that, "b": x}`), whose items srcad follows
+    one by one. Another argument (a mapping held in a name, say) is left to `dict`."""
+    for node in walk(fn):
+        for field, value in gast.iter_fields(node):
+            if isinstance(value, gast.Call):
+                setattr(node, field, _dict_display(value, resolver))
+            elif isinstance(value, list):
+                value[:] = [_dict_display(v, resolver) if isinstance(v, gast.Call) else v
+                            for v in value]
+
+
+def _dict_display(call: gast.Call, resolver):
+    if not (isinstance(call.func, gast.Name) and len(call.args) == 1
+            and all(k.arg is not None for k in call.keywords)
+            and resolver.is_builtin(call.func.id, dict)):
+        return call
+    built = _pairs_as_dict(call.args[0], resolver)
+    if built is None:
+        return call
+    keys = [gast.Constant(k.arg, None) for k in call.keywords]
+    values = [k.value for k in call.keywords]
+    if isinstance(built, gast.Dict):
+        built.keys.extend(keys)
+        built.values.extend(values)
+    elif keys:
+        built = gast.Dict([None, *keys], [built, *values])
+    return gast.copy_location(built, call)
+
+
+def _pairs_as_dict(pairs, resolver):
+    """The display or comprehension building `dict(pairs)`, or None."""
+    def pair(node):
+        return isinstance(node, (gast.Tuple, gast.List)) and len(node.elts) == 2 \
+            and not any(isinstance(e, gast.Starred) for e in node.elts)
+    if isinstance(pairs, (gast.Dict, gast.DictComp)):  # (a display: the new dict it builds)
+        return pairs
+    if isinstance(pairs, (gast.List, gast.Tuple)) and all(pair(e) for e in pairs.elts):
+        return gast.Dict([e.elts[0] for e in pairs.elts], [e.elts[1] for e in pairs.elts])
+    if isinstance(pairs, (gast.GeneratorExp, gast.ListComp)) and pair(pairs.elt):
+        return gast.DictComp(pairs.elt.elts[0], pairs.elt.elts[1], pairs.generators)
+    if isinstance(pairs, gast.Call) and isinstance(pairs.func, gast.Name) \
+            and len(pairs.args) == 2 and not pairs.keywords \
+            and not any(isinstance(a, gast.Starred) for a in pairs.args) \
+            and resolver.is_builtin(pairs.func.id, zip):
+        names = [gast.Name(n, gast.Store(), None, None) for n in ("srcad_key", "srcad_value")]
+        return gast.DictComp(gast.Name("srcad_key", gast.Load(), None, None),
+                             gast.Name("srcad_value", gast.Load(), None, None),
+                             [gast.comprehension(gast.Tuple(names, gast.Store()), pairs, [], 0)])
+    return None
+
+
 def _simple_parameters(function: gast.Lambda):
     """A lambda's parameter names, if it has only plain positional ones."""
     arguments = function.args

@@ -41,9 +41,10 @@ import operator
 import gast
 
 from srcad.compiler.frontend.closures import NestedFunctions, convert_closures
-from srcad.compiler.frontend.desugar import (Desugaring, explicit_super, maps_as_comprehensions,
-                                    outs_checked, scatters_as_writes, sets_as_calls,
-                                    starred_unpackings)
+from srcad.compiler.frontend.desugar import (Desugaring, dicts_as_displays, explicit_super,
+                                             maps_as_comprehensions, outs_checked,
+                                             scatters_as_writes, sets_as_calls,
+                                             starred_unpackings)
 from srcad.compiler.frontend.exits import lower_exits
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import local_names, store_counts, stores
@@ -81,6 +82,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
     fn = clone(parsed.node)
     sets_as_calls(fn, resolver, namer)
     maps_as_comprehensions(fn, resolver)
+    dicts_as_displays(fn, resolver)
     explicit_super(fn, resolver.fn.__code__)
     scatters_as_writes(fn, resolver, namer)
     outs_checked(fn, resolver, namer, parsed)
