@@ -148,6 +148,41 @@ defjvp(np.take_along_axis, lambda g, ans, arr, indices, axis=-1:
        np.take_along_axis(g, indices, axis=axis), None)
 
 
+# np.select: each element comes from the first choice whose condition holds there, else from
+# `default` (NumPy's code writes the choices into its result with np.copyto, last first).
+def _selections(condlist, shape):
+    """The masks of the elements each choice gives, and of those `default` gives."""
+    taken, masks = np.zeros(shape, bool), []
+    for condition in condlist:
+        mask = np.broadcast_to(condition, shape) & ~taken
+        masks.append(mask)
+        taken = taken | mask
+    return masks, ~taken
+
+
+def select_vjp_choices(g, ans, condlist, choicelist, default=0):
+    masks, _ = _selections(condlist, np.shape(ans))
+    return [unbroadcast(np.where(mask, g, 0.0), choice) for mask, choice in zip(masks, choicelist)]
+
+
+def select_vjp_default(g, ans, condlist, choicelist, default=0):
+    return unbroadcast(np.where(_selections(condlist, np.shape(ans))[1], g, 0.0), default)
+
+
+def select_jvp_choices(g, ans, condlist, choicelist, default=0):
+    tangents = [np.zeros(np.shape(ans)) if t is None else t for t in g]
+    return broadcast_like(np.select(condlist, tangents, 0.0), ans)
+
+
+def select_jvp_default(g, ans, condlist, choicelist, default=0):
+    return broadcast_like(np.where(_selections(condlist, np.shape(ans))[1], g, 0.0), ans)
+
+
+defvjp(np.select, None, select_vjp_choices, select_vjp_default)
+defjvp(np.select, None, select_jvp_choices, select_jvp_default)
+nondifferentiable(_selections)
+
+
 # np.nan_to_num: finite elements pass through; the others take the value given for them.
 def _replaced(g, x, kind, value):
     """The part of `g` at the elements of `x` replaced by `value` (`kind`: np.isnan,

@@ -194,6 +194,9 @@ CONSTANT_OPERANDS = [
     (np.minimum, lambda x: np.minimum(1.0, x), "nonzero"),
     (np.where, lambda x: np.where(x > 0, x, 0.1 * x), "nonzero"),
     (np.where, lambda x: np.where(x > 0, 2.0, x), "nonzero"),
+    (np.select, lambda x: np.select([x > 0.5, x < -0.5], [x ** 2, np.sin(x)], x * 3),
+     "nonzero"),
+    (np.select, lambda x: np.select([x > 0], [x]), "nonzero"),
 ]
 AT_ZERO = [  # a constant power of a base that is exactly 0 in places
     (operator.pow, lambda x: x ** 2, "with_zero"),
