@@ -11,6 +11,7 @@ from srcad.api.jacobians import batch_jacobian, hessian, hvp, jacobian
 from srcad.api.testing import check_grads
 from srcad.compiler import passes
 from srcad.compiler.cache import cache_info, clear_cache, compiled_adjoint, set_cache_size
+from srcad.kernels.pytrees import register_pytree_node
 from srcad.ops import defjvp, defvjp
 from srcad.ops import registry as _registry
 from srcad.runtime import hooks as _hooks
@@ -23,7 +24,7 @@ __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian",
            "hvp", "show", "defvjp", "defjvp", "check_grads", "cache_info", "clear_cache",
            "set_cache_size", "stop_gradient", "stop_recording", "custom_gradient",
            "clip_by_global_norm", "clip_by_value", "errors", "passes", "tape", "GradientTape",
-           "Variable", "constant", "__version__"]
+           "Variable", "constant", "register_pytree_node", "__version__"]
 
 # what the runtime calls in the layers above it (runtime/hooks.py; the tape installs its own)
 _hooks.install(

@@ -12,7 +12,8 @@ import numpy as np
 from srcad.errors import TangentError, UsageError
 from srcad.kernels.adjoints import dtype_of
 from srcad.runtime import calls
-from srcad.runtime.arguments import is_container, like_argument, promote, rebuild, unshared
+from srcad.runtime.arguments import (children, is_container, like_argument, promote, rebuild,
+                                     unshared)
 
 
 def jvp(fn, primals, tangents):
@@ -56,6 +57,15 @@ def checked_tangent(tangent, primal, name: str):
                 isinstance(tangent, (tuple, list)) and isinstance(primal, (tuple, list))):
             raise TangentError(f"{name} must have its primal's structure "
                                f"({type(primal).__name__}), got {type(tangent).__name__}.")
+        if not isinstance(primal, (dict, list, tuple)):  # a dataclass or registered class
+            parts, given = children(primal), children(tangent)
+            if len(given) != len(parts):
+                raise TangentError(f"{name} must have its primal's structure: {len(parts)} "
+                                   f"float fields or children, got {len(given)}.",
+                                   fix="give floats and float arrays where the primal has them "
+                                   "(`1.0`, not `1`).")
+            return rebuild(primal, [checked_tangent(t, p, f"{name}.{k}")
+                                    for k, (t, p) in enumerate(zip(given, parts))])
         keys = list(primal) if isinstance(primal, dict) else range(len(primal))
         if len(tangent) != len(primal) or (isinstance(primal, dict) and set(tangent) != set(keys)):
             raise TangentError(f"{name} must have its primal's structure: the same keys or "

@@ -13,6 +13,7 @@ import operator
 import numpy as np
 
 from srcad.errors import MissingRuleError, SrcadError
+from srcad.kernels.pytrees import child_index, node
 
 _BASIC_INDEX_TYPES = (int, np.integer, slice, type(None), type(Ellipsis))
 
@@ -431,28 +432,49 @@ def field(value, name: str):
     return getattr(value, name)
 
 
-def field_index(value, name: str) -> int:
-    """Where the field `name` sits in the named tuple `value` (its adjoint is a tuple)."""
+def field_index(value, name: str) -> int | None:
+    """Where the field `name` sits in the named tuple or node (kernels/pytrees.py) `value`,
+    whose adjoint and tangent are tuples; None for a node's constant field."""
     fields = getattr(type(value), "_fields", None)
-    if fields is None or name not in fields:
-        raise MissingRuleError(
-            f"srcad cannot differentiate through the attribute `.{name}` of a "
-            f"{type(value).__name__}: only named tuples' fields carry derivatives.",
-            fix="pass the value itself, or index a tuple, or register a rule for a function "
-            "that reads the attribute with `srcad.defvjp`.")
-    return fields.index(name)
+    if fields is not None and name in fields:
+        return fields.index(name)
+    if not isinstance(value, tuple) and node(value) is not None:
+        return child_index(value, name)
+    raise MissingRuleError(
+        f"srcad cannot differentiate through the attribute `.{name}` of a "
+        f"{type(value).__name__}: only the fields of named tuples, dataclasses and classes "
+        "registered with `srcad.register_pytree_node` carry derivatives.",
+        fix="pass the value itself, or index a tuple, or register the class with "
+        "`srcad.register_pytree_node`.")
 
 
 def field_adjoint(g, value, name: str) -> tuple | None:
-    """The adjoint of a named tuple whose field `name` has the adjoint `g`; None for another
-    object (one that rides in a tuple with differentiated values, as a method's receiver in
-    `args`): srcad sees no derivative in its attributes (one made from differentiated
-    values is refused where it is made)."""
-    if not isinstance(value, tuple):
+    """The adjoint of a named tuple or node whose field `name` has the adjoint `g`; None for
+    another object (one that rides in a tuple with differentiated values, as a method's
+    receiver in `args`): srcad sees no derivative in its attributes (one made from
+    differentiated values is refused where it is made)."""
+    if isinstance(value, tuple):
+        size = len(value)
+    elif (parts := node(value)) is not None:
+        size = len(parts[0])
+    else:
         return None
-    parts = [None] * len(value)
-    parts[field_index(value, name)] = g
-    return tuple(parts)
+    index = field_index(value, name)
+    if index is None:
+        return None
+    adjoint = [None] * size
+    adjoint[index] = g
+    return tuple(adjoint)
+
+
+def field_tangent(t, value, name: str):
+    """The tangent of `value.name` from `value`'s tangent `t` (a tuple or an instance of
+    `value`'s class); a zero for a node's constant field."""
+    index = field_index(value, name)
+    if index is None:
+        shape = np.shape(getattr(value, name))
+        return np.zeros(shape) if shape else 0.0
+    return t[index] if isinstance(t, tuple) else node(t)[0][index]
 
 
 def shape_of(x):

@@ -12,7 +12,7 @@ import numpy as np
 from srcad.errors import Location, MissingRuleError, UnsupportedSyntaxError
 from srcad.ops.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.ops.registry import declare, defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
-from srcad.kernels.adjoints import (accumulate, dtype_of, field, field_adjoint, field_index,
+from srcad.kernels.adjoints import (accumulate, dtype_of, field, field_adjoint, field_tangent,
                             index_adjoint, unbroadcast, unpacked_adjoint)
 from srcad.kernels.tangents import broadcast_like, dense
 
@@ -418,10 +418,10 @@ def _zero_like(value):
 nondifferentiable(dict_keys)
 
 
-# `result.field` of a named tuple: the tuple's adjoint holds `g` at the field's place; its
-# tangent (a tuple of the fields' tangents) gives the field's.
+# `result.field` of a named tuple or a dataclass: the tuple's adjoint holds `g` at the
+# field's place; its tangent (a tuple of the fields' tangents) gives the field's.
 defvjp(field, lambda g, ans, value, name: field_adjoint(g, value, name), None)
-defjvp(field, lambda g, ans, value, name: g[field_index(value, name)], None)
+defjvp(field, lambda g, ans, value, name: field_tangent(g, value, name), None)
 
 for _container in (list, tuple, dict):  # of their argument's items (analysis/aliasing.py)
     declare(_container, sequence="shares")

@@ -20,6 +20,7 @@ import numpy as np
 from srcad.errors import (NonDifferentiableInputError, NonScalarOutputError, SrcadError,
                           WrtError)
 from srcad.kernels.outlines import Outline
+from srcad.kernels.pytrees import node
 
 
 def wrt_parameters(code, wrt, bound=0, gathered=False
@@ -70,28 +71,36 @@ CONTAINERS = (dict, list, tuple)
 
 
 def is_container(value) -> bool:
-    """Parameters kept in dicts, lists and tuples (nested): their gradient has their shape."""
-    return isinstance(value, CONTAINERS)
+    """Parameters kept in dicts, lists, tuples, dataclasses and registered classes (nested,
+    kernels/pytrees.py): their gradient has their shape."""
+    return isinstance(value, CONTAINERS) or node(value) is not None
 
 
 def rebuild(container, items):
-    """A container of `container`'s kind (dict keys, namedtuple type) holding `items`."""
+    """A container of `container`'s kind (dict keys, namedtuple type, class) holding `items`."""
     if isinstance(container, dict):
         return dict(zip(container, items))
     if hasattr(container, "_fields"):  # a namedtuple
         return type(container)(*items)
-    return type(container)(items)
+    if isinstance(container, CONTAINERS):
+        return type(container)(items)
+    return node(container)[1](items)
 
 
-def _children(container):
-    return list(container.values()) if isinstance(container, dict) else list(container)
+def children(container) -> list:
+    """The items of a container, in the order `rebuild` takes them."""
+    if isinstance(container, dict):
+        return list(container.values())
+    if isinstance(container, CONTAINERS):
+        return list(container)
+    return node(container)[0]
 
 
 def copied(value):
     """`value` with its arrays copied, and the dicts, lists and tuples holding them: what a
     function that writes into its arguments may be given without changing the caller's."""
     if is_container(value):
-        return rebuild(value, [copied(v) for v in _children(value)])
+        return rebuild(value, [copied(v) for v in children(value)])
     return value.copy() if isinstance(value, np.ndarray) else value
 
 
@@ -103,7 +112,7 @@ def unshared(result, inputs):
     if not given:
         return result
     if is_container(result):
-        return rebuild(result, [unshared(child, given) for child in _children(result)])
+        return rebuild(result, [unshared(child, given) for child in children(result)])
     if isinstance(result, np.ndarray) and any(np.may_share_memory(result, a) for a in given):
         return result.copy()
     return result
@@ -112,14 +121,14 @@ def unshared(result, inputs):
 def leaves(value) -> list:
     """The arrays and numbers of a value kept in dicts, lists and tuples, in order."""
     if is_container(value):
-        return [leaf for child in _children(value) for leaf in leaves(child)]
+        return [leaf for child in children(value) for leaf in leaves(child)]
     return [value]
 
 
 def rebuilt(template, parts):
     """`template`'s nesting with its leaves replaced, in order, by `parts` (an iterator)."""
     if is_container(template):
-        return rebuild(template, [rebuilt(child, parts) for child in _children(template)])
+        return rebuild(template, [rebuilt(child, parts) for child in children(template)])
     return next(parts)
 
 
@@ -171,7 +180,7 @@ def promote(value, name: str):
     if type(value) is float or type(value) is np.ndarray and value.dtype.kind in "fc":
         return value
     if is_container(value):
-        return rebuild(value, [promote(v, name) for v in _children(value)])
+        return rebuild(value, [promote(v, name) for v in children(value)])
     if isinstance(value, (float, complex, np.inexact)) and not isinstance(value, bool):
         return value
     if _not_plain(value):
@@ -254,8 +263,8 @@ def like_argument(gradient, argument):
     if type(argument) is complex:
         return 0j if gradient is None else complex(gradient)
     if is_container(argument):
-        leaves = _children(argument)
-        parts = [None] * len(leaves) if gradient is None else _children(gradient)
+        leaves = children(argument)
+        parts = [None] * len(leaves) if gradient is None else children(gradient)
         return rebuild(argument, [like_argument(g, x) for g, x in zip(parts, leaves)])
     if gradient is None:
         gradient = np.zeros(np.shape(argument))

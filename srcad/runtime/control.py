@@ -16,7 +16,7 @@ import numpy as np
 
 from srcad.errors import SrcadError
 from srcad.ops.registry import nondifferentiable
-from srcad.runtime.arguments import like_argument
+from srcad.runtime.arguments import leaves, like_argument, rebuilt
 from srcad.runtime.hooks import ABOVE
 
 
@@ -110,32 +110,12 @@ def custom_gradient(function) -> CustomGradient:
 
 def clip_by_value(grads, low, high):
     """Every leaf of a pytree of gradients clipped into `[low, high]`."""
-    return _tree_map(lambda g: np.clip(g, low, high), grads)
+    return rebuilt(grads, (np.clip(g, low, high) for g in leaves(grads)))
 
 
 def clip_by_global_norm(grads, max_norm):
     """`(clipped, norm)`: the pytree scaled so its global L2 norm is at most `max_norm`."""
-    norm = float(np.sqrt(sum(np.sum(np.square(g)) for g in _leaves(grads))))
+    norm = float(np.sqrt(sum(np.sum(np.square(g)) for g in leaves(grads))))
     scale = max_norm / norm if norm > max_norm else 1.0
-    return _tree_map(lambda g: g * scale if isinstance(g, np.ndarray) else float(g * scale),
-                     grads), norm
-
-
-def _leaves(tree):
-    if isinstance(tree, dict):
-        for value in tree.values():
-            yield from _leaves(value)
-    elif isinstance(tree, (list, tuple)):
-        for value in tree:
-            yield from _leaves(value)
-    else:
-        yield tree
-
-
-def _tree_map(fn, tree):
-    if isinstance(tree, dict):
-        return {key: _tree_map(fn, value) for key, value in tree.items()}
-    if isinstance(tree, (list, tuple)):
-        items = [_tree_map(fn, value) for value in tree]
-        return type(tree)(*items) if hasattr(tree, "_fields") else type(tree)(items)
-    return fn(tree)
+    return rebuilt(grads, (g * scale if isinstance(g, np.ndarray) else float(g * scale)
+                           for g in leaves(grads))), norm

@@ -21,7 +21,8 @@ import numpy as np
 
 from srcad.errors import WrtError
 from srcad.ops.callables import unwrapped
-from srcad.runtime.arguments import like_argument, promote, seed_for, wrt_parameters
+from srcad.runtime.arguments import (is_container, like_argument, promote, seed_for,
+                                     wrt_parameters)
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
 import srcad.tape.nest as nest
 from srcad.tape.dispatch import is_live, new_tensor, value_of
@@ -140,9 +141,13 @@ def _like(original, cotangents):
               for c, x in zip(cotangents, nest.flatten(original))]
     if any(isinstance(leaf, Tensor) for leaf in leaves):  # inside an outer tape: keep tensors
         return nest.pack_as(original, leaves)
-    if isinstance(original, (list, tuple, dict)):
-        return like_argument(nest.pack_as(original, leaves), original)
-    return like_argument(leaves[0], original)
+    if not is_container(original):
+        return like_argument(leaves[0], original)
+    # zeros, not None, where no cotangent came: a dataclass counts a field holding None as
+    # a constant, not one of its children (kernels/pytrees.py)
+    leaves = [like_argument(None, x) if c is None else c
+              for c, x in zip(leaves, nest.flatten(original))]
+    return like_argument(nest.pack_as(original, leaves), original)
 
 
 def _real_for_real(cotangent, argument):

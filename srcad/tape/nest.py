@@ -1,9 +1,12 @@
 """nest: flatten a structure of lists, tuples and dicts to its leaves, and build it back.
 
 TensorFlow's `tf.nest` conventions: dicts are walked in sorted key order, a namedtuple keeps
-its type, anything that is not a list, tuple or dict is a leaf (tensors, arrays, None).
+its type, a dataclass or registered class (kernels/pytrees.py) is walked through its
+children and keeps its class, anything else is a leaf (tensors, arrays, None).
 """
 from __future__ import annotations
+
+from srcad.kernels.pytrees import node
 
 
 def flatten(structure) -> list:
@@ -19,6 +22,9 @@ def _flatten_into(structure, leaves):
             _flatten_into(structure[key], leaves)
     elif isinstance(structure, (list, tuple)):
         for item in structure:
+            _flatten_into(item, leaves)
+    elif (parts := node(structure)) is not None:
+        for item in parts[0]:
             _flatten_into(item, leaves)
     else:
         leaves.append(structure)
@@ -40,4 +46,6 @@ def _pack(structure, iterator):
         if isinstance(structure, tuple) and hasattr(structure, "_fields"):
             return type(structure)(*items)
         return type(structure)(items)
+    if (parts := node(structure)) is not None:
+        return parts[1]([_pack(item, iterator) for item in parts[0]])
     return next(iterator)

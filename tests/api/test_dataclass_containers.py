@@ -1,0 +1,222 @@
+"""Dataclasses and classes registered with `srcad.register_pytree_node` as parameters: every
+mode differentiates their float fields and gives back an instance of the same class,
+checked against central differences."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import MissingRuleError, TangentError, UsageError
+
+
+@dataclasses.dataclass
+class Params:
+    w: np.ndarray
+    b: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    w: np.ndarray
+    b: float
+
+
+@dataclasses.dataclass
+class Net:
+    layers: list
+    scales: dict
+
+
+@dataclasses.dataclass
+class Labeled:
+    w: np.ndarray
+    name: str
+    repeats: int
+
+    @property
+    def doubled(self):
+        return 2 * self.w
+
+
+class Pair:  # a user's class, registered below
+    def __init__(self, a, b):
+        self.a, self.b = a, b
+
+
+srcad.register_pytree_node(Pair, lambda q: ((q.a, q.b), None),
+                           lambda aux, children: Pair(*children))
+
+
+def loss(p, x):
+    return np.sum(np.tanh(x @ p.w + p.b) ** 2) + p.b * p.b
+
+
+def net_loss(net, x):
+    h = x
+    for w in net.layers:
+        h = np.tanh(h @ w)
+    return np.sum(h * net.scales["out"])
+
+
+def pair_loss(q, x):
+    return np.sum(np.sin(q.a * x) * q.b)
+
+
+def cubic(p):
+    return np.sum(p.w ** 3) * p.b + p.b ** 2
+
+
+def labeled_loss(p, x):
+    return np.sum(np.sin(p.w * x)) * p.repeats + len(p.name)
+
+
+def doubled_loss(p):
+    return np.sum(p.doubled)
+
+
+# the tests' own view of the containers (the oracle does not use srcad's walkers)
+def _flat(value) -> list:
+    if isinstance(value, dict):
+        return [leaf for key in value for leaf in _flat(value[key])]
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _flat(item)]
+    if isinstance(value, Pair):
+        return _flat([value.a, value.b])
+    if isinstance(value, Labeled):
+        return [value.w]
+    if dataclasses.is_dataclass(value):
+        return _flat([getattr(value, f.name) for f in dataclasses.fields(value)])
+    return [value]
+
+
+def _with(value, leaves):
+    """`value` with its leaves taken from the iterator `leaves`."""
+    if isinstance(value, dict):
+        return {key: _with(value[key], leaves) for key in value}
+    if isinstance(value, list):
+        return [_with(item, leaves) for item in value]
+    if isinstance(value, Pair):
+        return Pair(_with(value.a, leaves), _with(value.b, leaves))
+    if isinstance(value, Labeled):
+        return dataclasses.replace(value, w=next(leaves))
+    if dataclasses.is_dataclass(value):
+        return dataclasses.replace(value, **{f.name: _with(getattr(value, f.name), leaves)
+                                             for f in dataclasses.fields(value)})
+    return next(leaves)
+
+
+def _central(f, p, args, eps=1e-6) -> list:
+    """The gradient of `f(p, *args)` by central differences, leaf by leaf as `_flat`."""
+    base = [np.array(leaf, dtype=float) for leaf in _flat(p)]
+    gradient = [np.zeros_like(leaf) for leaf in base]
+    for k, leaf in enumerate(base):
+        for index in np.ndindex(leaf.shape):
+            values = []
+            for step in (eps, -eps):
+                moved = [b.copy() for b in base]
+                moved[k][index] += step
+                values.append(f(_with(p, iter(m if m.ndim else float(m) for m in moved)), *args))
+            gradient[k][index] = (values[0] - values[1]) / (2 * eps)
+    return gradient
+
+
+def _close(gradient, expected):
+    for got, want in zip(_flat(gradient), expected, strict=True):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
+
+
+CASES = {
+    "plain": (loss, lambda r: Params(r.standard_normal((3, 2)), 0.5),
+              lambda r: (r.standard_normal((4, 3)),)),
+    "frozen": (loss, lambda r: Frozen(r.standard_normal((3, 2)), -0.3),
+               lambda r: (r.standard_normal((4, 3)),)),
+    "nested": (net_loss, lambda r: Net([r.standard_normal((3, 3)), r.standard_normal((3, 2))],
+                                       {"out": r.standard_normal(2)}),
+               lambda r: (r.standard_normal((4, 3)),)),
+    "registered": (pair_loss, lambda r: Pair(r.standard_normal(3), 1.5),
+                   lambda r: (r.standard_normal(3),)),
+    "constant fields": (labeled_loss, lambda r: Labeled(r.standard_normal(3), "abc", 2),
+                        lambda r: (r.standard_normal(3),)),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("mode", ["source", "value_and_grad", "vjp", "tape"])
+def test_reverse_modes_give_the_class_back_with_the_right_numbers(case, mode, rng):
+    f, make, more = CASES[case]
+    p, args = make(rng), more(rng)
+    if mode == "source":
+        gradient = srcad.grad(f)(p, *args)
+    elif mode == "value_and_grad":
+        value, gradient = srcad.value_and_grad(f)(p, *args)
+        assert np.isclose(value, f(p, *args))
+    elif mode == "vjp":
+        _, pullback = srcad.vjp(f, p, *args)
+        gradient = pullback(1.0)
+    else:
+        gradient = srcad.tape.grad(f)(p, *args)
+    assert type(gradient) is type(p)
+    _close(gradient, _central(f, p, args))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_jvp_takes_a_tangent_of_the_class(case, rng):
+    f, make, more = CASES[case]
+    p, args = make(rng), more(rng)
+    direction = [rng.standard_normal(np.shape(leaf)) for leaf in _flat(p)]
+    tangent = _with(p, iter(d if d.ndim else float(d) for d in direction))
+    value, derivative = srcad.jvp(f, (p, *args), (tangent, *[np.zeros_like(a) for a in args]))
+    expected = sum(np.sum(g * d) for g, d in zip(_central(f, p, args), direction))
+    assert np.isclose(value, f(p, *args))
+    np.testing.assert_allclose(derivative, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_constant_fields_ride_along_unchanged(rng):
+    p = Labeled(rng.standard_normal(3), "abc", 2)
+    gradient = srcad.grad(labeled_loss)(p, np.ones(3))
+    assert gradient.name == "abc" and gradient.repeats == 2
+
+
+def test_hessian_of_a_dataclass_nests_the_class(rng):
+    p = Params(rng.standard_normal(2), 0.7)
+    h = srcad.hessian(cubic)(p)
+    assert type(h) is Params and type(h.w) is Params and type(h.b) is Params
+    np.testing.assert_allclose(h.w.w, np.diag(6 * p.w * p.b), rtol=1e-12)
+    np.testing.assert_allclose(h.w.b, 3 * p.w ** 2, rtol=1e-12)
+    np.testing.assert_allclose(h.b.w, 3 * p.w ** 2, rtol=1e-12)
+    np.testing.assert_allclose(h.b.b, 2.0, rtol=1e-12)
+
+
+def test_clip_by_global_norm_keeps_the_class():
+    clipped, norm = srcad.clip_by_global_norm(Params(np.array([3.0]), 4.0), 1.0)
+    assert type(clipped) is Params and norm == 5.0
+    np.testing.assert_allclose(clipped.w, [0.6])
+    assert np.isclose(clipped.b, 0.8)
+
+
+def test_a_property_read_is_refused_in_source_mode(rng):
+    with pytest.raises(MissingRuleError, match="doubled"):
+        srcad.grad(doubled_loss)(Labeled(rng.standard_normal(3), "abc", 2))
+
+
+def test_a_tangent_of_another_shape_is_refused(rng):
+    p = Params(rng.standard_normal(3), 0.5)
+    with pytest.raises(TangentError, match="1.0"):
+        srcad.jvp(cubic, (p,), (Params(np.ones(3), 1),))
+
+
+@pytest.mark.parametrize("arguments", [(Pair, None, None), ("Pair", len, len), (dict, len, len)])
+def test_register_pytree_node_refuses_what_it_cannot_use(arguments):
+    with pytest.raises(UsageError):
+        srcad.register_pytree_node(*arguments)
+
+
+def test_gradient_tape_packs_a_dataclass_of_variables():
+    p = Params(srcad.Variable(np.array([0.3, 1.0])), srcad.Variable(0.5))
+    with srcad.GradientTape() as tape:
+        y = np.sum(np.sin(p.w) * p.b)
+    gradient = tape.gradient(y, p)
+    assert type(gradient) is Params
+    np.testing.assert_allclose(np.asarray(gradient.w), 0.5 * np.cos([0.3, 1.0]))
+    np.testing.assert_allclose(np.asarray(gradient.b), np.sum(np.sin([0.3, 1.0])))
