@@ -15,6 +15,7 @@ packed with None in a child's place: the walkers put zeros there.)
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from typing import Callable
 
 import numpy as np
@@ -45,13 +46,14 @@ def node(value) -> tuple[list, Callable[[list], object]] | None:
         children, aux = flatten(value)
         return list(children), lambda items: unflatten(aux, tuple(items))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        names = _child_fields(value)
+        names = child_fields(value)
         return ([getattr(value, name) for name in names],
                 lambda items: dataclasses.replace(value, **dict(zip(names, items))))
     return None
 
 
-def _child_fields(value) -> list[str]:
+def child_fields(value) -> list[str]:
+    """The names of a dataclass instance's fields that are its children."""
     return [f.name for f in dataclasses.fields(value)
             if f.init and _holds_derivative(getattr(value, f.name))]
 
@@ -75,7 +77,7 @@ def child_index(value, name: str) -> int | None:
         return None
     if dataclasses.is_dataclass(value) and type(value) not in _REGISTERED:
         fields = {f.name: f for f in dataclasses.fields(value)}
-        names = _child_fields(value)
+        names = child_fields(value)
         if name in names:
             return names.index(name)
         if name in fields and fields[name].init:
@@ -94,3 +96,24 @@ def child_index(value, name: str) -> int | None:
         + ".",
         fix="read the children themselves inside the function (the fields holding floats "
         "or float arrays), or compute the attribute from them there.")
+
+
+def constructs_node(fn) -> bool:
+    """Whether `fn` is a dataclass, whose instances a call builds from its arguments."""
+    return isinstance(fn, type) and dataclasses.is_dataclass(fn) and fn not in _REGISTERED
+
+
+def constructor_places(cls, instance, args: tuple, kwargs: dict) -> dict:
+    """`{argument (position or keyword name): index among instance's children}` for an
+    instance `cls(*args, **kwargs)` of a dataclass: each init field holds its argument. A
+    `__post_init__`, which may change them, is refused."""
+    if hasattr(cls, "__post_init__"):
+        raise MissingRuleError(
+            f"srcad cannot differentiate through {cls.__name__}(...): its __post_init__ may "
+            "change the values the fields hold.",
+            fix=f"build the {cls.__name__} outside the differentiated function and pass it in, "
+            "or move what __post_init__ computes into the function.")
+    names = child_fields(instance)
+    bound = inspect.signature(cls).bind(*args, **kwargs).arguments
+    positions = {name: i for i, name in enumerate(bound) if i < len(args)}
+    return {positions.get(name, name): names.index(name) for name in bound if name in names}

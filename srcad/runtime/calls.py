@@ -33,6 +33,8 @@ import numpy as np
 from srcad.errors import (MissingJVPRuleError, MissingRuleError, SrcadError,
                           UnsupportedDerivativeError, UnsupportedSyntaxError)
 from srcad.kernels.adjoints import holds_floats
+from srcad.kernels.pytrees import child_fields, constructor_places, constructs_node, node
+from srcad.kernels.tangents import zero_tangent
 from srcad.ops import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
 from srcad.ops.python_builtins import starred_call, starred_method
@@ -69,6 +71,8 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
         return ABOVE.vjp_of_vjp(active, args, kwargs)
     if isinstance(fn, CustomGradient):
         return _by_custom_gradient(fn, active, args, kwargs)
+    if constructs_node(fn):  # a dataclass built of differentiated values
+        return _by_node_constructor(fn, active, args, kwargs)
     if isinstance(fn, functools.partial):
         return call_vjp(fn.func, shifted(active, len(fn.args)), *fn.args, *args,
                         **{**fn.keywords, **kwargs})
@@ -187,6 +191,19 @@ def _by_custom_gradient(fn: CustomGradient, active, args, kwargs):
             wrong_count(fn, len(cotangents), len(args))
         return tuple(cotangents[spec] for spec in active)
     return result, pullback
+
+
+def _by_node_constructor(cls, active, args, kwargs):
+    """`cls(*args, **kwargs)` for a dataclass: its adjoint, a tuple of its children's (as a
+    named tuple's: kernels/adjoints.field_adjoint), gives each argument its field's."""
+    instance = cls(*args, **kwargs)
+    places = constructor_places(cls, instance, args, kwargs)
+
+    def pullback(g):
+        parts = g if g is None or isinstance(g, tuple) else node(g)[0]
+        return tuple(None if parts is None or spec not in places else parts[places[spec]]
+                     for spec in active)
+    return instance, pullback
 
 
 def _by_source(function, active, args, kwargs):
@@ -398,6 +415,14 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         return ABOVE.jvp_of_vjp(active, tangents, args, kwargs)
     if isinstance(fn, CustomGradient):
         return fn.jvp(active, tangents, args, kwargs)
+    if constructs_node(fn):
+        instance = fn(*args, **kwargs)
+        places = constructor_places(fn, instance, args, kwargs)
+        children = [zero_tangent(child) for child in node(instance)[0]]
+        for spec, tangent in zip(active, tangents):
+            if spec in places and tangent is not None:
+                children[places[spec]] = tangent
+        return instance, tuple(children)
     function = unwrapped(fn)
     if isinstance(function, types.MethodType):  # a bound method: its receiver comes first
         return jvp_call(function.__func__, shifted(active, 1), tangents,
@@ -616,6 +641,8 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
             "of the function it returns once more (reverse or forward mode), not twice (a "
             "Hessian, a third derivative).",
             fix="for higher derivatives pass the values to the function itself.")
+    if constructs_node(fn):
+        return _constructor_tangent_program(fn, spec, args, kwargs)
     if fn is attempt:  # (its tangent program is written out: runtime/attempts.py)
         order = SeedOrder(attempt, [parameter_of(attempt, s) for s in spec])
         return attempts.tangent_program(defined_by, call_jvp), order
@@ -629,6 +656,34 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     order = SeedOrder(fn, places)
     containers = containers_of(places, spec, args, kwargs)
     return transformed(fn, order.names, containers, "fwd").bound(fn), order
+
+
+def _constructor_tangent_program(cls, spec: tuple, args: tuple, kwargs: dict):
+    """`(P, seed order)` for a dataclass built of differentiated values: `P(seeds, a0, ..,
+    *, k, ..)` returns the instance and its tangent, the display of its children's tangents
+    (the seeds of the arguments they hold, zeros for the others, as tangent programs hold
+    them), which srcad differentiates once more."""
+    instance = cls(*args, **kwargs)
+    places = constructor_places(cls, instance, args, kwargs)
+    key = (cls, len(args), tuple(kwargs), tuple(spec), tuple(places.items()))
+    program = _WRAPPERS.get(key)
+    if program is None:
+        seeds = {s: k for k, s in enumerate(spec)}
+        children = [f"srcad_zero(srcad_instance.{name})" for name in child_fields(instance)]
+        for s, child in places.items():
+            if s in seeds:
+                children[child] = f"srcad_seeds[{seeds[s]}]"
+        positional = [f"a{i}" for i in range(len(args))]
+        parameters = ", ".join(["srcad_seeds", *positional]
+                               + (["*", *kwargs] if kwargs else []))
+        arguments = ", ".join(positional + [f"{k}={k}" for k in kwargs])
+        source = (f"def constructor_tangent({parameters}):\n"
+                  f"    srcad_instance = srcad_callee({arguments})\n"
+                  f"    return srcad_instance, ({''.join(c + ', ' for c in children)})\n")
+        program = _WRAPPERS[key] = compiled_source(
+            source, "constructor_tangent", {"srcad_callee": cls, "srcad_zero": zero_tangent},
+            f"<srcad-tangent program of {cls.__name__}(...)>")
+    return program, SeedOrder(None, [(f"seed{k}", None) for k in range(len(spec))])
 
 
 def _direct_call(caller, args: tuple, kwargs: dict) -> types.FunctionType:

@@ -23,6 +23,7 @@ from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import enclosing_reads, local_names
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.kernels import adjoints as helpers
+from srcad.kernels.pytrees import constructs_node
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
 from srcad.ops.numpy_arrays import is_concatenator, joined_by
@@ -419,7 +420,8 @@ def _has_source(callee) -> bool:
     if vjp_rules(callee) is not None or is_nondifferentiable(callee):
         return False
     if isinstance(callee, (CustomGradient, functools.partial)) or is_derivative(callee) \
-            or callee is functools.partial:  # (of differentiated values: runtime/held.py)
+            or callee is functools.partial \
+            or constructs_node(callee):  # (of differentiated values: runtime/held.py, calls.py)
         return True
     return isinstance(unwrapped(callee), (types.FunctionType, types.MethodType))
 
