@@ -815,6 +815,27 @@ def test_a_dict_built_from_pairs_is_a_display(fn, derivative):
     assert srcad.jvp(fn, (x,), (np.ones(2),))[1] == pytest.approx(np.sum(derivative(x)))
 
 
+def _key_given_twice(x):
+    d = dict([("a", x)], a=x ** 3)
+    e = {"b": x, "b": x * x}  # noqa: F601 (the later value is the one kept)
+    return np.sum(d["a"] + e["b"])
+
+
+def _own_dict(x):
+    dict = lambda pairs: {"a": 3.0 * pairs[0][1]}  # noqa: E731 (shadows the builtin)
+    return np.sum(dict([("a", x)])["a"])
+
+
+def test_a_key_given_twice_keeps_the_later_value_and_a_local_dict_is_called():
+    """`{"b": x, "b": y}` and `dict(pairs, a=...)` keep the later value: only it gets the
+    key's cotangent (both did); a `dict` the function binds itself is not the builtin."""
+    x = np.array([1.3, -0.4])
+    np.testing.assert_allclose(srcad.grad(_key_given_twice)(x), 3 * x ** 2 + 2 * x)
+    assert srcad.jvp(_key_given_twice, (x,), (np.ones(2),))[1] == pytest.approx(
+        np.sum(3 * x ** 2 + 2 * x))
+    np.testing.assert_allclose(srcad.grad(_own_dict)(x), np.full(2, 3.0))
+
+
 def _written_then_unpacked(x):
     t = [1.0, 1.0]
     t[0] = x

@@ -202,18 +202,18 @@ def float_program(function, names: tuple, has_aux: bool, numbers: frozenset):
     `c * v`): forward mode where it applies, else reverse mode, fused."""
     if len(names) == 1 and not has_aux and enabled("forward-grad"):
         refused = _FORWARD_REFUSED.setdefault(function.__code__, set())
-        if numbers not in refused:
+        if (names, numbers) not in refused:
             try:
                 return cache.compiled_adjoint(function, names, has_aux, mode="forward-grad",
                                               scalars=numbers)
             except SrcadError:  # (NotForwardable, or a construct forward mode refuses)
-                refused.add(numbers)
+                refused.add((names, numbers))
     return cache.compiled_adjoint(function, names, has_aux, mode="fused", scalars=numbers)
 
 
-# The sets of float parameters forward mode was refused for, per function code: a `grad`
-# made anew on every call (`grad(f)(x)` in a Newton loop, of a new closure each time) tries
-# it once, not on every call (a failed transformation is not cached). Were a refusal stale
+# The `wrt` names and float parameters forward mode was refused for, per function code: a
+# `grad` made anew on every call (`grad(f)(x)` in a Newton loop, of a new closure each time)
+# tries it once, not on every call (a failed transformation is not cached). Were a refusal stale
 # (a helper redefined), reverse mode, as exact, runs instead.
 _FORWARD_REFUSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 

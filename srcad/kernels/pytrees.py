@@ -14,6 +14,7 @@ packed with None in a child's place: the walkers put zeros there.)
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 from typing import Callable
@@ -47,9 +48,18 @@ def node(value) -> tuple[list, Callable[[list], object]] | None:
         return list(children), lambda items: unflatten(aux, tuple(items))
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         names = child_fields(value)
-        return ([getattr(value, name) for name in names],
-                lambda items: dataclasses.replace(value, **dict(zip(names, items))))
+        return [getattr(value, name) for name in names], lambda items: _with(value, names, items)
     return None
+
+
+def _with(value, names, items):
+    """A copy of the dataclass instance `value` whose fields `names` hold `items`, made
+    without running its `__init__` or `__post_init__` (which may compute or check what a
+    gradient does not hold), frozen or not."""
+    made = copy.copy(value)
+    for name, item in zip(names, items):
+        object.__setattr__(made, name, item)
+    return made
 
 
 def child_fields(value) -> list[str]:
@@ -59,9 +69,13 @@ def child_fields(value) -> list[str]:
 
 
 def _holds_derivative(value) -> bool:
-    """A float, a complex number, a float array (or a tape's tensor of one), a container."""
-    if isinstance(value, (float, complex, np.inexact, dict, list, tuple)):
+    """A float, a complex number, a float array (or a tape's tensor of one), a container of
+    one (a tuple of integers, a shape, is a constant)."""
+    if isinstance(value, (float, complex, np.inexact)):
         return True
+    if isinstance(value, (dict, list, tuple)):
+        items = value.values() if isinstance(value, dict) else value
+        return any(_holds_derivative(item) for item in items)
     dtype = getattr(value, "dtype", None)
     if dtype is not None:
         return getattr(dtype, "kind", None) in ("f", "c")
@@ -70,8 +84,9 @@ def _holds_derivative(value) -> bool:
 
 def child_index(value, name: str) -> int | None:
     """Where the attribute `name` of the node `value` sits among its children; None if
-    `value` is no node or `name` is a constant field. A dataclass's fields are found by
-    name; a registered class's attribute by identity with one child."""
+    `value` is no node or `name` is a constant (a dataclass's field that is no child, a
+    registered class's data its flatten keeps aside). A dataclass's fields are found by
+    name; a registered class's attribute by identity with one child or with its aux data."""
     parts = node(value)
     if parts is None:
         return None
@@ -86,16 +101,27 @@ def child_index(value, name: str) -> int | None:
     else:
         attribute = getattr(value, name)
         places = [i for i, child in enumerate(parts[0]) if child is attribute]
-        if len(places) == 1:
+        kept_aside = _among(attribute, _REGISTERED[type(value)][0](value)[1])
+        if len(places) == 1 and not kept_aside:
             return places[0]
+        if not places and kept_aside:
+            return None  # data the class's flatten keeps beside its children: a constant
     raise MissingRuleError(
         f"srcad cannot differentiate through the attribute `.{name}` of a "
         f"{type(value).__name__}: it is " + (
-            "several of its children at once" if places else
-            "none of its children (a property or an init=False field, computed from them)")
-        + ".",
-        fix="read the children themselves inside the function (the fields holding floats "
-        "or float arrays), or compute the attribute from them there.")
+            "several of its children at once, or a child and data kept beside them"
+            if places else "none of the children its flatten function gives (a property "
+            "computed from them, an init=False field, or data kept beside them)") + ".",
+        fix="read the children themselves inside the function, or compute the attribute from "
+        "them there; for a registered class, pass data kept beside the children as another "
+        "argument.")
+
+
+def _among(value, aux) -> bool:
+    """Whether `value` is `aux` or one of the items of `aux` (a tuple, list or dict)."""
+    items = aux.values() if isinstance(aux, dict) else aux \
+        if isinstance(aux, (tuple, list)) else ()
+    return value is aux or any(value is item for item in items)
 
 
 def constructs_node(fn) -> bool:
@@ -105,15 +131,21 @@ def constructs_node(fn) -> bool:
 
 def constructor_places(cls, instance, args: tuple, kwargs: dict) -> dict:
     """`{argument (position or keyword name): index among instance's children}` for an
-    instance `cls(*args, **kwargs)` of a dataclass: each init field holds its argument. A
-    `__post_init__`, which may change them, is refused."""
-    if hasattr(cls, "__post_init__"):
-        raise MissingRuleError(
-            f"srcad cannot differentiate through {cls.__name__}(...): its __post_init__ may "
-            "change the values the fields hold.",
-            fix=f"build the {cls.__name__} outside the differentiated function and pass it in, "
-            "or move what __post_init__ computes into the function.")
+    instance `cls(*args, **kwargs)` of a dataclass, whose fields hold their arguments; an
+    `__init__` or `__post_init__` that changes what a field holds is refused."""
     names = child_fields(instance)
     bound = inspect.signature(cls).bind(*args, **kwargs).arguments
     positions = {name: i for i, name in enumerate(bound) if i < len(args)}
-    return {positions.get(name, name): names.index(name) for name in bound if name in names}
+    places = {}
+    for name, argument in bound.items():
+        if name not in names:
+            continue
+        if getattr(instance, name) is not argument:
+            raise MissingRuleError(
+                f"srcad cannot differentiate through {cls.__name__}(...): its field "
+                f"`{name}` does not hold the argument passed for it (its __init__ or "
+                "__post_init__ computes it).",
+                fix=f"build the {cls.__name__} outside the differentiated function and pass "
+                "it in, or compute the field's value in the function before building it.")
+        places[positions.get(name, name)] = names.index(name)
+    return places

@@ -227,8 +227,18 @@ def test_gradient_tape_packs_a_dataclass_of_variables():
 class Checked:
     w: np.ndarray
 
-    def __post_init__(self):
+    def __post_init__(self):  # (checks, and keeps what it was given: differentiated)
+        if np.ndim(self.w) != 1:
+            raise ValueError("w must be a vector")
         self.w = np.asarray(self.w)
+
+
+@dataclasses.dataclass
+class Scaled:
+    w: float
+
+    def __init__(self, w):  # (its own: the field holds a value computed from the argument)
+        self.w = 2.0 * w
 
 
 def built_then_read(w, b, x):
@@ -240,6 +250,14 @@ def built_then_read(w, b, x):
 
 def built_with_post_init(w):
     return np.sum(Checked(w * 2.0).w)
+
+
+def built_with_own_init(w):
+    return Scaled(w).w ** 2
+
+
+def scaled_loss(p):
+    return p.w ** 2
 
 
 def _built_central(w, b, x, eps=1e-6):
@@ -275,6 +293,39 @@ def test_a_dataclass_built_in_the_function_carries_its_fields_derivatives(mode, 
         assert srcad.hessian(of_b)(b) == pytest.approx(curvature, rel=1e-5)
 
 
-def test_a_dataclass_whose_post_init_may_change_its_fields_is_refused(rng):
-    with pytest.raises(MissingRuleError, match="__post_init__"):
-        srcad.grad(built_with_post_init)(rng.standard_normal(3))
+def test_a_dataclass_whose_init_computes_its_fields_is_refused_where_it_is_built(rng):
+    """A field that holds what it was passed carries its derivative (a __post_init__ that
+    checks), one that an own __init__ computes is refused (it held 2 w: a wrong factor)."""
+    np.testing.assert_allclose(srcad.grad(built_with_post_init)(np.ones(3)), np.full(3, 2.0))
+    with pytest.raises(MissingRuleError, match="does not hold the argument"):
+        srcad.grad(built_with_own_init)(1.5)
+
+
+def test_a_gradient_is_built_without_running_the_classes_own_init():
+    """The gradient of a parameter of a class with its own __init__ holds the derivatives
+    as they are (rebuilding it with __init__ doubled them)."""
+    gradient = srcad.grad(scaled_loss)(Scaled(1.5))
+    assert type(gradient) is Scaled and gradient.w == pytest.approx(6.0)
+    assert srcad.tape.grad(scaled_loss)(Scaled(1.5)).w == pytest.approx(6.0)
+
+
+class Model:  # registered: `w_init` is kept beside the children, in flatten's aux
+    def __init__(self, w, w_init):
+        self.w, self.w_init = w, w_init
+
+
+srcad.register_pytree_node(Model, lambda m: ((m.w,), m.w_init),
+                           lambda aux, children: Model(children[0], aux))
+
+
+def model_loss(m):
+    return np.sum(m.w * m.w_init)
+
+
+def test_a_registered_attribute_that_is_also_aux_data_is_refused():
+    """`w_init` is the same array as the child `w`: reading it is ambiguous (it was taken
+    for the child: twice the gradient)."""
+    w = np.array([1.0, 2.0])
+    with pytest.raises(MissingRuleError, match="data kept beside them"):
+        srcad.grad(model_loss)(Model(w, w))
+    np.testing.assert_allclose(srcad.grad(model_loss)(Model(w, w.copy() + 1.0)).w, w + 1.0)

@@ -372,21 +372,24 @@ def maps_as_comprehensions(fn: gast.FunctionDef, resolver) -> None:
     """`map(f, a, b)` read once where it stands (a call's argument, a loop's iterable) as
     `[f(x, y) for x, y in zip(a, b)]`, before nested functions are converted: a lambda `f`
     that reads differentiated variables is then called where srcad can pass them. `f` is
-    a name, an attribute or a lambda (evaluating it once per item changes nothing)."""
+    a name, an attribute or a lambda (evaluating it once per item changes nothing). A `map`
+    or `zip` the function binds itself is left alone."""
+    bound = local_names(fn)
     for node in walk(fn):
         if isinstance(node, gast.Call):
-            node.args = [_comprehension_of(a, resolver) for a in node.args]
+            node.args = [_comprehension_of(a, resolver, bound) for a in node.args]
         elif isinstance(node, (gast.For, gast.comprehension)):
-            node.iter = _comprehension_of(node.iter, resolver)
+            node.iter = _comprehension_of(node.iter, resolver, bound)
 
 
-def _comprehension_of(node, resolver):
+def _comprehension_of(node, resolver, bound):
     if not (isinstance(node, gast.Call) and isinstance(node.func, gast.Name)
             and len(node.args) > 1 and not node.keywords
             and not any(isinstance(a, gast.Starred) for a in node.args)
             and isinstance(node.args[0], (gast.Name, gast.Attribute, gast.Lambda))
-            and resolver.is_builtin(node.func.id, map)
-            and (len(node.args) == 2 or resolver.is_builtin("zip", zip))):
+            and node.func.id not in bound and resolver.is_builtin(node.func.id, map)
+            and (len(node.args) == 2
+                 or "zip" not in bound and resolver.is_builtin("zip", zip))):
         return node
     function, count = node.args[0], len(node.args) - 1
     parameters = _simple_parameters(function) if isinstance(function, gast.Lambda) else None
@@ -407,22 +410,27 @@ def dicts_as_displays(fn: gast.FunctionDef, resolver) -> None:
     """`dict(zip(keys, values))`, `dict((k, v) for ...)` and `dict([("a", x), ...])`, with
     keywords or not, as the displays and comprehensions that build the same dict
     (`{k: v for k, v in zip(keys, values)}`, `{**that, "b": x}`), whose items srcad follows
-    one by one. Another argument (a mapping held in a name, say) is left to `dict`."""
+    one by one. Another argument (a mapping held in a name, say) is left to `dict`, and so
+    is a `dict` or `zip` the function binds itself."""
+    bound = local_names(fn)
+
+    def builtin(name_node, builtin):
+        return isinstance(name_node, gast.Name) and name_node.id not in bound \
+            and resolver.is_builtin(name_node.id, builtin)
     for node in walk(fn):
         for field, value in gast.iter_fields(node):
             if isinstance(value, gast.Call):
-                setattr(node, field, _dict_display(value, resolver))
+                setattr(node, field, _dict_display(value, builtin))
             elif isinstance(value, list):
-                value[:] = [_dict_display(v, resolver) if isinstance(v, gast.Call) else v
+                value[:] = [_dict_display(v, builtin) if isinstance(v, gast.Call) else v
                             for v in value]
 
 
-def _dict_display(call: gast.Call, resolver):
-    if not (isinstance(call.func, gast.Name) and len(call.args) == 1
-            and all(k.arg is not None for k in call.keywords)
-            and resolver.is_builtin(call.func.id, dict)):
+def _dict_display(call: gast.Call, builtin):
+    if not (len(call.args) == 1 and all(k.arg is not None for k in call.keywords)
+            and builtin(call.func, dict)):
         return call
-    built = _pairs_as_dict(call.args[0], resolver)
+    built = _pairs_as_dict(call.args[0], builtin)
     if built is None:
         return call
     keys = [gast.Constant(k.arg, None) for k in call.keywords]
@@ -435,7 +443,7 @@ def _dict_display(call: gast.Call, resolver):
     return gast.copy_location(built, call)
 
 
-def _pairs_as_dict(pairs, resolver):
+def _pairs_as_dict(pairs, builtin):
     """The display or comprehension building `dict(pairs)`, or None."""
     def pair(node):
         return isinstance(node, (gast.Tuple, gast.List)) and len(node.elts) == 2 \
@@ -446,10 +454,9 @@ def _pairs_as_dict(pairs, resolver):
         return gast.Dict([e.elts[0] for e in pairs.elts], [e.elts[1] for e in pairs.elts])
     if isinstance(pairs, (gast.GeneratorExp, gast.ListComp)) and pair(pairs.elt):
         return gast.DictComp(pairs.elt.elts[0], pairs.elt.elts[1], pairs.generators)
-    if isinstance(pairs, gast.Call) and isinstance(pairs.func, gast.Name) \
-            and len(pairs.args) == 2 and not pairs.keywords \
+    if isinstance(pairs, gast.Call) and len(pairs.args) == 2 and not pairs.keywords \
             and not any(isinstance(a, gast.Starred) for a in pairs.args) \
-            and resolver.is_builtin(pairs.func.id, zip):
+            and builtin(pairs.func, zip):
         names = [gast.Name(n, gast.Store(), None, None) for n in ("srcad_key", "srcad_value")]
         return gast.DictComp(gast.Name("srcad_key", gast.Load(), None, None),
                              gast.Name("srcad_value", gast.Load(), None, None),

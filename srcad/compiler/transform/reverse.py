@@ -251,9 +251,14 @@ class _Backward:
         return self._contribute(op.args[0], cotangent)
 
     def _pack(self, op):
+        """`{k: v, ...}`, `[a, b]`: each element's adjoint is the item's; a display's key given
+        again later holds the later value only (`{"a": x, "a": y}` is `{"a": y}`)."""
         statements = []
         adjoint = load(self.adjoints.name(op.targets[0]))
-        for key, element in zip(op.keys, op.args):
+        constants = [k.value if isinstance(k, gast.Constant) else None for k in op.keys]
+        for place, (key, element) in enumerate(zip(op.keys, op.args)):
+            if constants[place] is not None and constants[place] in constants[place + 1:]:
+                continue
             if self.activity.element_useful(op.targets[0], key):
                 part = gast.Subscript(adjoint, key, gast.Load())
                 statements += self._contribute(element, part, may_be_none=True)
