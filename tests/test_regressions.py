@@ -836,6 +836,18 @@ def test_a_key_given_twice_keeps_the_later_value_and_a_local_dict_is_called():
     np.testing.assert_allclose(srcad.grad(_own_dict)(x), np.full(2, 3.0))
 
 
+def _appended_rows(a, b):
+    return np.sum(np.append(a, b, axis=0) ** 2)
+
+
+def test_a_nested_list_argument_gets_its_gradient_from_an_array():
+    """np.append of nested lists: the cotangent reaching the list argument is an array,
+    whose rows are the list's items."""
+    a, b = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], [[7.0, 8.0, 9.0]]
+    ga, gb = srcad.grad(_appended_rows, wrt=(0, 1))(a, b)
+    assert ga == [[2.0, 4.0, 6.0], [8.0, 10.0, 12.0]] and gb == [[14.0, 16.0, 18.0]]
+
+
 def _written_then_unpacked(x):
     t = [1.0, 1.0]
     t[0] = x

@@ -91,9 +91,8 @@ def children(container) -> list:
     """The items of a container, in the order `rebuild` takes them."""
     if isinstance(container, dict):
         return list(container.values())
-    if isinstance(container, CONTAINERS):
-        return list(container)
-    return node(container)[0]
+    parts = node(container)
+    return list(container) if parts is None else parts[0]  # (an array: its rows)
 
 
 def copied(value):
