@@ -20,6 +20,7 @@ from srcad.ops import jvp_rules, vjp_rules
 from srcad.ops.callables import unwrapped
 from srcad.runtime.calls import defined_by, fixed_arity, is_derivative
 from srcad.runtime.control import CustomGradient
+from srcad.runtime.hooks import DerivativeFunction
 
 
 def transformable(fn):
@@ -99,25 +100,33 @@ def by_position(fn, wrt):
     return items if isinstance(wrt, tuple) else items[0]
 
 
-class PerArity:
+class PerArity(DerivativeFunction):
     """`make(fixed_arity(fn, ...), wrt)` for each count of positional arguments and names of
     keyword arguments a call passes (the last `trailing` positional ones are not `fn`'s:
     hvp's vector), called with the call's arguments: a Jacobian, Hessian or hvp of a
     function that gathers `*args`, with `wrt` indexing one of them, or of a callable with
     rules (`per_call`)."""
 
+    kind = "form"  # (a call where srcad differentiates runs the made one's form)
+
     def __init__(self, fn, wrt, make, trailing: int = 0):
         self.fn, self.wrt, self.make, self.trailing = fn, by_position(fn, wrt), make, trailing
         self._made = {}
         self.latest = None
 
-    def __call__(self, *args, **kwargs):
+    def _for(self, args, kwargs):
         key = (len(args) - self.trailing, tuple(kwargs))
         made = self._made.get(key)
         if made is None:
             made = self._made[key] = self.make(fixed_arity(self.fn, *key), self.wrt)
         self.latest = made
-        return made(*args, **kwargs)
+        return made
+
+    def __call__(self, *args, **kwargs):
+        return self._for(args, kwargs)(*args, **kwargs)
+
+    def form(self, args: tuple, kwargs: dict):
+        return self._for(args, kwargs).form(args, kwargs)
 
     @property
     def source(self) -> str:

@@ -40,7 +40,10 @@ _NONE = inspect.Parameter.empty
 
 def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
     """`(fn(*args, **kwargs), pullback)` for `fn` made by `srcad.grad`/`value_and_grad`,
-    or a pullback made by `srcad.vjp` (where it is made outside: what it holds is fixed)."""
+    or a pullback made by `srcad.vjp` (where it is made outside: what it holds is fixed),
+    or one computed by a form (a Jacobian, a Hessian, an hvp: api/jacobians.py)."""
+    if type(fn).kind == "form":
+        return calls.call_vjp(fn.form(args, kwargs), active, *args, **kwargs)
     if type(fn).kind == "vjp":
         pure, held, held_kwargs = pullback_form(fn)
         return calls.call_vjp(pure, shifted(active, len(held)), *held, *args,
@@ -64,7 +67,9 @@ def vjp_of_derivative(fn, active: tuple, args: tuple, kwargs: dict):
 
 def jvp_of_derivative(fn, active: tuple, tangents: tuple, args: tuple, kwargs: dict):
     """`(fn(*args, **kwargs), its tangent)` for `fn` made by `srcad.grad`/`value_and_grad`
-    (or `srcad.vjp`, as above)."""
+    (or `srcad.vjp`, or a form, as above)."""
+    if type(fn).kind == "form":
+        return calls.jvp_call(fn.form(args, kwargs), active, tangents, args, kwargs)
     if type(fn).kind == "vjp":
         pure, held, held_kwargs = pullback_form(fn)
         return calls.jvp_call(pure, shifted(active, len(held)), tangents, (*held, *args),
@@ -148,7 +153,10 @@ def _after_seeds(active) -> tuple:
 def derivative_tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     """`(P, seed_order)` for a derivative object `G = grad(h)`: `P(seeds, *params)` returns
     `G(*params)` and its tangent, the gradient of h's directional derivative, written as
-    Python source that srcad can differentiate once more (third order and beyond)."""
+    Python source that srcad can differentiate once more (third order and beyond). A form's
+    (api/jacobians.py) is its plain code's."""
+    if type(fn).kind == "form":
+        return tangent_program(fn.form(args, kwargs), spec, args, kwargs)
     fn = fn.in_source_mode()
     d = _derivative(fn, args, kwargs)
     program, order = tangent_program(d.fn, spec, args, kwargs)

@@ -15,6 +15,8 @@ the backward sweep's closures and stack.) The Hessian is the Jacobian of the gra
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from srcad.api import derivative as api
@@ -27,16 +29,25 @@ from srcad.api.forward import checked_tangent, jvp, like_output
 from srcad.api.jacobian_batches import BatchedColumns
 from srcad.compiler.frontend.parse import code_of
 from srcad.compiler.passes import enabled
-from srcad.errors import MissingJVPRuleError, UsageError
+from srcad.errors import MissingJVPRuleError, UnsupportedDerivativeError, UsageError
 from srcad.kernels.replay import replaying
 from srcad.kernels.batched import basis
+from srcad.runtime.calls import compiled_source
+from srcad.runtime.hooks import DerivativeFunction
 
 _MODES = ("auto", "fwd", "rev")
 
 
-class _Jacobian:
+class _Jacobian(DerivativeFunction):
     """`jacobian(f, wrt, mode)`: callable with f's arguments; `.source` is the program it
     runs (the tangent program for "fwd", the adjoint for "rev", both for "auto")."""
+
+    kind = "form"  # (called where srcad differentiates: its `form` is, runtime/calls.py)
+
+    def form(self, args: tuple, kwargs: dict):
+        """The same Jacobian as plain code srcad differentiates: rows of `srcad.vjp`."""
+        position = _one_array(self.wrt, args, kwargs, "jacobian")
+        return _rows_form(self.fn, position, len(args), tuple(kwargs))
 
     def __init__(self, fn, wrt, mode):
         if mode not in _MODES:
@@ -255,8 +266,17 @@ def jacobian(fn, wrt=0, mode="auto"):
     return _Jacobian(fn, wrt, mode)
 
 
-class _HVP:
+class _HVP(DerivativeFunction):
     """`hvp(f, wrt)`: `(*args, v) -> H v`; `.source` is the reverse-over-forward program."""
+
+    kind = "form"
+
+    def form(self, args: tuple, kwargs: dict):
+        """H v as plain code srcad differentiates: the pullback of the gradient at v (H is
+        symmetric)."""
+        position = _one_array(self.position, args[:-1], kwargs, "hvp")
+        return _hvp_form(api.grad(self.fn, wrt=self.position), position, len(args) - 1,
+                         tuple(kwargs))
 
     def __init__(self, fn, wrt):
         if isinstance(wrt, tuple):
@@ -403,3 +423,55 @@ def batch_jacobian(fn, wrt=0):
     `(batch, *out)` with row i depending only on row i of `x`, the per-example Jacobians,
     shape `(batch, *out, *in)`, from one tangent program run per element of `in`."""
     return _BatchJacobian(fn, wrt)
+
+
+# ---- Jacobians, Hessians and hvps called where srcad differentiates ---------------------------
+def _one_array(wrt, args: tuple, kwargs: dict, what: str):
+    """The one argument (position or keyword name) a form differentiates in."""
+    value = args[wrt] if isinstance(wrt, int) and wrt < len(args) else kwargs.get(wrt)
+    if isinstance(wrt, tuple) or is_container(value):
+        raise UnsupportedDerivativeError(
+            f"srcad differentiates `srcad.{what}` called inside a function it differentiates "
+            "for one array or number argument (`wrt` an int), not a tuple of them or a "
+            "container.", fix=f"take the {what} with respect to one array argument there.")
+    return wrt
+
+
+@functools.lru_cache(maxsize=256)
+def _rows_form(fn, wrt, count: int, keywords: tuple):
+    """`J(a0, .., k=k, ..)`, the Jacobian of `fn` in argument `wrt` row by row: one
+    pullback of `srcad.vjp` per output element (api/derivative_calls.py differentiates
+    those calls)."""
+    parameters, passed = _signature(count, keywords)
+    argument = f"a{wrt}" if isinstance(wrt, int) else wrt
+    source = (
+        f"def jacobian({parameters}):\n"
+        f"    srcad_output, srcad_pullback = srcad_vjp(srcad_function, {passed}, wrt={wrt!r})\n"
+        f"    srcad_shape = srcad_numpy.shape(srcad_output)\n"
+        f"    srcad_rows = [srcad_pullback(srcad_numpy.reshape(srcad_row, srcad_shape))\n"
+        f"                  for srcad_row in srcad_numpy.eye(srcad_numpy.size(srcad_output))]\n"
+        f"    return srcad_numpy.reshape(srcad_numpy.stack(srcad_rows),\n"
+        f"                               srcad_shape + srcad_numpy.shape({argument}))\n")
+    return compiled_source(source, "jacobian", {"srcad_vjp": api.vjp, "srcad_function": fn,
+                                                "srcad_numpy": np},
+                           f"<srcad-Jacobian of {getattr(fn, '__name__', 'a function')}>")
+
+
+@functools.lru_cache(maxsize=256)
+def _hvp_form(gradient, wrt, count: int, keywords: tuple):
+    """`Hv(a0, .., v, k=k, ..)`: the pullback at v of `gradient` (H is symmetric)."""
+    parameters, passed = _signature(count, keywords, extra="srcad_vector")
+    source = (
+        f"def hvp({parameters}):\n"
+        f"    srcad_output, srcad_pullback = srcad_vjp(srcad_gradient, {passed}, wrt={wrt!r})\n"
+        f"    return srcad_pullback(srcad_vector)\n")
+    return compiled_source(source, "hvp", {"srcad_vjp": api.vjp, "srcad_gradient": gradient},
+                           "<srcad-Hessian-vector product>")
+
+
+def _signature(count: int, keywords: tuple, extra: str = "") -> tuple[str, str]:
+    """A form's parameters `a0, .., [extra,] *, k, ..` and the arguments it passes on."""
+    positional = [f"a{i}" for i in range(count)] + ([extra] if extra else [])
+    parameters = ", ".join(positional + (["*", *keywords] if keywords else []))
+    passed = ", ".join([f"a{i}" for i in range(count)] + [f"{k}={k}" for k in keywords])
+    return parameters, passed
