@@ -5,6 +5,7 @@ import pytest
 import srcad
 from srcad.api.testing import numerical_gradient
 from tests import control_programs as cp
+from tests.checks import assert_gradient_matches_finite_differences
 from tests.control_programs import CORPUS
 
 CASES = [(fn, args, wrt) for fn, arg_sets, wrt in CORPUS for args in arg_sets]
@@ -13,12 +14,7 @@ IDS = [f"{fn.__name__}-{i}" for i, (fn, _, _) in enumerate(CASES)]
 
 @pytest.mark.parametrize("fn, args, wrt", CASES, ids=IDS)
 def test_gradient_matches_finite_differences(fn, args, wrt):
-    positions = wrt if isinstance(wrt, tuple) else (wrt,)
-    gradients = srcad.grad(fn, wrt=wrt)(*args)
-    gradients = gradients if isinstance(wrt, tuple) else (gradients,)
-    for position, gradient in zip(positions, gradients):
-        np.testing.assert_allclose(gradient, numerical_gradient(fn, args, position),
-                                   rtol=1e-5, atol=1e-6)
+    assert_gradient_matches_finite_differences(fn, args, wrt)
 
 
 @pytest.mark.parametrize("fn, args, wrt", CASES, ids=IDS)
