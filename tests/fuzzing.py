@@ -4,7 +4,8 @@ checked against finite differences and against each other.
 `programs()` is a hypothesis strategy of `Program`s: the text of a module defining
 `f(x, y)` and the helpers it calls, written the way people write numerical code
 (straight-line arithmetic, loops and branches on data, early returns, `while`, buffers from
-`np.zeros` filled element by element or by slices, augmented assignment, lists built in a
+`np.zeros` filled element by element or by slices, augmented assignment, lists used as
+stacks (pop, insert, del, reverse), lists built in a
 loop, dicts, helper functions), with the arguments to call it at: `x` a Python float or a
 float64 vector, `y` a float64 vector or a matrix of two columns; helpers
 taking `(a, b)`, `(*args)`, a keyword-only or a defaulted parameter, called as written or
@@ -160,7 +161,7 @@ class _Writer:
         if depth > 0:
             kinds += ["for", "while", "if"]
             if self.of_kind(VEC):
-                kinds += ["for_elements", "buffer", "slices", "list", "dict"]
+                kinds += ["for_elements", "buffer", "slices", "list", "stack", "dict"]
         if in_loop:
             kinds += ["exit"]
         kinds += ["closure", "with", "try"]
@@ -281,6 +282,36 @@ class _Writer:
         self.names[index] = NUM
         self.lines.append(f"{indent}    {items}.append({self.composite(VEC)})")
         del self.names[index]
+        total = self.draw(st.sampled_from(["sum({0})", "np.sum(np.stack({0}), axis=0)"]))
+        self.lines.append(f"{indent}{name} = {total.format(items)}")
+        self.names[name] = VEC
+        self.locals.add(name)
+
+    def _stack(self, indent, depth, in_loop):
+        """A list used as memory: items popped, inserted, deleted, reversed, drained."""
+        items, name, count = self.fresh("items"), self.fresh("v"), 3
+        made = ", ".join(self.composite(VEC) for _ in range(count))
+        self.lines.append(f"{indent}{items} = [{made}]")
+        for _ in range(self.draw(st.integers(1, 4))):
+            update = self.draw(st.sampled_from(["insert", "pop", "del", "reverse", "drain"]))
+            at = self.draw(st.integers(-count, count - 1))
+            if update == "insert":
+                at = self.draw(st.integers(-count - 2, count + 2))  # (Python clamps it)
+                self.lines.append(f"{indent}{items}.insert({at}, {self.composite(VEC)})")
+                count += 1
+            elif update == "pop":
+                popped = self.fresh("p")
+                self.lines += [f"{indent}{popped} = {items}.pop({at})",
+                               f"{indent}{items}.append({popped} * {self.expr(NUM, 1)})"]
+            elif update == "del" and count > 1:
+                self.lines.append(f"{indent}del {items}[{at}]")
+                count -= 1
+            elif update == "reverse":
+                self.lines.append(f"{indent}{items}.reverse()")
+            elif update == "drain" and count > 1:
+                count = self.draw(st.integers(1, count - 1))
+                self.lines += [f"{indent}while len({items}) > {count}:",
+                               f"{indent}    {items}[0] = {items}[0] + {items}.pop()"]
         total = self.draw(st.sampled_from(["sum({0})", "np.sum(np.stack({0}), axis=0)"]))
         self.lines.append(f"{indent}{name} = {total.format(items)}")
         self.names[name] = VEC

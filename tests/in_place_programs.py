@@ -467,3 +467,76 @@ def keeps_the_array_a_tuple_returned(x):
 
 
 CORPUS += [(sets_with_an_expression, (np.array([0.3, -0.2, 0.5, 0.9]),), 0)]
+
+
+# ---- a list made in the function used as memory: pop, insert, remove, del, clear, reverse, sort
+def explores_with_a_stack(x):
+    stack = [x * 1.0]
+    total = 0.0
+    while stack:
+        v = stack.pop()
+        total = total + np.sum(np.sin(v))
+        if np.sum(v * v) > 0.3:
+            stack.append(v * 0.5)
+            stack.append(v[::-1] * 0.25)
+    return total
+
+
+def queue_in_order(x, w):
+    queue = [x, w * x, np.tanh(w)]
+    out = 0.0
+    step = 1.0
+    while queue:
+        head = queue.pop(0)
+        out = out + step * np.sum(head ** 2)
+        step = step + 1.0
+        if step < 4.0:
+            queue.insert(1, head * w)
+    return out
+
+
+def inserted_where_python_puts_it(x):
+    items = [x[0], x[1]]
+    items.insert(-1, x[2] ** 2)     # before the last
+    items.insert(10, x[0] * x[1])   # past the end: appended
+    items.insert(-10, np.sin(x[2]))  # before the start: first
+    return items[0] * 1.0 + items[1] * 2.0 + items[2] * 3.0 + items[3] * 4.0 \
+        + items[4] * 5.0
+
+
+def removed_and_deleted(x):
+    xs = [x[0] * 2.0, x[1], x[2] ** 2, x[0] + x[1], np.exp(x[2])]
+    del xs[1]
+    first = xs[0]
+    xs.remove(first)
+    del xs[::2]
+    return xs[0] * first + np.sum(x) * len(xs)
+
+
+def reversed_sorted_cleared(x):
+    values = [x[0] * 3.0, x[1] ** 2, x[2] - 1.0]
+    values.reverse()
+    values.sort(key=lambda v: -v)
+    top = values[0] * 10.0 + values[1] * 2.0 + values[2]
+    values.clear()
+    values.append(top * x[1])
+    return values[0] + top
+
+
+def popped_then_written(x):
+    rows = [x * 1.0, x * 2.0, x ** 2]
+    last = rows.pop()
+    rows.insert(1, last * x)
+    last = last * 1.0
+    last[0] = 0.0                   # (a copy of the popped array, written in place)
+    return np.sum(rows[0] * rows[1]) + np.sum(rows[2]) + np.sum(last)
+
+
+CORPUS += [
+    (explores_with_a_stack, (np.array([0.7, -0.4]),), 0),
+    (queue_in_order, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.2])), (0, 1)),
+    (inserted_where_python_puts_it, (np.array([0.5, -1.0, 2.0]),), 0),
+    (removed_and_deleted, (np.array([0.5, -1.0, 2.0]),), 0),
+    (reversed_sorted_cleared, (np.array([0.5, -1.3, 2.1]),), 0),
+    (popped_then_written, (np.array([0.5, -1.0, 2.0]),), 0),
+]

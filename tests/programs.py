@@ -282,6 +282,6 @@ def reraises(x):
 
 
 def deletes_an_item(x):
-    items = [x[0], x[1]]
-    del items[0]
-    return items[0]
+    items = {"a": x[0], "b": x[1]}   # (of a list srcad makes itself, `del` is followed)
+    del items["a"]
+    return items["b"]

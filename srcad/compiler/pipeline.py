@@ -29,6 +29,7 @@ from srcad.compiler.analysis.scalars import only_numbers, scalar_names
 from srcad.compiler.analysis.shapes import shape_classes
 from srcad.compiler.emit import CompiledAdjoint, compile_adjoint, python_source
 from srcad.compiler.frontend.fence import fence
+from srcad.compiler.frontend.list_writes import surely_lists
 from srcad.compiler.frontend.functional import call_written_helpers, forget_variants
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
@@ -318,9 +319,9 @@ def _frontend(fn, arrays: frozenset):
     """parse ─▶ fence ─▶ normalize ─▶ resolve, and the rewrites that need resolved callees
     (a list handed to NumPy, a helper that writes into an array of `arrays`)."""
     parsed = parse_function(fn)                                  # parse
-    fence(parsed)                                                # fence
-    namer = Namer.for_function(parsed.node)
     resolver = Resolver(fn, parsed)
+    fence(parsed, surely_lists(parsed.node, resolver))           # fence
+    namer = Namer.for_function(parsed.node)
     simple = normalize(parsed, namer, resolver)                  # normalize
     block = resolve(simple, resolver)                            # resolve
     if sequences_as_arrays(simple, block, resolver, namer):

@@ -107,3 +107,52 @@ def without_region(g, index):
     cleared = np.copy(g)  # np.copy dispatches for tape-mode tensors; np.array(g) does not
     cleared[index] = 0
     return cleared
+
+
+# ---- a list's `pop` and `insert` -----------------------------------------------------------
+# The backward sweep meets a list as the update left it; each helper finds the position the
+# update used from the list's length then, the way `list.pop` and `list.insert` resolve it.
+def _popped_at(after: list, index: int) -> int:
+    """Where `items.pop(index)` took its item from, given `items` after it."""
+    return index if index >= 0 else index + len(after) + 1
+
+
+def _inserted_at(after: list, index: int) -> int:
+    """Where `items.insert(index, v)` put `v`, given `items` after it."""
+    before = len(after) - 1
+    if index < 0:
+        index += before
+    return min(max(index, 0), before)
+
+
+def restore_popped(items: list, index: int, item) -> None:
+    """Undo `item = items.pop(index)`: put it back."""
+    items.insert(_popped_at(items, index), item)
+
+
+def restore_inserted(items: list, index: int) -> None:
+    """Undo `items.insert(index, v)`: take `v` out again."""
+    del items[_inserted_at(items, index)]
+
+
+def popped_adjoint(g, g_item, items: list, index: int):
+    """The adjoint of `items` before `item = items.pop(index)`, from its adjoint `g` after
+    and `item`'s: `g_item` goes back where the item was (None, zero, where neither has one)."""
+    if g is None and g_item is None:
+        return None
+    whole = OwnedList([None] * len(items) if g is None else g) if type(g) is not OwnedList \
+        else g
+    whole.insert(_popped_at(items, index), g_item)
+    return whole
+
+
+def inserted_adjoint(g, items: list, index: int):
+    """The cotangent of `v` in `items.insert(index, v)`, from the adjoint `g` of `items`."""
+    return g[_inserted_at(items, index)]
+
+
+def without_inserted(g, items: list, index: int):
+    """The adjoint of `items` before `items.insert(index, v)`: `g` without `v`'s."""
+    whole = g if type(g) is OwnedList else OwnedList(g)
+    del whole[_inserted_at(items, index)]
+    return whole

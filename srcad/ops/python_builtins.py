@@ -131,6 +131,7 @@ def sorted_jvp(g, ans, iterable, key=None, reverse=False):
 
 defvjp(sorted, sorted_vjp, None, None)
 defjvp(sorted, sorted_jvp, None, None)
+declare(sorted_jvp, sequence="shares")  # a new list of the tangents (analysis/aliasing.py)
 nondifferentiable(_sorting_order)  # (positions: a derivative of the rules reads them)
 
 

@@ -1,6 +1,6 @@
-"""`with`, `try` and `obj.attr = v` as the forward sweep runs them: calls the frontend
-writes (frontend/desugar.py, try_blocks.py, normalize.py), since a derivative program is
-made of operations, branches and loops.
+"""`with`, `try`, `obj.attr = v` and a list's `pop` and `insert` as the forward sweep runs
+them: calls the frontend writes (frontend/desugar.py, try_blocks.py, list_writes.py,
+normalize.py), since a derivative program is made of operations, branches and loops.
 
 `with m as v: body` becomes `v = entered(m)`, the body, `exited(m)`. A program whose source
 holds a `with` runs inside `ContextsUnwound()`, which exits the managers still open, with
@@ -130,4 +130,33 @@ def attribute_set(obj, name: str, value) -> None:
     setattr(obj, name, value)
 
 
-nondifferentiable(entered, exited, handles, reraised, attribute_set)
+# a list's updates besides `append` that srcad follows (frontend/list_writes.py)
+LIST_UPDATES = ("pop", "insert", "remove", "clear", "reverse", "sort")
+
+
+def popped(items: list, index):
+    """`items.pop(index)`: an in-place update of a list, which the backward sweep undoes by
+    putting the item back (`restore_popped` in kernels/regions.py); its derivative is the
+    operation's ("pop", frontend/resolve.py), as for `items.append(v)`."""
+    return items.pop(index)
+
+
+def list_insert(items: list, index, value) -> None:
+    """`items.insert(index, value)`, undone by `restore_inserted` ("insert" operations)."""
+    items.insert(index, value)
+
+
+def position_of(items: list, value) -> int:
+    """Where `items.remove(value)` removes from: `items.index(value)` (ValueError if it
+    holds no such item, as `remove` raises)."""
+    return items.index(value)
+
+
+def deleted_positions(items: list, index: slice) -> list:
+    """The positions `del items[index]` removes, last first, so that popping each in turn
+    leaves the others where they were."""
+    return sorted(range(len(items))[index], reverse=True)
+
+
+nondifferentiable(entered, exited, handles, reraised, attribute_set, position_of,
+                  deleted_positions)

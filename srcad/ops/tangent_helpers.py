@@ -8,7 +8,7 @@ adjoint or the helper itself to the incoming cotangent or tangent.
 from __future__ import annotations
 
 from srcad.kernels.adjoints import accumulate, unbroadcast
-from srcad.ops.registry import defjvp, defvjp, nondifferentiable
+from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable
 from srcad.kernels.tangents import (broadcast_like, dense, owned, stored_tangent, tangent_elements,
                             zero_element, zero_tangent)
 
@@ -51,3 +51,4 @@ defvjp(accumulate, lambda g, ans, total, extra: _accumulated(g, ans, total),
 defjvp(accumulate, lambda g, ans, total, extra: g, lambda g, ans, total, extra: g)
 
 nondifferentiable(zero_tangent, zero_element)
+declare(zero_tangent, sequence="new")  # a new list or dict of Nones (analysis/aliasing.py)

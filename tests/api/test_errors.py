@@ -33,7 +33,7 @@ def _line_of(fn, text):
     (p.enumerate_passed_on, "`enumerate(...)` of differentiated values", "list(enumerate(x))"),
     (p.reversed_kept_in_a_name, "`reversed(...)`", "backwards = reversed(x)"),
     (p.reraises, "`raise` without an exception", "raise  # nothing"),
-    (p.deletes_an_item, "`del` of an element", "del items[0]"),
+    (p.deletes_an_item, "`del` of an element", 'del items["a"]'),
 ])
 def test_unsupported_syntax_names_file_line_and_construct(fn, construct, text):
     with pytest.raises(UnsupportedSyntaxError) as info:

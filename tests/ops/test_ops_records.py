@@ -13,7 +13,8 @@ import pytest
 
 import srcad
 from srcad.ops import registry
-from srcad.ops.python_builtins import indexable
+from srcad.kernels.tangents import zero_tangent
+from srcad.ops.python_builtins import indexable, sorted_jvp
 from tests.ops.test_rules import CASES, make_args
 
 
@@ -72,6 +73,8 @@ SAMPLES = {
     list: lambda: (list, ([_x(3), _x(2)],), {}, ()),
     tuple: lambda: (tuple, ([_x(3), _x(2)],), {}, ()),
     dict: lambda: (dict, ({"a": _x(3)},), {}, ()),
+    zero_tangent: lambda: (zero_tangent, ([_x(3), _x(2)],), {}, ()),
+    sorted_jvp: lambda: (sorted_jvp, ([_x(3), _x(2)], [2.0, 1.0], [1.0, 2.0]), {}, ()),
     np.gradient: lambda: (np.gradient, (_x(4, 3),), {}, ()),
     np.linalg.slogdet: lambda: (np.linalg.slogdet, (_x(3, 3) + 3 * np.eye(3),), {}, ()),
     np.linalg.eigh: lambda: (np.linalg.eigh, (_x(3, 3) + _x(3, 3).T,), {}, ()),

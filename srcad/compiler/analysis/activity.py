@@ -23,7 +23,7 @@ from srcad.compiler.frontend.resolve import Branch, Loop, Operation
 from srcad.compiler.frontend.trees import walk
 from srcad.ops import is_nondifferentiable
 
-DIFFERENTIABLE_KINDS = {"call", "copy", "pack", "unpack", "setitem", "append"}
+DIFFERENTIABLE_KINDS = {"call", "copy", "pack", "unpack", "setitem", "append", "insert", "pop"}
 
 
 @dataclass(frozen=True)

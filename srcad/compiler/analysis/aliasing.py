@@ -23,7 +23,7 @@ import numpy as np
 
 from srcad.compiler.analysis.arrays import among
 from srcad.compiler.frontend import trees
-from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
+from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Branch, Loop, Operation, walk
 from srcad.errors import UnsoundAliasingError
 from srcad.kernels.tangents import owned
 from srcad.ops import is_nondifferentiable, vjp_rules
@@ -128,20 +128,22 @@ class _PointsTo:
         def objects(name):
             return state.get(name, {name})
         names = [a.id for a in op.args if hasattr(a, "id")]
-        if op.kind in ("setitem", "append"):  # the item (or value) stored is held
+        if op.kind in ("setitem", "append", "insert"):  # the item (or value) stored is held
             stored = op.args[-1]
             if hasattr(stored, "id") and op.mutates:
                 for container in objects(op.mutates):
-                    if op.kind == "append" or _base(container) not in self.arrays:
+                    if op.kind != "setitem" or _base(container) not in self.arrays:
                         self._hold(state, container, objects(stored.id))  # (an array copies)
         if op.targets == (self.return_variable,):
             made = None
+        elif op.kind == "constant" and isinstance(op.statement.value, gast.Constant):
+            made = set()  # (None, a number, a string: no memory anything writes into)
         elif op.augmented:  # `x += v`: the result is the object `x` was, not `v`
             made = objects(op.augmented) | (self._of(names, objects) if op.kind == "copy"
                                             else set())
         elif op.kind == "copy":
             made = self._of(names, objects)
-        elif op.kind == "unpack" or among(op.callee, _ITEM_READS):
+        elif op.kind in ("unpack", "pop") or among(op.callee, _ITEM_READS):
             made = self._held(objects(names[0]), state) if names else None
         elif op.kind == "pack" or op.kind == "call" and (
                 sequence_result(op.callee) is not None or self._copies_a_container(op, objects)):
@@ -340,7 +342,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     for node in walk(block):
         if not isinstance(node, Operation):
             continue
-        written = node.mutates if node.kind in ("setitem", "append") else node.augmented
+        written = node.mutates if node.kind in IN_PLACE_KINDS else node.augmented
         if written is None or written in numbers and node.augmented:
             continue
         state = analysis.before[id(node)]

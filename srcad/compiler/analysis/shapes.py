@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import gast
 
-from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
+from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Loop, Operation, operations, walk
 from srcad.ops.registry import is_elementwise, reduction_of
 
 
@@ -32,7 +32,8 @@ def shape_classes(block, arrays, scalars: frozenset) -> dict:
     """name → its shape class, for the names of `block` derived from the parameters named
     in `arrays` (differentiated arrays or numbers) as the module docstring says."""
     bindings = Counter(target for op in operations(block) for target in op.targets)
-    bindings.update(op.mutates for op in operations(block) if op.kind == "append")
+    bindings.update(op.mutates for op in operations(block)
+                    if op.kind in IN_PLACE_KINDS and op.kind != "setitem")
     bindings.update(node.element for node in walk(block) if isinstance(node, Loop))
     classes = {name: (name,) for name in arrays if not bindings[name] and name not in scalars}
     for op in operations(block):

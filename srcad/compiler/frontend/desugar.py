@@ -104,6 +104,19 @@ class Desugaring:
             and (self.resolver.chain_value(call.func).__module__ or "").split(".")[0] \
             not in ("numpy", "scipy", "srcad")
 
+    def _inserts(self, call) -> bool:
+        """`list_insert(xs, i, v)`, which frontend/list_writes.py wrote for `xs.insert(i, v)`."""
+        return self._calls(call, python_statements.list_insert)
+
+    def _pops(self, node) -> bool:
+        """Whether `node` holds `popped(xs, i)` (list_writes.py's `xs.pop(i)`), an operation
+        of its own, never part of an opaque comparison."""
+        return any(self._calls(n, python_statements.popped) for n in walk(node))
+
+    def _calls(self, call, helper) -> bool:
+        return isinstance(call, gast.Call) and isinstance(call.func, gast.Name) \
+            and self.resolver.peek(call.func.id) is helper
+
     def _is_reduce(self, call: gast.Call) -> bool:
         return 2 <= len(call.args) <= 3 and not call.keywords \
             and not any(isinstance(a, gast.Starred) for a in call.args) \

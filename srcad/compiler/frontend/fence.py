@@ -46,17 +46,19 @@ REFUSED = {
 }
 
 
-def fence(parsed: ParsedFunction) -> None:
-    """Raise `UnsupportedSyntaxError` for the first construct srcad cannot differentiate."""
+def fence(parsed: ParsedFunction, lists=frozenset()) -> None:
+    """Raise `UnsupportedSyntaxError` for the first construct srcad cannot differentiate.
+    `lists`: the names surely holding lists (frontend/list_writes.py), whose `del xs[i]`
+    srcad follows."""
     fn = parsed.node
     if isinstance(fn, gast.AsyncFunctionDef):
         _refuse(fn, parsed)
     for default in [*fn.args.defaults, *filter(None, fn.args.kw_defaults)]:
         _check_expression_tree(default, parsed)
-    _check_block(fn.body, parsed, local=frozenset(local_names(fn)))
+    _check_block(fn.body, parsed, local=frozenset(local_names(fn)), lists=lists)
 
 
-def _check_block(statements, parsed, in_handler=False, local=frozenset()):
+def _check_block(statements, parsed, in_handler=False, local=frozenset(), lists=frozenset()):
     for statement in statements:
         if not isinstance(statement, ALLOWED_STATEMENTS):
             _refuse(statement, parsed)
@@ -64,9 +66,12 @@ def _check_block(statements, parsed, in_handler=False, local=frozenset()):
             _refuse(statement, parsed, what="`raise` without an exception outside `except:`",
                     fix="raise the exception by name")
         if isinstance(statement, gast.Delete) and not all(
-                isinstance(t, gast.Name) for t in statement.targets):
+                isinstance(t, gast.Name) or isinstance(t, gast.Subscript)
+                and isinstance(t.value, gast.Name) and t.value.id in lists
+                for t in statement.targets):
             _refuse(statement, parsed, what="`del` of an element or attribute",
-                    fix="build a new list or dict without it")
+                    fix="build a new list or dict without it; `del xs[i]` of a list the "
+                    "function makes (`xs = list(...)`, a display) is followed")
         if isinstance(statement, gast.Expr) and isinstance(statement.value, gast.Call) \
                 and any(k.arg == "out" and not (isinstance(k.value, gast.Constant)
                                                 and k.value.value is None)
@@ -80,12 +85,13 @@ def _check_block(statements, parsed, in_handler=False, local=frozenset()):
         for field, child in gast.iter_fields(statement):
             if field in ("body", "orelse", "finalbody"):
                 _check_block(child, parsed, in_handler and not isinstance(
-                    statement, (gast.FunctionDef, gast.Try)), local)
+                    statement, (gast.FunctionDef, gast.Try)), local,
+                    frozenset() if isinstance(statement, gast.FunctionDef) else lists)
             elif field == "handlers":  # (where `raise` alone raises what was caught again)
                 for handler in child:
                     if handler.type is not None:
                         _check_expression_tree(handler.type, parsed)
-                    _check_block(handler.body, parsed, True, local)
+                    _check_block(handler.body, parsed, True, local, lists)
             elif field == "targets" and starred_unpacking(statement):
                 continue  # (names only, desugar.starred_unpackings rewrites it)
             else:

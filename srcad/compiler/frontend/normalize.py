@@ -46,11 +46,13 @@ from srcad.compiler.frontend.desugar import (Desugaring, dicts_as_displays, expl
                                              scatters_as_writes, sets_as_calls,
                                              starred_unpackings)
 from srcad.compiler.frontend.exits import lower_exits
+from srcad.compiler.frontend.list_writes import list_writes_as_updates
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import local_names, store_counts, stores
 from srcad.compiler.frontend.try_blocks import outline_try_blocks
 from srcad.compiler.frontend.trees import clone, walk
 from srcad.compiler.transform.naming import Namer
+from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import python_statements
 
 OPERATOR_NAMES = {
@@ -83,6 +85,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
     sets_as_calls(fn, resolver, namer)
     maps_as_comprehensions(fn, resolver)
     dicts_as_displays(fn, resolver)
+    list_writes_as_updates(fn, resolver, namer)
     explicit_super(fn, resolver.fn.__code__)
     scatters_as_writes(fn, resolver, namer)
     outs_checked(fn, resolver, namer, parsed)
@@ -163,8 +166,10 @@ class _Normalizer(Desugaring, NestedFunctions):
             call = node.value
             method = gast.Attribute(self._load(call.func.value.id), "append", gast.Load())
             self._emit(gast.Expr(gast.Call(method, [self._atom(call.args[0])], [])), node)
-        elif isinstance(node, gast.Expr) and self._calls_a_helper(node.value):
-            call = node.value  # (its arguments as atoms: frontend/functional.py may rewrite it)
+        elif isinstance(node, gast.Expr) and (self._calls_a_helper(node.value)
+                                              or self._inserts(node.value)):
+            call = node.value  # (its arguments as atoms: frontend/functional.py may rewrite
+            #                    a helper's call; an insert is an operation of atoms)
             self._emit(gast.Expr(gast.Call(call.func, [self._atom(a) for a in call.args], [
                 gast.keyword(k.arg, self._atom(k.value)) for k in call.keywords])), node)
         elif isinstance(node, gast.Expr) and _passes_calls(node.value):
@@ -239,13 +244,34 @@ class _Normalizer(Desugaring, NestedFunctions):
             return self._load(test.id)
         name = self.namer.temporary("cond")
         self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)],
-                               self._renamed(test), None), test)
+                               self._test(test), None), test)
         return gast.Name(name, gast.Load(), None, None)
+
+    def _test(self, test):
+        """A test as one opaque expression, but where it pops a list (`while xs.pop() > 0`):
+        then its parts are operations, as a value's would be."""
+        return self._simple(test) if self._pops(test) else self._renamed(test)
+
+    def _operands_first(self, node):
+        """A comparison or f-string whose operands pop a list (`xs.pop() > 0`), its operands
+        computed first, in order, into names (the pops become operations)."""
+        if isinstance(node, gast.JoinedStr):
+            return gast.JoinedStr([gast.FormattedValue(self._atom(part.value), part.conversion,
+                                                       part.format_spec)
+                                   if isinstance(part, gast.FormattedValue) else part
+                                   for part in node.values])
+        if len(node.ops) > 1 and self._pops(gast.Tuple(node.comparators[1:], gast.Load())):
+            raise UnsupportedSyntaxError(
+                f"srcad cannot differentiate a list's `pop` inside a chained comparison (in "
+                f"{self.parsed.name}): Python pops only if the comparisons before it hold.",
+                self.parsed.location(node), "pop into a name first, or compare in steps.")
+        return gast.Compare(self._atom(node.left), node.ops,
+                            [self._atom(c) for c in node.comparators])
 
     def _recompute(self, name: gast.Name, test):
         if not (isinstance(test, gast.Name) and test.id == name.id):
             self._emit(gast.Assign([gast.Name(name.id, gast.Store(), None, None)],
-                                   self._renamed(test), None), test)
+                                   self._test(test), None), test)
 
     def _return(self, value, origin):
         atom = self._name_for(self._atom(value), value)
@@ -330,6 +356,8 @@ class _Normalizer(Desugaring, NestedFunctions):
             return gast.BinOp(self._atom(node.left), node.op, self._atom(node.right))
         if isinstance(node, gast.UnaryOp):
             return gast.UnaryOp(node.op, self._atom(node.operand))
+        if isinstance(node, OPAQUE) and self._pops(node):
+            return self._renamed(self._operands_first(node))
         if isinstance(node, OPAQUE):
             return self._renamed(node)
         if isinstance(node, gast.IfExp):

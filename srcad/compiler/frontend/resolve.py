@@ -27,6 +27,7 @@ from srcad.kernels.pytrees import constructs_node
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
 from srcad.ops.numpy_arrays import is_concatenator, joined_by
+from srcad.ops.python_statements import LIST_UPDATES, list_insert, popped
 from srcad.runtime.calls import is_derivative
 from srcad.runtime.control import CustomGradient
 
@@ -101,6 +102,8 @@ def chain_guard(root, root_name: str, attributes) -> Guard | None:
 
 
 _MISSING = object()
+# the operations that write into the container `mutates` names (and the backward sweep undoes)
+IN_PLACE_KINDS = ("setitem", "append", "insert", "pop")
 
 
 @dataclass
@@ -109,8 +112,10 @@ class Operation:
 
     kind: "call" (a callee applied to atoms; operators, indexing and attributes included),
     "copy", "pack" (building a tuple, list or dict), "unpack", "setitem" (`y[i] = v`,
-    which mutates `y`), "append" (`xs.append(v)`, which mutates `xs`), "constant", "opaque" (a value with no derivative: comparisons,
-    f-strings), "effect" (an expression statement) or "jump" (`break`).
+    which mutates `y`), "append" (`xs.append(v)`, which mutates `xs`), "pop" and "insert"
+    (`v = xs.pop(i)`, `xs.insert(i, v)`: frontend/list_writes.py), "constant", "opaque" (a
+    value with no derivative: comparisons, f-strings), "effect" (an expression statement)
+    or "jump" (`break`).
     """
 
     statement: gast.stmt
@@ -285,9 +290,12 @@ def surely(block, candidates, makes) -> frozenset:
         for node in walk(block):
             if isinstance(node, Loop) and node.element:
                 candidates.discard(node.element)
-            elif isinstance(node, Operation) and not makes(node, candidates):
-                candidates.difference_update(node.targets)
-                candidates.discard(node.mutates)
+            elif isinstance(node, Operation):
+                if node.kind == "pop":  # (an item, whatever the list held; `makes` says
+                    candidates.difference_update(node.targets)  # what became of the list)
+                if not makes(node, candidates):
+                    candidates.difference_update(node.targets)
+                    candidates.discard(node.mutates)
         if len(candidates) == size:
             return frozenset(candidates)
 
@@ -332,17 +340,25 @@ def _node(statement, resolver: Resolver):
                 and isinstance(call.func.value, gast.Name) \
                 and call.func.value.id in resolver.local_names:
             if call.func.attr != "append":
+                list_update = call.func.attr in LIST_UPDATES
                 raise UnsupportedSyntaxError(
                     f"srcad cannot differentiate `{gast_label(call.func)}(...)`, a method call "
-                    f"that may modify `{call.func.value.id}` in place (in {resolver.parsed.name}).",
+                    f"that may modify `{call.func.value.id}` in place (in {resolver.parsed.name})"
+                    + (": srcad follows a list's updates where the function made the list "
+                       "itself (a display, `list(...)`, a comprehension)." if list_update
+                       else "."),
                     resolver.parsed.location(call),
-                    "build a new value and assign it instead (`xs = sorted(xs)`, "
-                    "`y = y + v`).")
+                    "make a list of your own first (`items = list(xs)`) and update that."
+                    if list_update else "build a new value and assign it instead "
+                    "(`xs = sorted(xs)`, `y = y + v`).")
             return Operation(statement, "append", (), args=(call.func.value, call.args[0]),
                              label="list append", mutates=call.func.value.id)
         callee = None
         if isinstance(call, gast.Call) and _is_global_chain(call.func, resolver.local_names):
             callee = resolver.resolve_chain(call.func)
+        if callee is list_insert:
+            return Operation(statement, "insert", (), args=tuple(call.args), label="list insert",
+                             mutates=call.args[0].id)
         return Operation(statement, "effect", callee=callee, args=(call,),
                          label=gast_label(call.func) if isinstance(call, gast.Call) else "")
     target = statement.targets[0]
@@ -405,6 +421,9 @@ def _call_operation(statement, targets, call: gast.Call, resolver: Resolver) -> 
         return Operation(statement, "call", targets, None, tuple(call.args), keywords,
                          label=label, dynamic=True)
     callee = resolver.resolve_chain(func)
+    if callee is popped:
+        return Operation(statement, "pop", targets, args=tuple(call.args), label="list pop",
+                         mutates=call.args[0].id)
     if callee is dict and not call.args and keywords and all(k for k, _ in keywords):
         # `dict(a=x, b=y)` builds what the display `{"a": x, "b": y}` builds: it becomes one
         keys = [gast.Constant(k, None) for k, _ in keywords]

@@ -30,7 +30,7 @@ import gast
 
 from srcad.compiler.analysis.activity import Activity, carries_derivative
 from srcad.compiler.frontend.parse import ParsedFunction
-from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations
+from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Branch, Loop, Operation, operations
 from srcad.errors import MissingJVPRuleError
 from srcad.kernels import adjoints as helpers, batched, tangents
 from srcad.ops import jvp_rules
@@ -222,7 +222,7 @@ class Tangents(TangentWrites):
     def operation(self, op: Operation) -> list:
         check_operation(op, self.activity.varied, self.parsed, self.bindings.name_for)
         primal = [op.statement]
-        if op.kind in ("setitem", "append"):
+        if op.kind in IN_PLACE_KINDS:
             if op.mutates not in self.active:
                 return primal
             return primal + getattr(self, f"_{op.kind}")(op)

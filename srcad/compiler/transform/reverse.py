@@ -18,22 +18,22 @@ adjoint of the statement that overwrote it (analysis/tbr.py), so adjoint code re
 values by name. Adjoints follow srcad/compiler/transform/adjoints.py."""
 from __future__ import annotations
 
-import builtins
 
 import gast
 
 from srcad.compiler.analysis.activity import Activity, carries_derivative
 from srcad.compiler.analysis.tbr import assignment_sites
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
-from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations
+from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Branch, Loop, Operation, operations
 from srcad.compiler.frontend.trees import clone, walk
 from srcad.compiler.passes import enabled
 from srcad.errors import MissingRuleError
 from srcad.kernels import outlines, regions, adjoints as helpers
 from srcad.ops import vjp_rules
 from srcad.runtime import calls
-from srcad.compiler.transform.adjoints import (MAYBE_OWNED, NONE, OWNED, SET, UNIFORM, UNSET,
-                                               Adjoints, assign, is_none, join, load, store)
+from srcad.compiler.transform.adjoints import (MAYBE, MAYBE_OWNED, NONE, OWNED, SET, UNIFORM,
+                                               UNSET, Adjoints, assign, is_none, join, load,
+                                               store)
 from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.naming import Namer
 from srcad.compiler.transform.optimize import (counted, drop_dead_zero_stores, loaded_names,
@@ -73,7 +73,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     gradients = [adjoints.returned(w) for w in wrt]
     sites = assignment_sites(block, param_names(simple_fn), activity.scalars)
     backward_body, recorded, trips, shapes = settle(
-        raw, block, sites, aliases, stack, lambda: bindings.name_for("range", builtins.range))
+        raw, block, sites, aliases, stack, bindings.name_for)
     restored = sorted({name for _, name in recorded if name != REGION})
     forward = record(block, recorded, trips, stack, bindings.name_for, shapes)
     preamble = [assign(stack, gast.List([], gast.Load()))] if recorded or trips else []
@@ -204,7 +204,9 @@ class _Backward:
         return prelude + self._operation(op)
 
     def _operation(self, op: Operation) -> list:
-        if op.kind in ("setitem", "append"):
+        if op.kind == "pop":
+            return self._pop(op)
+        if op.kind in IN_PLACE_KINDS:
             statements = []
             if op.mutates in self.active:
                 statements = self._guarded(op.mutates, op.read_names(),
@@ -283,6 +285,32 @@ class _Backward:
         rest = gast.Call(load(self.bindings.name_for("without_last", helpers.without_last)),
                          [load(adjoint)], [])
         return self._contribute(op.args[1], last, may_be_none=True) + [assign(adjoint, rest)]
+
+    def _insert(self, op):
+        """`xs.insert(index, value)`: the inserted element's adjoint goes to `value` and is
+        dropped (the list, as the insert left it, says where it is)."""
+        container, index, value = op.args
+        adjoint = self.adjoints.name(op.mutates)
+        item, rest = (gast.Call(load(self.bindings.name_for(helper.__name__, helper)), [
+            load(adjoint), clone(container), clone(index)], [])
+            for helper in (regions.inserted_adjoint, regions.without_inserted))
+        return self._contribute(value, item, may_be_none=True) + [assign(adjoint, rest)]
+
+    def _pop(self, op) -> list:
+        """`item = xs.pop(index)`: the item's adjoint goes back into the list's where the
+        item was; then the list gets the item back, and `item` its old value."""
+        (item,), container = op.targets, op.mutates
+        statements = []
+        states = {self.adjoints.state(name) for name in (container, item) if name in self.active}
+        if container in self.active and states - {UNSET, NONE}:
+            helper = self.bindings.name_for("popped_adjoint", regions.popped_adjoint)
+            whole = gast.Call(load(helper), [self.adjoints.returned(container), (
+                self.adjoints.returned(item) if item in self.active else
+                gast.Constant(None, None)), clone(op.args[0]), clone(op.args[1])], [])
+            statements.append(assign(self.adjoints.name(container), whole))
+            self.adjoints.states[container] = SET if states & {SET, OWNED} else MAYBE
+        statements += self.adjoints.reset(item, self.depth > 0)
+        return statements + [RestoreRegion(op), Restore(op, item)]
 
     def _unpack(self, op):
         parts = gast.Tuple([self.adjoints.returned(t) for t in op.targets], gast.Load())

@@ -10,7 +10,8 @@ import operator
 import gast
 import numpy as np
 
-from srcad.compiler.frontend.resolve import Loop, Operation, operations, surely, walk
+from srcad.compiler.frontend.resolve import (IN_PLACE_KINDS, Loop, Operation, operations,
+                                             surely, walk)
 from srcad.compiler.frontend.trees import statement_lists
 from srcad.ops.array_arguments import array_positions
 from srcad.ops.python_builtins import indexable, joined, repeated
@@ -26,7 +27,7 @@ def sequence_names(block, containers) -> set:
             names.update(node.targets)
         elif node.kind == "unpack":
             names.add(node.args[0].id)
-        elif node.kind == "append":
+        elif node.kind in ("append", "insert", "pop"):
             names.add(node.mutates)
     packed = {node.targets[0]: node.args for node in operations(block) if node.kind == "pack"}
     while True:
@@ -40,7 +41,7 @@ def sequence_names(block, containers) -> set:
                 names.update(node.targets)
             elif isinstance(node, Operation) and node.targets and node.args \
                     and isinstance(node.args[0], gast.Name) and node.args[0].id in names \
-                    and (node.kind == "copy" or node.callee is operator.getitem
+                    and (node.kind in ("copy", "pop") or node.callee is operator.getitem
                          or node.callee is indexable):
                 names.update(node.targets)
         if len(names) == size:
@@ -145,7 +146,7 @@ def _surely_made(block, kind) -> frozenset:
     display = gast.List if kind is list else gast.Dict
 
     def makes(op: Operation, sure: set) -> bool:
-        if op.kind == "setitem" or op.kind == "append" and kind is list:
+        if op.kind == "setitem" or op.kind in ("append", "insert", "pop") and kind is list:
             return True
         if op.kind == "pack":
             return isinstance(op.statement.value, display)
@@ -162,7 +163,7 @@ def _surely_sequences(block) -> set:
 
 
 def _makes_a_sequence(op: Operation, sure: set) -> bool:
-    if op.kind in ("append", "setitem"):  # (they keep a list one)
+    if op.kind in IN_PLACE_KINDS:  # (they keep a list one)
         return True
     if op.kind == "pack":  # (a dict display is no sequence)
         return isinstance(op.statement.value, (gast.List, gast.Tuple))

@@ -8,14 +8,16 @@ nothing changes; what survives is exactly what the forward sweep must push.
 """
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 
 import gast
 
-from srcad.compiler.frontend.resolve import Loop, Operation, operations
+from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Loop, Operation, operations
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.compiler.transform.optimize import names_read
 from srcad.compiler.transform.recording import REGION, pop
+from srcad.kernels import regions
 
 
 @dataclass
@@ -45,32 +47,33 @@ class ReplayLoop:
 
 
 # ---- settling what is recorded -------------------------------------------------------------
-def settle(raw: list, block: list, sites, aliases, stack: str, range_name: str):
+def settle(raw: list, block: list, sites, aliases, stack: str, bind):
     """Drop the restores whose value the backward sweep never reads, then the branches and
     loops left without work, until nothing changes. Returns the backward statements, the
     recorded (site, name) pairs, the replayed loops' counters, and the recorded names the
-    backward sweep reads only the shape of (the forward sweep records just their shape)."""
+    backward sweep reads only the shape of (the forward sweep records just their shape).
+    `bind(name, obj)`: the name the backward sweep calls `obj` (`range`, a helper) by."""
     pushed = {name for _, name in sites.overwrites} | sites.elements
-    regions = {id(op): op for op in operations(block) if op.kind in ("setitem", "append")}
+    updates = {id(op): op for op in operations(block) if op.kind in IN_PLACE_KINDS}
     while True:
-        finisher = _Finisher(pushed, sites.overwrites, set(regions), stack, range_name)
+        finisher = _Finisher(pushed, sites.overwrites, set(updates), stack, bind)
         statements = finisher.block(raw)
         values, shapes = names_read(statements)
         core = set().union(*names_read(statements, skip=finisher.region_restores))
         still = {name for name in pushed if name in values or name in shapes}
-        kept = {key: op for key, op in regions.items() if aliases.group(op.mutates) & core}
-        if still == pushed and kept.keys() == regions.keys():
+        kept = {key: op for key, op in updates.items() if aliases.group(op.mutates) & core}
+        if still == pushed and kept.keys() == updates.keys():
             return statements, finisher.recorded, finisher.trips, still - values
-        pushed, regions = still, kept
+        pushed, updates = still, kept
 
 
 class _Finisher:
-    def __init__(self, pushed, overwrites, regions, stack, range_name):
+    def __init__(self, pushed, overwrites, regions, stack, bind):
         self.pushed = pushed
         self.overwrites = overwrites
         self.regions = regions
         self.stack = stack
-        self.range_name = range_name  # () → `range`, unless the user's function shadows it
+        self.bind = bind
         self.recorded: set = set()
         self.trips: dict = {}
         self.region_restores: set = set()
@@ -98,11 +101,17 @@ class _Finisher:
         return finished
 
     def _restore_region(self, op: Operation):
-        """Undo an in-place update: pop the old `y[index]` back, or drop the appended item."""
+        """Undo an in-place update: pop the old `y[index]` back, drop the appended or
+        inserted item, or put the popped one back."""
         container = op.args[0]
         if op.kind == "append":
             drop = gast.Call(gast.Attribute(container, "pop", gast.Load()), [], [])
             return gast.Expr(drop)
+        if op.kind in ("insert", "pop"):
+            undo = regions.restore_inserted if op.kind == "insert" else regions.restore_popped
+            item = [load(op.targets[0])] if op.kind == "pop" else []
+            return gast.Expr(gast.Call(load(self.bind(undo.__name__, undo)),
+                                       [container, op.args[1], *item], []))
         self.recorded.add((id(op), REGION))
         return gast.Assign([gast.Subscript(container, op.args[1], gast.Store())],
                            pop(self.stack), None)
@@ -125,6 +134,6 @@ class _Finisher:
                      gast.Constant(-1, None), gast.Constant(-1, None)]
         else:
             steps = [load(replay.trips)]
-        header = gast.Call(load(self.range_name()), steps, [])
+        header = gast.Call(load(self.bind("range", builtins.range)), steps, [])
         target = gast.Name(replay.index or "_", gast.Store(), None, None)
         return [assign(replay.trips, pop(self.stack)), gast.For(target, header, body, [], None)]

@@ -9,6 +9,7 @@ import gast
 from srcad.compiler.frontend.resolve import Operation
 from srcad.compiler.frontend.trees import clone
 from srcad.compiler.transform.adjoints import MAYBE, NONE, SET, UNSET, assign, is_none, load
+from srcad.ops import python_statements
 
 _NONE = gast.Constant(None, None)
 
@@ -34,6 +35,29 @@ class TangentWrites:
         return self._update(op, lambda tangent, element: [gast.Expr(gast.Call(
             gast.Attribute(load(tangent), "append", gast.Load()), [element], []))])
 
+    def _insert(self, op):
+        insert = load(self.bindings.name_for("list_insert", python_statements.list_insert))
+        index = op.args[1]
+        return self._update(op, lambda tangent, element: [gast.Expr(gast.Call(
+            insert, [load(tangent), clone(index), element], []))])
+
+    def _pop(self, op):
+        """`item = xs.pop(index)`: the item's tangent is popped from the list's the same way
+        (or is zero where the list has none), even where the item is not used (an operation
+        again, for reverse mode over the tangent program)."""
+        (item,), container = op.targets, op.mutates
+        state = self.tangents.state(container)
+        if state in (UNSET, NONE):
+            return self._clear(item)
+        popped = assign(self.tangents.name(item), gast.Call(
+            load(self.bindings.name_for("popped", python_statements.popped)),
+            [load(self.tangents.name(container)), clone(op.args[1])], []))
+        self.tangents.states[item] = MAYBE  # (an item of a list may have no tangent)
+        if state == SET:
+            return [popped]
+        return [gast.If(is_none(self.tangents.name(container), negate=True), [popped],
+                        [assign(self.tangents.name(item), _NONE)])]
+
     def _update(self, op: Operation, write) -> list:
         """The tangent of `y` after `y[i] = v` or `y.append(v)`, written the same way,
         `write(t_y, element)`: ordinary in-place statements, so that reverse mode over the
@@ -52,7 +76,7 @@ class TangentWrites:
         if is_none_constant(value_tangent):
             return unset
         start = [assign(tangent, gast.Call(self.helper("zero_tangent"), [
-            load(name), gast.Constant(int(op.kind == "append"), None)], []))]
+            load(name), gast.Constant(int(op.kind in ("append", "insert")), None)], []))]
         if state == MAYBE:
             start = [gast.If(is_none(tangent), start, [])]
         written = (start if state != SET else []) + write(tangent, value_tangent)

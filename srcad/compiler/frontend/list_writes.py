@@ -1,0 +1,265 @@
+"""list_writes: a list the function makes, used as memory (a stack, a queue, a work list),
+updated in place as Python does it.
+
+`xs.append(v)` is an operation of its own (resolve.py); the other updates become it, its
+inverse and element assignments, each undone by the backward sweep as written:
+
+    v = xs.pop(i)          v = popped(xs, i)                   ("pop" operation)
+    xs.insert(i, v)        list_insert(xs, i, v)               ("insert" operation)
+    xs.remove(v)           _ = popped(xs, position_of(xs, v))
+    del xs[i]              _ = popped(xs, i)
+    del xs[a:b]            for p in deleted_positions(xs, slice(a, b)): _ = popped(xs, p)
+    xs.clear()             for _ in range(len(xs)): _ = popped(xs, -1)
+    xs.reverse()           xs[:] = xs[::-1]
+    xs.sort(key=k)         xs[:] = sorted(xs, key=k)
+
+Only for a name every binding of which surely makes a list (a display, a comprehension,
+`list(...)`, `sorted(...)`, a copy or slice of such a list, a join or repetition of
+lists): a parameter, an element or another object with a `pop` method keeps Python's
+meaning, and where it carries a derivative its update is refused (resolve.py, with the fix).
+"""
+from __future__ import annotations
+
+import builtins
+
+import gast
+
+from srcad.compiler.frontend.parse import param_names
+from srcad.compiler.frontend.trees import walk
+from srcad.ops import python_statements
+
+def list_writes_as_updates(fn: gast.FunctionDef, resolver, namer) -> None:
+    """Rewrite, in place, the updates of `fn`'s surely-list names as the module says."""
+    lists = surely_lists(fn, resolver)
+    if lists:
+        _Rewriter(lists, resolver, namer).statements(fn.body)
+
+
+def surely_lists(fn: gast.FunctionDef, resolver) -> frozenset:
+    """The names of `fn` every binding of which makes a list (a greatest fixpoint: a copy of
+    a list is one if the list is)."""
+    values = {name: [None] for name in param_names(fn)}
+    for node in _own_nodes(fn):
+        for target, value in _bindings(node):
+            if isinstance(target, gast.Name):
+                values.setdefault(target.id, []).append(value)
+            else:
+                for name in walk(target):
+                    if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
+                        values.setdefault(name.id, []).append(None)
+    sure = {name for name, made in values.items() if None not in made}
+    while True:
+        kept = {name for name in sure if all(_makes_a_list(v, sure, resolver, name)
+                                             for v in values[name])}
+        if kept == sure:
+            return frozenset(sure)
+        sure = kept
+
+
+def _own_nodes(fn):
+    """The nodes of `fn`'s own scope: not those of the functions, lambdas and
+    comprehensions it holds (their names are theirs)."""
+    todo = list(gast.iter_child_nodes(fn))
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
+                                 gast.ListComp, gast.SetComp, gast.DictComp,
+                                 gast.GeneratorExp, gast.ClassDef)):
+            todo.extend(gast.iter_child_nodes(node))
+
+
+_KEEPS_A_LIST = object()  # `xs += ys` extends a list in place: a list stays one
+
+
+def _bindings(node):
+    """(target, value) for each name `node` binds; value None where it is not an expression
+    evaluated into the target (a loop's element, an exception, an import...)."""
+    if isinstance(node, gast.Assign):
+        return [(target, node.value if isinstance(target, gast.Name) else None)
+                for target in node.targets]
+    if isinstance(node, gast.AnnAssign) and node.value is not None:
+        return [(node.target, node.value)]
+    if isinstance(node, gast.AugAssign):
+        return [(node.target, _KEEPS_A_LIST if isinstance(node.op, (gast.Add, gast.Mult))
+                 else None)]
+    if isinstance(node, gast.NamedExpr):
+        return [(node.target, node.value)]
+    if isinstance(node, (gast.For, gast.AsyncFor)):
+        return [(node.target, None)]
+    if isinstance(node, (gast.With, gast.AsyncWith)):
+        return [(item.optional_vars, None) for item in node.items if item.optional_vars]
+    if isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+        return [(gast.Name(node.name, gast.Store(), None, None), None)]
+    if isinstance(node, gast.ExceptHandler) and node.name is not None:
+        return [(node.name, None)]
+    if isinstance(node, (gast.Import, gast.ImportFrom)):
+        return [(gast.Name((a.asname or a.name).split(".")[0], gast.Store(), None, None), None)
+                for a in node.names]
+    if isinstance(node, (gast.Global, gast.Nonlocal)):
+        return [(gast.Name(name, gast.Store(), None, None), None) for name in node.names]
+    return []
+
+
+def _makes_a_list(value, sure, resolver, name) -> bool:
+    if value is _KEEPS_A_LIST:
+        return True
+    if isinstance(value, (gast.List, gast.ListComp)):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id in sure
+    if isinstance(value, gast.IfExp):
+        return _makes_a_list(value.body, sure, resolver, name) \
+            and _makes_a_list(value.orelse, sure, resolver, name)
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
+        return _makes_a_list(value.left, sure, resolver, name) \
+            and _makes_a_list(value.right, sure, resolver, name)
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):
+        return _makes_a_list(value.left, sure, resolver, name) \
+            or _makes_a_list(value.right, sure, resolver, name)
+    if isinstance(value, gast.Subscript):  # a slice of a list
+        return isinstance(value.slice, gast.Slice) \
+            and _makes_a_list(value.value, sure, resolver, name)
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
+        return any(resolver.is_builtin(value.func.id, made) for made in (list, sorted))
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+        return value.func.attr == "copy" and not value.args \
+            and _makes_a_list(value.func.value, sure, resolver, name)
+    return False
+
+
+class _Rewriter:
+    def __init__(self, lists, resolver, namer):
+        self.lists = lists
+        self.resolver = resolver
+        self.namer = namer
+
+    def statements(self, statements: list) -> None:
+        """Rewrite a block, and the blocks nested in it, in place."""
+        rewritten = []
+        for statement in statements:
+            for field in ("body", "orelse", "finalbody"):
+                nested = getattr(statement, field, None)
+                if isinstance(nested, list) and not isinstance(
+                        statement, (gast.FunctionDef, gast.AsyncFunctionDef, gast.ClassDef)):
+                    self.statements(nested)
+            for handler in getattr(statement, "handlers", ()):
+                self.statements(handler.body)
+            for new in self._statement(statement):
+                for node in walk(new):  # (the user's line, for errors and `show`)
+                    if "lineno" in node._attributes and getattr(node, "lineno", None) is None:
+                        gast.copy_location(node, statement)
+                rewritten.append(new)
+        statements[:] = rewritten
+
+    def _statement(self, statement) -> list:
+        if isinstance(statement, gast.Delete):
+            return [s for target in statement.targets for s in self._delete(target)]
+        self._pops_in(statement)
+        call = statement.value if isinstance(statement, gast.Expr) else None
+        if getattr(call, "pops", False):  # (a "pop" operation binds the item)
+            return [self._bound(call)]
+        receiver = self._receiver(call)
+        if receiver is None or call.func.attr not in python_statements.LIST_UPDATES:
+            return [statement]
+        method, args, keywords = call.func.attr, call.args, call.keywords
+        if method == "insert" and len(args) == 2 and not keywords:
+            return [gast.Expr(self._call(python_statements.list_insert, receiver, *args))]
+        if method == "remove" and len(args) == 1 and not keywords:
+            where = self._call(python_statements.position_of, receiver, args[0])
+            return [self._pop(receiver, where)]
+        if method == "clear" and not args and not keywords:
+            count = gast.Call(self._helper(builtins.len), [self._load(receiver)], [])
+            return [self._for(gast.Call(self._helper(builtins.range), [count], []),
+                              lambda _: self._pop(receiver, gast.Constant(-1, None)))]
+        if method == "reverse" and not args and not keywords:
+            backwards = gast.Subscript(self._load(receiver), gast.Slice(
+                None, None, gast.Constant(-1, None)), gast.Load())
+            return [self._write_all(receiver, backwards)]
+        if method == "sort" and not args:
+            ordered = gast.Call(self._helper(builtins.sorted), [self._load(receiver)], keywords)
+            return [self._write_all(receiver, ordered)]
+        return [statement]  # (`xs.pop()` itself became `popped(xs, -1)` above)
+
+    def _delete(self, target) -> list:
+        receiver = target.value.id if isinstance(target, gast.Subscript) \
+            and isinstance(target.value, gast.Name) and target.value.id in self.lists else None
+        if receiver is None:
+            return [gast.Delete([target])]
+        index = target.slice
+        if not isinstance(index, gast.Slice):
+            return [self._pop(receiver, index)]
+        parts = [p if p is not None else gast.Constant(None, None)
+                 for p in (index.lower, index.upper, index.step)]
+        whole = gast.Call(self._helper(builtins.slice), parts, [])
+        positions = self._call(python_statements.deleted_positions, receiver, whole)
+        return [self._for(positions, lambda position: self._pop(receiver, position))]
+
+    def _pops_in(self, statement) -> None:
+        """`xs.pop(i)` anywhere in `statement` (not in a nested function) as `popped(xs, i)`."""
+        todo = [statement]
+        while todo:
+            node = todo.pop()
+            for field, value in gast.iter_fields(node):
+                children = value if isinstance(value, list) else [value]
+                for position, child in enumerate(children):
+                    if not isinstance(child, gast.AST) or isinstance(
+                            child, (gast.Lambda, gast.stmt)) or self._shadows(child):
+                        continue
+                    receiver = self._receiver(child)
+                    if receiver is not None and child.func.attr == "pop" \
+                            and len(child.args) <= 1 and not child.keywords:
+                        index = child.args[0] if child.args else gast.Constant(-1, None)
+                        new = gast.copy_location(
+                            self._call(python_statements.popped, receiver, index), child)
+                        new.pops = True
+                        if isinstance(value, list):
+                            value[position] = new
+                        else:
+                            setattr(node, field, new)
+                        child = new
+                    todo.append(child)
+
+    def _shadows(self, node) -> bool:
+        """Whether `node` is a comprehension binding one of the list names as its own."""
+        return isinstance(node, (gast.ListComp, gast.SetComp, gast.DictComp,
+                                 gast.GeneratorExp)) and any(
+            isinstance(n, gast.Name) and n.id in self.lists
+            for generator in node.generators for n in walk(generator.target))
+
+    def _receiver(self, call) -> str | None:
+        """`xs` for a method call `xs.name(...)` on a surely-list name."""
+        if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+                and isinstance(call.func.value, gast.Name) and call.func.value.id in self.lists:
+            return call.func.value.id
+        return None
+
+    def _pop(self, receiver: str, index):
+        return self._bound(self._call(python_statements.popped, receiver, index))
+
+    def _bound(self, popping):
+        """`popped_0 = popped(xs, i)`: the item bound to a new name (the backward sweep puts
+        it back into the list)."""
+        discarded = gast.Name(self.namer.temporary("popped"), gast.Store(), None, None)
+        return gast.Assign([discarded], popping, None)
+
+    def _write_all(self, receiver: str, value):
+        whole = gast.Subscript(gast.Name(receiver, gast.Store(), None, None),
+                               gast.Slice(None, None, None), gast.Store())
+        return gast.Assign([whole], value, None)
+
+    def _for(self, iterable, body):
+        """`for p in iterable: body(p)`, `p` a new name."""
+        position = self.namer.temporary("position")
+        return gast.For(gast.Name(position, gast.Store(), None, None), iterable,
+                        [body(gast.Name(position, gast.Load(), None, None))], [], None)
+
+    def _call(self, helper, receiver: str, *args):
+        return gast.Call(self._helper(helper), [self._load(receiver), *args], [])
+
+    def _helper(self, obj):
+        return self.resolver.helper(obj, self.namer)
+
+    @staticmethod
+    def _load(name: str):
+        return gast.Name(name, gast.Load(), None, None)
