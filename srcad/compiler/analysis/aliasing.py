@@ -136,7 +136,8 @@ class _PointsTo:
                         self._hold(state, container, objects(stored.id))  # (an array copies)
         if op.targets == (self.return_variable,):
             made = None
-        elif op.kind == "constant" and isinstance(op.statement.value, gast.Constant):
+        elif op.kind == "constant" and isinstance(getattr(op.statement, "value", None),
+                                                  gast.Constant):
             made = set()  # (None, a number, a string: no memory anything writes into)
         elif op.augmented:  # `x += v`: the result is the object `x` was, not `v`
             made = objects(op.augmented) | (self._of(names, objects) if op.kind == "copy"
