@@ -35,6 +35,7 @@ from srcad.compiler.frontend.functional import call_written_helpers, forget_vari
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
+from srcad.compiler.frontend.trees import walk
 from srcad.compiler.passes import OPTIONAL, enabled, off_in_this_thread
 from srcad.compiler.transform.batched import BatchedTangents
 from srcad.compiler.transform.bindings import Bindings
@@ -399,9 +400,13 @@ def _replayable(block) -> bool:
 
 def _unwinding_contexts(program: Program) -> None:
     """A program that enters context managers (the user's `with`) runs inside
-    `ContextsUnwound()`, which exits those an exception leaves open (ops/python_statements.py)."""
+    `ContextsUnwound()`, which exits those an exception leaves open (ops/python_statements.py).
+    Only a program that was given a name for `entered` can call it: the others, nearly all,
+    are not searched for it."""
+    if not program.bindings.named_already(entered):
+        return
     name = program.bindings.name_for("entered", entered)
-    if not any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(program.module)):
+    if not any(isinstance(n, gast.Name) and n.id == name for n in walk(program.module)):
         return
     function = _function_named(program.module, program.name)
     guard = gast.Call(gast.Name(program.bindings.name_for("ContextsUnwound", ContextsUnwound),
