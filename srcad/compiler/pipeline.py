@@ -401,9 +401,12 @@ def _replayable(block) -> bool:
 def _unwinding_contexts(program: Program) -> None:
     """A program that enters context managers (the user's `with`) runs inside
     `ContextsUnwound()`, which exits those an exception leaves open (ops/python_statements.py).
-    Only a program that was given a name for `entered` can call it: the others, nearly all,
-    are not searched for it."""
-    if not program.bindings.named_already(entered):
+    Only a program that may name `entered` is searched for it: one given a name for it, or
+    whose function sees it as `entered`; for any other, `name_for` would make up a name
+    that no code reads (nearly all programs: the walk cost 4% of a long function's first
+    call)."""
+    if not program.bindings.named_already(entered) \
+            and program.resolver.peek("entered") is not entered:
         return
     name = program.bindings.name_for("entered", entered)
     if not any(isinstance(n, gast.Name) and n.id == name for n in walk(program.module)):
