@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.bench import contenders, run
+from srcad.bench import contenders, first_call, run
 from srcad.bench.measure import Result
 from srcad.bench.report import tables
 from srcad.bench.workloads import WORKLOADS
@@ -75,6 +75,25 @@ def test_tables_show_ratios_and_flag_wrong_results():
                       agrees=False)]
     text = tables(results, ["hand", "srcad"])
     assert "5 us (2.5x) WRONG" in text and "20 ms" in text and "2 kB" in text
+
+
+@pytest.mark.parametrize("name, source", [
+    ("straight_line", first_call.straight_line_source(120, seed=3)),
+    ("short_loop", first_call.loop_source())])
+def test_first_call_functions_are_differentiated_right(name, source):
+    """The generated functions are valid programs whose gradients srcad gets right: the
+    curve measures real work."""
+    fn = first_call.define(source, name)
+    srcad.check_grads(fn, first_call.arguments(), order=1)
+    assert first_call.straight_line_source(120, seed=3) == first_call.straight_line_source(
+        120, seed=3)
+
+
+def test_first_call_curve_has_a_row_per_length():
+    printed = []
+    rows = first_call.scaling(sizes=(20, 40), repeat=1, out=printed.append)
+    assert [label for label, _ in rows] == ["20-line loop", "20 lines", "40 lines"]
+    assert all(seconds > 0 for _, seconds in rows) and "x" in printed[0].splitlines()[-1]
 
 
 def test_benchmark_is_not_imported_by_srcad():

@@ -6,6 +6,7 @@ import sys
 
 from srcad.bench import run, steady_heap
 from srcad.bench.contenders import CONTENDERS
+from srcad.bench.first_call import scaling
 from srcad.bench.workloads import WORKLOADS
 
 
@@ -21,7 +22,12 @@ def main(argv=None) -> int:
     parser.add_argument("--plot", metavar="PATH", help="also draw the ratios (needs matplotlib)")
     parser.add_argument("--quick", action="store_true",
                         help="few short samples: a smoke run, not a measurement")
+    parser.add_argument("--first-call", action="store_true", help=(
+        "print instead how the first gradient's time grows with the function's length"))
     options = parser.parse_args(argv)
+    if options.first_call:
+        scaling()
+        return 0
     steady_heap()  # (for the whole process: a measuring one)
     try:
         run(only=_names(options.only), contenders=_names(options.contenders),

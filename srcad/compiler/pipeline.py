@@ -14,7 +14,9 @@ and the invariant it guarantees to the next one. The cache (srcad.compiler.cache
 """
 from __future__ import annotations
 
+import gc
 import weakref
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Callable, NamedTuple
 
@@ -34,6 +36,7 @@ from srcad.compiler.frontend.functional import call_written_helpers, forget_vari
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
+from srcad.compiler.frontend.trees import walk
 from srcad.compiler.passes import OPTIONAL, enabled, off_in_this_thread
 from srcad.compiler.transform.batched import BatchedTangents
 from srcad.compiler.transform.bindings import Bindings
@@ -246,9 +249,31 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     specialised on it); `arrays`, for mode "gradient", `(parameter, rank)` of those that
     hold float64 arrays (transform/specialise.py).
     """
-    program = run_passes(Program(fn, wrt, mode, has_aux, containers, scalars, arrays,
-                                 rules_edition=RULES_EDITION[0]))  # (a rule registered from
-    return emit(program)                                          # here on: it goes stale)
+    with _collector_paused():
+        program = run_passes(Program(fn, wrt, mode, has_aux, containers, scalars, arrays,
+                                     rules_edition=RULES_EDITION[0]))  # (a rule registered
+        return emit(program)                                        # from here on: stale)
+
+
+@contextmanager
+def _collector_paused():
+    """Python's cycle collector paused while a derivative is made, and resumed after.
+
+    The passes allocate tree nodes by the hundred thousand, and each time enough of them
+    have survived, the collector walks every object alive, the growing trees included: a
+    2000-line function spent a fifth of its first call in six such walks, and that share
+    grows with the length of the function. What a transformation discards is freed by
+    reference counting; the few cycles it leaves are collected once it returns. Where the
+    collector was off already (the user's choice, or another thread's transformation) it
+    is left as it is."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def emit(program: Program) -> CompiledAdjoint:
@@ -376,9 +401,16 @@ def _replayable(block) -> bool:
 
 def _unwinding_contexts(program: Program) -> None:
     """A program that enters context managers (the user's `with`) runs inside
-    `ContextsUnwound()`, which exits those an exception leaves open (ops/python_statements.py)."""
+    `ContextsUnwound()`, which exits those an exception leaves open (ops/python_statements.py).
+    Only a program that may name `entered` is searched for it: one given a name for it, or
+    whose function sees it as `entered`; for any other, `name_for` would make up a name
+    that no code reads (nearly all programs: the walk cost 4% of a long function's first
+    call)."""
+    if not program.bindings.named_already(entered) \
+            and program.resolver.peek("entered") is not entered:
+        return
     name = program.bindings.name_for("entered", entered)
-    if not any(isinstance(n, gast.Name) and n.id == name for n in gast.walk(program.module)):
+    if not any(isinstance(n, gast.Name) and n.id == name for n in walk(program.module)):
         return
     function = _function_named(program.module, program.name)
     guard = gast.Call(gast.Name(program.bindings.name_for("ContextsUnwound", ContextsUnwound),

@@ -112,15 +112,18 @@ class _PointsTo:
         self.depth = 0  # how many loops enclose the operations being analysed
 
     def block(self, nodes, state: dict) -> dict:
+        """The state after `nodes` from `state` (left as it is). Only an operation that
+        writes in place keeps the state in front of it: a copy per operation made long
+        functions quadratic."""
+        state = dict(state)
         for node in nodes:
             if isinstance(node, Branch):
-                state = _join(self.block(node.body, dict(state)),
-                              self.block(node.orelse, dict(state)))
+                state = _join(self.block(node.body, state), self.block(node.orelse, state))
             elif isinstance(node, Loop):
                 state = self._loop(node, state)
             else:
-                self.before[id(node)] = state
-                state = dict(state)
+                if _written(node) is not None:
+                    self.before[id(node)] = dict(state)
                 self._operation(node, state)
         return state
 
@@ -343,7 +346,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     for node in walk(block):
         if not isinstance(node, Operation):
             continue
-        written = node.mutates if node.kind in IN_PLACE_KINDS else node.augmented
+        written = _written(node)
         if written is None or written in numbers and node.augmented:
             continue
         state = analysis.before[id(node)]
@@ -367,6 +370,11 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     return Aliases(analysis.everywhere, analysis.contents, argument_writes)
 
 
+def _written(op: Operation) -> str | None:
+    """The name whose memory `op` writes into, if it writes in place."""
+    return op.mutates if op.kind in IN_PLACE_KINDS else op.augmented
+
+
 def _argument_write(param: str, variable: str, node: Operation, parsed) -> UnsoundAliasingError:
     what = f"`{variable}`, which may be its argument `{param}`," if variable != param \
         else f"its argument `{param}`"
@@ -380,8 +388,8 @@ def _argument_write(param: str, variable: str, node: Operation, parsed) -> Unsou
 
 
 def _live(block, live_out: set, later: dict) -> set:
-    """Liveness: record, for each operation, the names that may be read after it before
-    being assigned again; return the names live at the start of `block`."""
+    """Liveness: record, for each operation that writes in place, the names that may be read
+    after it before being assigned again; return the names live at the start of `block`."""
     live = set(live_out)
     for node in reversed(block):
         if isinstance(node, Branch):
@@ -396,6 +404,7 @@ def _live(block, live_out: set, later: dict) -> set:
                 header |= inside
             live = header
         else:
-            later[id(node)] = set(live)
+            if _written(node) is not None:  # (only in-place writes ask)
+                later[id(node)] = set(live)
             live = (live - set(node.targets)) | set(node.read_names())
     return live

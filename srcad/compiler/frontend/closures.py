@@ -73,6 +73,9 @@ def convert_closures(fn: gast.FunctionDef, is_derivative_call) -> gast.FunctionD
     `call_vjp(f, ...)` (or `call_jvp(call_jvp, ..., f, ...)` a level up): differentiated
     again, a derivative program that srcad generated from converted code calls `f` that way,
     passing everything already."""
+    definitions = list(_definitions(fn.body, set(param_names(fn))))
+    if not definitions:  # (what follows walks the whole function several times)
+        return fn
     stores = store_counts(fn)  # assignments and parameters, then `def`s too:
     for node in walk(fn):
         if isinstance(node, gast.FunctionDef) and node is not fn:
@@ -80,7 +83,6 @@ def convert_closures(fn: gast.FunctionDef, is_derivative_call) -> gast.FunctionD
     local = _local_names(fn)
     calls = [n for n in walk_local(fn) if isinstance(n, gast.Call)
              and isinstance(n.func, gast.Name)]
-    definitions = list(_definitions(fn.body, set(param_names(fn))))
     shadowed = _comprehension_variables(fn)
     nested = {name for _, name, _ in definitions}
     passing = {id(a) for n in calls if any(_names(a, nested) for a in n.args)

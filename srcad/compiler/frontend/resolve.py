@@ -473,5 +473,12 @@ def index_expression(node):
 
 
 def gast_label(node) -> str:
-    """How the user wrote a callee: `np.linalg.norm`."""
+    """How the user wrote a callee: `np.linalg.norm`. A dotted name, as nearly every callee
+    is, is read off the tree: unparsing it cost more than the rest of resolving its call."""
+    attributes, root = [], node
+    while isinstance(root, gast.Attribute):
+        attributes.append(root.attr)
+        root = root.value
+    if isinstance(root, gast.Name):
+        return ".".join([root.id, *reversed(attributes)])
     return ast.unparse(gast.gast_to_ast(node))

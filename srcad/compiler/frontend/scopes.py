@@ -11,10 +11,16 @@ from srcad.compiler.frontend.trees import walk
 
 
 def local_names(fn: gast.FunctionDef) -> set:
-    """The names a function binds: parameters, assignment targets, nested functions."""
-    return set(param_names(fn)) | {
-        n.id for n in walk(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)
-    } | {n.name for n in walk(fn) if isinstance(n, gast.FunctionDef) and n is not fn}
+    """The names a function binds: parameters, assignment targets, nested functions (in
+    one walk: the frontend asks after each of its rewrites)."""
+    names = set(param_names(fn))
+    for node in walk(fn):
+        if isinstance(node, gast.Name):
+            if isinstance(node.ctx, gast.Store):
+                names.add(node.id)
+        elif isinstance(node, gast.FunctionDef) and node is not fn:
+            names.add(node.name)
+    return names
 
 
 def captured_names(scope) -> set:

@@ -57,9 +57,13 @@ def join(*snapshots) -> dict:
     """The states where control paths that ended in `snapshots` meet.
 
     Blocks that may not run first make variables of what they touch (`make_variables`), so
-    a state is UNSET on one path and not on another only if the block left it alone."""
-    joined = {}
-    for primal in set().union(*snapshots):
+    a state is UNSET on one path and not on another only if the block left it alone.
+    A state the same on every path stays as it is: only those that differ are joined (a
+    guarded rule in straight-line code joins after each operation)."""
+    first, *others = snapshots
+    joined = dict(first)
+    differing = {primal for other in others for primal, _ in first.items() ^ other.items()}
+    for primal in differing:
         states = {s.get(primal, UNSET) for s in snapshots}
         owned = states <= {UNSET, NONE, OWNED, MAYBE_OWNED}  # every value it may hold
         states = {_UNOWNED.get(state, state) for state in states} if len(states) > 1 else states

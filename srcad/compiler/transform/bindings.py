@@ -41,6 +41,11 @@ class Bindings:
         self._objects[name] = obj
         return name
 
+    def named_already(self, obj) -> bool:
+        """Whether `name_for` handed out a name for `obj` (generated code can read it only
+        then)."""
+        return id(obj) in self._names
+
     def named(self, name: str):
         """The object `name_for` handed out `name` for (None if it did not)."""
         return self._objects.get(name)

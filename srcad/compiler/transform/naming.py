@@ -18,17 +18,22 @@ class Namer:
     def __init__(self, reserved=()):
         self.used = set(reserved)
         self._temporaries = 0
+        self._suffixes: dict[str, int] = {}  # name → the suffix `claim` last handed out
 
     @classmethod
     def for_function(cls, fn_node: gast.FunctionDef) -> "Namer":
         return cls(n.id for n in walk(fn_node) if isinstance(n, gast.Name))
 
     def claim(self, name: str) -> str:
-        """`name` itself if free, otherwise `name_1`, `name_2`, ..."""
-        candidate, k = name, 0
+        """`name` itself if free, otherwise `name_1`, `name_2`, ... The search starts after
+        the suffix handed out last (names are never freed): a variable assigned a thousand
+        times is not counted up to each of its versions again."""
+        k = self._suffixes.get(name, 0)
+        candidate = f"{name}_{k}" if k else name
         while candidate in self.used:
             k += 1
             candidate = f"{name}_{k}"
+        self._suffixes[name] = k
         self.used.add(candidate)
         return candidate
 

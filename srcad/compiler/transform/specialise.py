@@ -206,15 +206,20 @@ def _index_node(index):
 def _without_unread_outlines(body: list, outlined: set) -> list:
     """`body` without the statements of `outlined` (outlines known to compute nothing and
     to raise nothing) whose names no later statement reads, nor those names in the `del`
-    statements that follow."""
+    statements that follow. Reads are gathered only while an outline comes earlier (most
+    programs have none: then nothing is walked)."""
     read, removed, kept = set(), set(), []
+    earlier = sum(id(statement) in outlined for statement in body)
     for statement in reversed(body):
-        if id(statement) in outlined and statement.targets[0].id not in read:
-            removed.add(statement.targets[0].id)
-            continue
+        if id(statement) in outlined:
+            earlier -= 1
+            if statement.targets[0].id not in read:
+                removed.add(statement.targets[0].id)
+                continue
         kept.append(statement)
-        read.update(node.id for node in walk(statement)
-                    if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load))
+        if earlier:
+            read.update(node.id for node in walk(statement)
+                        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load))
     kept.reverse()
     for statement in kept:
         if isinstance(statement, gast.Delete):

@@ -229,10 +229,20 @@ def _free_names(rule, body, parameters) -> dict | None:
 
 
 def _substitute(expression, substitutes: dict):
-    class Substituter(gast.NodeTransformer):
-        def visit_Name(self, node):
-            if node.id in substitutes and not getattr(node, "free_in_rule", False):
-                return clone(substitutes[node.id])
-            return node
+    """`expression` (a fresh copy, changed in place) with each name of `substitutes` that is
+    not one of the rule's free names replaced by a copy of its substitute, which is not
+    searched itself. One walk and no visitor: this runs for every rule inlined."""
+    def substituted(node):
+        if type(node) is gast.Name and node.id in substitutes \
+                and not getattr(node, "free_in_rule", False):
+            return clone(substitutes[node.id])
+        return node
 
-    return Substituter().visit(expression)
+    for node in walk(expression):  # (the walk has queued a node's children before it
+        for field in node._fields:  # yields it: a substitute is not walked)
+            value = getattr(node, field, None)
+            if type(value) is list:
+                value[:] = [substituted(item) for item in value]
+            elif type(value) is gast.Name:
+                setattr(node, field, substituted(value))
+    return substituted(expression)
