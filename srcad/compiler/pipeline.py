@@ -345,9 +345,10 @@ def _frontend(fn, arrays: frozenset):
     (a list handed to NumPy, a helper that writes into an array of `arrays`)."""
     parsed = parse_function(fn)                                  # parse
     resolver = Resolver(fn, parsed)
-    fence(parsed, surely_lists(parsed.node, resolver))           # fence
+    lists = surely_lists(parsed.node, resolver)
+    fence(parsed, lists)                                         # fence
     namer = Namer.for_function(parsed.node)
-    simple = normalize(parsed, namer, resolver)                  # normalize
+    simple = normalize(parsed, namer, resolver, lists)           # normalize
     block = resolve(simple, resolver)                            # resolve
     if sequences_as_arrays(simple, block, resolver, namer):
         block = resolve(simple, resolver)

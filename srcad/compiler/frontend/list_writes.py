@@ -28,9 +28,8 @@ from srcad.compiler.frontend.parse import param_names
 from srcad.compiler.frontend.trees import walk
 from srcad.ops import python_statements
 
-def list_writes_as_updates(fn: gast.FunctionDef, resolver, namer) -> None:
-    """Rewrite, in place, the updates of `fn`'s surely-list names as the module says."""
-    lists = surely_lists(fn, resolver)
+def list_writes_as_updates(fn: gast.FunctionDef, lists, resolver, namer) -> None:
+    """Rewrite, in place, the updates of `lists` (`surely_lists(fn)`) as the module says."""
     if lists:
         _Rewriter(lists, resolver, namer).statements(fn.body)
 

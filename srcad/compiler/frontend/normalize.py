@@ -72,11 +72,14 @@ IN_PLACE_OPERATORS = {
 }
 
 
-def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDef:
+def normalize(parsed: ParsedFunction, namer: Namer, resolver,
+              lists=frozenset()) -> gast.FunctionDef:
     """Return a new FunctionDef in simple form; `parsed.node` is left untouched.
 
     `resolver` tells whether a name is a builtin (`enumerate`, `zip`, `reversed` loops are
-    rewritten over indices so their elements' adjoints reach the sequences)."""
+    rewritten over indices so their elements' adjoints reach the sequences); `lists` names
+    the variables that surely hold lists (`surely_lists`), whose updates list_writes.py
+    rewrites."""
     from srcad.runtime.calls import call_jvp, call_vjp  # the frontend's only view of the runtime
 
     def is_derivative_call(call):
@@ -85,7 +88,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver) -> gast.FunctionDe
     sets_as_calls(fn, resolver, namer)
     maps_as_comprehensions(fn, resolver)
     dicts_as_displays(fn, resolver)
-    list_writes_as_updates(fn, resolver, namer)
+    list_writes_as_updates(fn, lists, resolver, namer)
     explicit_super(fn, resolver.fn.__code__)
     scatters_as_writes(fn, resolver, namer)
     outs_checked(fn, resolver, namer, parsed)
