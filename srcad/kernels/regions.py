@@ -156,3 +156,15 @@ def without_inserted(g, items: list, index: int):
     whole = g if type(g) is OwnedList else OwnedList(g)
     del whole[_inserted_at(items, index)]
     return whole
+
+
+def detached(value):
+    """`value` with the lists and dicts in it (nested in tuples, lists and dicts) copied: what
+    a function returns, where its backward sweep will undo its updates of a list in place."""
+    if isinstance(value, tuple) and type(value) is tuple:
+        return tuple(detached(item) for item in value)
+    if type(value) is list:
+        return [detached(item) for item in value]
+    if type(value) is dict:
+        return {key: detached(item) for key, item in value.items()}
+    return value

@@ -391,6 +391,8 @@ defvjp(joined, _joined_vjp(True), _joined_vjp(False))
 defjvp(joined, _joined_jvp(True), _joined_jvp(False))
 defvjp(repeated, _repeated_vjp(True), _repeated_vjp(False))
 defjvp(repeated, _repeated_jvp(True), _repeated_jvp(False))
+for _sequence_maker in (joined, repeated):  # new lists of the items (analysis/aliasing.py)
+    declare(_sequence_maker, sequence="shares")
 
 
 def _by_key(mapping: dict, cotangents) -> dict | None:

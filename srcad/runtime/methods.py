@@ -16,7 +16,6 @@ from srcad.ops.registry import method_function
 from srcad.ops.numpy_arrays import flattened
 from srcad.ops.numpy_dtypes import converted
 from srcad.ops.python_builtins import dict_get, dict_items, dict_keys, dict_values
-from srcad.ops.python_statements import LIST_UPDATES
 
 # The functions source mode calls in place of the methods of a value that surely is an array
 # or a NumPy number (analysis/arrays.py), where they are not what the method calls when it
@@ -55,12 +54,6 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
     method = getattr(receiver, name)
     if isinstance(method, types.MethodType) and isinstance(method.__func__, types.FunctionType):
         return method.__func__, active, (receiver, *args), False
-    if 0 in active and isinstance(receiver, list) and name in LIST_UPDATES:
-        raise MissingRuleError(
-            f"srcad cannot differentiate `.{name}` of this list: it follows a list's "
-            f"`{name}` where the function made the list itself (a display, `list(...)`, a "
-            "comprehension), not one it was passed or read out of something else.",
-            fix="make a list of your own first (`items = list(xs)`) and update that.")
     if 0 in active:
         raise MissingRuleError(
             f"srcad cannot differentiate the method `{name}` of a {type(receiver).__name__}.",

@@ -14,7 +14,7 @@ import pytest
 import srcad
 from srcad.ops import registry
 from srcad.kernels.tangents import zero_tangent
-from srcad.ops.python_builtins import indexable, sorted_jvp
+from srcad.ops.python_builtins import indexable, joined, repeated, sorted_jvp
 from tests.ops.test_rules import CASES, make_args
 
 
@@ -73,6 +73,8 @@ SAMPLES = {
     list: lambda: (list, ([_x(3), _x(2)],), {}, ()),
     tuple: lambda: (tuple, ([_x(3), _x(2)],), {}, ()),
     dict: lambda: (dict, ({"a": _x(3)},), {}, ()),
+    joined: lambda: (joined, ([_x(3)], [_x(2)]), {}, ()),
+    repeated: lambda: (repeated, ([_x(3), _x(2)], 2), {}, ()),
     zero_tangent: lambda: (zero_tangent, ([_x(3), _x(2)],), {}, ()),
     sorted_jvp: lambda: (sorted_jvp, ([_x(3), _x(2)], [2.0, 1.0], [1.0, 2.0]), {}, ()),
     np.gradient: lambda: (np.gradient, (_x(4, 3),), {}, ()),

@@ -26,6 +26,7 @@ import gast
 
 from srcad.compiler.frontend.parse import param_names
 from srcad.compiler.frontend.trees import walk
+from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import python_statements
 
 def list_writes_as_updates(fn: gast.FunctionDef, lists, resolver, namer) -> None:
@@ -113,9 +114,9 @@ def _makes_a_list(value, sure, resolver, name) -> bool:
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
         return _makes_a_list(value.left, sure, resolver, name) \
             and _makes_a_list(value.right, sure, resolver, name)
-    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):
-        return _makes_a_list(value.left, sure, resolver, name) \
-            or _makes_a_list(value.right, sure, resolver, name)
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):  # `[0.0] * n`
+        return _makes_a_list(value.left, sure, resolver, name) and _a_count(value.right) \
+            or _a_count(value.left) and _makes_a_list(value.right, sure, resolver, name)
     if isinstance(value, gast.Subscript):  # a slice of a list
         return isinstance(value.slice, gast.Slice) \
             and _makes_a_list(value.value, sure, resolver, name)
@@ -124,6 +125,19 @@ def _makes_a_list(value, sure, resolver, name) -> bool:
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
         return value.func.attr == "copy" and not value.args \
             and _makes_a_list(value.func.value, sure, resolver, name)
+    return False
+
+
+def _a_count(value) -> bool:
+    """Surely an integer where it is written (`3`, `len(xs)`, `int(n)`, `n + 1` of such): a
+    list times anything else may be an array (`x * [1.0]` of an array `x` is one)."""
+    if isinstance(value, gast.Constant):
+        return type(value.value) is int
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
+        return value.func.id in ("len", "int")
+    if isinstance(value, gast.BinOp) and isinstance(value.op, (gast.Add, gast.Sub, gast.Mult,
+                                                               gast.FloorDiv)):
+        return _a_count(value.left) and _a_count(value.right)
     return False
 
 
@@ -152,9 +166,9 @@ class _Rewriter:
         statements[:] = rewritten
 
     def _statement(self, statement) -> list:
+        self._pops_in(statement)
         if isinstance(statement, gast.Delete):
             return [s for target in statement.targets for s in self._delete(target)]
-        self._pops_in(statement)
         call = statement.value if isinstance(statement, gast.Expr) else None
         if getattr(call, "pops", False):  # (a "pop" operation binds the item)
             return [self._bound(call)]
@@ -196,6 +210,7 @@ class _Rewriter:
 
     def _pops_in(self, statement) -> None:
         """`xs.pop(i)` anywhere in `statement` (not in a nested function) as `popped(xs, i)`."""
+        self._refuse_lazy_pops(statement)
         todo = [statement]
         while todo:
             node = todo.pop()
@@ -206,8 +221,7 @@ class _Rewriter:
                             child, (gast.Lambda, gast.stmt)) or self._shadows(child):
                         continue
                     receiver = self._receiver(child)
-                    if receiver is not None and child.func.attr == "pop" \
-                            and len(child.args) <= 1 and not child.keywords:
+                    if self._is_pop(child):
                         index = child.args[0] if child.args else gast.Constant(-1, None)
                         new = gast.copy_location(
                             self._call(python_statements.popped, receiver, index), child)
@@ -218,6 +232,24 @@ class _Rewriter:
                             setattr(node, field, new)
                         child = new
                     todo.append(child)
+
+    def _is_pop(self, node) -> bool:
+        return self._receiver(node) is not None and node.func.attr == "pop" \
+            and len(node.args) <= 1 and not node.keywords
+
+    def _refuse_lazy_pops(self, statement) -> None:
+        """A pop inside a generator expression runs only as far as its consumer reads it
+        (`any(...)` stops early), where srcad's loop would run every pop."""
+        for generator in walk(statement):
+            if isinstance(generator, gast.GeneratorExp):
+                pop = next((n for n in walk(generator) if self._is_pop(n)), None)
+                if pop is not None:
+                    parsed = self.resolver.parsed
+                    raise UnsupportedSyntaxError(
+                        f"srcad cannot differentiate `{pop.func.value.id}.pop(...)` inside a "
+                        f"generator expression (in {parsed.name}): Python pops only as far "
+                        "as the generator is read.", parsed.location(pop),
+                        "pop in a loop, or make the items with a list comprehension `[...]`.")
 
     def _shadows(self, node) -> bool:
         """Whether `node` is a comprehension binding one of the list names as its own."""

@@ -175,6 +175,12 @@ class _Normalizer(Desugaring, NestedFunctions):
             #                    a helper's call; an insert is an operation of atoms)
             self._emit(gast.Expr(gast.Call(call.func, [self._atom(a) for a in call.args], [
                 gast.keyword(k.arg, self._atom(k.value)) for k in call.keywords])), node)
+        elif isinstance(node, gast.Expr) and self._pops(node.value):
+            value = self._simple(node.value)  # (each pop an operation of its own, in order)
+            if isinstance(value, gast.Call):
+                self._emit(gast.Expr(value), node)
+            else:
+                self._name_for(value, node)
         elif isinstance(node, gast.Expr) and _passes_calls(node.value):
             call = node.value  # `log.append(len(xs))`: what it passes, computed first (an
             #                    effect receives `len(xs)`, a number, not `xs`: check_effect)

@@ -344,13 +344,14 @@ def _node(statement, resolver: Resolver):
                 raise UnsupportedSyntaxError(
                     f"srcad cannot differentiate `{gast_label(call.func)}(...)`, a method call "
                     f"that may modify `{call.func.value.id}` in place (in {resolver.parsed.name})"
-                    + (": srcad follows a list's updates where the function made the list "
-                       "itself (a display, `list(...)`, a comprehension)." if list_update
-                       else "."),
+                    + (": where it is a list, srcad follows its updates if the function "
+                       "made the list itself (a display, `list(...)`, a comprehension)."
+                       if list_update else "."),
                     resolver.parsed.location(call),
-                    "make a list of your own first (`items = list(xs)`) and update that."
-                    if list_update else "build a new value and assign it instead "
-                    "(`xs = sorted(xs)`, `y = y + v`).")
+                    "make a list of your own first (`items = list(xs)`) and update that; of "
+                    "an array, assign a new one (`y = np.sort(y)`)." if list_update else
+                    "build a new value and assign it instead (`xs = sorted(xs)`, "
+                    "`y = y + v`).")
             return Operation(statement, "append", (), args=(call.func.value, call.args[0]),
                              label="list append", mutates=call.func.value.id)
         callee = None

@@ -9,7 +9,7 @@ import numpy as np
 from srcad.compiler.frontend.resolve import Operation
 from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import is_nondifferentiable, jvp_rules, vjp_rules
-from srcad.ops.python_statements import attribute_set, entered
+from srcad.ops.python_statements import LIST_UPDATES, attribute_set, entered
 from srcad.runtime.effects import effect_unchanged
 from srcad.runtime.held import HeldCall
 
@@ -18,6 +18,7 @@ def check_operation(op: Operation, varied, parsed, name_for) -> None:
     """Every refusal that depends only on the operation and what is differentiated (and
     the check an effect runs under: `name_for` binds its helper)."""
     check_effect(op, varied, parsed, name_for)
+    check_container_update(op, varied, parsed)
     check_captures(op, varied, parsed)
     check_callee(op, varied, parsed, name_for)
     check_positional_out(op, parsed)
@@ -111,6 +112,29 @@ def check_callee(op: Operation, varied, parsed, name_for) -> None:
     op.statement.value = gast.copy_location(gast.Call(name, [func, *call.args], call.keywords),
                                             call)
     op.callee, op.args = site, (func, *op.args)
+
+
+def check_container_update(op: Operation, varied, parsed) -> None:
+    """`v = xs.pop()` (or `insert`, `remove`, `clear`, `reverse`, `sort`) of a differentiated
+    list or dict srcad does not follow as an update (one the function was passed, or a
+    nested function reads): the list would change under the derivative, which reads it."""
+    if op.kind == "call" and op.method in LIST_UPDATES:
+        receiver, method = op.args[0], op.method
+    elif op.kind == "opaque":  # (`xs.pop() > 0`, kept whole: the call inside runs too)
+        receiver, method = next(((n.func.value, n.func.attr) for n in gast.walk(
+            op.statement.value) if isinstance(n, gast.Call) and isinstance(
+            n.func, gast.Attribute) and n.func.attr in LIST_UPDATES), (None, None))
+    else:
+        return
+    if isinstance(receiver, gast.Name) and receiver.id in varied:
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate `{receiver.id}.{method}(...)`, which may update a "
+            f"differentiated value in place (in {parsed.name}): srcad follows a list's "
+            "updates where the function made the list itself (a display, `list(...)`, a "
+            "comprehension), not those of a list it was passed or a nested function reads.",
+            parsed.location(op.statement),
+            f"make a list of your own first (`items = list({receiver.id})`) and update "
+            "that, or build a new dict without the key.")
 
 
 def check_captures(op: Operation, varied, parsed) -> None:

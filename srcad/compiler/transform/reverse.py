@@ -84,6 +84,12 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     if enabled("signs"):
         backward_body = fold_negations(backward_body, adjoints.helper_of, loaded_names(result))
     returned = simple_fn.body[-1].value
+    updated = {op.mutates for op in operations(block)
+               if op.kind in IN_PLACE_KINDS and op.mutates in sequences}
+    if loaded_names(returned) & set().union(*map(aliases.group, updated)):
+        # the backward sweep undoes the updates of a list in place: the caller keeps a copy
+        returned = gast.Call(load(bindings.name_for("detached", regions.detached)),
+                             [returned], [])
     values, shapes = names_read(backward_body)
     captured = set().union(*(op.captures for op in operations(block)))
     kept = {*values, *restored, *captured, *activity.scalars}
