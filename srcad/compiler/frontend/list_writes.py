@@ -47,9 +47,9 @@ def surely_lists(fn: gast.FunctionDef, resolver) -> frozenset:
                 for name in walk(target):
                     if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
                         values.setdefault(name.id, []).append(None)
-    sure = {name for name, made in values.items() if None not in made}
+    sure, local = {name for name, made in values.items() if None not in made}, set(values)
     while True:
-        kept = {name for name in sure if all(_makes_a_list(v, sure, resolver, name)
+        kept = {name for name in sure if all(_makes_a_list(v, sure, resolver, local)
                                              for v in values[name])}
         if kept == sure:
             return frozenset(sure)
@@ -101,7 +101,9 @@ def _bindings(node):
     return []
 
 
-def _makes_a_list(value, sure, resolver, name) -> bool:
+def _makes_a_list(value, sure, resolver, local) -> bool:
+    """Whether `value` surely makes a list, given the names `sure` to hold lists (`local`:
+    the function's own names, which a builtin's name may be rebound to)."""
     if value is _KEEPS_A_LIST:
         return True
     if isinstance(value, (gast.List, gast.ListComp)):
@@ -109,22 +111,23 @@ def _makes_a_list(value, sure, resolver, name) -> bool:
     if isinstance(value, gast.Name):
         return value.id in sure
     if isinstance(value, gast.IfExp):
-        return _makes_a_list(value.body, sure, resolver, name) \
-            and _makes_a_list(value.orelse, sure, resolver, name)
+        return _makes_a_list(value.body, sure, resolver, local) \
+            and _makes_a_list(value.orelse, sure, resolver, local)
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
-        return _makes_a_list(value.left, sure, resolver, name) \
-            and _makes_a_list(value.right, sure, resolver, name)
+        return _makes_a_list(value.left, sure, resolver, local) \
+            and _makes_a_list(value.right, sure, resolver, local)
     if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):  # `[0.0] * n`
-        return _makes_a_list(value.left, sure, resolver, name) and _a_count(value.right) \
-            or _a_count(value.left) and _makes_a_list(value.right, sure, resolver, name)
+        return _makes_a_list(value.left, sure, resolver, local) and _a_count(value.right) \
+            or _a_count(value.left) and _makes_a_list(value.right, sure, resolver, local)
     if isinstance(value, gast.Subscript):  # a slice of a list
         return isinstance(value.slice, gast.Slice) \
-            and _makes_a_list(value.value, sure, resolver, name)
+            and _makes_a_list(value.value, sure, resolver, local)
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
-        return any(resolver.is_builtin(value.func.id, made) for made in (list, sorted))
+        return value.func.id not in local \
+            and any(resolver.is_builtin(value.func.id, made) for made in (list, sorted))
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
         return value.func.attr == "copy" and not value.args \
-            and _makes_a_list(value.func.value, sure, resolver, name)
+            and _makes_a_list(value.func.value, sure, resolver, local)
     return False
 
 
