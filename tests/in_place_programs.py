@@ -469,7 +469,8 @@ def keeps_the_array_a_tuple_returned(x):
 CORPUS += [(sets_with_an_expression, (np.array([0.3, -0.2, 0.5, 0.9]),), 0)]
 
 
-# ---- a list made in the function used as memory: pop, insert, remove, del, clear, reverse, sort
+# ---- a list or dict made in the function used as memory: a list's pop, insert, remove, del,
+# clear, reverse, sort; a dict's update and setdefault
 def explores_with_a_stack(x):
     stack = [x * 1.0]
     total = 0.0
@@ -532,7 +533,17 @@ def popped_then_written(x):
     return np.sum(rows[0] * rows[1]) + np.sum(rows[2]) + np.sum(last)
 
 
+def dict_updated_in_a_loop(x):
+    state = {"h": x * 0.5, "total": 0.0}
+    for k in range(3):
+        state.update(h=np.tanh(state["h"] * 1.5), step=float(k))
+        state.setdefault("first", state["h"] * 1.0)
+        state.update({"total": state["total"] + np.sum(state["h"] ** 2)})
+    return state["total"] + np.sum(state["first"]) * state["step"]
+
+
 CORPUS += [
+    (dict_updated_in_a_loop, (np.array([0.5, -1.0, 2.0]),), 0),
     (explores_with_a_stack, (np.array([0.7, -0.4]),), 0),
     (queue_in_order, (np.array([0.5, -1.0, 2.0]), np.array([0.3, 0.1, -0.2])), (0, 1)),
     (inserted_where_python_puts_it, (np.array([0.5, -1.0, 2.0]),), 0),

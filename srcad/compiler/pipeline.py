@@ -31,7 +31,7 @@ from srcad.compiler.analysis.scalars import only_numbers, scalar_names
 from srcad.compiler.analysis.shapes import shape_classes
 from srcad.compiler.emit import CompiledAdjoint, compile_adjoint, python_source
 from srcad.compiler.frontend.fence import fence
-from srcad.compiler.frontend.list_writes import surely_lists
+from srcad.compiler.frontend.container_writes import surely_lists
 from srcad.compiler.frontend.functional import call_written_helpers, forget_variants
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function

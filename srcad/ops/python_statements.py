@@ -1,5 +1,5 @@
 """`with`, `try`, `obj.attr = v` and a list's `pop` and `insert` as the forward sweep runs
-them: calls the frontend writes (frontend/desugar.py, try_blocks.py, list_writes.py,
+them: calls the frontend writes (frontend/desugar.py, try_blocks.py, container_writes.py,
 normalize.py), since a derivative program is made of operations, branches and loops.
 
 `with m as v: body` becomes `v = entered(m)`, the body, `exited(m)`. A program whose source
@@ -130,7 +130,7 @@ def attribute_set(obj, name: str, value) -> None:
     setattr(obj, name, value)
 
 
-# a list's updates besides `append` that srcad follows (frontend/list_writes.py)
+# a list's updates besides `append` that srcad follows (frontend/container_writes.py)
 LIST_UPDATES = ("pop", "insert", "remove", "clear", "reverse", "sort")
 
 

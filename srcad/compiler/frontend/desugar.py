@@ -105,11 +105,11 @@ class Desugaring:
             not in ("numpy", "scipy", "srcad")
 
     def _inserts(self, call) -> bool:
-        """`list_insert(xs, i, v)`, which frontend/list_writes.py wrote for `xs.insert(i, v)`."""
+        """`list_insert(xs, i, v)`, which frontend/container_writes.py wrote for `xs.insert(i, v)`."""
         return self._calls(call, python_statements.list_insert)
 
     def _pops(self, node) -> bool:
-        """Whether `node` holds `popped(xs, i)` (list_writes.py's `xs.pop(i)`), an operation
+        """Whether `node` holds `popped(xs, i)` (container_writes.py's `xs.pop(i)`), an operation
         of its own, never part of an opaque comparison."""
         return any(self._calls(n, python_statements.popped) for n in walk(node))
 

@@ -48,7 +48,7 @@ REFUSED = {
 
 def fence(parsed: ParsedFunction, lists=frozenset()) -> None:
     """Raise `UnsupportedSyntaxError` for the first construct srcad cannot differentiate.
-    `lists`: the names surely holding lists (frontend/list_writes.py), whose `del xs[i]`
+    `lists`: the names surely holding lists (frontend/container_writes.py), whose `del xs[i]`
     srcad follows."""
     fn = parsed.node
     if isinstance(fn, gast.AsyncFunctionDef):

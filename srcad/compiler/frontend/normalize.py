@@ -46,7 +46,7 @@ from srcad.compiler.frontend.desugar import (Desugaring, dicts_as_displays, expl
                                              scatters_as_writes, sets_as_calls,
                                              starred_unpackings)
 from srcad.compiler.frontend.exits import lower_exits
-from srcad.compiler.frontend.list_writes import list_writes_as_updates
+from srcad.compiler.frontend.container_writes import container_writes_as_updates
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import local_names, store_counts, stores
 from srcad.compiler.frontend.try_blocks import outline_try_blocks
@@ -78,7 +78,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver,
 
     `resolver` tells whether a name is a builtin (`enumerate`, `zip`, `reversed` loops are
     rewritten over indices so their elements' adjoints reach the sequences); `lists` names
-    the variables that surely hold lists (`surely_lists`), whose updates list_writes.py
+    the variables that surely hold lists (`surely_lists`), whose updates container_writes.py
     rewrites."""
     from srcad.runtime.calls import call_jvp, call_vjp  # the frontend's only view of the runtime
 
@@ -88,7 +88,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver,
     sets_as_calls(fn, resolver, namer)
     maps_as_comprehensions(fn, resolver)
     dicts_as_displays(fn, resolver)
-    list_writes_as_updates(fn, lists, resolver, namer)
+    container_writes_as_updates(fn, lists, resolver, namer)
     explicit_super(fn, resolver.fn.__code__)
     scatters_as_writes(fn, resolver, namer)
     outs_checked(fn, resolver, namer, parsed)

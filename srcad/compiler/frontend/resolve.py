@@ -113,7 +113,7 @@ class Operation:
     kind: "call" (a callee applied to atoms; operators, indexing and attributes included),
     "copy", "pack" (building a tuple, list or dict), "unpack", "setitem" (`y[i] = v`,
     which mutates `y`), "append" (`xs.append(v)`, which mutates `xs`), "pop" and "insert"
-    (`v = xs.pop(i)`, `xs.insert(i, v)`: frontend/list_writes.py), "constant", "opaque" (a
+    (`v = xs.pop(i)`, `xs.insert(i, v)`: frontend/container_writes.py), "constant", "opaque" (a
     value with no derivative: comparisons, f-strings), "effect" (an expression statement)
     or "jump" (`break`).
     """

@@ -1,5 +1,5 @@
-"""list_writes: a list the function makes, used as memory (a stack, a queue, a work list),
-updated in place as Python does it.
+"""container_writes: a list or dict the function makes, used as memory (a stack, a queue, a
+work list, a table of parameters), updated in place as Python does it.
 
 `xs.append(v)` is an operation of its own (resolve.py); the other updates become it, its
 inverse and element assignments, each undone by the backward sweep as written:
@@ -13,10 +13,16 @@ inverse and element assignments, each undone by the backward sweep as written:
     xs.reverse()           xs[:] = xs[::-1]
     xs.sort(key=k)         xs[:] = sorted(xs, key=k)
 
+A dict's updates become element writes (`d[k] = v`, which the backward sweep undoes):
+
+    d.update(m, k=v)       u = {**m, "k": v}; for key in u: d[key] = u[key]
+    d.setdefault(k, v)     if k not in d: d[k] = v         (`r = d.setdefault(...)`: r = d[k])
+
 Only for a name every binding of which surely makes a list (a display, a comprehension,
-`list(...)`, `sorted(...)`, a copy or slice of such a list, a join or repetition of
-lists): a parameter, an element or another object with a `pop` method keeps Python's
-meaning, and where it carries a derivative its update is refused (resolve.py, with the fix).
+`list(...)`, `sorted(...)`, a copy or slice of such a list, a join of lists, a list times a
+count) or a dict (a display, a comprehension, `dict(...)`, a copy): a parameter, an element
+or another object with a `pop` method keeps Python's meaning, and where it carries a
+derivative its update is refused (resolve.py, transform/refusals.py, with the fix).
 """
 from __future__ import annotations
 
@@ -29,15 +35,26 @@ from srcad.compiler.frontend.trees import walk
 from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import python_statements
 
-def list_writes_as_updates(fn: gast.FunctionDef, lists, resolver, namer) -> None:
-    """Rewrite, in place, the updates of `lists` (`surely_lists(fn)`) as the module says."""
-    if lists:
-        _Rewriter(lists, resolver, namer).statements(fn.body)
+def container_writes_as_updates(fn: gast.FunctionDef, lists, resolver, namer) -> None:
+    """Rewrite, in place, the updates of `lists` (`surely_lists(fn)`) and of the names that
+    surely hold dicts as the module says."""
+    dicts = surely_dicts(fn, resolver)
+    if lists or dicts:
+        _Rewriter(lists, dicts, resolver, namer).statements(fn.body)
 
 
 def surely_lists(fn: gast.FunctionDef, resolver) -> frozenset:
     """The names of `fn` every binding of which makes a list (a greatest fixpoint: a copy of
     a list is one if the list is)."""
+    return _surely(fn, resolver, _makes_a_list)
+
+
+def surely_dicts(fn: gast.FunctionDef, resolver) -> frozenset:
+    """The names of `fn` every binding of which makes a dict."""
+    return _surely(fn, resolver, _makes_a_dict)
+
+
+def _surely(fn, resolver, makes) -> frozenset:
     values = {name: [None] for name in param_names(fn)}
     for node in _own_nodes(fn):
         for target, value in _bindings(node):
@@ -49,7 +66,7 @@ def surely_lists(fn: gast.FunctionDef, resolver) -> frozenset:
                         values.setdefault(name.id, []).append(None)
     sure, local = {name for name, made in values.items() if None not in made}, set(values)
     while True:
-        kept = {name for name in sure if all(_makes_a_list(v, sure, resolver, local)
+        kept = {name for name in sure if all(makes(v, sure, resolver, local)
                                              for v in values[name])}
         if kept == sure:
             return frozenset(sure)
@@ -69,7 +86,7 @@ def _own_nodes(fn):
             todo.extend(gast.iter_child_nodes(node))
 
 
-_KEEPS_A_LIST = object()  # `xs += ys` extends a list in place: a list stays one
+_KEEPS_ITS_KIND = object()  # `xs += ys` extends a list in place (`d |= m` a dict): it stays one
 
 
 def _bindings(node):
@@ -80,9 +97,9 @@ def _bindings(node):
                 for target in node.targets]
     if isinstance(node, gast.AnnAssign) and node.value is not None:
         return [(node.target, node.value)]
-    if isinstance(node, gast.AugAssign):
-        return [(node.target, _KEEPS_A_LIST if isinstance(node.op, (gast.Add, gast.Mult))
-                 else None)]
+    if isinstance(node, gast.AugAssign):  # (`xs += ys`, `xs *= 2`, `d |= m` keep the kind)
+        return [(node.target, _KEEPS_ITS_KIND if isinstance(node.op, (gast.Add, gast.Mult,
+                                                                    gast.BitOr)) else None)]
     if isinstance(node, gast.NamedExpr):
         return [(node.target, node.value)]
     if isinstance(node, (gast.For, gast.AsyncFor)):
@@ -104,7 +121,7 @@ def _bindings(node):
 def _makes_a_list(value, sure, resolver, local) -> bool:
     """Whether `value` surely makes a list, given the names `sure` to hold lists (`local`:
     the function's own names, which a builtin's name may be rebound to)."""
-    if value is _KEEPS_A_LIST:
+    if value is _KEEPS_ITS_KIND:
         return True
     if isinstance(value, (gast.List, gast.ListComp)):
         return True
@@ -131,6 +148,30 @@ def _makes_a_list(value, sure, resolver, local) -> bool:
     return False
 
 
+def _makes_a_dict(value, sure, resolver, local) -> bool:
+    """Whether `value` surely makes a dict, as `_makes_a_list` for lists."""
+    if value is _KEEPS_ITS_KIND:  # (`d |= m` updates a dict in place)
+        return True
+    if isinstance(value, (gast.Dict, gast.DictComp)):
+        return True
+    if isinstance(value, gast.Name):
+        return value.id in sure
+    if isinstance(value, gast.IfExp):
+        return _makes_a_dict(value.body, sure, resolver, local) \
+            and _makes_a_dict(value.orelse, sure, resolver, local)
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
+        return value.func.id not in local and resolver.is_builtin(value.func.id, dict)
+    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
+        return value.func.attr == "copy" and not value.args \
+            and _makes_a_dict(value.func.value, sure, resolver, local)
+    return False
+
+
+def _distinct(keys) -> list:
+    """Constant keys, each once, where its last value is written (as a dict display keeps)."""
+    return list({k.value: k for k in keys}.values())
+
+
 def _a_count(value) -> bool:
     """Surely an integer where it is written (`3`, `len(xs)`, `int(n)`, `n + 1` of such): a
     list times anything else may be an array (`x * [1.0]` of an array `x` is one)."""
@@ -145,8 +186,9 @@ def _a_count(value) -> bool:
 
 
 class _Rewriter:
-    def __init__(self, lists, resolver, namer):
+    def __init__(self, lists, dicts, resolver, namer):
         self.lists = lists
+        self.dicts = dicts
         self.resolver = resolver
         self.namer = namer
 
@@ -175,6 +217,13 @@ class _Rewriter:
         call = statement.value if isinstance(statement, gast.Expr) else None
         if getattr(call, "pops", False):  # (a "pop" operation binds the item)
             return [self._bound(call)]
+        if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], gast.Name):
+            call = statement.value  # (`r = d.setdefault(k, v)`)
+        if self._receiver(call, self.dicts) is not None:
+            return self._dict_update(statement, call)
+        if isinstance(statement, gast.Assign):
+            return [statement]
         receiver = self._receiver(call)
         if receiver is None or call.func.attr not in python_statements.LIST_UPDATES:
             return [statement]
@@ -196,6 +245,57 @@ class _Rewriter:
             ordered = gast.Call(self._helper(builtins.sorted), [self._load(receiver)], keywords)
             return [self._write_all(receiver, ordered)]
         return [statement]  # (`xs.pop()` itself became `popped(xs, -1)` above)
+
+    def _dict_update(self, statement, call) -> list:
+        """`d.update(...)` and `d.setdefault(k, v)` as element writes (the module's table);
+        anything else of a dict stays as written."""
+        d, method, args, keywords = call.func.value.id, call.func.attr, call.args, call.keywords
+        if method == "setdefault" and len(args) == 2 and not keywords:
+            key, value = (self._temporary(name, part) for name, part in
+                          (("key", args[0]), ("default", args[1])))
+            missing = gast.Compare(self._load(key[0]), [gast.NotIn()], [self._load(d)])
+            write = self._write(d, self._load(key[0]), self._load(value[0]))
+            statements = [key[1], value[1], gast.If(missing, [write], [])]
+            if isinstance(statement, gast.Assign):
+                statements.append(gast.Assign(statement.targets, gast.Subscript(
+                    self._load(d), self._load(key[0]), gast.Load()), None))
+            return statements
+        given = args[0] if len(args) == 1 else gast.Dict([], []) if not args else None
+        if method != "update" or isinstance(statement, gast.Assign) \
+                or any(k.arg is None for k in keywords) or not self._a_dict(given):
+            return [statement]  # (`d.update(pairs)`, `d.update(**m)`: refused as written)
+        if isinstance(given, gast.Dict):  # (keywords join the display)
+            given = gast.Dict([*given.keys, *(gast.Constant(k.arg, None) for k in keywords)],
+                              [*given.values, *(k.value for k in keywords)])
+            keywords = []
+        elif isinstance(given, gast.Name):  # (a copy: what it holds when `update` runs)
+            given = gast.Call(self._helper(dict), [given], [])
+        name, made = self._temporary("update", given)
+        statements = [made] + [self._write(name, gast.Constant(k.arg, None), k.value)
+                               for k in keywords]
+        keys = given.keys if isinstance(given, gast.Dict) else [None]
+        if all(isinstance(k, gast.Constant) for k in keys):  # (each key written once, in order)
+            return statements + [self._write(d, gast.Constant(k.value, None), gast.Subscript(
+                self._load(name), gast.Constant(k.value, None), gast.Load()))
+                for k in _distinct(keys)]
+        return statements + [self._for(self._load(name), lambda key: self._write(
+            d, key, gast.Subscript(self._load(name), key, gast.Load())))]
+
+    def _a_dict(self, node) -> bool:
+        """A display without `**`, a comprehension, or a name surely holding a dict."""
+        return isinstance(node, gast.Dict) and None not in node.keys \
+            or isinstance(node, gast.DictComp) \
+            or isinstance(node, gast.Name) and node.id in self.dicts
+
+    def _temporary(self, stem: str, value):
+        """`(name, name = value)`, a new name."""
+        name = self.namer.temporary(stem)
+        return name, gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
+
+    @staticmethod
+    def _write(d: str, key, value):
+        return gast.Assign([gast.Subscript(gast.Name(d, gast.Store(), None, None), key,
+                                           gast.Store())], value, None)
 
     def _delete(self, target) -> list:
         receiver = target.value.id if isinstance(target, gast.Subscript) \
@@ -261,10 +361,11 @@ class _Rewriter:
             isinstance(n, gast.Name) and n.id in self.lists
             for generator in node.generators for n in walk(generator.target))
 
-    def _receiver(self, call) -> str | None:
-        """`xs` for a method call `xs.name(...)` on a surely-list name."""
+    def _receiver(self, call, names=None) -> str | None:
+        """`xs` for a method call `xs.name(...)` on a surely-list name (or one of `names`)."""
         if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
-                and isinstance(call.func.value, gast.Name) and call.func.value.id in self.lists:
+                and isinstance(call.func.value, gast.Name) \
+                and call.func.value.id in (self.lists if names is None else names):
             return call.func.value.id
         return None
 

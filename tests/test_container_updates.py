@@ -1,8 +1,8 @@
-"""A list the function makes, used as memory: `pop`, `insert`, `remove`, `del`, `clear`,
-`reverse` and `sort` update it in place as Python does, in every mode (the programs of
-tests/in_place_programs.py run through the corpus checks: reverse, forward, second order,
-tape). Here: Python's semantics kept exactly, what stays refused and why, and the program
-a user reads."""
+"""A list or dict the function makes, used as memory: a list's `pop`, `insert`, `remove`,
+`del`, `clear`, `reverse` and `sort`, a dict's `update` and `setdefault` update it in place
+as Python does, in every mode (the programs of tests/in_place_programs.py run through the
+corpus checks: reverse, forward, second order, tape). Here: Python's semantics kept
+exactly, what stays refused and why, and the program a user reads."""
 import numpy as np
 import pytest
 
@@ -80,6 +80,32 @@ def test_a_helper_with_a_list_of_its_own():
     def f(x):
         return deepest([x[0], x[1] ** 2, x[2]]) * x[3]
     assert_gradient_matches_finite_differences(f, (X,), 0)
+
+
+def test_a_dicts_update_and_setdefault():
+    def f(x):
+        d = {"a": x[0], "b": x[1] * 2.0}
+        d.update(a=d["b"], b=d["a"])                # (values read before any write)
+        d.update({"c": np.sin(x[2])}, e=x[3] * 3.0)
+        d.update({k: v * 2.0 for k, v in [("f", x[0])]})
+        first = d.setdefault("a", x[1] * 100.0)     # (present: kept)
+        d.setdefault("g", x[2] ** 2)
+        table = dict(d)
+        table.update(d)
+        return first * d["c"] + d["b"] * d["e"] + d["f"] + d["g"] * table["a"]
+    value, gradient = srcad.value_and_grad(f)(X)
+    assert value == f(X)
+    assert_gradient_matches_finite_differences(f, (X,), 0)
+    np.testing.assert_allclose(srcad.jvp(f, (X,), (np.ones(4),))[1], gradient.sum())
+
+
+def test_a_dicts_update_from_pairs_stays_refused():
+    def f(x):
+        d = {"a": x[0]}
+        d.update([("a", x[1])])
+        return d["a"]
+    with pytest.raises(UnsupportedSyntaxError, match=r"d\.update"):
+        srcad.grad(f)(X)
 
 
 def test_a_dict_pop_keeps_its_meaning():
