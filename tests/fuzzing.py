@@ -5,7 +5,7 @@ checked against finite differences and against each other.
 `f(x, y)` and the helpers it calls, written the way people write numerical code
 (straight-line arithmetic, loops and branches on data, early returns, `while`, buffers from
 `np.zeros` filled element by element or by slices, augmented assignment, lists used as
-stacks (pop, insert, del, reverse), lists built in a
+stacks (pop, insert, del, reverse), dicts updated (`update`, `setdefault`), lists built in a
 loop, dicts, helper functions), with the arguments to call it at: `x` a Python float or a
 float64 vector, `y` a float64 vector or a matrix of two columns; helpers
 taking `(a, b)`, `(*args)`, a keyword-only or a defaulted parameter, called as written or
@@ -319,8 +319,17 @@ class _Writer:
 
     def _dict(self, indent, depth, in_loop):
         table, name = self.fresh("d"), self.fresh("s")
-        self.lines += [f"{indent}{table} = {{'a': {self.composite(NUM)}, 'b': {self.composite(VEC)}}}",
-                       f"{indent}{name} = {table}['a'] * np.sum({table}['b'])"]
+        self.lines.append(f"{indent}{table} = {{'a': {self.composite(NUM)}, 'b': {self.composite(VEC)}}}")
+        update = self.draw(st.sampled_from(["", "update", "swap", "setdefault"]))
+        if update == "update":
+            self.lines.append(f"{indent}{table}.update({{'a': {self.composite(NUM)}}}, "
+                              f"b={table}['b'] * {self.expr(NUM, 1)})")
+        elif update == "swap":  # (both values read before either is written)
+            self.lines.append(f"{indent}{table}.update(a=np.sum({table}['b']), "
+                              f"b={table}['b'] * {table}['a'])")
+        elif update == "setdefault":
+            self.lines.append(f"{indent}{table}.setdefault('a', {self.composite(NUM)})")
+        self.lines.append(f"{indent}{name} = {table}['a'] * np.sum({table}['b'])")
         self.names[name] = NUM
         self.locals.add(name)
 
