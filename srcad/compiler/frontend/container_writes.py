@@ -46,15 +46,15 @@ def container_writes_as_updates(fn: gast.FunctionDef, lists, resolver, namer) ->
 def surely_lists(fn: gast.FunctionDef, resolver) -> frozenset:
     """The names of `fn` every binding of which makes a list (a greatest fixpoint: a copy of
     a list is one if the list is)."""
-    return _surely(fn, resolver, _makes_a_list)
+    return _surely(fn, resolver, _LIST)
 
 
 def surely_dicts(fn: gast.FunctionDef, resolver) -> frozenset:
     """The names of `fn` every binding of which makes a dict."""
-    return _surely(fn, resolver, _makes_a_dict)
+    return _surely(fn, resolver, _DICT)
 
 
-def _surely(fn, resolver, makes) -> frozenset:
+def _surely(fn, resolver, kind) -> frozenset:
     values = {name: [None] for name in param_names(fn)}
     for node in _own_nodes(fn):
         for target, value in _bindings(node):
@@ -66,7 +66,7 @@ def _surely(fn, resolver, makes) -> frozenset:
                         values.setdefault(name.id, []).append(None)
     sure, local = {name for name, made in values.items() if None not in made}, set(values)
     while True:
-        kept = {name for name in sure if all(makes(v, sure, resolver, local)
+        kept = {name for name in sure if all(_makes(kind, v, sure, resolver, local)
                                              for v in values[name])}
         if kept == sure:
             return frozenset(sure)
@@ -118,52 +118,39 @@ def _bindings(node):
     return []
 
 
-def _makes_a_list(value, sure, resolver, local) -> bool:
-    """Whether `value` surely makes a list, given the names `sure` to hold lists (`local`:
-    the function's own names, which a builtin's name may be rebound to)."""
-    if value is _KEEPS_ITS_KIND:
-        return True
-    if isinstance(value, (gast.List, gast.ListComp)):
+# what makes each kind: its displays and comprehensions, and the builtins that return one
+_LIST = ((gast.List, gast.ListComp), (list, sorted))
+_DICT = ((gast.Dict, gast.DictComp), (dict,))
+
+
+def _makes(kind, value, sure, resolver, local) -> bool:
+    """Whether `value` surely makes a list (`kind` _LIST) or a dict (_DICT), given the names
+    `sure` to hold one (`local`: the function's own names, which a builtin's name may be
+    rebound to)."""
+    displays, makers = kind
+
+    def makes(part) -> bool:
+        return _makes(kind, part, sure, resolver, local)
+    if value is _KEEPS_ITS_KIND or isinstance(value, displays):
         return True
     if isinstance(value, gast.Name):
         return value.id in sure
     if isinstance(value, gast.IfExp):
-        return _makes_a_list(value.body, sure, resolver, local) \
-            and _makes_a_list(value.orelse, sure, resolver, local)
-    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):
-        return _makes_a_list(value.left, sure, resolver, local) \
-            and _makes_a_list(value.right, sure, resolver, local)
-    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):  # `[0.0] * n`
-        return _makes_a_list(value.left, sure, resolver, local) and _a_count(value.right) \
-            or _a_count(value.left) and _makes_a_list(value.right, sure, resolver, local)
-    if isinstance(value, gast.Subscript):  # a slice of a list
-        return isinstance(value.slice, gast.Slice) \
-            and _makes_a_list(value.value, sure, resolver, local)
+        return makes(value.body) and makes(value.orelse)
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
         return value.func.id not in local \
-            and any(resolver.is_builtin(value.func.id, made) for made in (list, sorted))
+            and any(resolver.is_builtin(value.func.id, maker) for maker in makers)
     if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
-        return value.func.attr == "copy" and not value.args \
-            and _makes_a_list(value.func.value, sure, resolver, local)
-    return False
-
-
-def _makes_a_dict(value, sure, resolver, local) -> bool:
-    """Whether `value` surely makes a dict, as `_makes_a_list` for lists."""
-    if value is _KEEPS_ITS_KIND:  # (`d |= m` updates a dict in place)
-        return True
-    if isinstance(value, (gast.Dict, gast.DictComp)):
-        return True
-    if isinstance(value, gast.Name):
-        return value.id in sure
-    if isinstance(value, gast.IfExp):
-        return _makes_a_dict(value.body, sure, resolver, local) \
-            and _makes_a_dict(value.orelse, sure, resolver, local)
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Name):
-        return value.func.id not in local and resolver.is_builtin(value.func.id, dict)
-    if isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute):
-        return value.func.attr == "copy" and not value.args \
-            and _makes_a_dict(value.func.value, sure, resolver, local)
+        return value.func.attr == "copy" and not value.args and makes(value.func.value)
+    if kind is not _LIST:
+        return False
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Add):  # a join
+        return makes(value.left) and makes(value.right)
+    if isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult):  # `[0.0] * n`
+        return makes(value.left) and _a_count(value.right) \
+            or _a_count(value.left) and makes(value.right)
+    if isinstance(value, gast.Subscript):  # a slice of a list
+        return isinstance(value.slice, gast.Slice) and makes(value.value)
     return False
 
 
