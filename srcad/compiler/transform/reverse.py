@@ -18,7 +18,6 @@ adjoint of the statement that overwrote it (analysis/tbr.py), so adjoint code re
 values by name. Adjoints follow srcad/compiler/transform/adjoints.py."""
 from __future__ import annotations
 
-
 import gast
 
 from srcad.compiler.analysis.activity import Activity, carries_derivative

@@ -36,6 +36,7 @@ class TangentWrites:
             gast.Attribute(load(tangent), "append", gast.Load()), [element], []))])
 
     def _insert(self, op):
+        """`xs.insert(index, value)`: the tangent is inserted the same way."""
         insert = load(self.bindings.name_for("list_insert", python_statements.list_insert))
         index = op.args[1]
         return self._update(op, lambda tangent, element: [gast.Expr(gast.Call(
@@ -59,9 +60,9 @@ class TangentWrites:
                         [assign(self.tangents.name(item), _NONE)])]
 
     def _update(self, op: Operation, write) -> list:
-        """The tangent of `y` after `y[i] = v` or `y.append(v)`, written the same way,
-        `write(t_y, element)`: ordinary in-place statements, so that reverse mode over the
-        tangent program undoes them like the user's. `y` gets a zero tangent when `v` brings
+        """The tangent of `y` after `y[i] = v`, `y.append(v)` or `y.insert(i, v)`, written
+        the same way, `write(t_y, element)`: ordinary in-place statements, so that reverse
+        mode over the tangent program undoes them like the user's. `y` gets a zero tangent when `v` brings
         the first nonzero one; a zero `v` writes a zero element."""
         name, value = op.mutates, op.args[-1]
         tangent, state = self.tangents.name(name), self.tangents.state(name)
