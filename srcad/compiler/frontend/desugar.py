@@ -105,7 +105,7 @@ class Desugaring:
             not in ("numpy", "scipy", "srcad")
 
     def _inserts(self, call) -> bool:
-        """`list_insert(xs, i, v)`, which frontend/container_writes.py wrote for `xs.insert(i, v)`."""
+        """`list_insert(xs, i, v)`, frontend/container_writes.py's `xs.insert(i, v)`."""
         return self._calls(call, python_statements.list_insert)
 
     def _pops(self, node) -> bool:
