@@ -110,8 +110,9 @@ class Desugaring:
 
     def _pops(self, node) -> bool:
         """Whether `node` holds `popped(xs, i)` (container_writes.py's `xs.pop(i)`), an operation
-        of its own, never part of an opaque comparison."""
-        return any(self._calls(n, python_statements.popped) for n in walk(node))
+        of its own, never part of an opaque comparison. (No walk where nothing pops.)"""
+        return python_statements.popped in self.resolver.helpers.values() \
+            and any(self._calls(n, python_statements.popped) for n in walk(node))
 
     def _calls(self, call, helper) -> bool:
         return isinstance(call, gast.Call) and isinstance(call.func, gast.Name) \
