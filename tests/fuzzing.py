@@ -6,8 +6,9 @@ checked against finite differences and against each other.
 (straight-line arithmetic, loops and branches on data, early returns, `while`, buffers from
 `np.zeros` filled element by element or by slices, augmented assignment, lists used as
 stacks (pop, insert, del, reverse), dicts updated (`update`, `setdefault`), lists built in a
-loop, dicts, helper functions), with the arguments to call it at: `x` a Python float or a
-float64 vector, `y` a float64 vector or a matrix of two columns; helpers
+loop, dicts, objects used as memory (attributes set, updated in place, a method updating
+its object, an object called), helper functions), with the arguments to call it at: `x` a
+Python float or a float64 vector, `y` a float64 vector or a matrix of two columns; helpers
 taking `(a, b)`, `(*args)`, a keyword-only or a defaulted parameter, called as written or
 with `*(a, b)` / `**{'b': b}`; nested functions and
 lambdas reading the enclosing function's variables. `check(program)` writes the
@@ -161,7 +162,7 @@ class _Writer:
         if depth > 0:
             kinds += ["for", "while", "if"]
             if self.of_kind(VEC):
-                kinds += ["for_elements", "buffer", "slices", "list", "stack", "dict"]
+                kinds += ["for_elements", "buffer", "slices", "list", "stack", "dict", "record"]
         if in_loop:
             kinds += ["exit"]
         kinds += ["closure", "with", "try"]
@@ -333,6 +334,25 @@ class _Writer:
         self.names[name] = NUM
         self.locals.add(name)
 
+    def _record(self, indent, depth, in_loop):
+        """An object used as memory (a `Memo`, made from a number): an attribute set after it
+        is made, then updated in place, rebound, or through a method of its class."""
+        obj, name = self.fresh("memo"), self.fresh("s")
+        self.lines += [f"{indent}{obj} = Memo({self.composite(NUM)})",
+                       f"{indent}{obj}.v = {self.composite(VEC)}"]
+        update = self.draw(st.sampled_from(["", "augmented", "rebound", "method", "called"]))
+        if update == "augmented":
+            self.lines.append(f"{indent}{obj}.v += {self.expr(VEC, 1)}")
+        elif update == "rebound":
+            self.lines.append(f"{indent}{obj}.v = {obj}.v * {self.expr(NUM, 1)}")
+        elif update == "method":
+            self.lines.append(f"{indent}{obj}.add({self.expr(NUM, 1)})")
+        elif update == "called":
+            self.lines.append(f"{indent}{obj}.total = {obj}({obj}.v) + {obj}.count")
+        self.lines.append(f"{indent}{name} = {obj}.total * np.sum({obj}.v)")
+        self.names[name] = NUM
+        self.locals.add(name)
+
     def _closure(self, indent, depth, in_loop):
         """A nested function or lambda reading names of the enclosing function, called at
         once (the names it reads may depend on what is differentiated). As srcad documents,
@@ -461,13 +481,31 @@ def programs(draw) -> Program:
         writer.helper()
     writer.block("    ", draw(st.integers(1, 6)), 2)
     body = "\n".join(writer.lines)
-    source = ("import math\nimport warnings\n\nimport numpy as np\n\n\n" + "\n".join(writer.helpers)
+    source = ("import math\nimport warnings\n\nimport numpy as np\n\n\n" + MEMO
+              + "\n".join(writer.helpers)
               + f"def f(x, y):\n{body}\n    {writer.output()}\n")
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
     x = rng.uniform(-1.5, 1.5, n) if x_kind == VEC else float(rng.uniform(-1.5, 1.5))
     y = rng.uniform(-1.5, 1.5, (n, 2) if y_kind == MAT else n)
     return Program(source, x, y, draw(st.sampled_from([(0,), (0, 1)])),
                    draw(st.sampled_from(sorted(srcad.passes.OPTIONAL))))
+
+
+MEMO = """class Memo:
+    def __init__(self, total):
+        self.total = total
+        self.count = 0
+
+    def add(self, value):
+        self.total = self.total + value
+        self.count += 1
+        return self.total
+
+    def __call__(self, v):
+        return np.sum(np.tanh(v)) * self.total
+
+
+"""
 
 
 # ---- the oracle ---------------------------------------------------------------------------

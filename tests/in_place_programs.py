@@ -551,3 +551,111 @@ CORPUS += [
     (reversed_sorted_cleared, (np.array([0.5, -1.3, 2.1]),), 0),
     (popped_then_written, (np.array([0.5, -1.0, 2.0]),), 0),
 ]
+
+
+# ---- user objects as memory (records: kernels/pytrees.py) -----------------------------------
+class Scratch:
+    """A plain class without `__init__`: attributes set after it is made."""
+
+
+class Accumulator:
+    calls = 0  # (a class attribute: `self.calls += 1` reads it, then sets the instance's)
+
+    def __init__(self, start, scale=1.0):
+        self.total = start * scale
+        self.history = []
+
+    def add(self, value):
+        self.total = self.total + value
+        self.history.append(value)
+        self.calls += 1
+        return self.total
+
+
+class Dense:
+    def __init__(self, W, b):
+        self.W = W
+        self.b = b
+
+    def __call__(self, h):
+        return np.tanh(self.W @ h + self.b)
+
+
+class Stack:
+    def __init__(self, widths, params):
+        self.layers = []
+        for k in range(len(widths) - 1):
+            self.layers.append(Dense(params[2 * k], params[2 * k + 1]))
+
+    def forward(self, h):
+        for layer in self.layers:
+            h = layer(h)
+        return h
+
+
+class Integrator:
+    def __init__(self, y, dt):
+        self.y = y
+        self.t = 0.0
+        self.dt = dt
+        self.steps = 0
+
+    def step(self, rate):
+        self.y = self.y + self.dt * rate * np.sin(self.y)
+        self.t += self.dt
+        self.steps += 1
+
+
+def attributes_written_and_read_back(x):
+    s = Scratch()
+    s.total = 0.0
+    s.previous = x
+    for k in range(4):
+        s.total = s.total + np.sin(s.previous) * k
+        s.previous = s.previous * 1.1
+    if np.sum(x) > 0:
+        s.extra = s.total ** 2
+    else:
+        s.extra = s.total * 3.0
+    return np.sum(s.extra + s.total)
+
+
+def augmented_attributes(x):
+    s = Scratch()
+    s.count = 0
+    s.value = np.zeros(3)
+    while s.count < 3:
+        s.value += x * (s.count + 1)
+        s.value *= x
+        s.count += 1
+    return np.sum(s.value)
+
+
+def methods_update_their_object(x):
+    acc = Accumulator(x[0], scale=2.0)
+    for v in x[1:]:
+        acc.add(v * v)
+    last = acc.add(np.cos(x[0]))
+    return acc.total * last + sum(acc.history) + acc.calls
+
+
+def layers_built_and_called(W1, b1, W2):
+    net = Stack([2, 2, 2], [W1, b1, W2, b1 * 0.5])
+    return np.sum(net.forward(np.array([0.3, -0.4])) ** 2)
+
+
+def integrates_with_an_object(y0, rate):
+    ode = Integrator(y0, 0.1)
+    while ode.t < 0.45:
+        ode.step(rate)
+    return np.sum(ode.y) * ode.steps
+
+
+CORPUS += [
+    (attributes_written_and_read_back, (np.array([0.5, -0.2, 0.4]),), 0),
+    (augmented_attributes, (np.array([0.5, -1.0, 2.0]),), 0),
+    (methods_update_their_object, (np.array([0.5, -1.0, 2.0]),), 0),
+    (layers_built_and_called, (np.array([[1.0, 2.0], [0.5, -1.0]]), np.array([0.1, 0.2]),
+                               np.array([[0.3, -0.7], [0.9, 0.2]])), (0, 1, 2)),
+    (integrates_with_an_object, (np.array([0.5, 1.5]), 0.8), (0, 1)),
+]

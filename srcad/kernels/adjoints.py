@@ -7,13 +7,14 @@ on every derivative call.
 """
 from __future__ import annotations
 
+import linecache
 import math
 import operator
 
 import numpy as np
 
-from srcad.errors import MissingRuleError, SrcadError
-from srcad.kernels.pytrees import child_index, node
+from srcad.errors import Location, MissingRuleError, SrcadError, UnsoundAliasingError
+from srcad.kernels.pytrees import child_index, computed_attribute, is_record, node
 
 _BASIC_INDEX_TYPES = (int, np.integer, slice, type(None), type(Ellipsis))
 
@@ -375,8 +376,8 @@ def accumulate(total, extra):
         return [accumulate(a, b) for a, b in zip(total, extra)]
     if isinstance(total, tuple):
         return tuple(accumulate(a, b) for a, b in zip(total, extra))
-    if isinstance(total, dict):
-        return {key: accumulate(total[key], extra[key]) for key in total}
+    if isinstance(total, dict):  # (a record's adjoint holds the attributes reached so far)
+        return {key: accumulate(total.get(key), extra.get(key)) for key in {**total, **extra}}
     return total + extra
 
 
@@ -432,6 +433,66 @@ def field(value, name: str):
     return getattr(value, name)
 
 
+def held_attribute(obj, name: str, where: tuple):
+    """`obj.name`, read to update it in place and store it back (`obj.name += v`,
+    `obj.name.append(v)`: compiler/frontend/normalize.py), where `obj` is a record: refused
+    where `obj` also holds that value otherwise (another attribute, an item of one), which
+    the update would change behind the derivative's back. (Another name that may show it
+    is the aliasing analysis's to refuse.)"""
+    value = getattr(obj, name)
+    if isinstance(value, (int, float, complex, str, bytes, tuple, type(None))):
+        return value  # (`+=` rebinds it)
+    if any(_holds(held, value) for key, held in vars(obj).items() if key != name):
+        text, filename, lineno, col, function = where
+        path = text.partition(" ")[0]
+        raise UnsoundAliasingError(
+            f"srcad cannot differentiate this update of `{path}` soundly: it changes in place "
+            f"a value that `{path.partition('.')[0]}` also holds elsewhere (in {function}).",
+            Location(filename, lineno, col, None, function, linecache.getline(filename, lineno)),
+            f"assign a new value instead (`{path} = {path} + ...`, `{path} = {path} + [v]`).")
+    return value
+
+
+def held_tangent(t, obj, name: str):
+    """The tangent of `held_attribute(obj, name, where)`: `record_tangent`'s, a name of its
+    own so that the aliasing analysis knows the tangent is stored back too."""
+    return record_tangent(t, obj, name)
+
+
+def record_tangent(t, record, name: str):
+    """The tangent of the record's attribute `record.name` from the record's, a dict by
+    attribute name: zero where it holds none (a list's, Nones, to append to)."""
+    _refuse_computed(record, name)
+    part = None if t is None else t.get(name)
+    if part is not None:
+        return part
+    held = getattr(record, name)
+    if type(held) in (list, dict):
+        return [None] * len(held) if type(held) is list else dict.fromkeys(held)
+    shape = np.shape(held)
+    return np.zeros(shape) if shape else 0.0
+
+
+def _refuse_computed(record, name: str) -> None:
+    if computed_attribute(record, name):
+        raise MissingRuleError(
+            f"srcad cannot differentiate through `.{name}` of a {type(record).__name__}: it "
+            "is a property, computed by code of its class that a read does not follow.",
+            fix=f"compute it in the function from the attributes it reads, or make `{name}` "
+            "a method and call it.")
+
+
+def _holds(container, value) -> bool:
+    """Whether `container` is `value` or holds it in a list, tuple or dict, at any depth."""
+    if container is value:
+        return True
+    if isinstance(container, dict):
+        container = container.values()
+    elif not isinstance(container, (list, tuple)):
+        return False
+    return any(_holds(item, value) for item in container)
+
+
 def field_index(value, name: str) -> int | None:
     """Where the field `name` sits in the named tuple or node (kernels/pytrees.py) `value`,
     whose adjoint and tangent are tuples; None for a node's constant field."""
@@ -448,11 +509,15 @@ def field_index(value, name: str) -> int | None:
         "`srcad.register_pytree_node`.")
 
 
-def field_adjoint(g, value, name: str) -> tuple | None:
-    """The adjoint of a named tuple or node whose field `name` has the adjoint `g`; None for
-    another object (one that rides in a tuple with differentiated values, as a method's
-    receiver in `args`): srcad sees no derivative in its attributes (one made from
-    differentiated values is refused where it is made)."""
+def field_adjoint(g, value, name: str) -> tuple | dict | None:
+    """The adjoint of a named tuple or node whose field `name` has the adjoint `g`; of a
+    record (kernels/pytrees.py), a dict of its attributes' adjoints; None for another object
+    (one that rides in a tuple with differentiated values, as a method's receiver in
+    `args`): srcad sees no derivative in its attributes (one made from differentiated values
+    is refused where it is made)."""
+    if is_record(value):
+        _refuse_computed(value, name)
+        return {name: g}
     if isinstance(value, tuple):
         size = len(value)
     elif (parts := node(value)) is not None:
@@ -470,6 +535,8 @@ def field_adjoint(g, value, name: str) -> tuple | None:
 def field_tangent(t, value, name: str):
     """The tangent of `value.name` from `value`'s tangent `t` (a tuple or an instance of
     `value`'s class); a zero for a node's constant field."""
+    if is_record(value):
+        return record_tangent(t, value, name)
     index = field_index(value, name)
     if index is None:
         shape = np.shape(getattr(value, name))

@@ -11,17 +11,23 @@ A dataclass's children are its init fields holding floats, complex numbers, floa
 containers; its other fields (None, a name, a flag, an integer count, an integer index
 array, a function) are constants that ride along unchanged. (So a derivative is never
 packed with None in a child's place: the walkers put zeros there.)
+
+An instance of a plain class (attributes in its `__dict__`, set and read the ordinary way)
+that the differentiated code itself writes attributes of is a *record*: memory, like a dict
+the function makes, whose derivative is a dict of its attributes' derivatives by name
+(`obj.a = v` is an element write; compiler/frontend/normalize.py).
 """
 from __future__ import annotations
 
 import copy
 import dataclasses
 import inspect
+import types
 from typing import Callable
 
 import numpy as np
 
-from srcad.errors import MissingRuleError, UsageError
+from srcad.errors import MissingRuleError, UnsupportedSyntaxError, UsageError
 
 _REGISTERED: dict[type, tuple[Callable, Callable]] = {}
 
@@ -122,6 +128,75 @@ def _among(value, aux) -> bool:
     items = aux.values() if isinstance(aux, dict) else aux \
         if isinstance(aux, (tuple, list)) else ()
     return value is aux or any(value is item for item in items)
+
+
+def is_record(value) -> bool:
+    """Whether `value` is an instance of a plain class whose attributes live in its
+    `__dict__` and are set and read as Python does by default: no `__slots__`-only class, no
+    `__setattr__`/`__getattribute__` of its own, not a node (whose derivative is its
+    class's), a class, a module or a function, nor srcad's, NumPy's or SciPy's own."""
+    cls = type(value)
+    return hasattr(value, "__dict__") and cls.__setattr__ is object.__setattr__ \
+        and (cls.__module__ or "").split(".")[0] not in ("srcad", "numpy", "scipy") \
+        and cls.__getattribute__ is object.__getattribute__ \
+        and cls.__delattr__ is object.__delattr__ and node(value) is None \
+        and not isinstance(value, (type, types.ModuleType, types.FunctionType,
+                                   types.MethodType, np.ndarray))
+
+
+def computed_attribute(record, name: str) -> bool:
+    """Whether reading `record.name` runs code of its class (a property), which srcad does
+    not follow from a read: not an attribute of its own, a method or a class constant."""
+    if name in vars(record):
+        return False
+    found = inspect.getattr_static(type(record), name, None)
+    return hasattr(found, "__get__") and not isinstance(
+        found, (types.FunctionType, staticmethod, classmethod))
+
+
+def record_attribute_check(value, name: str) -> None:
+    """Refuse an attribute write `value.name = v` that srcad cannot follow as a record's."""
+    if is_record(value) and not hasattr(inspect.getattr_static(type(value), name, None),
+                                        "__set__"):
+        return
+    cls = type(value).__name__
+    if node(value) is not None:
+        why = (f"a {cls} is a container whose derivative is its class's; an attribute written "
+               "after it is made would not be in it")
+        fix = (f"build a new {cls} with the value (`dataclasses.replace(obj, {name}=v)`) and "
+               "use that")
+    elif is_record(value):
+        why = f"`{name}` is a property or slot of {cls}, which computes or stores it its own way"
+        fix = "store the value in a plain attribute, or keep it in a local variable"
+    else:
+        why = (f"a {cls} is no plain object (its attributes are not a plain `__dict__` set and "
+               "read the default way)")
+        fix = "keep the value in a local variable, a dict, or an instance of a plain class"
+    raise UnsupportedSyntaxError(
+        f"srcad cannot differentiate the attribute write `.{name} = ...` into a {cls}: {why}.",
+        fix=fix)
+
+
+def is_record_class(cls) -> bool:
+    """Whether `cls` is a plain class of the user's, whose instances are records."""
+    if not isinstance(cls, type) or type(cls) is not type or cls.__new__ is not object.__new__ \
+            or dataclasses.is_dataclass(cls) or cls in _REGISTERED \
+            or (cls.__module__ or "").split(".")[0] in ("numpy", "scipy", "srcad", "builtins") \
+            or cls.__setattr__ is not object.__setattr__ \
+            or cls.__getattribute__ is not object.__getattribute__ \
+            or cls.__delattr__ is not object.__delattr__:
+        return False
+    try:
+        return hasattr(object.__new__(cls), "__dict__")
+    except TypeError:  # (an abstract class)
+        return False
+
+
+def constructs_record(fn) -> bool:
+    """Whether `fn` is a plain class of the user's whose `__init__` (Python) sets up a
+    record: built of differentiated values, it is differentiated through that `__init__`
+    (compiler/frontend/functional.record_constructor)."""
+    return is_record_class(fn) and isinstance(fn.__init__, types.FunctionType)
 
 
 def constructs_node(fn) -> bool:

@@ -22,6 +22,20 @@ def saved_region(y, index):
     return part.copy() if isinstance(part, np.ndarray) else part
 
 
+def saved_attribute(obj, name: str):
+    """What the record `obj` holds as `name` before `obj.name = v` (`NEW_KEY`: nothing; of
+    an object with no `__dict__` too, whose write `attribute_written` refuses next)."""
+    return getattr(obj, "__dict__", {}).get(name, NEW_KEY)
+
+
+def restore_attribute(obj, name: str, value) -> None:
+    """Undo `obj.name = v`: put back what `saved_attribute` saved."""
+    if value is NEW_KEY:
+        vars(obj).pop(name, None)
+    else:
+        vars(obj)[name] = value
+
+
 class _NewKey:
     """What a dict held under a key before `d[key] = v` added it: nothing."""
 
@@ -37,9 +51,11 @@ def region_adjoint(g, index, value, target=None):
     or its shape): zero where `y` holds integers or booleans, which truncate `value`."""
     if g is None:
         return None
-    if isinstance(g, dict):  # (a dict's adjoint may lack a key added later)
+    if isinstance(g, dict):  # (a dict's or record's adjoint may lack a key added later)
         part = g.get(index)
-        return None if part is None else unbroadcast(part, value)
+        if part is None or isinstance(part, (list, tuple, dict)):  # (a container's, whole)
+            return part
+        return unbroadcast(part, value)
     if type(target) is np.ndarray and target.dtype.kind not in "fc":
         return unbroadcast(np.zeros(np.shape(g[index]), dtype_of(g)), value)
     if isinstance(index, (list, np.ndarray)) and np.asarray(index).dtype.kind in "iu" \

@@ -7,6 +7,7 @@ helpers, which adjoints call, are in adjoints.py.
 import numpy as np
 
 from srcad.kernels.adjoints import dtype_of
+from srcad.kernels.pytrees import is_record
 
 
 def broadcast_like(g, ans):
@@ -55,6 +56,8 @@ def zero_tangent(y, appended: int = 0):
         return [None] * (len(y) - appended)
     if isinstance(y, dict):
         return dict.fromkeys(y)
+    if is_record(y):  # (a record's tangent holds its attributes' by name: kernels/pytrees.py)
+        return {}
     return np.zeros(np.shape(y), np.promote_types(dtype_of(y), np.float16))
 
 

@@ -17,6 +17,7 @@ from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable, vjp_r
 from srcad.kernels.adjoints import (dtype_of, holds_floats, index_adjoint, inverse_permutation,
                                     through_cast, unbroadcast, unravel)
 from srcad.kernels.tangents import broadcast_like, dense
+from srcad.kernels.pytrees import is_record
 
 # ---- shape operations ------------------------------------------------------------------------
 defvjp(np.reshape, lambda g, ans, a, shape=None, order="C": np.reshape(g, np.shape(a), order=order))
@@ -49,13 +50,22 @@ defjvp(flattened, ravel_jvp)
 
 
 def copied(array):
-    """A copy of an array passed to a helper's variant (compiler/frontend/functional.py);
-    its tangent is a copy too (the caller writes both back into its own)."""
+    """A copy of an array passed to a helper's variant (compiler/frontend/functional.py),
+    or of a record (kernels/pytrees.py), holding its attributes, and copies of the lists and
+    dicts among them (which a method appends to); its tangent is a copy too (the caller
+    writes both back into its own)."""
+    if is_record(array):
+        made = object.__new__(type(array))
+        vars(made).update({name: type(value)(value) if type(value) in (list, dict) else value
+                           for name, value in vars(array).items()})
+        return made
     return np.copy(array)
 
 
 defvjp(copied, lambda g, ans, array: g)
-defjvp(copied, lambda g, ans, array: np.copy(g))
+defjvp(copied, lambda g, ans, array: {name: list(t) if isinstance(t, list) else dict(t) if
+                                      isinstance(t, dict) else t for name, t in g.items()}
+       if isinstance(g, dict) else np.copy(g))  # (a record's tangent, its lists copied too)
 
 defvjp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, inverse_permutation(axes)))
 defjvp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, axes))

@@ -13,7 +13,8 @@ from srcad.errors import Location, MissingRuleError, UnsupportedSyntaxError
 from srcad.ops.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.ops.registry import declare, defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 from srcad.kernels.adjoints import (accumulate, dtype_of, field, field_adjoint, field_tangent,
-                            index_adjoint, unbroadcast, unpacked_adjoint)
+                                    held_attribute, held_tangent, index_adjoint,
+                                    record_tangent, unbroadcast, unpacked_adjoint)
 from srcad.kernels.tangents import broadcast_like, dense
 
 
@@ -425,6 +426,14 @@ nondifferentiable(dict_keys)
 # field's place; its tangent (a tuple of the fields' tangents) gives the field's.
 defvjp(field, lambda g, ans, value, name: field_adjoint(g, value, name), None)
 defjvp(field, lambda g, ans, value, name: field_tangent(g, value, name), None)
+defvjp(held_attribute, lambda g, ans, value, name, where: field_adjoint(g, value, name), None,
+       None)
+defjvp(held_attribute, lambda g, ans, value, name, where: held_tangent(g, value, name), None,
+       None)
+for _tangent in (record_tangent, held_tangent):  # (linear in a record's tangent, a dict)
+    defvjp(_tangent, lambda g, ans, t, record, name: {name: g}, None, None)
+    defjvp(_tangent, lambda g, ans, t, record, name: record_tangent(g, record, name), None,
+           None)
 
 for _container in (list, tuple, dict):  # of their argument's items (analysis/aliasing.py)
     declare(_container, sequence="shares")

@@ -17,9 +17,11 @@ wrote into a value made before it.
 """
 from __future__ import annotations
 
+import linecache
 import threading
 
-from srcad.errors import SrcadError, UnsoundAliasingError, UnsupportedDerivativeError
+from srcad.errors import Location, SrcadError, UnsoundAliasingError, UnsupportedDerivativeError
+from srcad.kernels.pytrees import record_attribute_check
 from srcad.kernels.snapshots import snapshot
 from srcad.ops.registry import nondifferentiable
 
@@ -124,9 +126,30 @@ def reraised(exception) -> None:
 
 
 def attribute_set(obj, name: str, value) -> None:
-    """`obj.name = value`, which the frontend writes as this call. A value that carries a
-    derivative is refused where the program is made (transform/refusals.py): read back
-    later, it would be a constant to the derivative."""
+    """`obj.name = value` into an object the caller passed in or a global, which the frontend
+    writes as this call. A value that carries a derivative is refused where the program is
+    made (transform/refusals.py): read back later, it would be a constant to the derivative."""
+    setattr(obj, name, value)
+
+
+def new_record(cls):
+    """An instance of `cls` before its `__init__` runs (compiler/frontend/functional.py's
+    record constructors run its variant on it)."""
+    return object.__new__(cls)
+
+
+def attribute_written(obj, name: str, value, where: tuple) -> None:
+    """`obj.name = value` into an object the function holds itself: an element write of a
+    record (kernels/pytrees.py), undone by the backward sweep like `d[name] = value` ("setitem"
+    operations), once `obj` proves to be one (`where`: the write's text, file, line, column
+    and function, for the refusal)."""
+    try:
+        record_attribute_check(obj, name)
+    except SrcadError as error:
+        text, filename, lineno, col, function = where
+        raise type(error)(f"{error.message} (`{text}`, in {function})", Location(
+            filename, lineno, col, None, function, linecache.getline(filename, lineno)),
+            error.fix) from None
     setattr(obj, name, value)
 
 
@@ -158,5 +181,5 @@ def deleted_positions(items: list, index: slice) -> list:
     return sorted(range(len(items))[index], reverse=True)
 
 
-nondifferentiable(entered, exited, handles, reraised, attribute_set, position_of,
+nondifferentiable(entered, exited, handles, reraised, attribute_set, new_record, position_of,
                   deleted_positions)

@@ -33,7 +33,8 @@ import numpy as np
 from srcad.errors import (MissingJVPRuleError, MissingRuleError, SrcadError,
                           UnsupportedDerivativeError, UnsupportedSyntaxError)
 from srcad.kernels.adjoints import holds_floats
-from srcad.kernels.pytrees import child_fields, constructor_places, constructs_node, node
+from srcad.kernels.pytrees import (child_fields, constructor_places, constructs_node,
+                                   constructs_record, is_record, node)
 from srcad.kernels.tangents import zero_tangent
 from srcad.ops import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
@@ -45,11 +46,15 @@ from srcad.runtime.arguments import copied, is_container
 from srcad.runtime.as_written import refusal_of, remember_refusal, run_as_constant
 from srcad.runtime.control import CustomGradient, positional_only, wrong_count
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
-from srcad.runtime.methods import method_callee, shifted
+from srcad.runtime.methods import method_callee, record_call, shifted
 
 
 def call_vjp(fn, active: tuple, *args, **kwargs):
     """`(fn(*args, **kwargs), pullback)`; `active` lists argument positions and keyword names."""
+    if constructs_record(fn):  # a plain class built of differentiated values
+        fn = ABOVE.record_constructor(fn)
+    if record_call(fn) is not None:  # a record called: its class's `__call__` of it
+        return call_vjp(record_call(fn), shifted(active, 1), fn, *args, **kwargs)
     rules = vjp_rules(fn)
     if rules is not None:
         return _by_rules(fn, rules, active, args, kwargs)
@@ -282,11 +287,13 @@ def _leave_raised_limit() -> None:
 
 
 def containers_of(places, active, args, kwargs) -> frozenset:
-    """The parameters that receive containers: `*args`, `**kwargs`, dicts, lists, tuples."""
+    """The parameters that receive containers: `*args`, `**kwargs`, dicts, lists, tuples,
+    nodes and records (kernels/pytrees.py)."""
     packed = {name for name, part in places if part is not None}
     values = {name: args[spec] if isinstance(spec, int) else kwargs[spec]
               for (name, part), spec in zip(places, active) if part is None}
-    return frozenset(packed | {n for n, v in values.items() if is_container(v)})
+    return frozenset(packed | {n for n, v in values.items()
+                               if is_container(v) or is_record(v)})
 
 
 def transformed(function, names, containers, mode, reached=True, call=None):
@@ -334,11 +341,18 @@ def _transformed_or_refusal(function, names, containers, mode, reached=True, cal
 def refuse_argument_writes(argument_writes: dict, function, args, kwargs) -> None:
     """Raise the refusal `analysis.aliasing.check_in_place_updates` made for a parameter the
     called function writes into, when this call passes that parameter something mutable
-    (writing into a Python number only rebinds the name)."""
+    (writing into a Python number only rebinds the name, as `s.n += 1` does in a method's
+    variant, which writes into a copy of the record `s`)."""
     bound = inspect.signature(function).bind(*args, **kwargs).arguments
     for param, refusal in argument_writes.items():
-        if param in bound and _mutable(bound[param]):
-            raise refusal
+        value = bound.get(param)
+        if param not in bound or not _mutable(value):
+            continue
+        if refusal.attributes is not None and is_record(value) and not any(
+                _mutable(held) and type(held) not in (list, dict)
+                for held in map(vars(value).get, refusal.attributes)):
+            continue  # (a record's numbers, rebound, and lists, copied: ops/numpy_arrays.copied)
+        raise refusal
 
 
 def _mutable(value) -> bool:
@@ -389,6 +403,11 @@ def call_jvp(fn, active: tuple, tangents: tuple, *args, **kwargs):
 def jvp_call(fn, active, tangents, args, kwargs, reached=True):
     """`call_jvp`; `reached` tells whether srcad got to `fn` from a call in the user's
     differentiated code (errors say so) or was handed it directly."""
+    if constructs_record(fn):  # a plain class built of differentiated values
+        fn = ABOVE.record_constructor(fn)
+    if record_call(fn) is not None:  # a record called: its class's `__call__` of it
+        return jvp_call(record_call(fn), shifted(active, 1), tangents, (fn, *args), kwargs,
+                        reached)
     rules = jvp_rules(fn)
     if rules is not None:
         return _jvp_by_rules(fn, rules, active, tangents, args, kwargs)
@@ -623,6 +642,10 @@ class SeedOrder:
 def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     """`(P, seed_order)`: f's tangent program for the arguments `spec`, a Python function
     with source, and the map between its seeds and tangents in `spec` order."""
+    if constructs_record(fn):  # a plain class built of differentiated values
+        fn = ABOVE.record_constructor(fn)
+    if isinstance(fn, held.HeldCall) and record_call(args[0]) is not None:
+        fn = record_call(args[0])  # (a record called: its class's `__call__` of it)
     if is_derivative(fn):
         return ABOVE.derivative_tangent_program(fn, spec, args, kwargs)
     if fn is call_jvp or fn is call_method_jvp:  # a tangent program's call

@@ -25,7 +25,7 @@ from srcad.errors import SrcadError, UnsupportedDerivativeError
 from srcad.kernels.adjoints import accumulate, holds_floats
 from srcad.ops.registry import declare, defjvp, defvjp, nondifferentiable
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
-from srcad.runtime.methods import shifted
+from srcad.runtime.methods import record_call, shifted
 
 
 class HeldCall:
@@ -126,7 +126,10 @@ class _Split:
 
 
 def vjp(call_vjp, site: HeldCall, active: tuple, args: tuple, kwargs: dict):
-    """`(site(*args, **kwargs), pullback)`: reverse mode over the call of the held form."""
+    """`(site(*args, **kwargs), pullback)`: reverse mode over the call of the held form (a
+    record's `__call__` is its class's function of it and the arguments)."""
+    if record_call(args[0]) is not None:
+        return call_vjp(record_call(args[0]), active, *args, **kwargs)
     split = _Split(site, active, args, kwargs)
     result, pullback = call_vjp(split.pure, split.inner, *split.args, **split.kwargs)
 
@@ -139,6 +142,8 @@ def vjp(call_vjp, site: HeldCall, active: tuple, args: tuple, kwargs: dict):
 
 def jvp(jvp_call, site: HeldCall, active: tuple, tangents: tuple, args: tuple, kwargs: dict):
     """`(site(*args, **kwargs), its tangent)`: forward mode over the call of the held form."""
+    if record_call(args[0]) is not None:
+        return jvp_call(record_call(args[0]), active, tangents, args, kwargs)
     split = _Split(site, active, args, kwargs)
     return jvp_call(split.pure, split.inner, split.inner_tangents(tangents), split.args,
                     split.kwargs)

@@ -7,15 +7,18 @@ first. `active` (argument positions and keyword names) is rewritten to match.
 """
 from __future__ import annotations
 
+import inspect
 import types
 
 import numpy as np
 
-from srcad.errors import MissingRuleError
-from srcad.ops.registry import method_function
+from srcad.errors import MissingRuleError, UnsupportedSyntaxError
+from srcad.kernels.pytrees import is_record
+from srcad.ops.registry import method_function, nondifferentiable
 from srcad.ops.numpy_arrays import flattened
 from srcad.ops.numpy_dtypes import converted
 from srcad.ops.python_builtins import dict_get, dict_items, dict_keys, dict_values
+from srcad.runtime.hooks import ABOVE
 
 # The functions source mode calls in place of the methods of a value that surely is an array
 # or a NumPy number (analysis/arrays.py), where they are not what the method calls when it
@@ -32,7 +35,7 @@ DICT_METHODS = {"items": dict_items, "values": dict_values, "keys": dict_keys, "
 def method_callee(receiver, name: str, active: tuple, args: tuple):
     """What `receiver.name(*args)` calls, as `(callee, active, args, receiver_dropped)`:
     `active` and `args` rewritten for the callee; `receiver_dropped` when the receiver (a
-    module) is active but is not passed on."""
+    module, an object whose static method is called) is active but is not passed on."""
     function = method_function(name)
     if isinstance(receiver, (np.ndarray, np.generic)) and function is not None:
         if packs_shape(receiver, name, args):
@@ -54,12 +57,54 @@ def method_callee(receiver, name: str, active: tuple, args: tuple):
     method = getattr(receiver, name)
     if isinstance(method, types.MethodType) and isinstance(method.__func__, types.FunctionType):
         return method.__func__, active, (receiver, *args), False
+    if isinstance(method, types.FunctionType):  # a static method: no receiver passed
+        return method, shifted(tuple(a for a in active if a != 0), -1), args, 0 in active
     if 0 in active:
         raise MissingRuleError(
             f"srcad cannot differentiate the method `{name}` of a {type(receiver).__name__}.",
             fix="call the NumPy function instead (`np.sum(x)` for `x.sum()`), or register a "
             "rule with `srcad.defvjp`.")
     return method, shifted(active, -1), args, False
+
+
+def method_update(receiver, name, /, *args, **kwargs):
+    """`receiver.name(*args, **kwargs)` on a record the differentiated function holds
+    (compiler/frontend/normalize.py writes the call so, with `receiver` bound to what this
+    returns after it; `name` is `(cls, name)` for `super(cls, receiver).name(...)`):
+    `(value, receiver after the call)`, made by the method's functional variant, which
+    updates a copy of the receiver; srcad differentiates this function by its source like
+    a user's."""
+    return record_method(receiver, name)(receiver, *args, **kwargs)
+
+
+def record_method(receiver, name):
+    """The functional variant (compiler/frontend/functional.py) of the Python function
+    `receiver.name` calls (for `name = (cls, name)`, `super(cls, receiver).name`), for a
+    record `receiver`; refused for anything else, whose update in place srcad could not
+    follow."""
+    after, name = name if isinstance(name, tuple) else (None, name)
+    classes = type(receiver).__mro__
+    if after is not None:
+        classes = classes[classes.index(after) + 1:]
+    function = next((vars(c)[name] for c in classes if name in vars(c)), None)
+    if name in vars(receiver) or not is_record(receiver) \
+            or not isinstance(function, types.FunctionType):
+        raise UnsupportedSyntaxError(
+            f"srcad cannot differentiate `.{name}(...)` called for its effect on a "
+            f"{type(receiver).__name__}: srcad follows such calls where the value is an "
+            "instance of a plain class and the method a Python function of its class.",
+            fix="build a new value and assign it instead (`xs = sorted(xs)`, `y = y + v`).")
+    return ABOVE.method_variant(function)
+
+
+nondifferentiable(record_method)
+
+
+def record_call(value):
+    """The Python function `value(...)` calls, for a record whose class defines `__call__`
+    so (a layer, a model); else None."""
+    function = inspect.getattr_static(type(value), "__call__", None)
+    return function if isinstance(function, types.FunctionType) and is_record(value) else None
 
 
 def static_method(name: str):

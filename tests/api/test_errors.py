@@ -23,7 +23,7 @@ def _line_of(fn, text):
     (p.returns_from_try_in_a_loop, "`return` inside a `try` block", "return np.sum(y)  # in try"),
     (p.attribute_assignment, "an attribute of a differentiated value", "x.shape = (3,)"),
     (p.stores_a_derivative_in_an_attribute, "a differentiated value stored in an attribute",
-     "holder.value = y"),
+     "HOLDER.value = y"),
     (p.handler_reads_half_done_body, "the handler may read `y`", "except ValueError:"),
     (p.exception_groups, "`except*`", "try:  # groups"),
     (p.generator, "generators", "yield np.sum(x)"),

@@ -35,7 +35,8 @@ from srcad.runtime import held
 from srcad.ops.numpy_contractions import EINSUM_JVPS
 from srcad.ops.python_builtins import (dict_get, dict_items, dict_values, indexable, joined,
                                          repeated)
-from srcad.kernels.adjoints import accumulate, through_cast
+from srcad.kernels.adjoints import (accumulate, held_attribute, held_tangent, record_tangent,
+                                    through_cast)
 from srcad.api.testing import numerical_gradient
 from tests.ops.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
 
@@ -587,8 +588,23 @@ TANGENT_HELPERS_ON_VECTOR = [
     (held.held_parts, lambda x: held.held_tangents(held.held_parts((x * x, x), {}), 2)[0] * x),
     (held.held_tangents, lambda x: held.held_tangents(held.held_parts((x, None), {}), 2)[0]),
     (held.held_form, lambda x: held.held_form(_HELD_SITE, srcad.vjp(np.sin, x * x)[1])[0][0] * x),
+    # (a record's attribute read to be updated, and the tangents of records' attributes)
+    (held_attribute, lambda x: held_attribute(_record_of(x * x), "value", _WHERE) * x),
+    (record_tangent, lambda x: record_tangent({"value": x * x}, _record_of(x), "value") * x),
+    (held_tangent, lambda x: held_tangent({"value": x}, _record_of(x), "value") ** 2),
 ]
 _HELD_SITE = held.HeldCall(SrcadError("a held call site of the rule tests"))
+_WHERE = ("record.value = ...", __file__, 1, 0, "a rule test")
+
+
+class _Record:
+    """A plain class: its instances are records (kernels/pytrees.py)."""
+
+
+def _record_of(value):
+    made = _Record()
+    made.value = value
+    return made
 
 def _area_modules():
     """The case tables of rule areas kept in files of their own (`tests/ops/rule_cases_*.py`)."""

@@ -25,13 +25,18 @@ from srcad.compiler.analysis.arrays import among
 from srcad.compiler.frontend import trees
 from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Branch, Loop, Operation, walk
 from srcad.errors import UnsoundAliasingError
+from srcad.kernels.adjoints import (field, field_tangent, held_attribute, held_tangent,
+                                    record_tangent)
+from srcad.kernels.pytrees import constructs_record
 from srcad.kernels.tangents import owned
 from srcad.ops import is_nondifferentiable, vjp_rules
+from srcad.ops.numpy_arrays import copied
 from srcad.ops.numpy_dtypes import converted
-from srcad.ops.python_statements import attempt
+from srcad.ops.python_statements import attempt, new_record
 from srcad.ops.registry import (UNKNOWN, is_view, makes_new_array, read_only_view,
                                 sequence_result, view_of)
 from srcad.runtime import calls
+from srcad.runtime.methods import method_update
 
 class Aliases:
     """Which abstract objects each name may refer to, over the whole function, and what
@@ -65,6 +70,9 @@ def reach(objects: set, contents: dict, prefix: str = "") -> set:
 
 
 _HOLDS = "holds "  # a state's key for what an object holds (no name has a space)
+_FIELD = "field "  # `field obj.name`: what `obj` was given to hold as `.name` (`obj.name = v`)
+_OTHER = "other "  # `other obj`: what `obj` holds but through its attributes
+_BEFORE = "before"  # in `field obj.name`: and what it held as `.name` before (`other obj`)
 _OLDER = "'"  # `obj'2`: what an operation made on earlier trips of the loop at depth 2
 
 
@@ -107,6 +115,8 @@ class _PointsTo:
         self.contents: dict[str, set] = {}
         self.containers: set[str] = set()  # the objects surely a list, tuple or dict
         self.arrays: set[str] = set()  # the objects surely NumPy arrays (made by NumPy)
+        self.fresh: set[str] = set()  # the objects a call of nothing made (`State()`), which
+        #                               hold under `_FIELD` keys what their attributes hold
         self.read_only: dict[str, str] = {}  # a read-only view's name → the object it is
         #                                      when NumPy made it new (`np.diag`)
         self.depth = 0  # how many loops enclose the operations being analysed
@@ -131,7 +141,14 @@ class _PointsTo:
         def objects(name):
             return state.get(name, {name})
         names = [a.id for a in op.args if hasattr(a, "id")]
-        if op.kind in ("setitem", "append", "insert"):  # the item (or value) stored is held
+        if op.writes_attribute:  # (into one object it replaces what it held; into one of
+            stored = op.args[-1]   # several, or a loop's summary of them, it adds)
+            written = objects(op.mutates)
+            for container in written:
+                self._hold(state, container, objects(stored.id) if hasattr(stored, "id")
+                           else set(), op.args[1].value,
+                           only=len(written) == 1 and _age(container) is None)
+        elif op.kind in ("setitem", "append", "insert"):  # the item (or value) stored is held
             stored = op.args[-1]
             if hasattr(stored, "id") and op.mutates:
                 for container in objects(op.mutates):
@@ -147,6 +164,30 @@ class _PointsTo:
                                             else set())
         elif op.kind == "copy":
             made = self._of(names, objects)
+        elif among(op.callee, (field, held_attribute)) and names:
+            made = self._field(objects(names[0]), op.args[1].value, state)
+        elif op.callee is method_update and len(op.targets) == 1 and names:
+            # `(value, receiver's copy)`: what the arguments hold and the receiver's arrays,
+            # not the receiver itself, which the rebinding from it stands for (normalize:
+            # augmented), nor its lists, which the copy copies (ops/numpy_arrays.copied)
+            container = f"{op.targets[0]}@{id(op)}"
+            self.containers.add(container)
+            receiver = objects(names[0])
+            self._hold(state, container, (self._held(receiver, state) - receiver
+                                          - self.containers) | reach(
+                self._of(op.read_names()[1:], objects), state, _HOLDS) | {f"{container}[]"})
+            made = {container}
+        elif op.kind == "call" and constructs_record(op.callee) and len(op.targets) == 1:
+            built = f"{op.targets[0]}@{id(op)}"  # (a new record, holding what it was given
+            self.containers |= {built, f"{built}[]"}  # and what its `__init__` made)
+            self._hold(state, built, reach(self._of(op.read_names(), objects), state, _HOLDS)
+                       | {f"{built}[]"})
+            made = {built}
+        elif op.callee is copied and len(op.targets) == 1 and names:
+            copy = f"{op.targets[0]}@{id(op)}"  # (a record's copy holds what it holds; an
+            self.containers.add(copy)            # array's holds nothing)
+            self._hold(state, copy, self._held(objects(names[0]), state))
+            made = {copy}
         elif op.kind in ("unpack", "pop") or among(op.callee, _ITEM_READS):
             made = self._held(objects(names[0]), state) if names else None
         elif op.kind == "pack" or op.kind == "call" and (
@@ -162,11 +203,15 @@ class _PointsTo:
             # a `try` body returns what it was passed, or new values; not the exception types
             made = reach(self._of([v.id for _, v in op.keywords], objects), state, _HOLDS)
         elif op.kind == "call" and (_may_return_a_view(op) or _array_without_copy(op)):
-            made = reach(self._of(op.read_names(), objects), state, _HOLDS)
+            # (a view of what it reads; of nothing: new memory, as `State()`'s instance)
+            made = reach(self._of(op.read_names(), objects), state, _HOLDS) or None
         else:
             made = None
         for target in op.targets:
             state[target] = made if made is not None else {f"{target}@{id(op)}"}
+            if made is None and op.kind == "call" and (op.callee is new_record or isinstance(
+                    op.callee, type) and op.callee.__init__ is object.__init__):
+                self.fresh.add(f"{target}@{id(op)}")  # (`State()`: a record, empty)
             self._note(target, state[target])
             if made is None and op.kind == "call" and _makes_an_array(op):
                 self.arrays.add(f"{target}@{id(op)}")
@@ -235,9 +280,35 @@ class _PointsTo:
         return op.callee is owned and len(op.args) == 1 and hasattr(op.args[0], "id") \
             and objects(op.args[0].id) <= self.containers
 
-    def _hold(self, state: dict, container: str, objects: set) -> None:
+    def _hold(self, state: dict, container: str, objects: set, attribute=None,
+              only=False) -> None:
+        """`container` holds `objects` from now on (as its attribute `attribute`: `only`
+        these, where the write surely replaced what it held there)."""
         state[_HOLDS + container] = state.get(_HOLDS + container, set()) | objects
+        if attribute is None:
+            state[_OTHER + container] = state.get(_OTHER + container, set()) | objects
+        else:
+            key = f"{_FIELD}{container}.{attribute}"
+            state[key] = set(objects) if only else self._stored(state, key, container) | objects
         self.contents.setdefault(_base(container), set()).update(map(_base, objects))
+
+    def _stored(self, state: dict, key: str, obj: str) -> set:
+        """What `obj` may hold as one attribute (`key`): until a write replaced it, what it
+        held before, `_BEFORE` (but for a record made here empty: nothing)."""
+        return state.get(key, set() if obj in self.fresh else {_BEFORE})
+
+    def _field(self, objects: set, name: str, state: dict) -> set:
+        """What reading the attribute `name` of a value of `objects` may give: what was
+        stored as `name` (`s.n` is not the array `s.y` holds), and until a write surely
+        replaced it, whatever it held before (from its `__init__`, or a copy's original)."""
+        held = set()
+        for obj in objects:
+            stored = self._stored(state, f"{_FIELD}{obj}.{name}", obj)
+            held |= stored - {_BEFORE}
+            if _BEFORE in stored and obj not in self.fresh:
+                held |= state.get(_OTHER + obj, set()) | (
+                    set() if obj in self.containers else {obj})
+        return held
 
     def _held(self, objects: set, state: dict) -> set:
         """What indexing, unpacking or iterating over a value of `objects` may give: the
@@ -283,8 +354,11 @@ class _PointsTo:
             return older
         older = {}
         for key, objects in state.items():
-            if key.startswith(_HOLDS):
-                key = _HOLDS + renamed(key[len(_HOLDS):])
+            if key.startswith((_HOLDS, _OTHER)):
+                key = key[:len(_HOLDS)] + renamed(key[len(_HOLDS):])
+            elif key.startswith(_FIELD):
+                obj, _, attribute = key[len(_FIELD):].rpartition(".")
+                key = f"{_FIELD}{renamed(obj)}.{attribute}"
             older[key] = older.get(key, set()) | set(map(renamed, objects))
         return older
 
@@ -293,10 +367,13 @@ class _PointsTo:
 
 
 def _join(a: dict, b: dict) -> dict:
-    return {name: a.get(name, set()) | b.get(name, set()) for name in set(a) | set(b)}
+    """Either state (an attribute one path wrote, the other did not: held before, maybe)."""
+    def either(state, name):
+        return state.get(name, {_BEFORE} if name.startswith(_FIELD) else set())
+    return {name: either(a, name) | either(b, name) for name in set(a) | set(b)}
 
 
-_ITEM_READS = (operator.getitem,)
+_ITEM_READS = (operator.getitem, field, field_tangent, held_tangent, record_tangent)
 
 
 
@@ -343,6 +420,17 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     analysis.block(block, start)
     later, argument_writes = {}, {}
     _live(block, {output}, later)
+    updated = {op.targets[0] for op in walk(block) if isinstance(op, Operation)
+               and op.callee is method_update and op.targets}  # (normalize._record_update)
+    copies = {versions.get(op.targets[0], op.targets[0]): versions.get(op.args[0].id,
+                                                                        op.args[0].id)
+              for op in walk(block)
+              if isinstance(op, Operation) and op.callee is copied and op.targets
+              and isinstance(op.args[0], gast.Name)}
+    owners = {op.targets[0]: (versions.get(op.args[0].id, op.args[0].id),
+                              op.args[1 if op.callee is held_attribute else 2].value)
+              for op in walk(block) if isinstance(op, Operation) and op.targets
+              and among(op.callee, (held_attribute, held_tangent))}
     for node in walk(block):
         if not isinstance(node, Operation):
             continue
@@ -351,22 +439,37 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
             continue
         state = analysis.before[id(node)]
         objects = state.get(written, {written})
+        if node.augmented and node.args and getattr(node.args[0], "id", None) in updated:
+            # `s.add(v)` may update the lists `s` holds, which its variant copies (arrays it
+            # writes into are refused where it is called: runtime/calls.py)
+            objects = objects | (analysis._held(objects, state) & analysis.containers)
         if written in analysis.read_only:  # (where it is a view, NumPy refuses the write)
             objects = objects & {analysis.read_only[written]}
         variable = versions.get(written, written)
-        for param in sorted(objects & set(params) - set(argument_writes)):
-            argument_writes[param] = _argument_write(param, variable, node, parsed)
-        shared = sorted(n for n in later[id(node)] if versions.get(n, n) != variable
+        # `s.t += v` is `t = held_attribute(s, "t")`, this update, `s.t = t`: `s` shows the
+        # update as it should (held_attribute checks `s` holds it as `.t` only)
+        owner, attribute = owners.get(written, (None, None))
+        label = variable if owner is None else f"{owner}.{attribute}"
+        for param in sorted(objects & set(params)):
+            # (through a copy of the record `param`, `s.n += 1` writes into what `param` holds
+            # as `.n`: nothing, where that is a number when the function is called)
+            through = attribute if copies.get(owner) == param else None
+            refusal = argument_writes.get(param) or _argument_write(param, label, node, parsed)
+            refusal.attributes = None if through is None or refusal.attributes is None \
+                else refusal.attributes | {through}
+            argument_writes[param] = refusal
+        shared = sorted(n for n in later[id(node)] if versions.get(n, n) not in (variable, owner)
+                        and n not in node.targets  # (`x += v`'s result is the `x` updated)
                         and reach(state.get(n, {n}), state, _HOLDS) & objects)
         if shared:
             other = versions.get(shared[0], shared[0])  # (the user's names, not versions)
             raise UnsoundAliasingError(
-                f"srcad cannot differentiate this in-place update soundly: `{variable}` may "
+                f"srcad cannot differentiate this in-place update soundly: `{label}` may "
                 f"share memory with `{other}`, which is read after the update "
                 f"(in {parsed.name}).",
                 parsed.location(node.statement),
-                f"make a new array before writing into it (`{variable} = np.copy({variable})`"
-                f"), or write `{variable} = {variable} + ...` instead of an in-place update.")
+                f"make a new array before writing into it (`{label} = np.copy({label})`"
+                f"), or write `{label} = {label} + ...` instead of an in-place update.")
     return Aliases(analysis.everywhere, analysis.contents, argument_writes)
 
 
@@ -376,15 +479,20 @@ def _written(op: Operation) -> str | None:
 
 
 def _argument_write(param: str, variable: str, node: Operation, parsed) -> UnsoundAliasingError:
+    """The refusal for a call passing `param` something mutable; its `attributes`, where the
+    write is only into attributes of a record passed there (else None), for
+    runtime/calls.refuse_argument_writes to check."""
     what = f"`{variable}`, which may be its argument `{param}`," if variable != param \
         else f"its argument `{param}`"
-    return UnsoundAliasingError(
+    refusal = UnsoundAliasingError(
         f"`{parsed.name}` writes into {what} in place; srcad differentiates a call of a "
         "function only where it leaves the arrays and lists passed to it as they were (the "
         "caller's derivative would not see the write).",
         parsed.location(node.statement),
         f"copy it first (`{param} = np.copy({param})`) and return what the caller needs, or "
         "pass a copy.")
+    refusal.attributes = frozenset()
+    return refusal
 
 
 def _live(block, live_out: set, later: dict) -> set:

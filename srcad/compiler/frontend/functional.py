@@ -26,15 +26,18 @@ import weakref
 
 import gast
 
+from srcad.compiler.frontend.desugar import explicit_super
 from srcad.compiler.frontend.exits import walk_local
 from srcad.compiler.frontend.parse import (ParsedFunction, compiled_tree, parse_function,
                                            register_variant)
 from srcad.compiler.frontend.resolve import operations
 from srcad.compiler.frontend.trees import clone, statement_lists, walk
 from srcad.ops.numpy_arrays import copied
+from srcad.ops.python_statements import new_record
 from srcad.ops.registry import is_nondifferentiable, vjp_rules
 
 _MADE = weakref.WeakKeyDictionary()  # helper → {written parameters: its functional variant}
+_CONSTRUCTORS = weakref.WeakKeyDictionary()  # class → its record constructor
 
 
 def call_written_helpers(simple: gast.FunctionDef, block, resolver, namer, arrays: frozenset,
@@ -93,43 +96,96 @@ def functional_variant(fn: types.FunctionType, written: tuple):
     parsed = parse_function(fn)
     node = clone(parsed.node)
     node.name = f"{fn.__name__}_returning_{'_'.join(written)}"
-    copies = [gast.copy_location(gast.Assign(
-        [gast.Name(p, gast.Store(), None, None)],
-        gast.Call(gast.Name("srcad_copy_of", gast.Load(), None, None),
-                  [gast.Name(p, gast.Load(), None, None)], []), None), node) for p in written]
+    copies = [_assigned(p, gast.Call(gast.Name("srcad_copy_of", gast.Load(), None, None),
+                                     [gast.Name(p, gast.Load(), None, None)], []))
+              for p in written]
 
     def returned(value):
         return gast.Tuple([value or gast.Constant(None, None)] + [
             gast.Name(p, gast.Load(), None, None) for p in written], gast.Load())
+    variant = _compiled(fn, parsed, node, copies, returned, {"srcad_copy_of": copied})
+    variant.copied_parameters = written  # (for analysis/aliasing.py)
+    _MADE.setdefault(fn, {})[written] = variant
+    return variant
+
+
+def method_variant(fn: types.FunctionType) -> types.FunctionType:
+    """The functional variant of a method, for its receiver (its first parameter):
+    `(value, receiver)`, updated in a copy (runtime/methods.method_update)."""
+    return functional_variant(fn, (next(iter(inspect.signature(fn).parameters)),))
+
+
+def record_constructor(cls: type) -> types.FunctionType:
+    """`cls(...)` for a plain class of the user's (kernels/pytrees.constructs_record), as
+    a function srcad differentiates where `cls` is built of differentiated values
+    (runtime/calls.py): its `__init__`, whose `self` is a new record of its own,
+    returned.
+
+        def __init___made(W, b):      # class Layer: def __init__(self, W, b): ...
+            self = srcad_new(srcad_class)
+            self.W = W
+            self.b = b
+            return self
+    """
+    init = cls.__init__
+    made = _CONSTRUCTORS.get(cls)
+    if made is not None and made.srcad_init is init:
+        return made
+    parsed = parse_function(init)
+    node = clone(parsed.node)
+    node.name = f"{init.__name__}_made"
+    explicit_super(node, init.__code__)  # (`super()` reads the first parameter, dropped next)
+    arguments = node.args
+    first = (arguments.posonlyargs or arguments.args).pop(0).id
+    made = _compiled(init, parsed, node, [_assigned(first, gast.Call(
+        gast.Name("srcad_new", gast.Load(), None, None),
+        [gast.Name("srcad_class", gast.Load(), None, None)], []))],
+        lambda value: gast.Name(first, gast.Load(), None, None),
+        {"srcad_new": new_record, "srcad_class": cls})
+    made.srcad_init = init
+    _CONSTRUCTORS[cls] = made
+    return made
+
+
+def _assigned(name: str, value) -> gast.Assign:
+    return gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None)
+
+
+def _compiled(fn: types.FunctionType, parsed: ParsedFunction, node: gast.FunctionDef,
+              prelude: list, returned, cells: dict) -> types.FunctionType:
+    """The function `node`, `fn`'s tree rewritten: `prelude` run first, each `return v` made
+    `return returned(v)`; compiled with `fn`'s file name, globals, defaults and closure
+    (and `cells` besides), and its tree registered for `parse_function` (errors point at
+    `fn`'s lines)."""
     for statement in walk_local(node):
         if isinstance(statement, gast.Return):
             statement.value = returned(statement.value)
-    node.body = copies + node.body + [gast.copy_location(gast.Return(returned(None)), node)]
+    node.body = [gast.copy_location(s, node) for s in prelude] + node.body + [
+        gast.copy_location(gast.Return(returned(None)), node)]
     for part in walk(node):  # (compile wants every location; the new nodes have the def's)
         if isinstance(part, (gast.stmt, gast.expr)) and not hasattr(part, "lineno"):
             gast.copy_location(part, node)
     freevars = fn.__code__.co_freevars
     scope = gast.FunctionDef("srcad_scope", gast.arguments(
-        [], [gast.Name(n, gast.Param(), None, None) for n in (*freevars, "srcad_copy_of")],
+        [], [gast.Name(n, gast.Param(), None, None) for n in (*freevars, *cells)],
         None, [], [], None, []), [node, gast.Return(gast.Name(node.name, gast.Load(), None,
                                                                  None))], [], None, None)
     module = ast.fix_missing_locations(gast.gast_to_ast(gast.Module([scope], [])))
     code = compiled_tree(module, parsed.filename)
     inner = next(c for c in next(c for c in code.co_consts if isinstance(c, types.CodeType))
                  .co_consts if isinstance(c, types.CodeType) and c.co_name == node.name)
-    cells = dict(zip(freevars, fn.__closure__ or ()))
-    cells["srcad_copy_of"] = types.CellType(copied)
-    variant = types.FunctionType(inner, fn.__globals__, node.name, fn.__defaults__,
-                                 tuple(cells[n] for n in inner.co_freevars))
-    variant.__kwdefaults__ = fn.__kwdefaults__
-    variant.copied_parameters = written  # (for analysis/aliasing.py)
+    cells = {**dict(zip(freevars, fn.__closure__ or ())),
+             **{name: types.CellType(value) for name, value in cells.items()}}
+    made = types.FunctionType(inner, fn.__globals__, node.name, fn.__defaults__,
+                              tuple(cells[n] for n in inner.co_freevars))
+    made.__kwdefaults__ = fn.__kwdefaults__
     register_variant(inner, ParsedFunction(node, parsed.filename, parsed.lines, parsed.name))
-    _MADE.setdefault(fn, {})[written] = variant
-    return variant
+    return made
 
 
 def forget_variants() -> None:
     _MADE.clear()
+    _CONSTRUCTORS.clear()
 
 
 def _user_function(callee) -> bool:

@@ -36,7 +36,9 @@ errors point at the user's code.
 from __future__ import annotations
 
 import copy
+import inspect
 import operator
+import types
 
 import gast
 
@@ -53,7 +55,11 @@ from srcad.compiler.frontend.try_blocks import outline_try_blocks
 from srcad.compiler.frontend.trees import clone, walk
 from srcad.compiler.transform.naming import Namer
 from srcad.errors import UnsupportedSyntaxError
+from srcad.kernels import adjoints
+from srcad.kernels.pytrees import is_record_class
 from srcad.ops import python_statements
+from srcad.ops.python_statements import LIST_UPDATES
+from srcad.runtime import methods
 
 OPERATOR_NAMES = {
     gast.Add: "add", gast.Sub: "sub", gast.Mult: "mul", gast.Div: "div", gast.Pow: "pow",
@@ -70,6 +76,9 @@ IN_PLACE_OPERATORS = {
     gast.RShift: operator.irshift, gast.BitAnd: operator.iand, gast.BitOr: operator.ior,
     gast.BitXor: operator.ixor,
 }
+# the methods of a list or dict a name may hold that frontend/container_writes.py and
+# resolve.py follow or refuse, not a record's to update (normalize._updates_a_record)
+_CONTAINER_METHODS = {"append", "extend", "update", "setdefault", "copy", *LIST_UPDATES}
 
 
 def normalize(parsed: ParsedFunction, namer: Namer, resolver,
@@ -80,7 +89,7 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver,
     rewritten over indices so their elements' adjoints reach the sequences); `lists` names
     the variables that surely hold lists (`surely_lists`), whose updates container_writes.py
     rewrites."""
-    from srcad.runtime.calls import call_jvp, call_vjp  # the frontend's only view of the runtime
+    from srcad.runtime.calls import call_jvp, call_vjp  # (what derivative programs call)
 
     def is_derivative_call(call):
         return resolver.chain_value(call.func) in (call_jvp, call_vjp)
@@ -112,6 +121,12 @@ class _Normalizer(Desugaring, NestedFunctions):
         self.versions: dict[str, str] = {}  # `x_1` → `x`: SSA versions of the user's variables
         self.unrecorded = 0  # inside `with stop_recording():`
         self.written_owners = _attribute_owners(fn)  # `counter.n = ...`: not a fixed global
+        # the objects whose attributes are memory (records): the function's own, and the
+        # parameters a helper's functional variant copies (frontend/functional.py)
+        self.owned = self.locals - set(param_names(fn)) | _copied_parameters(fn)
+        self.built = self._classes_built()
+        self.records = {name for name in self.owned
+                        if name in self.written_owners or name in self.built}
 
     def run(self) -> gast.FunctionDef:
         for statement in self.fn.body:
@@ -129,7 +144,9 @@ class _Normalizer(Desugaring, NestedFunctions):
 
     # ---- statements ---------------------------------------------------------------------
     def _statement(self, node):
-        if isinstance(node, gast.Assign):
+        if isinstance(node, gast.Expr) and self._updates_a_record(node.value):
+            self._record_update(node.value)
+        elif isinstance(node, gast.Assign):
             value = self._simple(node.value)
             if len(node.targets) > 1 or self._reads_targets(value, node.targets):
                 value = self._name_for(value, node.value)
@@ -142,6 +159,16 @@ class _Normalizer(Desugaring, NestedFunctions):
             new = self._name_for(gast.BinOp(old, node.op, self._atom(node.value)), node)
             self._emit(gast.Assign([gast.Subscript(container, clone(index), gast.Store())],
                                    new, None), node)
+        elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Attribute) \
+                and isinstance(node.target.value, gast.Name) and node.target.value.id in self.owned:
+            # a record's `s.t += v` as Python runs it: `t = held_attribute(s, "t")`, `t += v`
+            # (which aliasing checks as an update in place, as for a name, but for `s`
+            # itself: `held_attribute` checks it holds `t` as `.t` only), then `s.t = t`
+            held = self._held_attribute(node.target, node)
+            updated = self._name_for(gast.BinOp(held, node.op, self._atom(node.value)), node)
+            self.body[-1].augmented = held.id
+            self._assign(gast.Attribute(node.target.value, node.target.attr, gast.Store()),
+                         updated, node)
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Attribute):
             owner = self._atom(node.target.value)
             old = self._name_for(gast.Attribute(owner, node.target.attr, gast.Load()), node)
@@ -163,6 +190,8 @@ class _Normalizer(Desugaring, NestedFunctions):
             if self._reads_targets(value, [node.target]):
                 value = self._name_for(value, node)
             self._assign(node.target, value, node)
+        elif isinstance(node, gast.Expr) and self._appends_to_attribute(node.value):
+            self._record_list_append(node)
         elif isinstance(node, gast.Expr) and _is_append(node.value, self.locals, "extend"):
             self._extend(node)
         elif isinstance(node, gast.Expr) and _is_append(node.value, self.locals):
@@ -282,6 +311,86 @@ class _Normalizer(Desugaring, NestedFunctions):
             self._emit(gast.Assign([gast.Name(name.id, gast.Store(), None, None)],
                                    self._test(test), None), test)
 
+    def _updates_a_record(self, call) -> bool:
+        """`s.step(x)` or `s(x)` on a record of the function's (a name it builds from a class
+        or writes attributes of), or `super(C, s).step(x)` on one it owns, calling a method
+        that may update it."""
+        receiver = call.func.value if isinstance(call, gast.Call) and isinstance(
+            call.func, gast.Attribute) else call.func if isinstance(call, gast.Call) else None
+        if _super_of(receiver) in self.owned:
+            return not any(isinstance(a, gast.Starred) for a in call.args) \
+                and all(k.arg is not None for k in call.keywords)
+        if not isinstance(receiver, gast.Name) or receiver.id not in self.records:
+            return False
+        name = "__call__" if receiver is call.func else call.func.attr
+        cls = self.built.get(receiver.id)
+        return (cls is None or isinstance(inspect.getattr_static(cls, name, None),
+                                          types.FunctionType)) \
+            and (receiver is call.func or name not in _CONTAINER_METHODS) \
+            and not any(isinstance(a, gast.Starred) for a in call.args) \
+            and all(k.arg is not None for k in call.keywords)
+
+    def _record_update(self, call: gast.Call) -> gast.Subscript:
+        """`s.step(x)` as `returned = method_update(s, "step", x)`, `s = returned[1]`, its
+        value `returned[0]` (runtime/methods.py): the method updates a copy of `s`, which `s`
+        is then, as if updated in place (aliasing refuses where another name shows the old
+        one, as for `x += v`)."""
+        origin = call
+        receiver = call.func.value if isinstance(call.func, gast.Attribute) else call.func
+        name = gast.Constant(call.func.attr if isinstance(call.func, gast.Attribute)
+                             else "__call__", None)
+        if _super_of(receiver) is not None:  # `super(C, s).name(...)`: C's, after C
+            name = gast.Tuple([self._atom(receiver.args[0]), name], gast.Load())
+            receiver = receiver.args[1]
+        before = self._load(receiver.id).id
+        returned = self._name_for(gast.Call(self.resolver.helper(methods.method_update,
+                                                                 self.namer), [
+            self._load(receiver.id), name, *(self._atom(a) for a in call.args)],
+            [gast.keyword(k.arg, self._atom(k.value)) for k in call.keywords]), origin,
+            base="returned")
+        self._assign(gast.Name(receiver.id, gast.Store(), None, None), gast.Subscript(
+            returned, gast.Constant(1, None), gast.Load()), origin)
+        self.body[-1].augmented = before
+        return gast.Subscript(returned, gast.Constant(0, None), gast.Load())
+
+    def _appends_to_attribute(self, call) -> bool:
+        """`s.items.append(v)` or `.extend(vs)` of a list a record of the function holds."""
+        return isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+            and call.func.attr in ("append", "extend") and len(call.args) == 1 \
+            and not call.keywords and not isinstance(call.args[0], gast.Starred) \
+            and isinstance(call.func.value, gast.Attribute) \
+            and isinstance(call.func.value.value, gast.Name) \
+            and call.func.value.value.id in self.owned
+
+    def _record_list_append(self, node: gast.Expr):
+        """`s.items.append(v)` as `items = held_attribute(s, "items")`, `items.append(v)`,
+        `s.items = items`: the list's update an operation of its own, checked as `s.t += v`
+        is (see `_statement`)."""
+        call = node.value
+        held = self._held_attribute(call.func.value, node)
+        self.locals.add(held.id)
+        self._statement(gast.copy_location(gast.Expr(gast.Call(gast.Attribute(
+            gast.Name(held.id, gast.Load(), None, None), call.func.attr, gast.Load()),
+            call.args, [])), node))
+        self._assign(gast.Attribute(call.func.value.value, call.func.value.attr, gast.Store()),
+                     self._load(held.id), node)
+
+    def _held_attribute(self, attribute: gast.Attribute, origin) -> gast.Name:
+        """`held = held_attribute(s, "t", where)`: `s.t`, read to be updated in place and
+        stored back (kernels/adjoints.held_attribute; aliasing lets `s` show the update)."""
+        return self._name_for(gast.Call(self.resolver.helper(adjoints.held_attribute,
+                                                             self.namer), [
+            self._atom(attribute.value), gast.Constant(attribute.attr, None),
+            gast.Constant(self._where(origin, attribute), None)], []), origin, base=attribute.attr)
+
+    def _where(self, origin, target) -> tuple:
+        """The text, file, line, column and function of the attribute write `target`, for
+        the refusals `attribute_written` and `held_attribute` raise when they run."""
+        location = self.parsed.location(origin)
+        return (f"{target.value.id}.{target.attr} = ...", self.parsed.filename,
+                location.lineno if location else 0, location.col if location else 0,
+                self.parsed.name)
+
     def _return(self, value, origin):
         atom = self._name_for(self._atom(value), value)
         self._emit(gast.Return(atom), origin)
@@ -297,10 +406,15 @@ class _Normalizer(Desugaring, NestedFunctions):
             self._emit(gast.Assign([element], value, None), origin)
             return
         if isinstance(target, gast.Attribute):  # `obj.name = v`: a call made for its effect
-            self._emit(gast.Expr(gast.Call(self.resolver.helper(
-                python_statements.attribute_set, self.namer), [
-                self._atom(target.value), gast.Constant(target.attr, None),
-                value if _is_atom(value) else self._name_for(value, origin)], [])), origin)
+            owned = isinstance(target.value, gast.Name) and target.value.id in self.owned
+            helper = python_statements.attribute_written if owned else \
+                python_statements.attribute_set
+            where = [gast.Constant(self._where(origin, target), None)] if owned else []
+            if not _is_atom(value) or owned and isinstance(value, gast.List):
+                value = self._name_for(value, origin)  # (a list a record holds: memory)
+            self._emit(gast.Expr(gast.Call(self.resolver.helper(helper, self.namer), [
+                self._atom(target.value), gast.Constant(target.attr, None), value, *where],
+                [])), origin)
             return
         if isinstance(target, gast.Name):
             if not (isinstance(value, gast.Name) and value.id == self.current.get(target.id)):
@@ -361,6 +475,8 @@ class _Normalizer(Desugaring, NestedFunctions):
                 and isinstance(node.operand, gast.Constant) \
                 and isinstance(node.operand.value, (int, float, complex)):
             return gast.Constant(-node.operand.value, None)
+        if isinstance(node, gast.Call) and self._updates_a_record(node):
+            return self._record_update(node)
         if isinstance(node, gast.BinOp):
             return gast.BinOp(self._atom(node.left), node.op, self._atom(node.right))
         if isinstance(node, gast.UnaryOp):
@@ -383,13 +499,19 @@ class _Normalizer(Desugaring, NestedFunctions):
                                             or any(k.arg is None for k in node.keywords)):
             return self._starred_call(node)
         if isinstance(node, gast.Call):
-            func = node.func if self._is_global_chain(node.func) else self._simple(
-                node.func) if isinstance(node.func, (gast.Name, gast.Attribute)) \
-                else self._atom(node.func)  # `make(w)(x)`: the callee is a value of its own
+            func = node.func if self._is_global_chain(node.func) else gast.Attribute(
+                self._atom(node.func.value), node.func.attr, gast.Load()) if isinstance(
+                node.func, gast.Attribute) else self._simple(node.func) if isinstance(
+                node.func, gast.Name) else self._atom(node.func)  # (`make(w)(x)`: a value)
             return gast.Call(func, [self._atom(a) for a in node.args],
                              [gast.keyword(k.arg, self._atom(k.value)) for k in node.keywords])
         if isinstance(node, gast.Subscript):
             return gast.Subscript(self._atom(node.value), self._index(node.slice), gast.Load())
+        if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) \
+                and node.value.id in self.owned and node.value.id in self.written_owners:
+            # a record's attribute, whatever its name (`s.mean` is no array's method here)
+            return gast.Call(self.resolver.helper(adjoints.field, self.namer), [
+                self._atom(node.value), gast.Constant(node.attr, None)], [])
         if isinstance(node, gast.Attribute):
             return gast.Attribute(self._atom(node.value), node.attr, gast.Load())
         if isinstance(node, (gast.Tuple, gast.List)):
@@ -437,6 +559,19 @@ class _Normalizer(Desugaring, NestedFunctions):
                 child.id = self.current[child.id]
         return node
 
+    def _classes_built(self) -> dict:
+        """`{name: C}` for the function's names that `name = C(...)` binds somewhere, `C` a
+        plain class of the user's (kernels/pytrees.is_record_class)."""
+        built = {}
+        for node in walk(self.fn):
+            if isinstance(node, gast.Assign) and len(node.targets) == 1 \
+                    and isinstance(node.targets[0], gast.Name) \
+                    and node.targets[0].id in self.owned and isinstance(node.value, gast.Call) \
+                    and self._is_global_chain(node.value.func) \
+                    and is_record_class(self.resolver.peek_chain(node.value.func)):
+                built[node.targets[0].id] = self.resolver.peek_chain(node.value.func)
+        return built
+
     def _is_global_chain(self, node) -> bool:
         """A global's attribute chain (`np.pi`, `np.linalg.norm`), read where it is used:
         not one whose root the function writes attributes of (its value changes)."""
@@ -446,6 +581,24 @@ class _Normalizer(Desugaring, NestedFunctions):
         return isinstance(node, gast.Name) and node.id not in self.locals \
             and node is not None and isinstance(node.ctx, gast.Load) \
             and not (chained and node.id in self.written_owners)
+
+
+def _super_of(node) -> str | None:
+    """`s` for `super(C, s)` (frontend/desugar.explicit_super writes `super()` so)."""
+    if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+            and node.func.id == "super" and len(node.args) == 2 and not node.keywords \
+            and isinstance(node.args[1], gast.Name):
+        return node.args[1].id
+    return None
+
+
+def _copied_parameters(fn: gast.FunctionDef) -> set:
+    """The parameters a helper's functional variant copies first (`p = srcad_copy_of(p)`,
+    frontend/functional.py): its own from then on."""
+    return {statement.targets[0].id for statement in fn.body
+            if isinstance(statement, gast.Assign) and isinstance(statement.value, gast.Call)
+            and isinstance(statement.value.func, gast.Name)
+            and statement.value.func.id == "srcad_copy_of"}
 
 
 def _attribute_owners(fn) -> set:

@@ -23,11 +23,11 @@ from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import enclosing_reads, local_names
 from srcad.errors import UnresolvedNameError, UnsupportedSyntaxError
 from srcad.kernels import adjoints as helpers
-from srcad.kernels.pytrees import constructs_node
+from srcad.kernels.pytrees import constructs_node, constructs_record
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
 from srcad.ops.numpy_arrays import is_concatenator, joined_by
-from srcad.ops.python_statements import LIST_UPDATES, list_insert, popped
+from srcad.ops.python_statements import LIST_UPDATES, attribute_written, list_insert, popped
 from srcad.runtime.calls import is_derivative
 from srcad.runtime.control import CustomGradient
 
@@ -132,6 +132,11 @@ class Operation:
     forward: gast.stmt | None = None  # what the forward sweep runs instead of `statement`
     captures: frozenset = frozenset()  # for a nested function: the outer names it reads
     unrecorded: bool = False  # inside `with stop_recording():`
+
+    @property
+    def writes_attribute(self) -> bool:
+        """Whether this "setitem" is `obj.name = v` into a record (its index is the name)."""
+        return self.kind == "setitem" and isinstance(self.statement, gast.Expr)
 
     @property
     def augmented(self) -> str | None:
@@ -360,6 +365,9 @@ def _node(statement, resolver: Resolver):
         if callee is list_insert:
             return Operation(statement, "insert", (), args=tuple(call.args), label="list insert",
                              mutates=call.args[0].id)
+        if callee is attribute_written:  # a record's attribute: its element (kernels/pytrees)
+            return Operation(statement, "setitem", (), args=tuple(call.args[:3]),
+                             label="attribute assignment", mutates=call.args[0].id)
         return Operation(statement, "effect", callee=callee, args=(call,),
                          label=gast_label(call.func) if isinstance(call, gast.Call) else "")
     target = statement.targets[0]
@@ -441,7 +449,7 @@ def _has_source(callee) -> bool:
         return False
     if isinstance(callee, (CustomGradient, functools.partial)) or is_derivative(callee) \
             or callee is functools.partial \
-            or constructs_node(callee):  # (of differentiated values: runtime/held.py, calls.py)
+            or constructs_node(callee) or constructs_record(callee):  # (runtime/calls.py)
         return True
     return isinstance(unwrapped(callee), (types.FunctionType, types.MethodType))
 

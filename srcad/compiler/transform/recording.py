@@ -52,8 +52,8 @@ def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=fro
         else:
             if (id(node), REGION) in recorded:
                 container, index, _ = node.args
-                saved = gast.Call(load(bind("saved_region", regions.saved_region)),
-                                  [container, index], [])
+                save = regions.saved_attribute if node.writes_attribute else regions.saved_region
+                saved = gast.Call(load(bind(save.__name__, save)), [container, index], [])
                 statements.append(push(stack, saved))
             statements.extend(push(stack, _saved(t, shapes, bind)) for t in node.targets
                               if (id(node), t) in recorded)

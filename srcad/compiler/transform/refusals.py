@@ -162,7 +162,8 @@ def check_effect(op: Operation, varied, parsed, name_for) -> None:
             f"srcad cannot differentiate {what} (`{_attribute_text(op)} = ...`, in "
             f"{parsed.name}): read back, it would be a constant to the derivative.",
             parsed.location(op.statement),
-            "keep the value in a local variable (or a dict) and pass it on or return it.")
+            "keep the value in a local variable, a dict or an object the function makes "
+            "itself, and pass it on or return it.")
     if op.callee is entered and varied.intersection(_call_reads(op)):
         raise UnsupportedSyntaxError(
             f"srcad cannot differentiate a `with` block whose context manager holds "

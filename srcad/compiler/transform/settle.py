@@ -113,6 +113,10 @@ class _Finisher:
             return gast.Expr(gast.Call(load(self.bind(undo.__name__, undo)),
                                        [container, op.args[1], *item], []))
         self.recorded.add((id(op), REGION))
+        if op.writes_attribute:
+            restore = self.bind("restore_attribute", regions.restore_attribute)
+            return gast.Expr(gast.Call(load(restore), [container, op.args[1],
+                                                       pop(self.stack)], []))
         return gast.Assign([gast.Subscript(container, op.args[1], gast.Store())],
                            pop(self.stack), None)
 
