@@ -12,6 +12,7 @@ from srcad.api.testing import check_grads
 from srcad.compiler import passes
 from srcad.compiler.cache import cache_info, clear_cache, compiled_adjoint, set_cache_size
 from srcad.compiler.frontend.functional import method_variant, record_constructor
+from srcad.compiler.pipeline import arguments_written
 from srcad.kernels.pytrees import register_pytree_node
 from srcad.ops import defjvp, defvjp
 from srcad.ops import registry as _registry
@@ -40,5 +41,6 @@ _hooks.install(
     jvp_tangent_program=derivative_calls.jvp_tangent_program,
     derivative_tangent_program=derivative_calls.derivative_tangent_program,
     custom_tangent_program=custom_programs.custom_tangent_program,
-    record_constructor=record_constructor, method_variant=method_variant)
+    record_constructor=record_constructor, method_variant=method_variant,
+    arguments_written=arguments_written)
 _registry.own_rules_registered()  # (last: the rules registered from here on are the user's)

@@ -651,7 +651,18 @@ def integrates_with_an_object(y0, rate):
     return np.sum(ode.y) * ode.steps
 
 
+def objects_made_in_a_loop(x):
+    made = []
+    for i in range(3):
+        o = Scratch()
+        o.v = x[i] * (i + 1)
+        o.v = o.v * x[0]
+        made.append(o)
+    return sum(o.v for o in made)
+
+
 CORPUS += [
+    (objects_made_in_a_loop, (np.array([0.7, -0.4, 1.3]),), 0),
     (attributes_written_and_read_back, (np.array([0.5, -0.2, 0.4]),), 0),
     (augmented_attributes, (np.array([0.5, -1.0, 2.0]),), 0),
     (methods_update_their_object, (np.array([0.5, -1.0, 2.0]),), 0),

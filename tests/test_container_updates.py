@@ -255,3 +255,43 @@ def test_a_pop_inside_a_generator_expression_is_refused():
         return x * len(xs) * found
     with pytest.raises(UnsupportedSyntaxError, match="generator expression"):
         srcad.grad(f)(1.0)
+
+
+# ---- `d[k] += v` updates the item in place, as Python does --------------------------------------
+def dict_item_seen_through_a_view(x):
+    d = {"t": x * 1.0}
+    d["v"] = d["t"][1:]
+    d["t"] += 1.0  # (Python writes into the array `d["v"]` views)
+    return np.sum(d["v"] * x[1:])
+
+
+def list_item_seen_under_another_name(x):
+    xs = [x * 1.0, x * 2.0]
+    first = xs[0]
+    xs[0] += x
+    return np.sum(first * x)
+
+
+def test_an_item_updated_in_place_that_is_shown_elsewhere_is_refused():
+    with pytest.raises(UnsoundAliasingError, match=r"also holds it elsewhere \(or a view"):
+        srcad.grad(dict_item_seen_through_a_view)(X)
+    with pytest.raises(UnsoundAliasingError, match="share memory with `first`"):
+        srcad.grad(list_item_seen_under_another_name)(X)
+
+
+def test_items_updated_in_place_are_differentiated_in_every_mode():
+    def f(x):
+        state = {"h": x * 1.0, "n": 0}
+        steps = [x * 0.5, np.sin(x)]
+        for k in range(3):
+            state["h"] += np.tanh(state["h"]) * x
+            state["n"] += 1
+            steps[k % 2] *= 1.1
+        return np.sum(state["h"] * steps[0] + steps[1]) * state["n"]
+    value, gradient = srcad.value_and_grad(f)(X)
+    assert value == f(X)
+    assert_gradient_matches_finite_differences(f, (X,), 0)
+    tangent = srcad.jvp(f, (X,), (np.ones(4),))[1]
+    np.testing.assert_allclose(tangent, gradient.sum())
+    hessian = srcad.hessian(f)(X)
+    np.testing.assert_allclose(hessian, hessian.T, rtol=1e-9, atol=1e-12)

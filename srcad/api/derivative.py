@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import threading
 import types
+from collections import OrderedDict
 
 import numpy as np
 
@@ -240,7 +242,35 @@ class ByArity:
 
 def derivative_of(fn, wrt=0, has_aux=False):
     """A Derivative of `fn`, or one per count of arguments where `wrt` indexes `*args`."""
-    return ByArity(fn, wrt, has_aux) if per_call(fn, wrt) else Derivative(fn, wrt, has_aux)
+    return shared(fn, ("derivative", wrt, has_aux), lambda: ByArity(fn, wrt, has_aux) if
+                  per_call(fn, wrt) else Derivative(fn, wrt, has_aux))
+
+
+def shared(fn, key: tuple, make):
+    """`make()`, for a plain function `fn` made once per `key` (what is made and its options):
+    `srcad.grad(f)(x)` written in a loop, or a Hessian of `f` made per call, resolves and
+    compiles `f` once, as a derivative kept in a variable does. As many are kept as the
+    cache keeps programs (closures made in a loop come and go; `srcad.set_cache_size`);
+    `srcad.clear_cache`, and a program leaving the cache, forget them."""
+    if not isinstance(fn, types.FunctionType):
+        return make()
+    try:
+        found = _SHARED.get((fn, key))
+    except TypeError:  # (an unhashable option, a `wrt` list: its error is make's to raise)
+        return make()
+    if found is None:
+        found = make()  # (outside the lock: what it makes may share what it is made of)
+    with _SHARED_LOCK:
+        found = _SHARED.setdefault((fn, key), found)
+        _SHARED.move_to_end((fn, key))
+        while len(_SHARED) > cache.cache_size():
+            _SHARED.popitem(last=False)
+    return found
+
+
+_SHARED: OrderedDict = OrderedDict()  # (function, key) → what `shared` made, oldest use first
+_SHARED_LOCK = threading.Lock()
+cache.forgotten_with_cache(_SHARED.clear)
 
 
 class _DerivativeFunction(DerivativeFunction):
@@ -327,9 +357,9 @@ def grad(fn, wrt=0):
 
     `fn` must return a real value with one element. The gradient has the argument's type,
     shape and dtype; a tuple `wrt` gives a tuple of gradients. `.source` is the generated
-    adjoint program.
+    adjoint program. The same function and `wrt` give the same object.
     """
-    return _Grad(derivative_of(fn, wrt))
+    return shared(fn, ("grad", wrt), lambda: _Grad(derivative_of(fn, wrt)))
 
 
 @_decorator_or_call
@@ -337,7 +367,8 @@ def value_and_grad(fn, wrt=0, has_aux=False):
     """Like `grad`, returning `(value, gradient)`. With `has_aux`, `fn` returns
     `(value, aux)`, only `value` is differentiated, and the result is
     `((value, aux), gradient)`."""
-    return _ValueAndGrad(derivative_of(fn, wrt, has_aux))
+    return shared(fn, ("value_and_grad", wrt, has_aux),
+                  lambda: _ValueAndGrad(derivative_of(fn, wrt, has_aux)))
 
 
 def vjp(fn, *args, wrt=0, **kwargs):

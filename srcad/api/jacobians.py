@@ -263,7 +263,7 @@ def jacobian(fn, wrt=0, mode="auto"):
     "rev" one backward sweep per output element; "auto" picks the fewer."""
     if per_call(fn, wrt):
         return PerArity(fn, wrt, lambda f, w: _Jacobian(f, w, mode))
-    return _Jacobian(fn, wrt, mode)
+    return api.shared(fn, ("jacobian", wrt, mode), lambda: _Jacobian(fn, wrt, mode))
 
 
 class _HVP(DerivativeFunction):
@@ -327,7 +327,7 @@ def hvp(fn, wrt=0):
     the argument's structure and shapes), without forming the Hessian."""
     if per_call(fn, wrt):
         return PerArity(fn, wrt, _HVP, trailing=1)
-    return _HVP(fn, wrt)
+    return api.shared(fn, ("hvp", wrt), lambda: _HVP(fn, wrt))
 
 
 class _Hessian(_Jacobian):
@@ -347,7 +347,7 @@ def hessian(fn, wrt=0):
     nested like `jacobian(grad(f, wrt), wrt)` for tuple `wrt` and pytree arguments."""
     if per_call(fn, wrt):
         return PerArity(fn, wrt, _Hessian)
-    return _Hessian(fn, wrt)
+    return api.shared(fn, ("hessian", wrt), lambda: _Hessian(fn, wrt))
 
 
 class _BatchJacobian:

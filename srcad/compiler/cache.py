@@ -29,6 +29,7 @@ CacheInfo = namedtuple("CacheInfo", "hits misses entries")
 _entries: OrderedDict[tuple, list[CompiledAdjoint]] = OrderedDict()  # oldest use first
 _counts = {"hits": 0, "misses": 0, "entries": 0, "limit": 512}
 _lock = threading.Lock()
+_forgetters: list = []  # see forgotten_with_cache
 
 
 def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
@@ -62,13 +63,18 @@ def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
 
 
 def _evict(limit: int) -> None:
-    """Drop the least recently used entries until at most `limit` remain (lock held)."""
+    """Drop the least recently used entries until at most `limit` remain (lock held); what
+    layers above keep of programs goes too (`forgotten_with_cache`: a derivative kept there
+    may hold one whose source just left)."""
+    evicted = _counts["entries"] > limit
     while _counts["entries"] > limit:
         key, entries = next(iter(_entries.items()))
         _forget([entries.pop(0)])
         _counts["entries"] -= 1
         if not entries:
             del _entries[key]
+    for forget in _forgetters if evicted else ():
+        forget()
 
 
 def _forget(entries) -> None:
@@ -104,3 +110,16 @@ def clear_cache() -> None:
         _entries.clear()
         _counts.update(hits=0, misses=0, entries=0)
         pipeline.forget_helper_analyses()
+    for forget in _forgetters:
+        forget()
+
+
+def cache_size() -> int:
+    """How many compiled programs the cache keeps (`set_cache_size`)."""
+    return _counts["limit"]
+
+
+def forgotten_with_cache(forget) -> None:
+    """Have `clear_cache`, and an eviction, also run `forget()` (for what a layer above keeps
+    of compiled programs: api/derivative.shared)."""
+    _forgetters.append(forget)

@@ -48,9 +48,11 @@ from srcad.compiler.transform.naming import Namer
 from srcad.compiler.transform.reverse import reverse
 from srcad.compiler.transform.softmax import use_softmax_rules
 from srcad.compiler.transform.specialise import specialise
-from srcad.errors import UsageError
+from srcad.errors import UnsoundAliasingError, UsageError
+from srcad.kernels.pytrees import constructs_record
 from srcad.ops.python_statements import ContextsUnwound, entered
 from srcad.ops.registry import RULES_EDITION
+from srcad.runtime.methods import refuse_argument_updates
 
 
 MODES = {
@@ -355,7 +357,21 @@ def _frontend(fn, arrays: frozenset):
     if call_written_helpers(simple, block, resolver, namer, surely_ndarrays(block, arrays),
                             parameters_written):
         block = resolve(simple, resolver)
+    _refuse_constructors_writing_arguments(block, parsed)
     return parsed, namer, resolver, simple, block
+
+
+def _refuse_constructors_writing_arguments(block, parsed) -> None:
+    """`C(v, registry)` whose `__init__` writes into `registry` (appends the new object, say):
+    refused where it is called, differentiated or not, since what it wrote would be read
+    without the derivative (runtime/methods.refuse_argument_updates)."""
+    for op in operations(block):
+        if op.kind == "call" and constructs_record(op.callee):
+            try:
+                refuse_argument_updates(op.callee.__init__, f"{op.callee.__name__}(...)")
+            except UnsoundAliasingError as error:
+                raise UnsoundAliasingError(error.message, parsed.location(op.statement),
+                                           error.fix) from None
 
 
 # function → the parameters it writes into (None while it is analysed); weak, so a closure
@@ -367,23 +383,35 @@ def parameters_written(fn) -> tuple:
     """The parameters `fn` writes into (an array passed to it changed in place), for
     frontend/functional.py; () where it writes none, returns one of them (its variant would
     hand the caller a copy), is being analysed (recursion) or cannot be transformed."""
+    written, returned = _writes(fn)
+    return () if set(written) & returned else written
+
+
+def arguments_written(fn) -> tuple:
+    """Every parameter `fn` may write into (runtime/methods.py refuses a method or an
+    `__init__` that writes into an argument other than its object); () where it cannot be
+    analysed (its transformation, if it comes, says why)."""
+    return _writes(fn)[0]
+
+
+def _writes(fn) -> tuple:
+    """`(parameters fn writes into, the objects its result may show)`, analysed once."""
     if fn in _WRITTEN:
-        return _WRITTEN[fn] or ()
+        return _WRITTEN[fn] or ((), set())
     _WRITTEN[fn] = None
-    written = ()
+    found = ((), set())
     try:
         parsed, _, resolver, simple, block = _frontend(fn, frozenset())
         output = simple.body[-1].value.id
         aliases = check_in_place_updates(block, output, param_names(simple), simple.versions,
                                          parsed, simple.return_variable,
                                          value_of=resolver.peek)
-        returned = reach(aliases.points_to.get(output, {output}), aliases.contents)
-        if not set(aliases.argument_writes) & returned:
-            written = tuple(sorted(aliases.argument_writes))
+        found = (tuple(sorted(aliases.argument_writes)),
+                 reach(aliases.points_to.get(output, {output}), aliases.contents))
     except Exception:  # (any function srcad cannot analyse: its call stays as it is)
         pass
-    _WRITTEN[fn] = written
-    return written
+    _WRITTEN[fn] = found
+    return found
 
 
 def forget_helper_analyses() -> None:

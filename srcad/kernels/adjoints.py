@@ -24,8 +24,9 @@ def unbroadcast(g, x):
     target = getattr(x, "shape", ())  # attribute reads: this runs for every binary operation
     g_shape = getattr(g, "shape", ())
     if g_shape == target:
-        if not target and isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
-            _refuse_a_join()
+        if not target and isinstance(g, (list, tuple, dict)) \
+                and (isinstance(x, (list, tuple)) or type(g) is dict):
+            _refuse_a_join() if type(g) is not dict else _refuse_an_operator(x)
         return g
     if type(x) is not np.ndarray:
         target = np.shape(x)  # x may be a list or another array-like
@@ -57,6 +58,15 @@ def _summed_axes(g_shape: tuple, target: tuple) -> tuple:
 
 
 _SUMMED: dict = {}
+
+
+def _refuse_an_operator(x):
+    """An operator's derivative reached an object of the user's (its derivative a dict of its
+    attributes'): the operator ran its class's method, which the derivative did not follow."""
+    raise MissingRuleError(
+        f"srcad cannot differentiate an operator applied to a {type(x).__name__}: it runs the "
+        "class's method (`__add__`, `__mul__`...), which srcad does not follow there.",
+        fix="call the method by name (`a.add(b)`), which srcad follows.")
 
 
 def _refuse_a_join():
@@ -131,13 +141,20 @@ def kept_axes(g, shape, axis=None, keepdims=False):
     return np.reshape(g, tuple(1 if i in reduced else n for i, n in enumerate(shape)))
 
 
-def holds_floats(value) -> bool:
-    """Whether `value` (or an item of a tuple or list, a value of a dict) holds inexact
-    numbers, which carry derivatives (an integer, an index or an axis, does not)."""
+def holds_floats(value, _seen=None) -> bool:
+    """Whether `value` (or an item of a tuple or list, a value of a dict, an attribute of a
+    record) holds inexact numbers, which carry derivatives (an integer, an index or an
+    axis, does not)."""
     if isinstance(value, (tuple, list)):
-        return any(holds_floats(v) for v in value)
+        return any(holds_floats(v, _seen) for v in value)
     if isinstance(value, dict):
-        return any(holds_floats(v) for v in value.values())
+        return any(holds_floats(v, _seen) for v in value.values())
+    if is_record(value):  # (records may hold each other, or themselves)
+        _seen = set() if _seen is None else _seen
+        if id(value) in _seen:
+            return False
+        _seen.add(id(value))
+        return any(holds_floats(v, _seen) for v in vars(value).values())
     kind = getattr(getattr(value, "dtype", None), "kind", None)
     return kind in ("f", "c") or isinstance(value, (float, complex))
 
@@ -440,17 +457,45 @@ def held_attribute(obj, name: str, where: tuple):
     the update would change behind the derivative's back. (Another name that may show it
     is the aliasing analysis's to refuse.)"""
     value = getattr(obj, name)
-    if isinstance(value, (int, float, complex, str, bytes, tuple, type(None))):
-        return value  # (`+=` rebinds it)
-    if any(_holds(held, value) for key, held in vars(obj).items() if key != name):
-        text, filename, lineno, col, function = where
-        path = text.partition(" ")[0]
-        raise UnsoundAliasingError(
-            f"srcad cannot differentiate this update of `{path}` soundly: it changes in place "
-            f"a value that `{path.partition('.')[0]}` also holds elsewhere (in {function}).",
-            Location(filename, lineno, col, None, function, linecache.getline(filename, lineno)),
-            f"assign a new value instead (`{path} = {path} + ...`, `{path} = {path} + [v]`).")
+    if _rebound(value):
+        return value
+    if name not in vars(obj):
+        _refuse_held(where, "its class holds it, for every instance")
+    return _held_once(value, [held for key, held in vars(obj).items() if key != name], where)
+
+
+def held_item(container, key, where: tuple):
+    """`container[key]` of a list or dict, read to be updated in place and stored back
+    (`d[k] += v`): refused, as `held_attribute`, where the container holds it otherwise."""
+    value = container[key]
+    if _rebound(value):
+        return value
+    items = container.values() if isinstance(container, dict) else container
+    return _held_once(value, [item for item in items if item is not value]
+                      + [item for item in items if item is value][1:], where)
+
+
+def _rebound(value) -> bool:
+    """Whether `value += v` rebinds the name rather than change `value` in place."""
+    return isinstance(value, (int, float, complex, str, bytes, tuple, type(None)))
+
+
+def _held_once(value, others: list, where: tuple):
+    """`value`, refused where one of `others` (what else its owner holds) holds it too."""
+    if any(_holds(other, value) for other in others):
+        _refuse_held(where, f"`{where[0].partition('.')[0].partition('[')[0]}` also holds it "
+                     "elsewhere (or a view of it)")
     return value
+
+
+def _refuse_held(where: tuple, found: str):
+    text, filename, lineno, col, function = where
+    path = text.partition(" ")[0]
+    raise UnsoundAliasingError(
+        f"srcad cannot differentiate this update of `{path}` soundly: it changes a value in "
+        f"place, and {found} (in {function}).",
+        Location(filename, lineno, col, None, function, linecache.getline(filename, lineno)),
+        f"assign a new value instead (`{path} = {path} + ...`, `{path} = {path} + [v]`).")
 
 
 def held_tangent(t, obj, name: str):
@@ -483,8 +528,10 @@ def _refuse_computed(record, name: str) -> None:
 
 
 def _holds(container, value) -> bool:
-    """Whether `container` is `value` or holds it in a list, tuple or dict, at any depth."""
-    if container is value:
+    """Whether `container` is `value` (or shares an array's memory) or holds it in a list,
+    tuple or dict, at any depth."""
+    if container is value or type(container) is np.ndarray and type(value) is np.ndarray \
+            and np.may_share_memory(container, value):
         return True
     if isinstance(container, dict):
         container = container.values()

@@ -13,7 +13,7 @@ from srcad.errors import Location, MissingRuleError, UnsupportedSyntaxError
 from srcad.ops.numpy_ufuncs import absolute_jvp, absolute_vjp, define_pointwise
 from srcad.ops.registry import declare, defjvp, defvjp, jvp_rules, nondifferentiable, vjp_rules
 from srcad.kernels.adjoints import (accumulate, dtype_of, field, field_adjoint, field_tangent,
-                                    held_attribute, held_tangent, index_adjoint,
+                                    held_attribute, held_item, held_tangent, index_adjoint,
                                     record_tangent, unbroadcast, unpacked_adjoint)
 from srcad.kernels.tangents import broadcast_like, dense
 
@@ -430,6 +430,9 @@ defvjp(held_attribute, lambda g, ans, value, name, where: field_adjoint(g, value
        None)
 defjvp(held_attribute, lambda g, ans, value, name, where: held_tangent(g, value, name), None,
        None)
+defvjp(held_item, lambda g, ans, container, key, where: index_adjoint(g, container, key), None,
+       None)
+defjvp(held_item, lambda g, ans, container, key, where: g[key], None, None)
 for _tangent in (record_tangent, held_tangent):  # (linear in a record's tangent, a dict)
     defvjp(_tangent, lambda g, ans, t, record, name: {name: g}, None, None)
     defjvp(_tangent, lambda g, ans, t, record, name: record_tangent(g, record, name), None,

@@ -46,13 +46,14 @@ from srcad.runtime.arguments import copied, is_container
 from srcad.runtime.as_written import refusal_of, remember_refusal, run_as_constant
 from srcad.runtime.control import CustomGradient, positional_only, wrong_count
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
-from srcad.runtime.methods import method_callee, record_call, shifted
+from srcad.runtime.methods import (method_callee, record_call, refuse_argument_updates,
+                                   shifted)
 
 
 def call_vjp(fn, active: tuple, *args, **kwargs):
     """`(fn(*args, **kwargs), pullback)`; `active` lists argument positions and keyword names."""
     if constructs_record(fn):  # a plain class built of differentiated values
-        fn = ABOVE.record_constructor(fn)
+        fn = record_constructor(fn)
     if record_call(fn) is not None:  # a record called: its class's `__call__` of it
         return call_vjp(record_call(fn), shifted(active, 1), fn, *args, **kwargs)
     rules = vjp_rules(fn)
@@ -338,6 +339,13 @@ def _transformed_or_refusal(function, names, containers, mode, reached=True, cal
         return error
 
 
+def record_constructor(cls):
+    """The function srcad differentiates for `cls(...)` (compiler/frontend/functional.py),
+    refused where its `__init__` writes into an argument."""
+    refuse_argument_updates(cls.__init__, f"{cls.__name__}(...)")
+    return ABOVE.record_constructor(cls)
+
+
 def refuse_argument_writes(argument_writes: dict, function, args, kwargs) -> None:
     """Raise the refusal `analysis.aliasing.check_in_place_updates` made for a parameter the
     called function writes into, when this call passes that parameter something mutable
@@ -349,8 +357,9 @@ def refuse_argument_writes(argument_writes: dict, function, args, kwargs) -> Non
         if param not in bound or not _mutable(value):
             continue
         if refusal.attributes is not None and is_record(value) and not any(
-                _mutable(held) and type(held) not in (list, dict)
-                for held in map(vars(value).get, refusal.attributes)):
+                _mutable(getattr(value, name, None))
+                and not (name in vars(value) and type(vars(value)[name]) in (list, dict))
+                for name in refusal.attributes):
             continue  # (a record's numbers, rebound, and lists, copied: ops/numpy_arrays.copied)
         raise refusal
 
@@ -404,7 +413,7 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
     """`call_jvp`; `reached` tells whether srcad got to `fn` from a call in the user's
     differentiated code (errors say so) or was handed it directly."""
     if constructs_record(fn):  # a plain class built of differentiated values
-        fn = ABOVE.record_constructor(fn)
+        fn = record_constructor(fn)
     if record_call(fn) is not None:  # a record called: its class's `__call__` of it
         return jvp_call(record_call(fn), shifted(active, 1), tangents, (fn, *args), kwargs,
                         reached)
@@ -643,7 +652,7 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
     """`(P, seed_order)`: f's tangent program for the arguments `spec`, a Python function
     with source, and the map between its seeds and tangents in `spec` order."""
     if constructs_record(fn):  # a plain class built of differentiated values
-        fn = ABOVE.record_constructor(fn)
+        fn = record_constructor(fn)
     if isinstance(fn, held.HeldCall) and record_call(args[0]) is not None:
         fn = record_call(args[0])  # (a record called: its class's `__call__` of it)
     if is_derivative(fn):

@@ -5,8 +5,9 @@ the runtime is done above it:
 
 - compiling a function first met in a call, a helper reached through a variable or the
   callee of a tangent program (`compiled_adjoint`, the compiler's cache), the function
-  that builds a user's plain class through its `__init__` (`record_constructor`) and a
-  method's variant that updates a copy of its receiver (`method_variant`);
+  that builds a user's plain class through its `__init__` (`record_constructor`), a
+  method's variant that updates a copy of its receiver (`method_variant`) and what a
+  method writes into (`arguments_written`);
 - differentiating a derivative called inside differentiated code: `srcad.grad(h)` or
   `srcad.tape.grad(h)` called in f, `srcad.jvp`, `srcad.vjp` and its pullback (as a held
   function value, runtime/held.py), the second derivative of a
@@ -25,8 +26,8 @@ _NAMES = ("compiled_adjoint", "grad", "value_and_grad", "jvp", "vjp", "vjp_of_de
           "jvp_of_derivative", "vjp_of_jvp", "jvp_of_jvp", "vjp_of_vjp", "jvp_of_vjp",
           "pullback_form", "vjp_tangent_program", "held_tangent_program",
           "jvp_tangent_program", "derivative_tangent_program", "custom_tangent_program",
-          "record_constructor", "method_variant", "tape_stop_gradient", "tape_paused",
-          "tape_custom_gradient")
+          "record_constructor", "method_variant", "arguments_written", "tape_stop_gradient",
+          "tape_paused", "tape_custom_gradient")
 
 
 def _not_installed(name: str):

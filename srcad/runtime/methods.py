@@ -12,7 +12,7 @@ import types
 
 import numpy as np
 
-from srcad.errors import MissingRuleError, UnsupportedSyntaxError
+from srcad.errors import MissingRuleError, UnsoundAliasingError, UnsupportedSyntaxError
 from srcad.kernels.pytrees import is_record
 from srcad.ops.registry import method_function, nondifferentiable
 from srcad.ops.numpy_arrays import flattened
@@ -94,10 +94,23 @@ def record_method(receiver, name):
             f"{type(receiver).__name__}: srcad follows such calls where the value is an "
             "instance of a plain class and the method a Python function of its class.",
             fix="build a new value and assign it instead (`xs = sorted(xs)`, `y = y + v`).")
+    refuse_argument_updates(function, f"`.{name}(...)` of a {type(receiver).__name__}")
     return ABOVE.method_variant(function)
 
 
-nondifferentiable(record_method)
+def refuse_argument_updates(function, what: str) -> None:
+    """Refuse a method or `__init__` of a record that writes into an argument besides its
+    object: srcad runs it on a copy of the object and could not follow that write."""
+    first, *others = inspect.signature(function).parameters
+    written = [p for p in ABOVE.arguments_written(function) if p in others]
+    if written:
+        raise UnsoundAliasingError(
+            f"srcad cannot differentiate {what}: `{function.__qualname__}` writes into its "
+            f"argument `{written[0]}` in place, a write the caller's derivative would not "
+            "see.", fix=f"return the new value instead and assign it where {what} is called.")
+
+
+nondifferentiable(record_method, refuse_argument_updates)
 
 
 def record_call(value):

@@ -26,7 +26,7 @@ def test_second_call_and_second_wrapper_do_not_transform(monkeypatch):
     first(np.ones((3, 2)), np.ones(2), np.ones(2), np.ones((4, 3)))
     srcad.grad(p.mlp)(np.ones((3, 2)), np.ones(2), np.ones(2), np.ones((4, 3)))
     assert len(calls) == 1
-    assert srcad.cache_info() == (1, 1, 1)
+    assert srcad.cache_info() == (0, 1, 1) and srcad.grad(p.mlp) is first  # (shared)
     srcad.grad(p.mlp, wrt=1)(np.ones((3, 2)), np.ones(2), np.ones(2), np.ones((4, 3)))
     assert srcad.cache_info().misses == 2 and srcad.cache_info().entries == 2
     del x
@@ -403,3 +403,27 @@ def test_a_users_rule_may_call_what_its_module_imported_from_numpy(rule_registry
     def doubled(x):
         return reexports.my_sin(x) * 2.0
     assert srcad.grad(doubled)(np.float64(0.5)) == pytest.approx(2.0 * np.cos(0.5))
+
+
+def test_the_same_request_gives_the_same_derivative_until_the_cache_is_cleared():
+    assert srcad.grad(p.mlp) is srcad.grad(p.mlp)
+    assert srcad.grad(p.mlp, wrt=1) is not srcad.grad(p.mlp)
+    assert srcad.hessian(p.mlp, wrt=1) is srcad.hessian(p.mlp, wrt=1)
+    assert srcad.value_and_grad(p.mlp, has_aux=False) is srcad.value_and_grad(p.mlp)
+    kept = srcad.grad(p.mlp)
+    srcad.clear_cache()
+    assert srcad.grad(p.mlp) is not kept
+    with pytest.raises(srcad.errors.WrtError):
+        srcad.grad(p.mlp, wrt=[0, 1])(np.ones((3, 2)), np.ones(2), np.ones(2), np.ones((4, 3)))
+    assert srcad.grad(lambda x: x * x) is not srcad.grad(lambda x: x * x)  # (two functions)
+
+
+def test_derivatives_asked_for_in_a_loop_stay_bounded():
+    from srcad.api import derivative
+    previous = srcad.set_cache_size(20)
+    try:
+        for k in range(70):
+            srcad.grad(lambda x, k=k: x * k)
+        assert len(derivative._SHARED) == 20
+    finally:
+        srcad.set_cache_size(previous)

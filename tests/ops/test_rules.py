@@ -13,6 +13,7 @@ import builtins
 import math
 import operator
 import types
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -22,6 +23,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcad
 from srcad.compiler import cache as srcad_cache
+from srcad.api import derivative as api_derivative
 from srcad.kernels import tangents
 from srcad.api.derivative import Derivative
 from srcad.ops.numpy_arrays import copied
@@ -35,8 +37,8 @@ from srcad.runtime import held
 from srcad.ops.numpy_contractions import EINSUM_JVPS
 from srcad.ops.python_builtins import (dict_get, dict_items, dict_values, indexable, joined,
                                          repeated)
-from srcad.kernels.adjoints import (accumulate, held_attribute, held_tangent, record_tangent,
-                                    through_cast)
+from srcad.kernels.adjoints import (accumulate, held_attribute, held_item, held_tangent,
+                                    record_tangent, through_cast)
 from srcad.api.testing import numerical_gradient
 from tests.ops.rule_table import DOMAINS, Case, on as _on, unary as _unary, binary as _binary
 
@@ -592,6 +594,7 @@ TANGENT_HELPERS_ON_VECTOR = [
     (held_attribute, lambda x: held_attribute(_record_of(x * x), "value", _WHERE) * x),
     (record_tangent, lambda x: record_tangent({"value": x * x}, _record_of(x), "value") * x),
     (held_tangent, lambda x: held_tangent({"value": x}, _record_of(x), "value") ** 2),
+    (held_item, lambda x: held_item({"a": x * x, "b": x}, "a", _WHERE) * x),
 ]
 _HELD_SITE = held.HeldCall(SrcadError("a held call site of the rule tests"))
 _WHERE = ("record.value = ...", __file__, 1, 0, "a rule test")
@@ -1002,6 +1005,7 @@ def test_case_reaches_its_rule(case, monkeypatch):
     recording = _RecordingRules(registry._OPS)
     monkeypatch.setattr(registry, "_OPS", recording)
     monkeypatch.setattr(srcad_cache, "_entries", {})  # transform afresh, restored afterwards
+    monkeypatch.setattr(api_derivative, "_SHARED", OrderedDict())  # (derivatives asked before)
     value, pullback = srcad.vjp(case.fn, *make_args(case.args, np.float64), wrt=case.wrt)
     pullback(np.ones(np.shape(value))[()])  # methods find their rule when they run
     assert any(key is case.primal for key in recording.looked_up), recording.looked_up

@@ -23,11 +23,12 @@ import numpy as np
 
 from srcad.compiler.analysis.arrays import among
 from srcad.compiler.frontend import trees
-from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Branch, Loop, Operation, walk
-from srcad.errors import UnsoundAliasingError
-from srcad.kernels.adjoints import (field, field_tangent, held_attribute, held_tangent,
-                                    record_tangent)
-from srcad.kernels.pytrees import constructs_record
+from srcad.compiler.frontend.resolve import (IN_PLACE_KINDS, OPERATORS, Branch, Loop, Operation,
+                                            walk)
+from srcad.errors import MissingRuleError, UnsoundAliasingError
+from srcad.kernels.adjoints import (field, field_tangent, held_attribute, held_item,
+                                    held_tangent, record_tangent)
+from srcad.kernels.pytrees import constructs_record, is_record_class
 from srcad.kernels.tangents import owned
 from srcad.ops import is_nondifferentiable, vjp_rules
 from srcad.ops.numpy_arrays import copied
@@ -115,6 +116,8 @@ class _PointsTo:
         self.contents: dict[str, set] = {}
         self.containers: set[str] = set()  # the objects surely a list, tuple or dict
         self.arrays: set[str] = set()  # the objects surely NumPy arrays (made by NumPy)
+        self.records: set[str] = set()  # the objects made by calls of plain classes
+        self.updated: dict[str, str] = {}  # `method_update`'s result → the copy it holds
         self.fresh: set[str] = set()  # the objects a call of nothing made (`State()`), which
         #                               hold under `_FIELD` keys what their attributes hold
         self.read_only: dict[str, str] = {}  # a read-only view's name → the object it is
@@ -159,6 +162,8 @@ class _PointsTo:
         elif op.kind == "constant" and isinstance(getattr(op.statement, "value", None),
                                                   gast.Constant):
             made = set()  # (None, a number, a string: no memory anything writes into)
+        elif op.augmented and names and names[0] in self.updated:
+            made = {self.updated[names[0]]}  # (`s = returned[1]`: the copy a method updated)
         elif op.augmented:  # `x += v`: the result is the object `x` was, not `v`
             made = objects(op.augmented) | (self._of(names, objects) if op.kind == "copy"
                                             else set())
@@ -167,19 +172,11 @@ class _PointsTo:
         elif among(op.callee, (field, held_attribute)) and names:
             made = self._field(objects(names[0]), op.args[1].value, state)
         elif op.callee is method_update and len(op.targets) == 1 and names:
-            # `(value, receiver's copy)`: what the arguments hold and the receiver's arrays,
-            # not the receiver itself, which the rebinding from it stands for (normalize:
-            # augmented), nor its lists, which the copy copies (ops/numpy_arrays.copied)
-            container = f"{op.targets[0]}@{id(op)}"
-            self.containers.add(container)
-            receiver = objects(names[0])
-            self._hold(state, container, (self._held(receiver, state) - receiver
-                                          - self.containers) | reach(
-                self._of(op.read_names()[1:], objects), state, _HOLDS) | {f"{container}[]"})
-            made = {container}
+            made = {self._method_update(op, names, objects, state)}
         elif op.kind == "call" and constructs_record(op.callee) and len(op.targets) == 1:
             built = f"{op.targets[0]}@{id(op)}"  # (a new record, holding what it was given
             self.containers |= {built, f"{built}[]"}  # and what its `__init__` made)
+            self.records.add(built)
             self._hold(state, built, reach(self._of(op.read_names(), objects), state, _HOLDS)
                        | {f"{built}[]"})
             made = {built}
@@ -209,9 +206,10 @@ class _PointsTo:
             made = None
         for target in op.targets:
             state[target] = made if made is not None else {f"{target}@{id(op)}"}
-            if made is None and op.kind == "call" and (op.callee is new_record or isinstance(
-                    op.callee, type) and op.callee.__init__ is object.__init__):
+            if made is None and op.kind == "call" and (op.callee is new_record or (
+                    is_record_class(op.callee) and op.callee.__init__ is object.__init__)):
                 self.fresh.add(f"{target}@{id(op)}")  # (`State()`: a record, empty)
+                self.records.add(f"{target}@{id(op)}")
             self._note(target, state[target])
             if made is None and op.kind == "call" and _makes_an_array(op):
                 self.arrays.add(f"{target}@{id(op)}")
@@ -273,6 +271,25 @@ class _PointsTo:
         self._hold(state, container, held)
         return {container}
 
+    def _method_update(self, op: Operation, names, objects, state) -> str:
+        """`returned = method_update(s, "m", ...)` (normalize._record_update): a tuple of the
+        method's value and the copy of `s` it updated, which `s` is next. The copy holds
+        the arrays `s` holds, copies of its lists (holding their items) and what the
+        arguments hold (a method may keep them); the value may be any of those."""
+        container = f"{op.targets[0]}@{id(op)}"
+        copy, lists = f"{container}[]", f"{container}[][]"
+        self.containers |= {container, copy, lists}  # (not among `records`: the value,
+        #                                               most often a number, may hold it)
+        receiver = objects(names[0])
+        held = self._held(receiver, state) - receiver
+        self._hold(state, lists, reach(held & self.containers, state, _HOLDS)
+                   - (held & self.containers))
+        self._hold(state, copy, (held - self.containers) | {lists} | reach(
+            self._of(op.read_names()[1:], objects), state, _HOLDS))
+        self._hold(state, container, reach({copy}, state, _HOLDS))
+        self.updated[op.targets[0]] = copy
+        return container
+
     def _copies_a_container(self, op: Operation, objects) -> bool:
         """`owned(t)`, forward mode's copy of a tangent it writes into, of a list, tuple or
         dict: a container holding the same items, as `list(xs)` is (of an array: new
@@ -295,7 +312,7 @@ class _PointsTo:
     def _stored(self, state: dict, key: str, obj: str) -> set:
         """What `obj` may hold as one attribute (`key`): until a write replaced it, what it
         held before, `_BEFORE` (but for a record made here empty: nothing)."""
-        return state.get(key, set() if obj in self.fresh else {_BEFORE})
+        return state.get(key, set() if _base(obj) in self.fresh else {_BEFORE})
 
     def _field(self, objects: set, name: str, state: dict) -> set:
         """What reading the attribute `name` of a value of `objects` may give: what was
@@ -305,7 +322,7 @@ class _PointsTo:
         for obj in objects:
             stored = self._stored(state, f"{_FIELD}{obj}.{name}", obj)
             held |= stored - {_BEFORE}
-            if _BEFORE in stored and obj not in self.fresh:
+            if _BEFORE in stored and _base(obj) not in self.fresh:
                 held |= state.get(_OTHER + obj, set()) | (
                     set() if obj in self.containers else {obj})
         return held
@@ -373,7 +390,7 @@ def _join(a: dict, b: dict) -> dict:
     return {name: either(a, name) | either(b, name) for name in set(a) | set(b)}
 
 
-_ITEM_READS = (operator.getitem, field, field_tangent, held_tangent, record_tangent)
+_ITEM_READS = (operator.getitem, field, field_tangent, held_tangent, held_item, record_tangent)
 
 
 
@@ -418,6 +435,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     for name, objects in start.items():
         analysis._note(name, objects)
     analysis.block(block, start)
+    _refuse_operators_on_records(block, analysis, parsed)
     later, argument_writes = {}, {}
     _live(block, {output}, later)
     updated = {op.targets[0] for op in walk(block) if isinstance(op, Operation)
@@ -428,9 +446,9 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
               if isinstance(op, Operation) and op.callee is copied and op.targets
               and isinstance(op.args[0], gast.Name)}
     owners = {op.targets[0]: (versions.get(op.args[0].id, op.args[0].id),
-                              op.args[1 if op.callee is held_attribute else 2].value)
+                              _held_as(op))
               for op in walk(block) if isinstance(op, Operation) and op.targets
-              and among(op.callee, (held_attribute, held_tangent))}
+              and among(op.callee, (held_attribute, held_tangent, held_item))}
     for node in walk(block):
         if not isinstance(node, Operation):
             continue
@@ -449,11 +467,12 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
         # `s.t += v` is `t = held_attribute(s, "t")`, this update, `s.t = t`: `s` shows the
         # update as it should (held_attribute checks `s` holds it as `.t` only)
         owner, attribute = owners.get(written, (None, None))
-        label = variable if owner is None else f"{owner}.{attribute}"
+        label = variable if owner is None else f"{owner}{attribute}"
         for param in sorted(objects & set(params)):
             # (through a copy of the record `param`, `s.n += 1` writes into what `param` holds
             # as `.n`: nothing, where that is a number when the function is called)
-            through = attribute if copies.get(owner) == param else None
+            through = attribute[1:] if copies.get(owner) == param \
+                and attribute.startswith(".") else None
             refusal = argument_writes.get(param) or _argument_write(param, label, node, parsed)
             refusal.attributes = None if through is None or refusal.attributes is None \
                 else refusal.attributes | {through}
@@ -471,6 +490,35 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
                 f"make a new array before writing into it (`{label} = np.copy({label})`"
                 f"), or write `{label} = {label} + ...` instead of an in-place update.")
     return Aliases(analysis.everywhere, analysis.contents, argument_writes)
+
+
+def _held_as(op: Operation) -> str:
+    """How `held_attribute`, `held_tangent` or `held_item` reads what its owner holds:
+    `.t`, `[...]`."""
+    if op.callee is held_item:
+        return "[...]"
+    return "." + op.args[1 if op.callee is held_attribute else 2].value
+
+
+def _refuse_operators_on_records(block, analysis, parsed) -> None:
+    """`a + b` of objects the function made (records: kernels/pytrees.py) runs their class's
+    `__add__`, which an operator's derivative (NumPy's arithmetic) does not follow."""
+    records = set(map(_base, analysis.records))
+    for op in walk(block):
+        if not isinstance(op, Operation) or op.kind != "call" \
+                or not among(op.callee, _OPERATOR_CALLEES):
+            continue
+        operand = next((a.id for a in op.args if hasattr(a, "id")
+                        and analysis.everywhere.get(a.id, set()) & records), None)
+        if operand is not None:
+            raise MissingRuleError(
+                f"srcad cannot differentiate `{op.label}` of `{operand}`, an object of a class "
+                f"of yours (in {parsed.name}): the operator runs its class's method, which "
+                "srcad does not follow there.", parsed.location(op.statement),
+                "call the method by name (`a.add(b)`, `a.scaled(2.0)`), which srcad follows.")
+
+
+_OPERATOR_CALLEES = tuple(OPERATORS.values())
 
 
 def _written(op: Operation) -> str | None:

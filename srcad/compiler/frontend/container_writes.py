@@ -35,12 +35,13 @@ from srcad.compiler.frontend.trees import walk
 from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import python_statements
 
-def container_writes_as_updates(fn: gast.FunctionDef, lists, resolver, namer) -> None:
+def container_writes_as_updates(fn: gast.FunctionDef, lists, resolver, namer) -> frozenset:
     """Rewrite, in place, the updates of `lists` (`surely_lists(fn)`) and of the names that
-    surely hold dicts as the module says."""
+    surely hold dicts as the module says; returns those names."""
     dicts = surely_dicts(fn, resolver)
     if lists or dicts:
         _Rewriter(lists, dicts, resolver, namer).statements(fn.body)
+    return dicts
 
 
 def surely_lists(fn: gast.FunctionDef, resolver) -> frozenset:

@@ -97,19 +97,21 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver,
     sets_as_calls(fn, resolver, namer)
     maps_as_comprehensions(fn, resolver)
     dicts_as_displays(fn, resolver)
-    container_writes_as_updates(fn, lists, resolver, namer)
+    dicts = container_writes_as_updates(fn, lists, resolver, namer)
     explicit_super(fn, resolver.fn.__code__)
     scatters_as_writes(fn, resolver, namer)
     outs_checked(fn, resolver, namer, parsed)
     starred_unpackings(fn, resolver, namer)
     outline_try_blocks(fn, resolver, namer, parsed)
     fn = lower_exits(convert_closures(fn, is_derivative_call), namer)
-    return _Normalizer(fn, namer, resolver, parsed).run()
+    return _Normalizer(fn, namer, resolver, parsed, lists | dicts).run()
 
 
 class _Normalizer(Desugaring, NestedFunctions):
-    def __init__(self, fn: gast.FunctionDef, namer: Namer, resolver, parsed: ParsedFunction):
+    def __init__(self, fn: gast.FunctionDef, namer: Namer, resolver, parsed: ParsedFunction,
+                 holders=frozenset()):
         self.fn = fn
+        self.holders = holders  # the lists and dicts of the function's: items held whole
         self.namer = namer
         self.resolver = resolver
         self.parsed = parsed
@@ -145,7 +147,7 @@ class _Normalizer(Desugaring, NestedFunctions):
     # ---- statements ---------------------------------------------------------------------
     def _statement(self, node):
         if isinstance(node, gast.Expr) and self._updates_a_record(node.value):
-            self._record_update(node.value)
+            self._record_update(node.value, used=False)
         elif isinstance(node, gast.Assign):
             value = self._simple(node.value)
             if len(node.targets) > 1 or self._reads_targets(value, node.targets):
@@ -155,8 +157,16 @@ class _Normalizer(Desugaring, NestedFunctions):
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Subscript):
             container = self._load(node.target.value.id)
             index = self._index(node.target.slice)
-            old = self._name_for(gast.Subscript(container, index, gast.Load()), node)
-            new = self._name_for(gast.BinOp(old, node.op, self._atom(node.value)), node)
+            if node.target.value.id in self.holders:  # `d[k] += v` updates the item in place
+                old = self._name_for(gast.Call(self.resolver.helper(adjoints.held_item,
+                                                                    self.namer), [
+                    container, index, gast.Constant(self._where(node, node.target), None)],
+                    []), node, base="item")  # (checked as `s.t += v` is)
+                new = self._name_for(gast.BinOp(old, node.op, self._atom(node.value)), node)
+                self.body[-1].augmented = old.id
+            else:  # (an array's `y[i] += v` is `y[i] = y[i] + v`)
+                old = self._name_for(gast.Subscript(container, index, gast.Load()), node)
+                new = self._name_for(gast.BinOp(old, node.op, self._atom(node.value)), node)
             self._emit(gast.Assign([gast.Subscript(container, clone(index), gast.Store())],
                                    new, None), node)
         elif isinstance(node, gast.AugAssign) and isinstance(node.target, gast.Attribute) \
@@ -330,11 +340,11 @@ class _Normalizer(Desugaring, NestedFunctions):
             and not any(isinstance(a, gast.Starred) for a in call.args) \
             and all(k.arg is not None for k in call.keywords)
 
-    def _record_update(self, call: gast.Call) -> gast.Subscript:
-        """`s.step(x)` as `returned = method_update(s, "step", x)`, `s = returned[1]`, its
-        value `returned[0]` (runtime/methods.py): the method updates a copy of `s`, which `s`
-        is then, as if updated in place (aliasing refuses where another name shows the old
-        one, as for `x += v`)."""
+    def _record_update(self, call: gast.Call, used=True) -> gast.Name | None:
+        """`s.step(x)` as `returned = method_update(s, "step", x)`, its value `returned[0]`
+        (where `used`), `s = returned[1]` (runtime/methods.py): the method updates a copy of
+        `s`, which `s` is then, as if updated in place (aliasing refuses where another name
+        shows the old one, as for `x += v`)."""
         origin = call
         receiver = call.func.value if isinstance(call.func, gast.Attribute) else call.func
         name = gast.Constant(call.func.attr if isinstance(call.func, gast.Attribute)
@@ -348,10 +358,12 @@ class _Normalizer(Desugaring, NestedFunctions):
             self._load(receiver.id), name, *(self._atom(a) for a in call.args)],
             [gast.keyword(k.arg, self._atom(k.value)) for k in call.keywords]), origin,
             base="returned")
+        value = self._name_for(gast.Subscript(returned, gast.Constant(0, None), gast.Load()),
+                               origin) if used else None
         self._assign(gast.Name(receiver.id, gast.Store(), None, None), gast.Subscript(
             returned, gast.Constant(1, None), gast.Load()), origin)
         self.body[-1].augmented = before
-        return gast.Subscript(returned, gast.Constant(0, None), gast.Load())
+        return value
 
     def _appends_to_attribute(self, call) -> bool:
         """`s.items.append(v)` or `.extend(vs)` of a list a record of the function holds."""
@@ -384,10 +396,12 @@ class _Normalizer(Desugaring, NestedFunctions):
             gast.Constant(self._where(origin, attribute), None)], []), origin, base=attribute.attr)
 
     def _where(self, origin, target) -> tuple:
-        """The text, file, line, column and function of the attribute write `target`, for
-        the refusals `attribute_written` and `held_attribute` raise when they run."""
+        """The text, file, line, column and function of the write `target` (an attribute or
+        an item), for the refusals `attribute_written` and `held_attribute` raise."""
         location = self.parsed.location(origin)
-        return (f"{target.value.id}.{target.attr} = ...", self.parsed.filename,
+        written = f"{target.value.id}.{target.attr}" if isinstance(target, gast.Attribute) \
+            else f"{target.value.id}[...]"
+        return (f"{written} = ...", self.parsed.filename,
                 location.lineno if location else 0, location.col if location else 0,
                 self.parsed.name)
 
