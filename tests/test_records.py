@@ -396,3 +396,22 @@ def test_the_example_trains_a_model_of_objects_and_recovers_a_rate():
     taped = tape.gradient(value, watched)
     for name in params:
         np.testing.assert_allclose(gradient[name], taped[name], rtol=1e-12)
+
+
+
+def dicts_written_into_a_list(x):
+    items = [None, None]
+    items[0] = {"a": x * 2.0}
+    items[1] = {"a": np.sin(x)}
+    return np.sum(items[0]["a"] * items[1]["a"])
+
+
+def test_a_dict_written_into_a_list_is_no_object_to_the_operators():
+    """(A dict's derivative is a dict, as a record's is: only a record's reaches the refusal
+    of operators on objects; autograd's own test_dict found that.)"""
+    hessian = srcad.hessian(dicts_written_into_a_list)(X)
+    step = 1e-6
+    gradient = srcad.grad(dicts_written_into_a_list)
+    numeric = np.array([(gradient(X + step * e) - gradient(X - step * e)) / (2 * step)
+                        for e in np.eye(3)])
+    np.testing.assert_allclose(hessian, numeric, rtol=1e-5, atol=1e-7)

@@ -24,9 +24,10 @@ def unbroadcast(g, x):
     target = getattr(x, "shape", ())  # attribute reads: this runs for every binary operation
     g_shape = getattr(g, "shape", ())
     if g_shape == target:
-        if not target and isinstance(g, (list, tuple, dict)) \
-                and (isinstance(x, (list, tuple)) or type(g) is dict):
-            _refuse_a_join() if type(g) is not dict else _refuse_an_operator(x)
+        if not target and isinstance(g, (list, tuple)) and isinstance(x, (list, tuple)):
+            _refuse_a_join()
+        if type(g) is dict and is_record(x):
+            _refuse_an_operator(x)
         return g
     if type(x) is not np.ndarray:
         target = np.shape(x)  # x may be a list or another array-like
