@@ -102,6 +102,38 @@ def test_a_subclass_calls_its_parents_methods_through_super():
     np.testing.assert_allclose(hessian[:, :, 0, 0], row, rtol=1e-5, atol=1e-7)
 
 
+class Scaled:
+    def __init__(self, w, scale):
+        self._w = w
+        self.scale = scale
+
+    @property
+    def weight(self):
+        return self._w * self.scale
+
+
+def _scaled_sum(config, x):
+    return np.sum(x * config.scale)
+
+
+def test_a_property_of_an_object_the_function_builds_is_followed():
+    def f(w):
+        model = Scaled(w, 2.0)
+        return np.sum(model.weight ** 2) + _scaled_sum(model, w) * 3.0
+    assert_gradient_matches_finite_differences(f, (X,), 0)
+    tangent = srcad.jvp(f, (X,), (np.ones(3),))[1]
+    np.testing.assert_allclose(tangent, srcad.grad(f)(X).sum())
+    np.testing.assert_allclose(srcad.hessian(f)(X), 8.0 * np.eye(3))
+
+
+def test_what_a_helper_returns_from_an_object_is_no_object_to_the_operators():
+    def f(x):
+        config = Plain()
+        config.scale = 3.0
+        return _scaled_sum(config, x) * 2.0 + np.sum(_scaled_sum(config, x) - x)
+    assert_gradient_matches_finite_differences(f, (X,), 0)
+
+
 def test_the_program_shows_the_writes_and_undoes_them(capsys):
     def f(x):
         s = Plain()
@@ -415,3 +447,23 @@ def test_a_dict_written_into_a_list_is_no_object_to_the_operators():
     numeric = np.array([(gradient(X + step * e) - gradient(X - step * e)) / (2 * step)
                         for e in np.eye(3)])
     np.testing.assert_allclose(hessian, numeric, rtol=1e-5, atol=1e-7)
+
+
+class Grown:
+    def __init__(self, a):
+        self.a = a
+
+    def grow(self, k):
+        self.a = self.a * k
+
+    def __add__(self, other):
+        return Grown(self.a * other.a)
+
+
+def test_an_operator_on_an_object_a_method_updated_is_refused():
+    def f(x):
+        v = Grown(x)
+        v.grow(2.0)
+        return np.sum((v + v).a)
+    with pytest.raises(MissingRuleError, match="an object of a class of yours"):
+        srcad.grad(f)(X)

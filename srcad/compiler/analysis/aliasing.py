@@ -116,7 +116,6 @@ class _PointsTo:
         self.contents: dict[str, set] = {}
         self.containers: set[str] = set()  # the objects surely a list, tuple or dict
         self.arrays: set[str] = set()  # the objects surely NumPy arrays (made by NumPy)
-        self.records: set[str] = set()  # the objects made by calls of plain classes
         self.updated: dict[str, str] = {}  # `method_update`'s result → the copy it holds
         self.fresh: set[str] = set()  # the objects a call of nothing made (`State()`), which
         #                               hold under `_FIELD` keys what their attributes hold
@@ -176,7 +175,6 @@ class _PointsTo:
         elif op.kind == "call" and constructs_record(op.callee) and len(op.targets) == 1:
             built = f"{op.targets[0]}@{id(op)}"  # (a new record, holding what it was given
             self.containers |= {built, f"{built}[]"}  # and what its `__init__` made)
-            self.records.add(built)
             self._hold(state, built, reach(self._of(op.read_names(), objects), state, _HOLDS)
                        | {f"{built}[]"})
             made = {built}
@@ -209,7 +207,6 @@ class _PointsTo:
             if made is None and op.kind == "call" and (op.callee is new_record or (
                     is_record_class(op.callee) and op.callee.__init__ is object.__init__)):
                 self.fresh.add(f"{target}@{id(op)}")  # (`State()`: a record, empty)
-                self.records.add(f"{target}@{id(op)}")
             self._note(target, state[target])
             if made is None and op.kind == "call" and _makes_an_array(op):
                 self.arrays.add(f"{target}@{id(op)}")
@@ -278,8 +275,7 @@ class _PointsTo:
         arguments hold (a method may keep them); the value may be any of those."""
         container = f"{op.targets[0]}@{id(op)}"
         copy, lists = f"{container}[]", f"{container}[][]"
-        self.containers |= {container, copy, lists}  # (not among `records`: the value,
-        #                                               most often a number, may hold it)
+        self.containers |= {container, copy, lists}
         receiver = objects(names[0])
         held = self._held(receiver, state) - receiver
         self._hold(state, lists, reach(held & self.containers, state, _HOLDS)
@@ -435,7 +431,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     for name, objects in start.items():
         analysis._note(name, objects)
     analysis.block(block, start)
-    _refuse_operators_on_records(block, analysis, parsed)
+    _refuse_operators_on_records(block, parsed)
     later, argument_writes = {}, {}
     _live(block, {output}, later)
     updated = {op.targets[0] for op in walk(block) if isinstance(op, Operation)
@@ -500,16 +496,15 @@ def _held_as(op: Operation) -> str:
     return "." + op.args[1 if op.callee is held_attribute else 2].value
 
 
-def _refuse_operators_on_records(block, analysis, parsed) -> None:
+def _refuse_operators_on_records(block, parsed) -> None:
     """`a + b` of objects the function made (records: kernels/pytrees.py) runs their class's
     `__add__`, which an operator's derivative (NumPy's arithmetic) does not follow."""
-    records = set(map(_base, analysis.records))
+    records = _record_names(block)
     for op in walk(block):
         if not isinstance(op, Operation) or op.kind != "call" \
                 or not among(op.callee, _OPERATOR_CALLEES):
             continue
-        operand = next((a.id for a in op.args if hasattr(a, "id")
-                        and analysis.everywhere.get(a.id, set()) & records), None)
+        operand = next((a.id for a in op.args if getattr(a, "id", None) in records), None)
         if operand is not None:
             raise MissingRuleError(
                 f"srcad cannot differentiate `{op.label}` of `{operand}`, an object of a class "
@@ -519,6 +514,24 @@ def _refuse_operators_on_records(block, analysis, parsed) -> None:
 
 
 _OPERATOR_CALLEES = tuple(OPERATORS.values())
+
+
+def _record_names(block) -> set:
+    """The names bound to an object a call of a plain class made (`w = Odd(a, b)`), to a copy
+    of such a name, or to the object a method updated (`s = returned[1]`: normalize's
+    `_record_update`): surely records, where an operator runs the class's method."""
+    names, updated = set(), set()
+    for op in walk(block):
+        if not isinstance(op, Operation) or len(op.targets) != 1:
+            continue
+        source = getattr(op.args[0], "id", None) if op.args else None
+        if op.kind == "call" and is_record_class(op.callee) \
+                or op.kind == "copy" and source in names \
+                or op.augmented and source in updated:
+            names.add(op.targets[0])
+        elif op.callee is method_update:
+            updated.add(op.targets[0])
+    return names
 
 
 def _written(op: Operation) -> str | None:

@@ -522,6 +522,11 @@ class _Normalizer(Desugaring, NestedFunctions):
         if isinstance(node, gast.Subscript):
             return gast.Subscript(self._atom(node.value), self._index(node.slice), gast.Load())
         if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) \
+                and isinstance(self._property_of(node), property):
+            # a property of a record of a known class: its getter, called (and followed)
+            return gast.Call(self.resolver.helper(self._property_of(node).fget, self.namer),
+                             [self._atom(node.value)], [])
+        if isinstance(node, gast.Attribute) and isinstance(node.value, gast.Name) \
                 and node.value.id in self.owned and node.value.id in self.written_owners:
             # a record's attribute, whatever its name (`s.mean` is no array's method here)
             return gast.Call(self.resolver.helper(adjoints.field, self.namer), [
@@ -572,6 +577,12 @@ class _Normalizer(Desugaring, NestedFunctions):
             if isinstance(child, gast.Name) and child.id in self.current:
                 child.id = self.current[child.id]
         return node
+
+    def _property_of(self, attribute: gast.Attribute):
+        """What the class of the record `attribute.value` names holds as `attribute.attr`,
+        where the function built it from a known class (`property` for a property)."""
+        cls = self.built.get(attribute.value.id)
+        return None if cls is None else inspect.getattr_static(cls, attribute.attr, None)
 
     def _classes_built(self) -> dict:
         """`{name: C}` for the function's names that `name = C(...)` binds somewhere, `C` a
