@@ -467,3 +467,27 @@ def test_an_operator_on_an_object_a_method_updated_is_refused():
         return np.sum((v + v).a)
     with pytest.raises(MissingRuleError, match="an object of a class of yours"):
         srcad.grad(f)(X)
+
+
+class Total:
+    def __init__(self, total):
+        self.total = total
+
+
+def built_twice_in_a_tangent_program(x):
+    a = Total(np.arctan(x[0]))
+    a.v = np.sin(x)
+    s = a.total * np.sum(a.v)
+    b = Total(x[1])  # (the class is read again after `a` was written: it is no alias of `a`)
+    return s + b.total * s
+
+
+def test_an_object_built_twice_has_a_hessian():
+    """(The fuzzer found this: in the tangent program the class is an argument of
+    `call_jvp`, which aliasing took for memory the object shares.)"""
+    hessian = srcad.hessian(built_twice_in_a_tangent_program)(X)
+    gradient = srcad.grad(built_twice_in_a_tangent_program)
+    step = 1e-6
+    numeric = np.array([(gradient(X + step * e) - gradient(X - step * e)) / (2 * step)
+                        for e in np.eye(3)])
+    np.testing.assert_allclose(hessian, numeric, rtol=1e-5, atol=1e-7)

@@ -117,6 +117,7 @@ class _PointsTo:
         self.containers: set[str] = set()  # the objects surely a list, tuple or dict
         self.arrays: set[str] = set()  # the objects surely NumPy arrays (made by NumPy)
         self.updated: dict[str, str] = {}  # `method_update`'s result → the copy it holds
+        self.pairs: dict[str, tuple] = {}  # `call_jvp(C, ...)`'s result → (record, derivative)
         self.fresh: set[str] = set()  # the objects a call of nothing made (`State()`), which
         #                               hold under `_FIELD` keys what their attributes hold
         self.read_only: dict[str, str] = {}  # a read-only view's name → the object it is
@@ -172,12 +173,8 @@ class _PointsTo:
             made = self._field(objects(names[0]), op.args[1].value, state)
         elif op.callee is method_update and len(op.targets) == 1 and names:
             made = {self._method_update(op, names, objects, state)}
-        elif op.kind == "call" and constructs_record(op.callee) and len(op.targets) == 1:
-            built = f"{op.targets[0]}@{id(op)}"  # (a new record, holding what it was given
-            self.containers |= {built, f"{built}[]"}  # and what its `__init__` made)
-            self._hold(state, built, reach(self._of(op.read_names(), objects), state, _HOLDS)
-                       | {f"{built}[]"})
-            made = {built}
+        elif op.kind == "call" and self._constructs_record(op) and op.targets:
+            made = {self._built_record(op, objects, state)}
         elif op.callee is copied and len(op.targets) == 1 and names:
             copy = f"{op.targets[0]}@{id(op)}"  # (a record's copy holds what it holds; an
             self.containers.add(copy)            # array's holds nothing)
@@ -202,11 +199,15 @@ class _PointsTo:
             made = reach(self._of(op.read_names(), objects), state, _HOLDS) or None
         else:
             made = None
+        if op.kind == "unpack" and names and names[0] in self.pairs:
+            made = None  # (each part of a record's pair: below)
         for target in op.targets:
             state[target] = made if made is not None else {f"{target}@{id(op)}"}
             if made is None and op.kind == "call" and (op.callee is new_record or (
                     is_record_class(op.callee) and op.callee.__init__ is object.__init__)):
                 self.fresh.add(f"{target}@{id(op)}")  # (`State()`: a record, empty)
+            if op.kind == "unpack" and names and names[0] in self.pairs:
+                state[target] = {self.pairs[names[0]][op.targets.index(target) % 2]}
             self._note(target, state[target])
             if made is None and op.kind == "call" and _makes_an_array(op):
                 self.arrays.add(f"{target}@{id(op)}")
@@ -267,6 +268,33 @@ class _PointsTo:
             held = held | {f"{container}[]"}       # array: an object of its own
         self._hold(state, container, held)
         return {container}
+
+    def _built_record(self, op: Operation, objects, state) -> str:
+        """A new record holding what it was given and what its `__init__` made; in a
+        derivative program (`a, t_a = call_jvp(C, ...)`), a pair of it and its derivative,
+        which the unpacking after it takes apart (`pairs`)."""
+        built = f"{op.targets[0]}@{id(op)}"
+        self.containers |= {built, f"{built}[]"}
+        derived = not constructs_record(op.callee)
+        reads = op.read_names()[1:] if derived else op.read_names()  # (not `C` itself)
+        self._hold(state, built, reach(self._of(reads, objects), state, _HOLDS)
+                   | {f"{built}[]"})
+        if not derived:
+            return built
+        pair, derivative = f"{built}()", f"{built}()[]"
+        self.containers |= {pair, derivative}
+        self._hold(state, pair, {built, derivative})
+        self.pairs[op.targets[0]] = (built, derivative)
+        return pair
+
+    def _constructs_record(self, op: Operation) -> bool:
+        """`C(...)` of a plain class with a Python `__init__`, directly or through
+        `call_jvp`/`call_vjp` in a derivative program (whose first argument is `C`)."""
+        if constructs_record(op.callee):
+            return True
+        return among(op.callee, (calls.call_jvp, calls.call_vjp)) and bool(op.args) \
+            and isinstance(op.args[0], gast.Name) \
+            and constructs_record(self.value_of(op.args[0].id))
 
     def _method_update(self, op: Operation, names, objects, state) -> str:
         """`returned = method_update(s, "m", ...)` (normalize._record_update): a tuple of the
