@@ -35,25 +35,41 @@ def test_hand_written_derivatives_agree_with_srcad_and_finite_differences(worklo
     gradients, central differences of the objective."""
     srcad_call, _ = contenders.make("srcad", workload)
     hand_call, _ = contenders.make("hand", workload)
-    got, hand = srcad_call(), hand_call()
-    for a, b in zip(got if isinstance(got, tuple) else (got,),
-                    hand if isinstance(hand, tuple) else (hand,)):
-        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-10)
+    _assert_same_tree(srcad_call(), hand := hand_call())
     if workload.kind == "grad":
         args = workload.make_args()
         position = workload.wrt[0] if isinstance(workload.wrt, tuple) else workload.wrt
         first = hand[0] if isinstance(workload.wrt, tuple) else hand
-        x = np.asarray(args[position], dtype=float)
+        key = next(iter(args[position])) if isinstance(args[position], dict) else None
+        x = np.asarray(args[position] if key is None else args[position][key], dtype=float)
+        if key is not None:
+            first = first[key]
         index = (0,) * x.ndim
+        # (a step that grows with the objective: a sum of 10^7 terms rounds at 1e-9)
+        size = 1e-6 * max(1.0, abs(float(workload.fn(*args)))) ** (1 / 3)
         step = np.zeros_like(x)
-        step[index] = 1e-6
+        step[index] = size
 
         def moved(sign):
             shifted = list(args)
-            shifted[position] = x + sign * step if x.ndim else float(x) + sign * 1e-6
+            value = x + sign * step if x.ndim else float(x) + sign * size
+            shifted[position] = value if key is None else {**args[position], key: value}
             return workload.fn(*shifted)
-        numeric = (moved(1) - moved(-1)) / 2e-6
+        numeric = (moved(1) - moved(-1)) / (2 * size)
         assert np.asarray(first)[index] == pytest.approx(numeric, rel=1e-5, abs=1e-8)
+
+
+def _assert_same_tree(got, expected):
+    if isinstance(expected, dict):
+        assert isinstance(got, dict) and got.keys() == expected.keys()
+        for key in expected:
+            _assert_same_tree(got[key], expected[key])
+    elif isinstance(expected, tuple):
+        assert isinstance(got, tuple) and len(got) == len(expected)
+        for a, b in zip(got, expected):
+            _assert_same_tree(a, b)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-10)
 
 
 def test_missing_peers_and_refusals_are_notes_not_failures(monkeypatch):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import types
 
-CONTENDERS = ("hand", "srcad", "tape", "autograd", "jax", "jax.jit", "torch")
+CONTENDERS = ("hand", "primal", "srcad", "tape", "autograd", "jax", "jax.jit", "torch")
 
 
 def make(contender: str, workload):
@@ -38,9 +38,19 @@ def _hand(workload):
     return _bound(workload, workload.hand)
 
 
+def _primal(workload):
+    """The function itself, no derivative: what a gradient's cost is measured against
+    (reverse mode's cheap-gradient principle: a small multiple of it)."""
+    args = workload.make_args()
+    if workload.kind == "hvp":
+        args = args[:-1]
+    return lambda: workload.fn(*args)
+
+
 def _srcad(workload):
     import srcad
-    maker = {"grad": srcad.grad, "jacobian": srcad.jacobian, "hvp": srcad.hvp}[workload.kind]
+    maker = {"grad": srcad.grad, "jacobian": srcad.jacobian, "hessian": srcad.hessian,
+             "hvp": srcad.hvp}[workload.kind]
     return _bound(workload, maker(workload.fn, wrt=workload.wrt))
 
 
@@ -60,6 +70,17 @@ def _tape(workload):
                 return np.sum(inner(w, *rest) * v)
             return tape.grad(directional)(*primal)
         return _bound(workload, product)
+    if workload.kind == "hessian":  # nested tapes: the Jacobian of the gradient
+        def hessian(x, *rest):
+            with tape.GradientTape() as outer:
+                watched = tape.constant(x)
+                outer.watch(watched)
+                with tape.GradientTape() as inner:
+                    inner.watch(watched)
+                    value = workload.fn(watched, *rest)
+                gradient = inner.gradient(value, watched)
+            return outer.jacobian(gradient, watched)
+        return _bound(workload, hessian)
 
     def jacobian(*args):
         with tape.GradientTape() as recorder:
@@ -71,10 +92,10 @@ def _tape(workload):
     return _bound(workload, jacobian)
 
 
-def _rebound(fn, module):
-    """`fn` running with `np` bound to another array module."""
-    return types.FunctionType(fn.__code__, {**fn.__globals__, "np": module}, fn.__name__,
-                              fn.__defaults__, fn.__closure__)
+def _rebound(fn, module, **others):
+    """`fn` running with `np` (and the names in `others`) bound to another array module."""
+    return types.FunctionType(fn.__code__, {**fn.__globals__, "np": module, **others},
+                              fn.__name__, fn.__defaults__, fn.__closure__)
 
 
 def _module(name: str):
@@ -90,11 +111,13 @@ def _argnums(workload):
 
 def _autograd(workload):
     autograd = _module("autograd")
-    fn = _rebound(workload.fn, _module("autograd.numpy"))
+    fn = _rebound(workload.fn, _module("autograd.numpy"), stats=_module("autograd.scipy.stats"))
     if workload.kind == "grad":
         derivative = autograd.grad(fn, _argnums(workload))
     elif workload.kind == "jacobian":
         derivative = autograd.jacobian(fn, _argnums(workload))
+    elif workload.kind == "hessian":
+        derivative = autograd.hessian(fn, _argnums(workload))
     else:
         product = autograd.hessian_vector_product(fn, _argnums(workload))
         derivative = lambda *args: product(*args[:-1], args[-1])  # noqa: E731
@@ -109,6 +132,8 @@ def _jax_derivative(workload):
         return jax.grad(fn, _argnums(workload))
     if workload.kind == "jacobian":
         return jax.jacfwd(fn, _argnums(workload))
+    if workload.kind == "hessian":
+        return jax.hessian(fn, _argnums(workload))
     gradient = jax.grad(fn, _argnums(workload))
     return lambda *args: jax.jvp(lambda w: gradient(w, *args[1:-1]), (args[0],),
                                  (args[-1],))[1]
@@ -141,6 +166,9 @@ def _torch(workload):
         if workload.kind == "jacobian":
             return torch.autograd.functional.jacobian(
                 lambda x: fn(x, *tensors[1:]), tensors[0]).numpy()
+        if workload.kind == "hessian":
+            return torch.autograd.functional.hessian(
+                lambda x: fn(x, *tensors[1:]), tensors[0]).numpy()
         if workload.kind == "hvp":
             return torch.autograd.functional.hvp(
                 lambda w: fn(w, *tensors[1:-1]), tensors[0], tensors[-1])[1].numpy()
@@ -150,5 +178,5 @@ def _torch(workload):
     return _bound(workload, derivative)
 
 
-_MAKERS = {"hand": _hand, "srcad": _srcad, "tape": _tape, "autograd": _autograd, "jax": _jax,
+_MAKERS = {"hand": _hand, "primal": _primal, "srcad": _srcad, "tape": _tape, "autograd": _autograd, "jax": _jax,
            "jax.jit": _jax_jit, "torch": _torch}

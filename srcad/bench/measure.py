@@ -34,6 +34,7 @@ class Result:
 def measure(workload, contenders, rounds: int, sample_seconds: float) -> list[Result]:
     import srcad
     expected = workload.hand(*workload.make_args())
+    primal = workload.fn(*workload.make_args()[:-1 if workload.kind == "hvp" else None])
     results, calls = [], {}
     for contender in contenders:
         result = Result(workload.name, contender)
@@ -51,7 +52,7 @@ def measure(workload, contenders, rounds: int, sample_seconds: float) -> list[Re
         except Exception as error:  # a peer refusing the program: report, go on
             result.note = f"refuses: {type(error).__name__}: {_first_line(error)}"
             continue
-        result.agrees = _agree(value, expected)
+        result.agrees = _agree(value, primal if contender == "primal" else expected)
         if not result.agrees:
             result.note = "disagrees with the hand-written derivative"
         if contender not in _UNTRACED:
@@ -70,12 +71,15 @@ def _first_line(error) -> str:
 
 
 def _agree(value, expected) -> bool:
-    values = value if isinstance(value, (tuple, list)) else (value,)
-    wanted = expected if isinstance(expected, (tuple, list)) else (expected,)
-    if len(values) != len(wanted):
-        return False
-    return all(np.allclose(np.asarray(v, dtype=float), np.asarray(w, dtype=float), rtol=1e-6,
-                           atol=1e-9) for v, w in zip(values, wanted))
+    if isinstance(expected, dict):
+        return isinstance(value, dict) and value.keys() == expected.keys() and all(
+            _agree(value[k], expected[k]) for k in expected)
+    if isinstance(expected, (tuple, list)) or isinstance(value, (tuple, list)):
+        values = value if isinstance(value, (tuple, list)) else (value,)
+        wanted = expected if isinstance(expected, (tuple, list)) else (expected,)
+        return len(values) == len(wanted) and all(map(_agree, values, wanted))
+    return np.allclose(np.asarray(value, dtype=float), np.asarray(expected, dtype=float),
+                       rtol=1e-6, atol=1e-9)
 
 
 def _peak_memory(call) -> int:

@@ -25,6 +25,14 @@ def tables(results, contenders) -> str:
         ("Peak memory of one derivative call (tracemalloc; '-' where the peer's allocator is "
          "not traced)", lambda r: "-" if r.peak_memory is None else _size(r.peak_memory)),
     ]
+    if "primal" in contenders:
+        def primal_cell(r):
+            primal = by_cell.get((r.workload, "primal"))
+            if r.median is None or not (primal and primal.median):
+                return "-"
+            return f"{r.median / primal.median:.1f}x"
+        sections.insert(1, ("Time per derivative call / time of one call of the function "
+                            "itself", primal_cell))
     out = []
     for title, cell in sections:
         rows = [[w] + [cell(by_cell[(w, c)]) for c in contenders] for w in workloads]

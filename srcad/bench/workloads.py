@@ -16,6 +16,11 @@ from typing import Callable
 
 import numpy as np
 
+try:  # (the benchmark is not imported by srcad: only `normal_nll` needs SciPy)
+    from scipy import stats
+except ImportError:
+    stats = None
+
 
 @dataclass(frozen=True)
 class Workload:
@@ -25,7 +30,7 @@ class Workload:
     make_args: Callable          # () -> the arguments (the last one is `v` for "hvp")
     wrt: object                  # srcad's `wrt`: an index or a tuple of indices
     hand: Callable               # the hand-written derivative, same arguments and result
-    kind: str = "grad"           # "grad", "jacobian" or "hvp"
+    kind: str = "grad"           # "grad", "jacobian", "hessian" or "hvp"
     notes: dict = field(default_factory=dict)  # contender → why it is not run here
 
 
@@ -207,6 +212,224 @@ def logistic_hvp_hand(w, X, y, v):
     return X.T @ (s * (1.0 - s) * (X @ v)) / X.shape[0] + 1e-2 * v
 
 
+# ---- an ODE on Python scalars whose parameters are elements of an array -----------------------
+def lotka_volterra(p, start):
+    """Predator-prey populations after 200 Euler steps; the four rates are `p[0]`..`p[3]`."""
+    u, v = start[0], start[1]
+    dt = 0.01
+    for _ in range(200):
+        du = p[0] * u - p[1] * u * v
+        dv = p[2] * u * v - p[3] * v
+        u = u + dt * du
+        v = v + dt * dv
+    return u * u + v
+
+
+def lotka_volterra_hand(p, start):
+    a, b, c, d = (float(r) for r in p)
+    us, vs = [float(start[0])], [float(start[1])]
+    dt = 0.01
+    for _ in range(200):
+        u, v = us[-1], vs[-1]
+        us.append(u + dt * (a * u - b * u * v))
+        vs.append(v + dt * (c * u * v - d * v))
+    bu, bv = 2.0 * us[-1], 1.0
+    ba = bb = bc = bd = 0.0
+    for n in range(199, -1, -1):
+        u, v = us[n], vs[n]
+        ba += bu * dt * u
+        bb -= bu * dt * u * v
+        bc += bv * dt * u * v
+        bd -= bv * dt * v
+        bu, bv = (bu * (1.0 + dt * (a - b * v)) + bv * dt * c * v,
+                  bu * -dt * b * u + bv * (1.0 + dt * (c * u - d)))
+    return np.array([ba, bb, bc, bd])
+
+
+# ---- RK4 on a pendulum, its right-hand side a helper writing into np.zeros -------------------
+def _pendulum(y, p):
+    dy = np.zeros(2)
+    dy[0] = y[1]
+    dy[1] = -p[0] * np.sin(y[0]) - p[1] * y[1]
+    return dy
+
+
+def rk4_pendulum(p, start):
+    """Energy-like measure of a damped pendulum after 1,000 classical Runge-Kutta steps."""
+    y, h = start, 0.01
+    for _ in range(1000):
+        k1 = _pendulum(y, p)
+        k2 = _pendulum(y + 0.5 * h * k1, p)
+        k3 = _pendulum(y + 0.5 * h * k2, p)
+        k4 = _pendulum(y + h * k3, p)
+        y = y + h / 6.0 * (k1 + 2.0 * k2 + 2.0 * k3 + k4)
+    return y[0] ** 2 + y[1] ** 2
+
+
+def rk4_pendulum_hand(p, start):
+    g, c = float(p[0]), float(p[1])
+    h = 0.01
+
+    def rhs(y0, y1):
+        return y1, -g * math.sin(y0) - c * y1
+
+    states = [(float(start[0]), float(start[1]))]
+    for _ in range(1000):
+        y0, y1 = states[-1]
+        k1 = rhs(y0, y1)
+        k2 = rhs(y0 + 0.5 * h * k1[0], y1 + 0.5 * h * k1[1])
+        k3 = rhs(y0 + 0.5 * h * k2[0], y1 + 0.5 * h * k2[1])
+        k4 = rhs(y0 + h * k3[0], y1 + h * k3[1])
+        states.append((y0 + h / 6.0 * (k1[0] + 2.0 * k2[0] + 2.0 * k3[0] + k4[0]),
+                       y1 + h / 6.0 * (k1[1] + 2.0 * k2[1] + 2.0 * k3[1] + k4[1])))
+    b0, b1 = 2.0 * states[-1][0], 2.0 * states[-1][1]
+    bg = bc = 0.0
+    for n in range(999, -1, -1):
+        y0, y1 = states[n]
+        k1 = rhs(y0, y1)
+        s2 = (y0 + 0.5 * h * k1[0], y1 + 0.5 * h * k1[1])
+        k2 = rhs(*s2)
+        s3 = (y0 + 0.5 * h * k2[0], y1 + 0.5 * h * k2[1])
+        k3 = rhs(*s3)
+        s4 = (y0 + h * k3[0], y1 + h * k3[1])
+        stage = [h / 6.0, h / 3.0, h / 3.0, h / 6.0]   # each k's weight in the step
+        bk = [(w * b0, w * b1) for w in stage]
+        by0, by1 = b0, b1
+        for i, (s, reach) in enumerate(((s4, h), (s3, 0.5 * h), (s2, 0.5 * h))):
+            k = 3 - i            # the stage whose input is s; s = y + reach * k_{k-1}
+            bs0, bs1 = -g * math.cos(s[0]) * bk[k][1], bk[k][0] - c * bk[k][1]
+            bg -= math.sin(s[0]) * bk[k][1]
+            bc -= s[1] * bk[k][1]
+            by0, by1 = by0 + bs0, by1 + bs1
+            bk[k - 1] = (bk[k - 1][0] + reach * bs0, bk[k - 1][1] + reach * bs1)
+        by0, by1 = by0 - g * math.cos(y0) * bk[0][1], by1 + bk[0][0] - c * bk[0][1]
+        bg -= math.sin(y0) * bk[0][1]
+        bc -= y1 * bk[0][1]
+        b0, b1 = by0, by1
+    return np.array([bg, bc])
+
+
+# ---- an explicit heat-equation stencil written in place --------------------------------------
+def heat_equation(k, start):
+    """sum(u^2) after 300 explicit steps of u_t = k u_xx, the ends held fixed."""
+    u = start.copy()
+    for _ in range(300):
+        un = u.copy()
+        u[1:-1] = un[1:-1] + k * (un[2:] - 2.0 * un[1:-1] + un[:-2])
+    return np.sum(u ** 2)
+
+
+def heat_equation_hand(k, start):
+    states = [start.copy()]
+    for _ in range(300):
+        un = states[-1]
+        u = un.copy()
+        u[1:-1] = un[1:-1] + k * (un[2:] - 2.0 * un[1:-1] + un[:-2])
+        states.append(u)
+    bu, bk = 2.0 * states[-1], 0.0
+    for n in range(299, -1, -1):
+        un, inner = states[n], bu[1:-1].copy()
+        bk += inner @ (un[2:] - 2.0 * un[1:-1] + un[:-2])
+        bu[1:-1] = (1.0 - 2.0 * k) * inner
+        bu[2:] += k * inner
+        bu[:-2] += k * inner
+    return bk, bu
+
+
+# ---- logistic regression with its parameters in a dict ---------------------------------------
+def logistic_dict(params, X, y):
+    z = X @ params["w"] + params["b"]
+    return np.mean(np.log1p(np.exp(-y * z))) + 1e-3 * np.sum(params["w"] ** 2)
+
+
+def logistic_dict_hand(params, X, y):
+    z = X @ params["w"] + params["b"]
+    dz = -y / (1.0 + np.exp(y * z)) / X.shape[0]
+    return {"w": X.T @ dz + 2e-3 * params["w"], "b": np.sum(dz)}
+
+
+# ---- a Gaussian-process negative log marginal likelihood -------------------------------------
+def gp_nll(theta, X, y):
+    """RBF kernel with log length-scale, log signal and log noise variance in `theta`."""
+    scale, signal, noise = np.exp(theta[0]), np.exp(theta[1]), np.exp(theta[2])
+    d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
+    K = signal * np.exp(-0.5 * d2 / scale ** 2) + noise * np.eye(X.shape[0])
+    L = np.linalg.cholesky(K)
+    alpha = np.linalg.solve(L.T, np.linalg.solve(L, y))
+    return 0.5 * y @ alpha + np.sum(np.log(np.diag(L))) + 0.5 * len(y) * np.log(2 * np.pi)
+
+
+def gp_nll_hand(theta, X, y):
+    scale, signal, noise = np.exp(theta)
+    d2 = np.sum((X[:, None, :] - X[None, :, :]) ** 2, axis=-1)
+    R = signal * np.exp(-0.5 * d2 / scale ** 2)
+    L = np.linalg.cholesky(R + noise * np.eye(X.shape[0]))
+    inverse_L = np.linalg.solve(L, np.eye(X.shape[0]))
+    inverse_K = inverse_L.T @ inverse_L
+    alpha = inverse_K @ y
+    W = inverse_K - np.outer(alpha, alpha)   # dNLL/dt = tr(W dK/dt) / 2
+    return 0.5 * np.array([np.sum(W * (R * d2 / scale ** 2)), np.sum(W * R),
+                           noise * np.trace(W)])
+
+
+# ---- a Gaussian-mixture log-likelihood written with loops and in-place writes ----------------
+def mixture_loops(means, log_scales, logits, X):
+    """Negative log-likelihood of a diagonal Gaussian mixture, one point and one component
+    at a time, with a Gaussian prior on the means."""
+    weights = np.exp(logits - np.max(logits))
+    weights = weights / np.sum(weights)
+    total = np.zeros(X.shape[0])
+    for i in range(X.shape[0]):
+        scores = np.empty(means.shape[0])
+        for j in range(means.shape[0]):
+            z = (X[i] - means[j]) / np.exp(log_scales[j])
+            scores[j] = np.log(weights[j]) - np.sum(log_scales[j]) - 0.5 * (z @ z)
+        top = np.max(scores)
+        total[i] = top + np.log(np.sum(np.exp(scores - top)))
+    return -np.sum(total) + 0.5 * np.sum(means ** 2)
+
+
+def mixture_loops_hand(means, log_scales, logits, X):
+    weights = np.exp(logits - np.max(logits))
+    weights /= np.sum(weights)
+    scales = np.exp(log_scales)
+    z = (X[:, None, :] - means[None]) / scales[None]                  # (n, k, d)
+    scores = np.log(weights) - np.sum(log_scales, axis=1) - 0.5 * np.sum(z * z, axis=2)
+    r = np.exp(scores - np.max(scores, axis=1, keepdims=True))
+    r /= np.sum(r, axis=1, keepdims=True)                               # responsibilities
+    d_means = -np.einsum("nk,nkd->kd", r, z) / scales + means
+    d_log_scales = -np.einsum("nk,nkd->kd", r, z * z - 1.0)
+    d_logits = -(np.sum(r, axis=0) - X.shape[0] * weights)
+    return d_means, d_log_scales, d_logits
+
+
+# ---- the Hessian of a likelihood written with scipy.stats ------------------------------------
+def normal_nll(theta, x):
+    """Negative log-likelihood of 10 independent normals: means theta[:10], log scales
+    theta[10:]."""
+    return -np.sum(stats.norm.logpdf(x, theta[:10], np.exp(theta[10:])))
+
+
+def normal_nll_hessian_hand(theta, x):
+    mu, scale = theta[:10], np.exp(theta[10:])
+    residual = x - mu
+    H = np.zeros((20, 20))
+    i = np.arange(10)
+    H[i, i] = x.shape[0] / scale ** 2
+    H[i, i + 10] = H[i + 10, i] = 2.0 * np.sum(residual, axis=0) / scale ** 2
+    H[i + 10, i + 10] = 2.0 * np.sum(residual ** 2, axis=0) / scale ** 2
+    return H
+
+
+# ---- one elementwise gradient on 10^7 elements: time and memory at scale ---------------------
+def elementwise(x):
+    return np.sum(np.sin(x) * x)
+
+
+def elementwise_hand(x):
+    return np.cos(x) * x + np.sin(x)
+
+
 def _rng():
     return np.random.default_rng(0)
 
@@ -242,6 +465,43 @@ def _logistic_args():
 
 _UNROLLED = "a Python loop of many steps: jit unrolls it into a very long compile"
 _DATA_DEPENDENT = "a while loop on traced values: jit cannot compile it"
+_SCIPY = "scipy.stats on NumPy arrays: the peer needs its own scipy.stats"
+
+
+def _lotka_args():
+    return np.array([1.1, 0.4, 0.1, 0.4]), np.array([10.0, 5.0])
+
+
+def _heat_args():
+    grid = np.linspace(0.0, 1.0, 200)
+    return 0.2, np.sin(np.pi * grid) + 0.1 * _rng().standard_normal(200)
+
+
+def _logistic_dict_args():
+    r = _rng()
+    X = r.standard_normal((200, 20))
+    return ({"w": r.standard_normal(20) / 5, "b": 0.1}, X,
+            np.sign(X @ r.standard_normal(20) + 0.5 * r.standard_normal(200)))
+
+
+def _gp_args():
+    r = _rng()
+    X = r.uniform(-2.0, 2.0, (100, 3))
+    return np.log(np.array([1.0, 1.5, 0.1])), X, np.sin(X @ np.array([1.0, -0.5, 0.3]))
+
+
+def _mixture_args():
+    r = _rng()
+    X = np.concatenate([r.standard_normal((20, 3)) + 2.0 * r.standard_normal(3)
+                        for _ in range(5)])
+    return r.standard_normal((5, 3)), 0.1 * r.standard_normal((5, 3)), \
+        0.1 * r.standard_normal(5), X
+
+
+def _normal_nll_args():
+    r = _rng()
+    return r.standard_normal(20) / 3, r.standard_normal((50, 10)) * 1.5 + 0.5
+
 
 WORKLOADS = [
     Workload("scalar", "10-operation expression on Python floats", scalar_expression,
@@ -265,4 +525,26 @@ WORKLOADS = [
              dense_layer_jacobian_hand, kind="jacobian"),
     Workload("hvp", "Hessian-vector product, logistic loss, (500, 50) data", logistic_loss,
              _logistic_args, 0, logistic_hvp_hand, kind="hvp"),
+    Workload("lotka", "Lotka-Volterra, 200 Euler steps, rates are elements p[0]..p[3]",
+             lotka_volterra, _lotka_args, 0, lotka_volterra_hand,
+             notes={"jax.jit": _UNROLLED}),
+    Workload("rk4", "RK4 pendulum, 1,000 steps, helper writes dy = np.zeros(2); dy[0] = ..",
+             rk4_pendulum, lambda: (np.array([9.81, 0.3]), np.array([1.0, 0.0])), 0,
+             rk4_pendulum_hand, notes={"jax.jit": _UNROLLED}),
+    Workload("heat", "explicit heat stencil u[1:-1] = ... in place, 200 points, 300 steps",
+             heat_equation, _heat_args, (0, 1), heat_equation_hand,
+             notes={"jax.jit": _UNROLLED}),
+    Workload("logistic_dict", "logistic regression, params['w'], params['b'], (200, 20)",
+             logistic_dict, _logistic_dict_args, 0, logistic_dict_hand),
+    Workload("gp", "Gaussian-process NLL, RBF kernel, cholesky and solve, 100 points",
+             gp_nll, _gp_args, 0, gp_nll_hand),
+    Workload("mixture", "Gaussian mixture NLL in loops over 100 points x 5 components",
+             mixture_loops, _mixture_args, (0, 1, 2), mixture_loops_hand,
+             notes={"jax.jit": _UNROLLED}),
+    Workload("scipy_hessian", "(20, 20) Hessian of an NLL written with scipy.stats.norm",
+             normal_nll, _normal_nll_args, 0, normal_nll_hessian_hand, kind="hessian",
+             notes={"jax": _SCIPY, "jax.jit": _SCIPY, "torch": _SCIPY}),
+    Workload("elementwise", "sum(sin(x) * x) on 10^7 elements: time and memory at scale",
+             elementwise, lambda: (np.linspace(-3.0, 3.0, 10_000_000),), 0,
+             elementwise_hand),
 ]
