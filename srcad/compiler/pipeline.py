@@ -27,7 +27,7 @@ from srcad.compiler.analysis.aliasing import Aliases, check_in_place_updates, re
 from srcad.compiler.analysis.arrays import resolve_array_methods, surely_ndarrays
 from srcad.compiler.transform.sequences import (resolve_container_copies,
                                        resolve_sequence_arithmetic, sequences_as_arrays)
-from srcad.compiler.analysis.scalars import only_numbers, scalar_names
+from srcad.compiler.analysis.scalars import element_sources, only_numbers, scalar_names
 from srcad.compiler.analysis.shapes import shape_classes
 from srcad.compiler.emit import CompiledAdjoint, compile_adjoint, python_source
 from srcad.compiler.frontend.fence import fence
@@ -117,9 +117,10 @@ def analyze(program: Program) -> None:
     block, wrt = program.block, frozenset(program.wrt)
     activity = analyze_activity(block, set(wrt), program.output)
     resolve_sequence_arithmetic(block, program.containers, activity.active)
+    elements = element_sources(block, dict(program.arrays))
     numbers = scalar_names(block, param_names(program.simple), program.scalars,
-                           program.simple.return_variable)
-    program.activity = replace(activity, scalars=numbers,
+                           program.simple.return_variable, elements)
+    program.activity = replace(activity, scalars=numbers, elements=elements,
                                shapes=shape_classes(block, wrt - program.containers, numbers))
     program.aliases = check_in_place_updates(
         block, program.output, param_names(program.simple), program.simple.versions,

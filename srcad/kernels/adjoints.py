@@ -280,6 +280,9 @@ def negative_into(total):
     return -total
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
 def add_at(total, g, x, index):
     """`total + index_adjoint(g, x, index)`, in place: adds `g` into `total[index]` without
     a zero array of `x`'s shape."""
@@ -287,6 +290,10 @@ def add_at(total, g, x, index):
         dtype, kind = total.dtype, type(g)
         if kind is np.ndarray and g.dtype is dtype and x.dtype is dtype \
                 and (type(index) is slice or type(index) is int):  # the common case
+            total[index] += g
+            return total
+        if (kind is np.float64 or kind is float) and type(index) is int \
+                and dtype is _FLOAT64 and x.dtype is dtype:  # an element's, in a loop of numbers
             total[index] += g
             return total
         if is_plain(g) and _keeps(dtype, x.dtype) and _keeps(dtype, dtype_of(g)):

@@ -32,6 +32,8 @@ class Activity:
     partial: dict              # packed name → keys of its only useful elements
     varied: frozenset          # names that depend on `wrt` (needed or not)
     scalars: frozenset = frozenset()  # names surely holding numbers (analysis/scalars.py)
+    elements: dict = field(default_factory=dict)  # float64 array parameter → rank, whose
+    # elements are numbers (analysis/scalars.py: element_sources)
     shapes: dict = field(default_factory=dict)  # name → its shape class (analysis/shapes.py)
 
     def element_useful(self, name: str, key) -> bool:

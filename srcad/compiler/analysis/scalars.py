@@ -9,6 +9,11 @@ applied to numbers only, or the element of a loop over a `range`. Computed as a 
 fixpoint, so loops and branches are covered; anything else (an array, another call's
 result, another loop's element, a value written in place) is not.
 
+Where parameters hold float64 arrays of known ranks (`grad`'s gradient-only program, made
+for such arrays), an element read by integer indices (`p[0]`, `W[i, j]`) is a number too,
+a NumPy float64: an ODE whose rates are `p[0]`..`p[3]` is then scalar code, with no
+`unbroadcast` per operation and no copy of a rate pushed per step.
+
 `only_numbers` tells whether a whole function is such arithmetic (plus comparisons and
 `range` loops): then `grad` may run an optimistic variant of it with `math` in place of
 NumPy (transform/math_calls.py), because running it a second time changes nothing.
@@ -16,6 +21,7 @@ NumPy (transform/math_calls.py), because running it a second time changes nothin
 from __future__ import annotations
 
 import builtins
+import operator
 
 import gast
 import numpy as np
@@ -28,12 +34,15 @@ _NUMBER_BUILTINS = {builtins.abs, builtins.float, builtins.pow}
 
 
 def scalar_names(block: list, params, scalar_params: frozenset,
-                 return_variable: str | None = None) -> frozenset:
+                 return_variable: str | None = None, elements: dict | None = None
+                 ) -> frozenset:
     """The names of `block` (and its parameters) that hold numbers on every path, given that
-    the parameters in `scalar_params` do. The element of a loop over a `range` is a number;
-    so is `return_variable`, a lowered `return`'s value, if all it is given besides its
-    first `None` is (that None is returned only where the function returns no value)."""
-    if not scalar_params:
+    the parameters in `scalar_params` do, and that those of `elements` (see
+    `element_sources`) hold float64 arrays of the given ranks. The element of a loop over a
+    `range` is a number; so is `return_variable`, a lowered `return`'s value, if all it is
+    given besides its first `None` is (that None is returned only where the function
+    returns no value)."""
+    if not scalar_params and not elements:
         return frozenset()
     candidates, ranges = {*params}, _made_by_range(block)
     for node in walk(block):
@@ -50,7 +59,7 @@ def scalar_names(block: list, params, scalar_params: frozenset,
             elif isinstance(node, Operation):
                 if node.mutates:
                     candidates.discard(node.mutates)
-                if not makes_a_number(node, candidates) \
+                if not makes_a_number(node, candidates, elements) \
                         and not _placeholder(node, return_variable):
                     candidates.difference_update(node.targets)
         if len(candidates) == size:
@@ -72,9 +81,23 @@ def _placeholder(op: Operation, return_variable) -> bool:
         and op.statement.value.value is None
 
 
-def makes_a_number(op: Operation, numbers: set) -> bool:
+def element_sources(block: list, arrays: dict) -> dict:
+    """`arrays` (parameter → rank of the float64 array it holds) without the parameters the
+    function binds again: indexing those gives float64 numbers wherever it happens."""
+    if not arrays:
+        return {}
+    bound = {t for op in operations(block) for t in op.targets}
+    bound.update(node.element for node in walk(block) if isinstance(node, Loop))
+    return {name: rank for name, rank in arrays.items() if name not in bound}
+
+
+def makes_a_number(op: Operation, numbers: set, elements: dict | None = None) -> bool:
+    """Whether `op` binds a number, given `numbers` and the arrays of `elements` (parameter
+    → rank of a float64 array, see `element_sources`)."""
     if len(op.targets) != 1 or op.keywords:
         return False
+    if elements and op.kind == "call" and op.callee is operator.getitem and not op.method:
+        return _reads_an_element(op.args, numbers, elements)
     if op.kind == "constant":
         value = getattr(op.statement, "value", None)
         return isinstance(value, gast.Constant) and _is_number(value.value)
@@ -83,6 +106,19 @@ def makes_a_number(op: Operation, numbers: set) -> bool:
     if op.kind != "call" or op.method or not _number_callee(op):
         return False
     return all(_is_number_atom(a, numbers) for a in op.args)
+
+
+def _reads_an_element(args, numbers: set, elements: dict) -> bool:
+    """`array[i]` or `array[i, j]`: one integer (or number: anything else raises) per axis
+    of a float64 array of `elements`."""
+    array, index = args
+    if not (isinstance(array, gast.Name) and array.id in elements):
+        return False
+    indices = index.elts if isinstance(index, gast.Tuple) else [index]
+    return len(indices) == elements[array.id] and all(
+        _is_number_atom(i, numbers) and not (isinstance(i, gast.Constant)
+                                             and isinstance(i.value, float))
+        for i in indices)
 
 
 def _number_callee(op: Operation) -> bool:

@@ -28,18 +28,20 @@ class Sites:
     elements: frozenset       # names of `for` loop elements (rebound every iteration)
 
 
-def assignment_sites(block: list, params, numbers: frozenset = frozenset()) -> Sites:
+def assignment_sites(block: list, params, numbers: frozenset = frozenset(),
+                     elements: dict | None = None) -> Sites:
     """The sites of `block`; an assignment in a loop that makes the same number in every
-    iteration overwrites nothing the backward sweep needs (see `_invariant_sites`)."""
+    iteration overwrites nothing the backward sweep needs (see `_invariant_sites`;
+    `elements` as for analysis/scalars.py's `makes_a_number`)."""
     analysis = _Binding()
     analysis.block(block, {*params}, {*params})
     sites = Sites(frozenset(analysis.overwrites), frozenset(analysis.maybe_unbound),
                   frozenset(analysis.elements))
-    invariant = _invariant_sites(block, numbers, params)
+    invariant = _invariant_sites(block, numbers, params, elements)
     return replace(sites, overwrites=sites.overwrites - invariant) if invariant else sites
 
 
-def _invariant_sites(block: list, numbers: frozenset, params) -> set:
+def _invariant_sites(block: list, numbers: frozenset, params, elements: dict | None) -> set:
     """(id(site), name) of the assignments in loops that compute a number from numbers and
     constants no enclosing loop changes (`neg_1 = -k` of `a = -k * x` in an ODE step),
     where the name is no parameter and has no other binding: every iteration binds it to
@@ -63,7 +65,7 @@ def _invariant_sites(block: list, numbers: frozenset, params) -> set:
                 found.update((id(op), op.targets[0]) for op in node.body
                              if isinstance(op, Operation) and len(op.targets) == 1
                              and stores[op.targets[0]] == 1 and op.targets[0] in numbers
-                             and makes_a_number(op, numbers)
+                             and makes_a_number(op, numbers, elements)
                              and not inner.intersection(op.read_names()))
                 visit(node.body, inner)
 

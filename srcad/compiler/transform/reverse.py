@@ -37,6 +37,7 @@ from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.naming import Namer
 from srcad.compiler.transform.optimize import (counted, drop_dead_zero_stores, loaded_names,
                                       names_read, reduce_first)
+from srcad.compiler.transform.element_adjoints import sum_element_adjoints
 from srcad.compiler.transform.outline import outline_unread
 from srcad.compiler.transform.recording import REGION, record
 from srcad.compiler.transform.refusals import check_operation, qualified_name
@@ -70,7 +71,8 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     raw = _Backward(activity, parsed, namer, bindings, adjoints).block(block)
     raw += adjoints.materialise(wrt)
     gradients = [adjoints.returned(w) for w in wrt]
-    sites = assignment_sites(block, param_names(simple_fn), activity.scalars)
+    sites = assignment_sites(block, param_names(simple_fn), activity.scalars,
+                             activity.elements)
     backward_body, recorded, trips, shapes = settle(
         raw, block, sites, aliases, stack, bindings.name_for)
     restored = sorted({name for _, name in recorded if name != REGION})
@@ -101,6 +103,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     if enabled("release"):
         forward = release(forward, kept, frozenset(shapes - values), bindings.name_for)
         backward_body = release(backward_body, {*restored, *loaded_names(result)})
+    backward_body = sum_element_adjoints(backward_body, activity.elements, bindings, namer)
     declarations = [gast.Nonlocal(restored)] if restored else []
     backward = function_def(backward_name, [seed],
                          declarations + backward_body + [gast.Return(result)])
