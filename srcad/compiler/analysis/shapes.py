@@ -8,7 +8,8 @@ shape of `x[1:]`.
 
 Shapes are classes of names. Each differentiated parameter that is no container starts one
 (the API makes it a float array or a number, so its `+` adds); a copy, an elementwise
-operation whose names are all of one class (besides numbers), and a slice `x[s:-e]` of the
+operation whose names are all of one class (besides numbers), a copy by `np.copy` or
+`np.asarray` (`u = start.copy()` of a stencil), and a slice `x[s:-e]` of the
 first axis take theirs: `x[s:-e]` has `max(len(x) - s - e, 0)` rows, so the class is that
 of `x` with `s + e` rows fewer (`x[1:]` and `x[:-1]` share one). A reduction of a classed
 name that keeps its axes (or reduces all of them) is `Reduced`: it broadcasts into its
@@ -22,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 import gast
+import numpy as np
 
 from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Loop, Operation, operations, walk
 from srcad.ops.registry import is_elementwise, reduction_of
@@ -42,6 +44,9 @@ def shape_classes(block, arrays, scalars: frozenset) -> dict:
             if shape is not None:
                 classes[op.targets[0]] = shape
     return classes
+
+
+_COPIES = (np.copy, np.asarray, np.ascontiguousarray)  # (of an array: its shape)
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,8 @@ def _class_of(op: Operation, classes: dict, scalars: frozenset):
         return None
     if op.keywords or op.method is not None:
         return None
+    if op.callee in _COPIES and len(op.args) == 1 and isinstance(op.args[0], gast.Name):
+        return classes.get(op.args[0].id)
     if op.callee is operator.getitem:
         base, index = op.args
         rows = _rows_dropped(index)
