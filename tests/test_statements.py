@@ -605,3 +605,30 @@ def test_a_lambda_in_a_with_block_in_a_try_body_found_by_the_fuzzer():
             srcad.grad(lambda_in_a_with_in_a_try_in_a_loop, wrt=position)(x, y),
             numerical_gradient(lambda_in_a_with_in_a_try_in_a_loop, (x, y), position),
             rtol=1e-6, atol=1e-8)
+
+
+def first_found(x):
+    k = next((i for i, v in enumerate(x) if v > 1.0), None)
+    square = next(v * v for v in x if v > 2.0)
+    spare = next((v for v in x if v > 100.0), 0.5)
+    return x[k] * 2.0 + square + spare * x[0]
+
+
+def test_next_of_a_generator_runs_to_its_first_element():
+    """`next(e for x in xs if c[, default])` (a list of every element is no iterator) gives
+    the first element's derivative; the elements after it are never computed, and none
+    found raises StopIteration or gives the default, as in Python."""
+    assert_first_order(first_found)
+    computed = []
+
+    def logged(v):
+        computed.append("computed")
+        return v
+
+    def stops_early(x):
+        return next(logged(v) * 3.0 for v in x if v > 1.0)
+
+    np.testing.assert_allclose(srcad.grad(stops_early)(X), [0.0, 3.0, 0.0])
+    assert len(computed) == 1
+    with pytest.raises(StopIteration):
+        srcad.grad(lambda x: next(v for v in x if v > 100.0))(X)

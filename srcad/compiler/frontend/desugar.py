@@ -164,6 +164,51 @@ class Desugaring:
             [gast.copy_location(step, call)], [], None), call))
         return self._load(total)
 
+    def _is_first_of_generator(self, call: gast.Call) -> bool:
+        return 1 <= len(call.args) <= 2 and not call.keywords \
+            and isinstance(call.args[0], gast.GeneratorExp) \
+            and len(call.args[0].generators) == 1 and isinstance(call.func, gast.Name) \
+            and self.resolver.is_builtin(call.func.id, builtins.next)
+
+    def _first_of_generator(self, call: gast.Call) -> gast.Name:
+        """`next(e for x in xs if c[, default])` as the loop Python runs up to the first
+        element, `found, missing = default, True`, then `for x in xs: if missing: if c:
+        found, missing = e, False` (a list of every element, as other generators become, is
+        no iterator for `next`, and would compute elements Python never reaches); with no
+        default, a loop that finds nothing raises StopIteration. (No `break`: the frontend
+        lowered the function's own before it came here.)"""
+        generator = call.args[0]
+        [loop] = generator.generators
+        renames = {}
+        for target in walk(loop.target):
+            if isinstance(target, gast.Name):
+                renames[target.id] = self.namer.claim(target.id)
+                self.stores[renames[target.id]] = 1
+        found, missing = self.namer.claim("found"), self.namer.claim("missing")
+
+        def assign(name, value):
+            return gast.copy_location(gast.Assign([gast.Name(name, gast.Store(), None, None)],
+                                                  value, None), call)
+        self._statement(assign(found, call.args[1] if len(call.args) == 2
+                               else gast.Constant(None, None)))
+        self._statement(assign(missing, gast.Constant(True, None)))
+        body = [assign(found, _renamed_names(generator.elt, renames)),
+                assign(missing, gast.Constant(False, None))]
+        for test in reversed(loop.ifs):
+            body = [gast.copy_location(gast.If(_renamed_names(test, renames), body, []), call)]
+        looking = gast.copy_location(gast.If(gast.Name(missing, gast.Load(), None, None), body,
+                                             []), call)
+        self._statement(gast.copy_location(gast.For(
+            _renamed_names(loop.target, renames), _renamed_names(loop.iter, renames),
+            [looking], [], None), call))
+        if len(call.args) == 1:
+            exhausted = gast.Raise(gast.Call(gast.Name("StopIteration", gast.Load(), None, None),
+                                             [], []), None)
+            self._statement(gast.copy_location(gast.If(
+                gast.Name(missing, gast.Load(), None, None), [gast.copy_location(
+                    exhausted, call)], []), call))
+        return self._load(found)
+
     def _merged_display(self, node: gast.Dict):
         """`{**a, "k": v, **b}` as `merged(merged(a, {"k": v}), b)`: the displays between
         the unpacked mappings, merged in order (later keys win, as in Python)."""

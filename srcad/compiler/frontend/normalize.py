@@ -501,6 +501,8 @@ class _Normalizer(Desugaring, NestedFunctions):
             return self._renamed(node)
         if isinstance(node, gast.IfExp):
             return self._choice(node)
+        if isinstance(node, gast.Call) and self._is_first_of_generator(node):
+            return self._first_of_generator(node)
         if isinstance(node, (gast.ListComp, gast.GeneratorExp, gast.DictComp)):
             return self._comprehension(node)
         if isinstance(node, gast.Lambda):
