@@ -13,6 +13,8 @@ import contextlib
 import threading
 
 OPTIONAL = {
+    "inline": "small helpers called as whole statements written out in the caller "
+              "(frontend/inline.py)",
     "softmax": "softmax written out becomes the fused softmax rules (transform/softmax.py)",
     "math": "NumPy calls on Python floats become `math` calls (transform/math_calls.py)",
     "forward-grad": "`grad` of one Python float runs forward mode "

@@ -33,6 +33,7 @@ from srcad.compiler.emit import CompiledAdjoint, compile_adjoint, python_source
 from srcad.compiler.frontend.fence import fence
 from srcad.compiler.frontend.container_writes import surely_lists
 from srcad.compiler.frontend.functional import call_written_helpers, forget_variants
+from srcad.compiler.frontend.inline import inline_helpers
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
@@ -48,7 +49,7 @@ from srcad.compiler.transform.naming import Namer
 from srcad.compiler.transform.reverse import reverse
 from srcad.compiler.transform.softmax import use_softmax_rules
 from srcad.compiler.transform.specialise import specialise
-from srcad.errors import UnsoundAliasingError, UsageError
+from srcad.errors import SrcadError, UnsoundAliasingError, UsageError
 from srcad.kernels.pytrees import constructs_record
 from srcad.ops.python_statements import ContextsUnwound, entered
 from srcad.ops.registry import RULES_EDITION
@@ -90,14 +91,17 @@ class Program:
     module: gast.Module | None = None     # reverse / forward: the derivative program
     name: str = ""                        # its function's name in `module`
     optimistic: bool = False              # math: its caller must check it (math_calls.py)
+    inline: bool = True                   # helpers may be written out (frontend/inline.py)
+    inlined: bool = False                 # some were
 
 
 def frontend(program: Program) -> None:
     """parse ─▶ fence ─▶ normalize ─▶ resolve: the function in simple form, its operations
     with their callees resolved; `has_aux` splits the output from the aux."""
     fn, wrt = program.fn, frozenset(program.wrt)
-    program.parsed, program.namer, program.resolver, program.simple, program.block = \
-        _frontend(fn, wrt - program.containers - program.scalars)
+    (program.parsed, program.namer, program.resolver, program.simple, program.block,
+     program.inlined) = _frontend(fn, wrt - program.containers - program.scalars,
+                                  program.inline and enabled("inline"))
     program.output = program.simple.body[-1].value.id
     if program.has_aux:
         program.output, program.block = _split_aux(program.simple, program.output,
@@ -201,7 +205,8 @@ PASSES = {  # each mode's passes, in order; `emit` compiles what the last one ma
     "batch": (_FRONTEND, _ANALYZE, _FORWARD),
     "slope": (_FRONTEND, _ANALYZE, _FORWARD),
 }
-INNER = {"reverse": ("signs", "reuse", "outline", "release"), "fuse": ("copies",),
+INNER = {"frontend": ("inline",), "reverse": ("signs", "reuse", "outline", "release"),
+         "fuse": ("copies",),
          "forward": ("dead-code",)}  # optional rewrites a pass makes inside it
 
 
@@ -213,11 +218,19 @@ def run_passes(program: Program, upto: str | None = None) -> Program:
         raise UsageError(f"mode {program.mode!r} has no pass {upto!r}; its passes are "
                          f"{', '.join(p.name for p in passes)}, then emit; or "
                          f"{DIFFERENTIATE!r}, the plain derivative.")
-    for step in passes:
-        if not (step.optional and not enabled(step.name)):
-            step.run(program)
-        if step.name == upto:
-            break
+    try:
+        for step in passes:
+            if not (step.optional and not enabled(step.name)):
+                step.run(program)
+            if step.name == upto:
+                break
+    except SrcadError:
+        if not program.inlined:
+            raise
+        # (a helper written out made a program a pass refuses: the calls as they were)
+        return run_passes(Program(program.fn, program.wrt, program.mode, program.has_aux,
+                                  program.containers, program.scalars, program.arrays,
+                                  program.rules_edition, inline=False), upto)
     return program
 
 
@@ -343,11 +356,23 @@ def describe_passes() -> str:
     return "\n".join(lines)
 
 
-def _frontend(fn, arrays: frozenset):
-    """parse ─▶ fence ─▶ normalize ─▶ resolve, and the rewrites that need resolved callees
-    (a list handed to NumPy, a helper that writes into an array of `arrays`)."""
+def _frontend(fn, arrays: frozenset, inline: bool = False):
+    """parse ─▶ (inline) ─▶ fence ─▶ normalize ─▶ resolve, and the rewrites that need
+    resolved callees (a list handed to NumPy, a helper that writes into an array of
+    `arrays`); last, whether helpers were written out."""
     parsed = parse_function(fn)                                  # parse
     resolver = Resolver(fn, parsed)
+    written_out = inline_helpers(parsed, resolver) if inline else None
+    if written_out is None:
+        return (*_simple_form(parsed, resolver, arrays), False)
+    resolver.parsed = written_out                                # inline
+    try:
+        return (*_simple_form(written_out, resolver, arrays), True)
+    except SrcadError:  # (the calls as they were: see run_passes)
+        return _frontend(fn, arrays)
+
+
+def _simple_form(parsed, resolver, arrays: frozenset) -> tuple:
     lists = surely_lists(parsed.node, resolver)
     fence(parsed, lists)                                         # fence
     namer = Namer.for_function(parsed.node)
@@ -402,7 +427,7 @@ def _writes(fn) -> tuple:
     _WRITTEN[fn] = None
     found = ((), set())
     try:
-        parsed, _, resolver, simple, block = _frontend(fn, frozenset())
+        parsed, _, resolver, simple, block, _ = _frontend(fn, frozenset())
         output = simple.body[-1].value.id
         aliases = check_in_place_updates(block, output, param_names(simple), simple.versions,
                                          parsed, simple.return_variable,

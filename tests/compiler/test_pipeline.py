@@ -131,8 +131,18 @@ def energy(k, c):
     return d * d * 0.5 + np.sin(k)
 
 
+def _halved(x):
+    return 0.5 * x
+
+
+def with_a_helper(x):
+    y = _halved(x)
+    return np.sum(y * y)
+
+
 # an inner rewrite, a program it changes, what the rewrite writes and what it leaves plain
 INNER_REWRITES = [
+    ("inline", with_a_helper, "rev", {}, "y = 0.5 * x", "call_vjp(_halved"),
     ("reuse", chain, "rev", {}, "multiply_into(b_z, y)", "b_x = b_z * y"),
     ("outline", tanh_layer, "gradient", {}, "reduction_outline(np.sum", "sum_3 = np.sum("),
     ("copies", energy, "fused", {"scalars": frozenset({"k", "c"})}, "return (add_", "value = "),
