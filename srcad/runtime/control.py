@@ -125,6 +125,7 @@ class Checkpoint:
                 fix="pass the function itself: `srcad.checkpoint(step)` or decorate it with "
                 "`@srcad.checkpoint`, then call the result with the arguments.")
         self.function = function
+        self.__name__ = type(function).__name__  # (a partial or a callable object has none)
         functools.update_wrapper(self, function, updated=())
 
     def __call__(self, *args, **kwargs):

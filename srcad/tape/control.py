@@ -14,12 +14,14 @@ meaning at run time:
 - `call_checkpoint(checkpointed, args, kwargs)` → runs the function with no tape recording
   and records one node holding the call's tensors (and copies of its other arrays) alone;
   its rules run the function again under a tape of their own and take that tape's gradient.
+  A tensor the tapes differentiate that the function reads other than through its
+  arguments (a closure, a Variable) is refused: the recomputation would miss its path.
 """
 from __future__ import annotations
 
 import contextlib
 
-from srcad.errors import SrcadError
+from srcad.errors import SrcadError, UnsupportedDerivativeError
 import srcad.tape.dispatch as dispatch
 import srcad.tape.nest as nest
 from srcad.tape.errors import caller_location
@@ -110,13 +112,13 @@ def call_checkpoint(checkpointed, args, kwargs):
             if isinstance(leaf, dispatch.Tensor) and dispatch.is_live(leaf)]
     if not live:
         return checkpointed.function(*args, **kwargs)
-    with paused():
+    values, ids = dispatch.unwrap_arguments(leaves)
+    with _arguments_only(checkpointed, [ids[k] for k in live]):
         result = checkpointed.function(*args, **kwargs)
     results = nest.flatten(result)
     outputs = [k for k, leaf in enumerate(results) if isinstance(leaf, dispatch.Tensor)]
     if not outputs:
         return result
-    values, ids = dispatch.unwrap_arguments(leaves)
     kept = tuple(value if k in live else dispatch.kept(value) for k, value in enumerate(values))
     ids = tuple(i if k in live else None for k, i in enumerate(ids))
     tensors = [dispatch.new_tensor(dispatch.value_of(results[k])) for k in outputs]
@@ -127,6 +129,53 @@ def call_checkpoint(checkpointed, args, kwargs):
     for k, tensor in zip(outputs, tensors):
         results[k] = tensor
     return nest.pack_as(result, results)
+
+
+@contextlib.contextmanager
+def _arguments_only(checkpointed, argument_ids):
+    """A block in which no tape records, and a tensor that a recording tape differentiates
+    is refused unless it is one of the arguments (`argument_ids`)."""
+    tapes = RECORDING.tapes
+    saved = tapes[:]
+    guard = _ArgumentsOnly(checkpointed, saved, argument_ids)
+    tapes[:] = [guard]
+    try:
+        yield
+    finally:
+        tapes[:] = saved + [tape for tape in tapes if tape is not guard]
+
+
+class _ArgumentsOnly:
+    """Stands on the recording tapes' place while a checkpointed function runs forward. It
+    tracks nothing, so nothing is recorded; dispatch and Variables ask it whether it tracks
+    a tensor, and it refuses one that the tapes it stands for track (or a trainable
+    Variable they would watch) but that is not an argument of the call."""
+
+    _nodes = ()
+
+    def __init__(self, checkpointed, tapes, argument_ids):
+        self._checkpointed, self._tapes = checkpointed, tapes
+        self._arguments = set(argument_ids)
+        self._tracked = self
+        self._watch_accessed_variables = any(t._watch_accessed_variables for t in tapes)
+
+    def __contains__(self, tensor_id) -> bool:
+        if tensor_id not in self._arguments and any(tensor_id in t._tracked
+                                                    for t in self._tapes):
+            raise self._refusal()
+        return False
+
+    def _watch_variable(self, variable):
+        if variable._id not in self._arguments:
+            raise self._refusal()
+
+    def _refusal(self):
+        name = self._checkpointed.__name__
+        return UnsupportedDerivativeError(
+            f"the checkpointed function {name} reads a tensor the tape differentiates that is "
+            "not one of its arguments (from a closure, a global or a Variable): recomputing "
+            f"{name} from its arguments would miss that path of the gradient.",
+            caller_location(), fix=f"pass that tensor to {name} as an argument.")
 
 
 def _recomputing_rules(checkpointed, skeleton, live: list, outputs: list, count: int) -> tuple:
