@@ -90,6 +90,10 @@ class NonDifferentiableInputError(SrcadError, TypeError):
     """An argument in `wrt` has no float gradient (integer array, string, ...)."""
 
 
+class NotCallableError(SrcadError, TypeError):
+    """A srcad wrapper of functions (`checkpoint`) was given something that cannot be called."""
+
+
 class UsageError(SrcadError, ValueError):
     """An option of a srcad function has a bad value."""
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.bench import contenders, first_call, run
+from srcad.bench import checkpointing, contenders, first_call, run
 from srcad.bench.measure import Result
 from srcad.bench.report import tables
 from srcad.bench.workloads import WORKLOADS
@@ -110,6 +110,14 @@ def test_first_call_curve_has_a_row_per_length():
     rows = first_call.scaling(sizes=(20, 40), repeat=1, out=printed.append)
     assert [label for label, _ in rows] == ["20-line loop", "20 lines", "40 lines"]
     assert all(seconds > 0 for _, seconds in rows) and "x" in printed[0].splitlines()[-1]
+
+
+def test_checkpoint_curve_agrees_and_keeps_less():
+    printed = []
+    rows = checkpointing.curve(sizes=(100, 400), repeat=1, out=printed.append)
+    assert [row["steps"] for row in rows] == [100, 400] and all(row["agrees"] for row in rows)
+    assert rows[-1]["checkpointed_peak"] < rows[-1]["unrolled_peak"] / 2
+    assert "checkpointed" in printed[0]
 
 
 def test_benchmark_is_not_imported_by_srcad():

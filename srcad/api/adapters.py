@@ -19,7 +19,7 @@ from srcad.errors import UsageError
 from srcad.ops import jvp_rules, vjp_rules
 from srcad.ops.callables import unwrapped
 from srcad.runtime.calls import defined_by, fixed_arity, is_derivative
-from srcad.runtime.control import CustomGradient
+from srcad.runtime.control import Checkpoint, CustomGradient
 from srcad.runtime.hooks import DerivativeFunction
 
 
@@ -27,7 +27,7 @@ def transformable(fn):
     """`fn`, or a plain function with its parameters that calls it when `fn` is a derivative
     object, a bound method, a `functools.partial` or a custom gradient (Jacobians and
     Hessians index its parameters as the user does; a custom gradient's body is not what is
-    differentiated)."""
+    differentiated, nor a checkpoint's, whose call recomputes it)."""
     if has_no_body_of_its_own(fn) or isinstance(unwrapped(fn), types.MethodType):
         return adapter(fn)
     return fn
@@ -35,8 +35,9 @@ def transformable(fn):
 
 def has_no_body_of_its_own(fn) -> bool:
     """A callable srcad differentiates through a call of it, not by transforming the body
-    `inspect.unwrap` would find: a derivative object, a custom gradient, a partial."""
-    return is_derivative(fn) or isinstance(fn, (CustomGradient, functools.partial))
+    `inspect.unwrap` would find: a derivative object, a custom gradient, a checkpoint, a
+    partial."""
+    return is_derivative(fn) or isinstance(fn, (Checkpoint, CustomGradient, functools.partial))
 
 
 def adapter(fn) -> types.FunctionType:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from srcad.bench import run, steady_heap
+from srcad.bench import checkpointing, run, steady_heap
 from srcad.bench.contenders import CONTENDERS
 from srcad.bench.first_call import scaling
 from srcad.bench.workloads import WORKLOADS
@@ -24,9 +24,15 @@ def main(argv=None) -> int:
                         help="few short samples: a smoke run, not a measurement")
     parser.add_argument("--first-call", action="store_true", help=(
         "print instead how the first gradient's time grows with the function's length"))
+    parser.add_argument("--checkpoint", action="store_true", help=(
+        "print instead the memory and time of a long RNN's gradient with and without "
+        "srcad.checkpoint"))
     options = parser.parse_args(argv)
     if options.first_call:
         scaling()
+        return 0
+    if options.checkpoint:
+        checkpointing.curve()
         return 0
     steady_heap()  # (for the whole process: a measuring one)
     try:

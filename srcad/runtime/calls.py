@@ -31,10 +31,12 @@ import types
 import numpy as np
 
 from srcad.errors import (MissingJVPRuleError, MissingRuleError, SrcadError,
-                          UnsupportedDerivativeError, UnsupportedSyntaxError)
+                          UnsoundAliasingError, UnsupportedDerivativeError,
+                          UnsupportedSyntaxError)
 from srcad.kernels.adjoints import holds_floats
 from srcad.kernels.pytrees import (child_fields, constructor_places, constructs_node,
                                    constructs_record, is_record, node)
+from srcad.kernels.snapshots import digest
 from srcad.kernels.tangents import zero_tangent
 from srcad.ops import is_nondifferentiable, jvp_rules, nondifferentiable, vjp_rules
 from srcad.ops.callables import unwrapped
@@ -42,9 +44,9 @@ from srcad.ops.python_builtins import starred_call, starred_method
 from srcad.ops.python_statements import attempt
 from srcad.ops.registry import rule_slot
 from srcad.runtime import attempts, held, methods
-from srcad.runtime.arguments import copied, is_container
+from srcad.runtime.arguments import copied, is_container, leaves
 from srcad.runtime.as_written import refusal_of, remember_refusal, run_as_constant
-from srcad.runtime.control import CustomGradient, positional_only, wrong_count
+from srcad.runtime.control import Checkpoint, CustomGradient, positional_only, wrong_count
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
 from srcad.runtime.methods import (method_callee, record_call, refuse_argument_updates,
                                    shifted)
@@ -77,6 +79,8 @@ def call_vjp(fn, active: tuple, *args, **kwargs):
         return ABOVE.vjp_of_vjp(active, args, kwargs)
     if isinstance(fn, CustomGradient):
         return _by_custom_gradient(fn, active, args, kwargs)
+    if isinstance(fn, Checkpoint):
+        return _by_recomputation(fn, active, args, kwargs)
     if constructs_node(fn):  # a dataclass built of differentiated values
         return _by_node_constructor(fn, active, args, kwargs)
     if isinstance(fn, functools.partial):
@@ -196,6 +200,30 @@ def _by_custom_gradient(fn: CustomGradient, active, args, kwargs):
         if len(cotangents) != len(args):
             wrong_count(fn, len(cotangents), len(args))
         return tuple(cotangents[spec] for spec in active)
+    return result, pullback
+
+
+def _by_recomputation(fn: Checkpoint, active, args, kwargs):
+    """`fn(*args, **kwargs)` run plainly, and a pullback that holds the arguments alone and
+    differentiates the function from them when it is applied: its intermediates live only
+    meanwhile. The arguments are kept by reference, not copied (a parameter passed to each
+    of a loop's segments would be copied once per segment), with a hash of their arrays: a
+    derivative program restores what it writes into them before the pullback runs, and
+    an array written otherwise since the call is refused, never recomputed from."""
+    at_call = digest(leaves((args, kwargs)))
+    result = fn.function(*args, **kwargs)
+
+    def pullback(g):
+        if g is None:
+            return (None,) * len(active)
+        if digest(leaves((args, kwargs))) != at_call:
+            raise UnsoundAliasingError(
+                f"an array passed to the checkpointed function {fn.__name__} was written in "
+                "place after the call, before its derivative recomputed the function from it.",
+                fix="write into a copy (`x = x.copy()` before the write), or pass the "
+                "checkpointed function a copy: `step(x.copy())`.")
+        _, recomputed = call_vjp(fn.function, active, *args, **kwargs)
+        return recomputed(g)
     return result, pullback
 
 
@@ -443,6 +471,8 @@ def jvp_call(fn, active, tangents, args, kwargs, reached=True):
         return ABOVE.jvp_of_vjp(active, tangents, args, kwargs)
     if isinstance(fn, CustomGradient):
         return fn.jvp(active, tangents, args, kwargs)
+    if isinstance(fn, Checkpoint):  # nothing to keep in forward mode: the function's tangent
+        return jvp_call(fn.function, active, tangents, args, kwargs, reached)
     if constructs_node(fn):
         instance = fn(*args, **kwargs)
         places = constructor_places(fn, instance, args, kwargs)
@@ -661,6 +691,9 @@ def tangent_program(fn, spec: tuple, args: tuple, kwargs: dict):
         fn = _direct_call(fn, args, kwargs)
     if isinstance(fn, CustomGradient):  # before unwrapping, which would find its body
         return ABOVE.custom_tangent_program(fn, spec, args, kwargs)
+    if isinstance(fn, Checkpoint):  # reverse mode over it recomputes too
+        program, order = tangent_program(fn.function, spec, args, kwargs)
+        return Checkpoint(program), order
     if fn is ABOVE.vjp:  # (written out as Python source: api/derivative_calls.py)
         return ABOVE.vjp_tangent_program(spec, args, kwargs)
     if fn is ABOVE.jvp:

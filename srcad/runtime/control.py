@@ -2,8 +2,10 @@
 
 `stop_gradient(x)` passes `x` through with no derivative; `with stop_recording():` runs a
 block whose results are constants to the derivative (and records nothing for it);
-`@custom_gradient` supplies the derivative of a function, TensorFlow style. All three are
-ordinary Python at run time, so decorated and marked code also runs undifferentiated.
+`@custom_gradient` supplies the derivative of a function, TensorFlow style; `@checkpoint`
+makes a derivative keep a function's inputs instead of its intermediates, and compute them
+again when the gradient reaches the call. All four are ordinary Python at run time, so
+decorated and marked code also runs undifferentiated.
 Source mode recognises them by object however they are imported; the rule registry gives
 the same meaning to tape mode.
 """
@@ -14,7 +16,7 @@ import functools
 
 import numpy as np
 
-from srcad.errors import SrcadError
+from srcad.errors import NotCallableError, SrcadError
 from srcad.ops.registry import nondifferentiable
 from srcad.runtime.arguments import leaves, like_argument, rebuilt
 from srcad.runtime.hooks import ABOVE
@@ -106,6 +108,56 @@ def custom_gradient(function) -> CustomGradient:
     """Decorator: `function(*args)` returns `(y, grad_fn)`, and `grad_fn(dy)` returns the
     cotangent of each positional argument (a tuple when there are several)."""
     return CustomGradient(function)
+
+
+class Checkpoint:
+    """A function whose call a derivative differentiates by recomputation: the forward sweep
+    keeps copies of the call's arguments and runs the function plainly, keeping none of its
+    intermediates; the backward sweep runs the function's forward and backward sweeps from
+    those copies (runtime/calls.py; tape mode: tape/control.py). Called plainly, it is the
+    function. Two checkpoints of one function are equal, so derivative programs made for
+    one serve the other."""
+
+    def __init__(self, function):
+        if not callable(function):
+            raise NotCallableError(
+                f"srcad.checkpoint takes a function; got {type(function).__name__} {function!r}.",
+                fix="pass the function itself: `srcad.checkpoint(step)` or decorate it with "
+                "`@srcad.checkpoint`, then call the result with the arguments.")
+        self.function = function
+        self.__name__ = type(function).__name__  # (a partial or a callable object has none)
+        functools.update_wrapper(self, function, updated=())
+
+    def __call__(self, *args, **kwargs):
+        return ABOVE.tape_checkpoint(self, args, kwargs)
+
+    def __get__(self, instance, owner):
+        return self if instance is None else functools.partial(self, instance)
+
+    def __eq__(self, other):
+        return isinstance(other, Checkpoint) and other.function == self.function
+
+    def __hash__(self):
+        return hash((Checkpoint, self.function))
+
+    def __repr__(self):
+        return f"srcad.checkpoint({self.function!r})"
+
+
+def checkpoint(function) -> Checkpoint:
+    """Decorator: `function` computes as before, but a derivative of code that calls it keeps
+    only the call's arguments and recomputes the function's intermediates when the gradient
+    reaches the call (`jax.checkpoint`, `torch.utils.checkpoint`): memory for time. Split a
+    long loop into checkpointed segments and its gradient needs the memory of one segment
+    plus each segment's inputs.
+
+        @srcad.checkpoint
+        def segment(h, W):
+            for _ in range(20):
+                h = np.tanh(W @ h)
+            return h
+    """
+    return Checkpoint(function)
 
 
 def clip_by_value(grads, low, high):

@@ -12,8 +12,8 @@ the runtime is done above it:
   `srcad.tape.grad(h)` called in f, `srcad.jvp`, `srcad.vjp` and its pullback (as a held
   function value, runtime/held.py), the second derivative of a
   `@custom_gradient` function (the API's derivative calls, api/derivative_calls.py);
-- running the markers (`stop_gradient`, `stop_recording`, a `@custom_gradient` function)
-  under a tape (`tape_*`, tape/control.py).
+- running the markers (`stop_gradient`, `stop_recording`, a `@custom_gradient` or
+  `@checkpoint` function) under a tape (`tape_*`, tape/control.py).
 
 `srcad/__init__.py` and `srcad/tape/__init__.py` install them when srcad is imported; a
 hook called before that raises and says so.
@@ -27,7 +27,7 @@ _NAMES = ("compiled_adjoint", "grad", "value_and_grad", "jvp", "vjp", "vjp_of_de
           "pullback_form", "vjp_tangent_program", "held_tangent_program",
           "jvp_tangent_program", "derivative_tangent_program", "custom_tangent_program",
           "record_constructor", "method_variant", "arguments_written", "tape_stop_gradient",
-          "tape_paused", "tape_custom_gradient")
+          "tape_paused", "tape_custom_gradient", "tape_checkpoint")
 
 
 def _not_installed(name: str):

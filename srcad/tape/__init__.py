@@ -21,7 +21,8 @@ from srcad.tape.tensor import Tensor
 from srcad.tape.variables import Variable, constant
 
 _hooks.install(tape_stop_gradient=_control.stop_gradient, tape_paused=_control.paused,
-               tape_custom_gradient=_control.call_custom_gradient)
+               tape_custom_gradient=_control.call_custom_gradient,
+               tape_checkpoint=_control.call_checkpoint)
 
 __all__ = ["Tensor", "Variable", "constant", "GradientTape", "UnconnectedGradients", "grad",
            "TapeConversionError", "TapeStateError", "TapeTypeError", "BatchDependenceError"]

@@ -29,7 +29,7 @@ from srcad.ops.callables import unwrapped
 from srcad.ops.numpy_arrays import is_concatenator, joined_by
 from srcad.ops.python_statements import LIST_UPDATES, attribute_written, list_insert, popped
 from srcad.runtime.calls import is_derivative
-from srcad.runtime.control import CustomGradient
+from srcad.runtime.control import Checkpoint, CustomGradient
 
 OPERATORS = {
     gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
@@ -447,8 +447,8 @@ def _has_source(callee) -> bool:
     """A Python function (or bound method) without a rule: its adjoint is generated too."""
     if vjp_rules(callee) is not None or is_nondifferentiable(callee):
         return False
-    if isinstance(callee, (CustomGradient, functools.partial)) or is_derivative(callee) \
-            or callee is functools.partial \
+    if isinstance(callee, (Checkpoint, CustomGradient, functools.partial)) \
+            or is_derivative(callee) or callee is functools.partial \
             or constructs_node(callee) or constructs_record(callee):  # (runtime/calls.py)
         return True
     return isinstance(unwrapped(callee), (types.FunctionType, types.MethodType))
