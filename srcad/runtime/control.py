@@ -112,9 +112,10 @@ def custom_gradient(function) -> CustomGradient:
 
 class Checkpoint:
     """A function whose call a derivative differentiates by recomputation: the forward sweep
-    keeps copies of the call's arguments and runs the function plainly, keeping none of its
-    intermediates; the backward sweep runs the function's forward and backward sweeps from
-    those copies (runtime/calls.py; tape mode: tape/control.py). Called plainly, it is the
+    keeps the call's arguments (by reference, with a hash that refuses a later write into
+    them) and runs the function plainly, keeping none of its intermediates; the backward
+    sweep runs the function's forward and backward sweeps from those arguments
+    (runtime/calls.py; tape mode, which copies plain arrays as any node: tape/control.py). Called plainly, it is the
     function. Two checkpoints of one function are equal, so derivative programs made for
     one serve the other."""
 
