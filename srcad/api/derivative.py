@@ -20,6 +20,7 @@ from srcad.runtime.arguments import (is_container, like_argument, promote,
 from srcad.api.adapters import (adapter, by_position, has_no_body_of_its_own, per_call,
                                  transformable)
 from srcad.compiler.frontend.parse import code_of
+from srcad.compiler.passes import switched_off
 from srcad.compiler.pipeline import source_after
 from srcad.errors import CotangentError, UsageError
 from srcad.ops.callables import call_method_of, unwrapped
@@ -254,21 +255,23 @@ def shared(fn, key: tuple, make):
     `srcad.clear_cache`, and a program leaving the cache, forget them."""
     if not isinstance(fn, types.FunctionType):
         return make()
-    try:
-        found = _SHARED.get((fn, key))
+    key = (fn, key, switched_off())  # (a derivative keeps the programs it made: one made
+    try:                             # with an optimisation switched off is another)
+        found = _SHARED.get(key)
     except TypeError:  # (an unhashable option, a `wrt` list: its error is make's to raise)
         return make()
     if found is None:
         found = make()  # (outside the lock: what it makes may share what it is made of)
     with _SHARED_LOCK:
-        found = _SHARED.setdefault((fn, key), found)
-        _SHARED.move_to_end((fn, key))
+        found = _SHARED.setdefault(key, found)
+        _SHARED.move_to_end(key)
         while len(_SHARED) > cache.cache_size():
             _SHARED.popitem(last=False)
     return found
 
 
-_SHARED: OrderedDict = OrderedDict()  # (function, key) → what `shared` made, oldest use first
+_SHARED: OrderedDict = OrderedDict()  # (function, key, optimisations off) → what `shared`
+# made, oldest use first
 _SHARED_LOCK = threading.Lock()
 cache.forgotten_with_cache(_SHARED.clear)
 
