@@ -75,6 +75,55 @@ def rebound(p, x):
     return np.sum(x)
 
 
+def read_while_copied_into(p, state):
+    s = 0.0
+    for _ in range(4):
+        a = state[0]                  # an argument not differentiated, written each step
+        s = s + a * p[0]
+        np.copyto(state, state + 1.0)
+    return s
+
+
+def _bump(b):
+    if b[0] > 100.0:
+        return 0.0                    # (a return in a branch: called, not written out)
+    b[0] = b[0] + 1.0
+    return 0.0
+
+
+def read_while_a_helper_writes(p, buffer):
+    s = 0.0
+    for _ in range(4):
+        a = buffer[0]
+        s = s + a * p[0]
+        _bump(buffer)
+    return s
+
+
+def read_while_another_name_writes(p, data, out):
+    s = 0.0
+    for _ in range(4):
+        a = data[0]
+        s = s + a * p[0]
+        out[0] = out[0] + 1.0         # (the same array as `data` below)
+    return s
+
+
+@pytest.mark.parametrize("fn", [read_while_copied_into, read_while_a_helper_writes])
+def test_an_element_of_an_array_written_in_the_loop_is_read_at_each_step(fn):
+    """Found by review: `a = state[0]` was taken for the same number at every step, where a
+    call writes into `state` (the backward sweep read its last value alone: 16 for 10)."""
+    p = np.array([0.7, -0.3])
+    np.testing.assert_allclose(srcad.grad(fn)(p, np.array([1.0, 2.0])), [10.0, 0.0])
+    np.testing.assert_allclose(srcad.grad(fn)(p, np.array([1.0, 2.0])), [10.0, 0.0])
+
+
+def test_an_element_of_an_array_another_argument_writes_is_read_at_each_step():
+    p, data = np.array([0.7, -0.3]), np.array([1.0, 2.0])
+    np.testing.assert_allclose(srcad.grad(read_while_another_name_writes)(p, data, data),
+                               [10.0, 0.0])
+
+
 R = np.random.default_rng(7)
 CASES = [
     (rates, (np.array([1.1, 0.4, 0.1, 0.4]), np.array([2.0, 1.5])), (0, 1)),

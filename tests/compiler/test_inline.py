@@ -120,18 +120,20 @@ def test_derivatives_agree_with_finite_differences_tape_mode_and_calls_kept(fn, 
     assert_gradient_matches_finite_differences(fn, args, wrt)
     got = srcad.grad(fn, wrt=wrt)(*args)
     as_tuple = (lambda v: v if isinstance(wrt, tuple) else (v,))
-    with srcad.passes.off("inline"):
+    ones = tuple(np.ones_like(a) for a in args)
+    misses = srcad.cache_info().misses
+    with srcad.passes.off("inline"):  # (programs made again: another key in the cache)
         kept = srcad.grad(fn, wrt=wrt)(*args)
-        kept_hvp = srcad.hvp(fn, wrt=0)(*args, np.ones_like(args[0]))
+        kept_hvp = srcad.hvp(fn, wrt=0)(*args, ones[0])
+        kept_tangent = srcad.jvp(fn, args, ones)[1]
+    assert srcad.cache_info().misses > misses
     for other in (kept, srcad.value_and_grad(fn, wrt=wrt)(*args)[1],
                   srcad.tape.grad(fn, wrt=wrt)(*args)):
         for a, b in zip(as_tuple(other), as_tuple(got)):
             np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
-    np.testing.assert_allclose(srcad.hvp(fn, wrt=0)(*args, np.ones_like(args[0])), kept_hvp,
+    np.testing.assert_allclose(srcad.hvp(fn, wrt=0)(*args, ones[0]), kept_hvp,
                                rtol=1e-9, atol=1e-11)
-    _, tangent = srcad.jvp(fn, args, tuple(np.ones_like(a) for a in args))
-    _, kept_tangent = srcad.jvp(fn, args, tuple(np.ones_like(a) for a in args))
-    np.testing.assert_allclose(tangent, kept_tangent)
+    np.testing.assert_allclose(srcad.jvp(fn, args, ones)[1], kept_tangent)
 
 
 def _source(fn, wrt=("p",)):
@@ -203,3 +205,44 @@ def test_a_written_out_helper_the_passes_refuse_is_called_instead():
         np.testing.assert_allclose(srcad.grad(uses_a_table)(x), [2.0, 2.0])
     assert "call_vjp(fill_table" in _source(uses_a_table, ("x",)) \
         or "fill_table(table)" in _source(uses_a_table, ("x",))
+
+
+def record(buffer, v):
+    buffer[0] = np.sum(v * v)
+    return buffer[0] * 2.0, v       # (a value the caller does not read)
+
+
+def logs_into_a_buffer(x):
+    log = np.zeros(1)
+    record(log, x)
+    return log[0] + np.sum(x)
+
+
+def test_a_helper_called_for_its_effect_computes_its_unread_value():
+    """Found by review: the value a call made for its effect returns was written out as an
+    expression statement, which the passes did not expect (a crash)."""
+    x = np.array([0.5, -1.0])
+    np.testing.assert_allclose(srcad.grad(logs_into_a_buffer)(x), 2.0 * x + 1.0)
+
+
+def times_m(x, m=2.0):
+    return m * x
+
+
+def calls_times_m(x):
+    y = times_m(x)
+    return np.sum(y * y)
+
+
+def test_changing_a_helpers_defaults_or_code_remakes_the_program():
+    """Found by review: the default bound as a constant stayed after `__defaults__` changed."""
+    x = np.array([1.0, 2.0])
+    defaults, code = times_m.__defaults__, times_m.__code__
+    try:
+        np.testing.assert_allclose(srcad.grad(calls_times_m)(x), 8.0 * x)
+        times_m.__defaults__ = (5.0,)
+        np.testing.assert_allclose(srcad.grad(calls_times_m)(x), 50.0 * x)
+        times_m.__code__ = (lambda x, m=2.0: m * m * x).__code__
+        np.testing.assert_allclose(srcad.grad(calls_times_m)(x), 1250.0 * x)
+    finally:
+        times_m.__defaults__, times_m.__code__ = defaults, code

@@ -46,7 +46,8 @@ def shape_classes(block, arrays, scalars: frozenset) -> dict:
     return classes
 
 
-_COPIES = (np.copy, np.asarray, np.ascontiguousarray)  # (of an array: its shape)
+_COPIES = (np.copy, np.asarray)  # (of an array: its shape; np.ascontiguousarray makes a
+# 0-d array 1-d)
 
 
 @dataclass(frozen=True)

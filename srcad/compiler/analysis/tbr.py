@@ -14,11 +14,15 @@ forward sweep binds it to None first, so pushing the "old value" is always legal
 """
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from dataclasses import dataclass, replace
 
+import gast
+
 from srcad.compiler.analysis.scalars import makes_a_number
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations, walk
+from srcad.ops.registry import is_pure
 
 
 @dataclass(frozen=True)
@@ -32,7 +36,9 @@ def assignment_sites(block: list, params, numbers: frozenset = frozenset(),
                      elements: dict | None = None) -> Sites:
     """The sites of `block`; an assignment in a loop that makes the same number in every
     iteration overwrites nothing the backward sweep needs (see `_invariant_sites`;
-    `elements` as for analysis/scalars.py's `makes_a_number`)."""
+    `elements` as for analysis/scalars.py's `makes_a_number`, of differentiated arrays:
+    writes into those are refused or rewritten before, where an argument that is not
+    differentiated may be written by any call it is passed to)."""
     analysis = _Binding()
     analysis.block(block, {*params}, {*params})
     sites = Sites(frozenset(analysis.overwrites), frozenset(analysis.maybe_unbound),
@@ -62,15 +68,31 @@ def _invariant_sites(block: list, numbers: frozenset, params, elements: dict | N
                 visit(node.orelse, varying)
             elif isinstance(node, Loop):
                 inner = varying | _changed_in(node)
+                read_here = None if _may_write_arguments(node, params) else elements
                 found.update((id(op), op.targets[0]) for op in node.body
                              if isinstance(op, Operation) and len(op.targets) == 1
                              and stores[op.targets[0]] == 1 and op.targets[0] in numbers
-                             and makes_a_number(op, numbers, elements)
+                             and makes_a_number(op, numbers, read_here)
                              and not inner.intersection(op.read_names()))
                 visit(node.body, inner)
 
     visit(block, frozenset())
     return found
+
+
+def _may_write_arguments(loop: Loop, params) -> bool:
+    """Whether the loop may write into an argument's memory (an element of an argument
+    array is then no invariant): it writes into a parameter, or passes one to a call that
+    may have an effect (`np.copyto`, a helper). Any parameter: two may be one array."""
+    for node in walk(loop.body):
+        if isinstance(node, Operation):
+            if node.mutates in params:
+                return True
+            if node.kind == "call" and node.callee is not operator.getitem \
+                    and not is_pure(node.callee) and any(
+                        isinstance(a, gast.Name) and a.id in params for a in node.args):
+                return True
+    return False
 
 
 def _changed_in(loop: Loop) -> frozenset:

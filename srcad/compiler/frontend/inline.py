@@ -14,8 +14,9 @@ global the caller binds. Its names are renamed apart (`dy` of `_rhs` becomes `dy
 parameters bound to the arguments first (a default only where it is a constant), its return
 value assigned last. Helpers called by the written-out body are written out in turn, to a
 depth of `_DEPTH`, never into themselves. The callee's lines keep their numbers, so an
-error names the line of the helper. The name of the callee is guarded: rebinding it makes
-the program again.
+error names the line of the helper. The callee's name, code and defaults are guarded:
+changing one between calls of the derivative makes the program again (a helper rebound
+while the derivative runs is not seen, as for every callee srcad resolves).
 
 The caller is then a different program for the passes; where one of them refuses it, the
 pipeline makes it again without writing helpers out (pipeline.run_passes), so writing out
@@ -30,6 +31,7 @@ from dataclasses import replace
 import gast
 
 from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
+from srcad.compiler.frontend.resolve import Guard
 from srcad.compiler.frontend.scopes import local_names
 from srcad.compiler.frontend.trees import clone, walk
 from srcad.errors import SrcadError
@@ -78,6 +80,8 @@ class _Writer:
                     inner = getattr(statement, field, None)
                     if inner:
                         setattr(statement, field, self.statements(inner, chain, depth))
+                for handler in getattr(statement, "handlers", ()):
+                    handler.body = self.statements(handler.body, chain, depth)
             written = self.written_out(statement, chain, depth)
             result.extend([statement] if written is None else written)
         return result
@@ -110,11 +114,20 @@ class _Writer:
                     statement))
         body = [_renamed(clone(s), renamed) for s in body]
         value = _renamed(clone(value), renamed)
-        self.resolver.lookup(call.func.id)  # (guarded: rebinding the helper remakes)
+        self._guard(call.func.id, callee)
         self.written += len(body) + len(parameters)
         self.calls += 1
         body = self.statements(body, chain + (callee.__code__,), depth + 1)
-        return parameters + body + _result(statement, value)
+        return parameters + body + _result(statement, value, renamed.get(_UNREAD))
+
+    def _guard(self, name: str, callee) -> None:
+        """Guards on the helper's name, and on its code and defaults: a program made
+        with one helper written out is made again when any of them changes (between
+        calls of the derivative, as every binding the program relies on)."""
+        self.resolver.lookup(name)
+        for attribute in ("__code__", "__defaults__", "__kwdefaults__"):
+            self.resolver.rely_on(Guard(f"{name}.{attribute}", getattr(callee, attribute),
+                                        attributes=(attribute,), root=callee))
 
     def definition(self, callee, chain: tuple):
         """The callee's parsed definition if it may be written out, else None."""
@@ -150,7 +163,7 @@ class _Writer:
     def _renaming(self, definition, callee_name: str) -> dict:
         renamed = {}
         stem = callee_name if callee_name.startswith("_") else "_" + callee_name
-        for name in sorted(local_names(definition)):
+        for name in sorted(local_names(definition) | {_UNREAD}):
             fresh, k = f"{name}{stem}", 1
             while fresh in self.taken or fresh in self.fn.__globals__:
                 fresh, k = f"{name}{stem}_{k}", k + 1
@@ -258,8 +271,12 @@ def _renamed(node, renamed: dict):
     return node
 
 
-def _result(statement, value) -> list:
-    """What the call statement does with the helper's return value."""
+_UNREAD = "returned"  # (the name of a value a call made for its effect returns)
+
+
+def _result(statement, value, unread: str) -> list:
+    """What the call statement does with the helper's return value (a call made for its
+    effect computes it still, into the name `unread`: it may raise)."""
     if isinstance(statement, gast.Assign):
         made = gast.Assign(statement.targets, value, None)
     elif isinstance(statement, gast.AugAssign):
@@ -267,9 +284,9 @@ def _result(statement, value) -> list:
     elif isinstance(statement, gast.Return):
         made = gast.Return(value)
     elif isinstance(value, (gast.Name, gast.Constant)):
-        return []  # (a value nobody reads)
+        return []
     else:
-        made = gast.Expr(value)
+        made = gast.Assign([gast.Name(unread, gast.Store(), None, None)], value, None)
     return [_located(made, statement)]
 
 

@@ -72,7 +72,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     raw += adjoints.materialise(wrt)
     gradients = [adjoints.returned(w) for w in wrt]
     sites = assignment_sites(block, param_names(simple_fn), activity.scalars,
-                             activity.elements)
+                             {p: r for p, r in activity.elements.items() if p in wrt})
     backward_body, recorded, trips, shapes = settle(
         raw, block, sites, aliases, stack, bindings.name_for)
     restored = sorted({name for _, name in recorded if name != REGION})
