@@ -20,6 +20,8 @@ OPTIONAL = {
     "forward-grad": "`grad` of one Python float runs forward mode "
                     "(transform/forward_grad.py)",
     "specialise": "`grad`'s program specialised on float64 arrays (transform/specialise.py)",
+    "first-trip": "a loop's first trip computes no adjoint of what came from before the loop "
+                  "without one (transform/first_trip.py)",
     "signs": "negations folded into the adjoints they reach (transform/signs.py)",
     "release": "arrays released as soon as nothing reads them (transform/release.py)",
     "reuse": "a cotangent computed in the memory of the adjoint it comes from "

@@ -205,7 +205,8 @@ PASSES = {  # each mode's passes, in order; `emit` compiles what the last one ma
     "batch": (_FRONTEND, _ANALYZE, _FORWARD),
     "slope": (_FRONTEND, _ANALYZE, _FORWARD),
 }
-INNER = {"frontend": ("inline",), "reverse": ("signs", "reuse", "outline", "release"),
+INNER = {"frontend": ("inline",),
+         "reverse": ("signs", "reuse", "outline", "release", "first-trip"),
          "fuse": ("copies",),
          "forward": ("dead-code",)}  # optional rewrites a pass makes inside it
 

@@ -140,8 +140,15 @@ def with_a_helper(x):
     return np.sum(y * y)
 
 
+def recurrent(W, h):
+    for _ in range(3):
+        h = np.tanh(W @ h)
+    return np.sum(h)
+
+
 # an inner rewrite, a program it changes, what the rewrite writes and what it leaves plain
 INNER_REWRITES = [
+    ("first-trip", recurrent, "rev", {}, "if remaining:", "for _ in range(trips)"),
     ("inline", with_a_helper, "rev", {}, "y = 0.5 * x", "call_vjp(_halved"),
     ("reuse", chain, "rev", {}, "multiply_into(b_z, y)", "b_x = b_z * y"),
     ("outline", tanh_layer, "gradient", {}, "reduction_outline(np.sum", "sum_3 = np.sum("),
@@ -170,7 +177,7 @@ def test_the_command_line_prints_every_modes_passes(capsys):
     out = capsys.readouterr().out
     for mode in PASSES:
         assert out.count(f"\n{mode} ") + out.startswith(f"{mode} ") >= 1
-    assert "reverse [signs*, reuse*, outline*, release*]" in out and "softmax*" in out
+    assert "reverse [signs*, reuse*, outline*, release*, first-trip*]" in out and "softmax*" in out
 
 
 def test_the_command_line_shows_the_program_after_a_pass(capsys):

@@ -38,6 +38,7 @@ from srcad.compiler.transform.naming import Namer
 from srcad.compiler.transform.optimize import (counted, drop_dead_zero_stores, loaded_names,
                                       names_read, reduce_first)
 from srcad.compiler.transform.element_adjoints import sum_element_adjoints
+from srcad.compiler.transform.first_trip import skip_first_trip_adjoints
 from srcad.compiler.transform.outline import outline_unread
 from srcad.compiler.transform.recording import REGION, record
 from srcad.compiler.transform.refusals import check_operation, qualified_name
@@ -104,6 +105,12 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
         forward = release(forward, kept, frozenset(shapes - values), bindings.name_for)
         backward_body = release(backward_body, {*restored, *loaded_names(result)})
     backward_body = sum_element_adjoints(backward_body, activity.elements, bindings, namer)
+    if enabled("first-trip"):
+        bound = {stack, *param_names(simple_fn)} | {
+            node.id for node in walk(gast.Module(forward + backward_body, []))
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
+        backward_body = skip_first_trip_adjoints(backward_body, loaded_names(result), bindings,
+                                                 namer, bound)
     declarations = [gast.Nonlocal(restored)] if restored else []
     backward = function_def(backward_name, [seed],
                          declarations + backward_body + [gast.Return(result)])
