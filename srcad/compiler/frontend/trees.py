@@ -9,6 +9,7 @@ None), visited through each node's `_fields`.
 from __future__ import annotations
 
 from collections import Counter, deque
+from typing import NamedTuple
 
 import gast
 
@@ -38,6 +39,62 @@ def walk(node):
             elif isinstance(value, gast.AST):
                 todo.append(value)
         yield node
+
+
+class Census(NamedTuple):
+    """What a tree holds: its kinds of node, the names it reads or binds, the keywords its
+    calls pass."""
+
+    kinds: frozenset
+    names: frozenset
+    keywords: frozenset
+
+
+def census(tree) -> Census:
+    """The tree's census, in one walk: the frontend's rewrites of constructs most functions
+    never use (sets, `map`, `dict`, `out=`) look for them only where it finds them, where
+    each walked the whole function, a tenth of a long function's first call."""
+    kinds, names, keywords = set(), set(), set()
+    for node in walk(tree):
+        kind = type(node)
+        kinds.add(kind)
+        if kind is gast.Name:
+            names.add(node.id)
+        elif kind is gast.keyword:
+            keywords.add(node.arg)
+    return Census(frozenset(kinds), frozenset(names), frozenset(keywords))
+
+
+def statements_in(statement):
+    """`statement` and every statement of the blocks it holds, outermost first; not those of
+    the functions defined inside it (as `exits.walk_local`). Statements stand only in blocks,
+    so this skips the expressions a walk of every node enters."""
+    todo = [statement]
+    while todo:
+        statement = todo.pop()
+        yield statement
+        for field in _BLOCKS:
+            block = getattr(statement, field, None)
+            if type(block) is list:
+                todo.extend(child for child in reversed(block)
+                            if not isinstance(child, gast.FunctionDef))
+
+
+def blocks(tree):
+    """Every block (list of statements) under `tree`, those of the functions it defines too:
+    a rewrite of statements visits these, where a walk of every node enters expressions."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        for field in _BLOCKS:
+            block = getattr(node, field, None)
+            if type(block) is list:
+                if field != "handlers" and field != "cases":
+                    yield block
+                todo.extend(block)
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
 def name_counts(*nodes) -> tuple[Counter, Counter]:
