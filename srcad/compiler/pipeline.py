@@ -347,7 +347,7 @@ def _frontend(fn, arrays: frozenset):
     (a list handed to NumPy, a helper that writes into an array of `arrays`)."""
     parsed = parse_function(fn)                                  # parse
     resolver = Resolver(fn, parsed)
-    lists = surely_lists(parsed.node, resolver)
+    lists = surely_lists(parsed.node, resolver, parsed.held)
     fence(parsed, lists)                                         # fence
     namer = Namer.for_function(parsed.node)
     simple = normalize(parsed, namer, resolver, lists)           # normalize

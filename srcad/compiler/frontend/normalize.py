@@ -52,7 +52,7 @@ from srcad.compiler.frontend.container_writes import container_writes_as_updates
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import local_names, store_counts, stores
 from srcad.compiler.frontend.try_blocks import outline_try_blocks
-from srcad.compiler.frontend.trees import census, clone, walk
+from srcad.compiler.frontend.trees import clone, walk
 from srcad.compiler.transform.naming import Namer
 from srcad.errors import UnsupportedSyntaxError
 from srcad.kernels import adjoints
@@ -93,16 +93,15 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver,
 
     def is_derivative_call(call):
         return resolver.chain_value(call.func) in (call_jvp, call_vjp)
-    fn = clone(parsed.node)
-    held = census(fn)  # (a rewrite of a rare construct runs where the function has one; no
-    #                    rewrite before it makes one)
+    fn, held = clone(parsed.node), parsed.held  # (a rewrite of a rare construct runs where
+    #                                             the function has one; none before makes one)
     if gast.Set in held.kinds or gast.SetComp in held.kinds:
         sets_as_calls(fn, resolver, namer)
     if any(resolver.peek(name) is map for name in held.names):
         maps_as_comprehensions(fn, resolver)
     if any(resolver.peek(name) is dict for name in held.names):
         dicts_as_displays(fn, resolver)
-    dicts = container_writes_as_updates(fn, lists, resolver, namer)
+    dicts = container_writes_as_updates(fn, lists, resolver, namer, held)
     explicit_super(fn, resolver.fn.__code__)
     scatters_as_writes(fn, resolver, namer)
     if "out" in held.keywords:

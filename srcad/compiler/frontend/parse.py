@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import gast
 
+from srcad.compiler.frontend.trees import Census, census
 from srcad.errors import Location, SourceUnavailableError
 from srcad.ops.callables import unwrapped
 
@@ -40,6 +41,12 @@ class ParsedFunction:
     filename: str
     lines: tuple[str, ...]
     name: str
+
+    @functools.cached_property
+    def held(self) -> Census:
+        """What `node` holds (trees.census): the frontend's passes ask it before looking
+        for a construct the function may not have. (`node` is never changed.)"""
+        return census(self.node)
 
     def location(self, node) -> Location | None:
         lineno = getattr(node, "lineno", None)
