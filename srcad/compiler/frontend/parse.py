@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import gast
 
-from srcad.compiler.frontend.trees import Census, census
+from srcad.compiler.frontend.trees import Census, as_gast, census
 from srcad.errors import Location, SourceUnavailableError
 from srcad.ops.callables import unwrapped
 
@@ -242,16 +242,17 @@ def _definition_block(code, lines: tuple):
     try:
         block = inspect.getblock(lines[first - 1:])
         # an indented `def` (a method, a nested function) parses as the body of an `if`,
-        # its lines untouched: a string spanning lines keeps its text, columns stay right
+        # its lines untouched: a string spanning lines keeps its text, columns stay right;
+        # blank lines before it give the nodes the file's line numbers as they are made
         indented = block[0][:1].isspace()
-        tree = python_tree(("if 1:\n" if indented else "") + "".join(block))
+        tree = python_tree("\n" * (first - 1 - indented) + ("if 1:\n" if indented else "")
+                           + "".join(block))
     except (SyntaxError, IndexError, ValueError):  # (IndentationError is a SyntaxError)
         return None  # a block inspect cannot cut out
     body = tree.body[0].body if indented and isinstance(tree.body[0], ast.If) else tree.body
     node = body[0] if len(tree.body) == 1 and len(body) == 1 else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
         return None
-    ast.increment_lineno(tree, first - 1 - indented)
     return node if _first_line(node) == first else None
 
 
@@ -342,7 +343,7 @@ def _to_function_def(node) -> gast.FunctionDef:
             ast.FunctionDef(name=_name_of(node), args=node.args, body=body,
                             decorator_list=[], returns=None, type_params=[]), node)
         ast.fix_missing_locations(node)
-    converted = gast.ast_to_gast(node)
+    converted = as_gast(node)
     converted.decorator_list = []
     converted.returns = None
     for arg in _all_params(converted.args):

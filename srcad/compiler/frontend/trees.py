@@ -8,10 +8,12 @@ None), visited through each node's `_fields`.
 """
 from __future__ import annotations
 
+import ast
 from collections import Counter, deque
 from typing import NamedTuple
 
 import gast
+import gast.ast3
 
 def clone(node):
     """A deep copy of a gast node (or list of nodes), with every attribute it carries."""
@@ -25,6 +27,49 @@ def clone(node):
                             or isinstance(value, gast.AST) else value
                             for key, value in node.__dict__.items()})
     return copied
+
+
+def as_gast(node):
+    """The gast tree of an `ast` tree, as `gast.ast_to_gast` makes it, without its visitor's
+    dispatch by method name (a tenth of a long function's frontend): each node the gast
+    class of its name with the same fields and locations; parameters, names and handlers as
+    gast's visitor writes them; a node its visitor rewrites otherwise on this Python (type
+    parameters on 3.12, definitions before it) is handed to it."""
+    kind = type(node)
+    if kind is list:
+        return [as_gast(item) for item in node]
+    if not isinstance(node, ast.AST):
+        return node
+    name = kind.__name__
+    if name in _GAST_REWRITES:
+        return gast.ast_to_gast(node)
+    if kind is ast.Name:
+        return ast.copy_location(gast.Name(node.id, as_gast(node.ctx), None, None), node)
+    if kind is ast.arg:
+        return ast.copy_location(gast.Name(node.arg, gast.Param(), as_gast(node.annotation),
+                                           node.type_comment), node)
+    if kind is ast.ExceptHandler and node.name:
+        return ast.copy_location(gast.ExceptHandler(
+            as_gast(node.type), gast.Name(node.name, gast.Store(), None, None),
+            as_gast(node.body)), node)
+    twin = getattr(gast, name, None)
+    if twin is None:
+        return None  # (as gast's visitor leaves out what gast has no node for)
+    made = twin.__new__(twin)
+    made.__dict__.update({field: as_gast(getattr(node, field)) for field in node._fields
+                          if hasattr(node, field)})
+    for attribute in node._attributes:
+        if hasattr(node, attribute):
+            setattr(made, attribute, getattr(node, attribute))
+    return made
+
+
+# what gast's visitor converts by a method of its own: Name, arg and ExceptHandler as_gast
+# writes as it does; the others it is handed
+_GAST_REWRITES = {name[len("visit_"):] for cls in gast.ast3.Ast3ToGAst.__mro__
+                  if cls not in (ast.NodeTransformer, ast.NodeVisitor, object)
+                  for name in vars(cls) if name.startswith("visit_")} - {
+    "Name", "arg", "ExceptHandler"}
 
 
 def walk(node):
