@@ -349,7 +349,7 @@ def _frontend(fn, arrays: frozenset):
     resolver = Resolver(fn, parsed)
     lists = surely_lists(parsed.node, resolver, parsed.held)
     fence(parsed, lists)                                         # fence
-    namer = Namer.for_function(parsed.node)
+    namer = Namer(parsed.held.names)  # (the names the user wrote)
     simple = normalize(parsed, namer, resolver, lists)           # normalize
     block = resolve(simple, resolver)                            # resolve
     if sequences_as_arrays(simple, block, resolver, namer):

@@ -7,19 +7,16 @@ from __future__ import annotations
 import gast
 
 from srcad.compiler.frontend.parse import param_names
-from srcad.compiler.frontend.trees import walk
+from srcad.compiler.frontend.trees import blocks, name_nodes, walk
 
 
 def local_names(fn: gast.FunctionDef) -> set:
-    """The names a function binds: parameters, assignment targets, nested functions (in
-    one walk: the frontend asks after each of its rewrites)."""
+    """The names a function binds: parameters, assignment targets, nested functions (its
+    names and its blocks gathered, not every node walked: the frontend asks after each of
+    its rewrites)."""
     names = set(param_names(fn))
-    for node in walk(fn):
-        if isinstance(node, gast.Name):
-            if isinstance(node.ctx, gast.Store):
-                names.add(node.id)
-        elif isinstance(node, gast.FunctionDef) and node is not fn:
-            names.add(node.name)
+    names.update(n.id for n in name_nodes(fn) if isinstance(n.ctx, gast.Store))
+    names.update(s.name for block in blocks(fn) for s in block if isinstance(s, gast.FunctionDef))
     return names
 
 

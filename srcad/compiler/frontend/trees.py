@@ -142,22 +142,62 @@ def blocks(tree):
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
+def name_nodes(node) -> list:
+    """Every `Name` under `node` (a node or a list of nodes), depth first. A recursion
+    through the fields that stops at names (but a parameter's annotation): the passes that
+    look only for names ran half their time in `walk`'s generator, yielding every node."""
+    found = []
+    _gather_names(node, found)
+    return found
+
+
+def _gather_names(node, found: list) -> None:
+    if type(node) is list:
+        for item in node:
+            if isinstance(item, gast.AST):
+                _gather_names(item, found)
+        return
+    if type(node) is gast.Name:
+        found.append(node)
+        if getattr(node, "annotation", None) is None:
+            return
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, gast.AST):
+                    _gather_names(item, found)
+        elif isinstance(value, gast.AST):
+            _gather_names(value, found)
+
+
+def names_in(node) -> set:
+    """The names `node` mentions, read, bound or deleted."""
+    return {name.id for name in name_nodes(node)}
+
+
 def name_counts(*nodes) -> tuple[Counter, Counter]:
     """How often each name is read (loaded) and bound (stored or deleted) under `nodes`."""
     reads, binds = Counter(), Counter()
-    for tree in nodes:
-        for node in walk(tree):
-            if type(node) is gast.Name:
-                if type(node.ctx) is gast.Load:
-                    reads[node.id] += 1
-                elif type(node.ctx) is not gast.Param:
-                    binds[node.id] += 1
+    for name in name_nodes(list(nodes)):
+        if type(name.ctx) is gast.Load:
+            reads[name.id] += 1
+        elif type(name.ctx) is not gast.Param:
+            binds[name.id] += 1
     return reads, binds
 
 
 def statement_lists(fn: gast.FunctionDef) -> dict:
-    """The statement list each statement of `fn` stands in, by the statement's id."""
-    return {id(statement): statements for node in walk(fn)
-            if isinstance(node, (gast.FunctionDef, gast.For, gast.While, gast.If))
-            for statements in (node.body, getattr(node, "orelse", []))
-            for statement in statements}
+    """The statement list each statement of `fn` stands in, by the statement's id (of the
+    bodies of functions, loops and branches)."""
+    lists, todo = {}, [fn]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (gast.FunctionDef, gast.For, gast.While, gast.If)):
+            for statements in (node.body, getattr(node, "orelse", [])):
+                lists.update((id(statement), statements) for statement in statements)
+        for field in _BLOCKS:
+            block = getattr(node, field, None)
+            if type(block) is list:
+                todo.extend(block)
+    return lists

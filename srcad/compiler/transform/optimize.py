@@ -13,7 +13,7 @@ from collections import Counter
 
 import gast
 
-from srcad.compiler.frontend.trees import walk
+from srcad.compiler.frontend.trees import name_nodes, walk
 from srcad.kernels import adjoints as helpers
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
@@ -216,8 +216,7 @@ def _live_statement(statement, live, removable):
 
 def loaded_names(node) -> set:
     """The names `node` reads."""
-    return {n.id for n in walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, gast.Load)}
+    return {n.id for n in name_nodes(node) if isinstance(n.ctx, gast.Load)}
 
 
 def names_read(statements, skip=frozenset()) -> tuple[set, set]:
