@@ -13,7 +13,7 @@ from collections import Counter
 
 import gast
 
-from srcad.compiler.frontend.trees import name_nodes, walk
+from srcad.compiler.frontend.trees import name_nodes, names_in, walk
 from srcad.kernels import adjoints as helpers
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
@@ -192,16 +192,19 @@ def _live_statement(statement, live, removable):
         live.discard(target)
         live |= loaded_names(statement.value)
         return statement, live
-    if isinstance(statement, gast.If):
-        body, live_body = _live(statement.body, set(live), removable)
-        orelse, live_else = _live(statement.orelse, live, removable)
+    if isinstance(statement, gast.If):  # (its blocks see only the live names they mention,
+        touched = names_in(statement)      # not a copy of every live name: one per branch)
+        body, live_body = _live(statement.body, live & touched, removable)
+        orelse, live_else = _live(statement.orelse, live & touched, removable)
         if not body:
             body = [gast.Pass()]
-        live_body |= live_else
-        live_body |= loaded_names(statement.test)
-        return gast.If(statement.test, body, orelse), live_body
+        live -= touched
+        live |= live_body
+        live |= live_else
+        live |= loaded_names(statement.test)
+        return gast.If(statement.test, body, orelse), live
     if isinstance(statement, gast.For):
-        header = live
+        header = live & names_in(statement)  # (likewise)
         header |= loaded_names(statement.iter)
         while True:
             body, inside = _live(statement.body, set(header), removable)
@@ -209,7 +212,8 @@ def _live_statement(statement, live, removable):
             if inside <= header:
                 break
             header |= inside
-        return gast.For(statement.target, statement.iter, body or [gast.Pass()], [], None), header
+        live |= header
+        return gast.For(statement.target, statement.iter, body or [gast.Pass()], [], None), live
     live |= loaded_names(statement)
     return statement, live
 
