@@ -34,7 +34,8 @@ from srcad.compiler.frontend.fence import fence
 from srcad.compiler.frontend.container_writes import surely_lists
 from srcad.compiler.frontend.functional import call_written_helpers, forget_variants
 from srcad.compiler.frontend.normalize import normalize
-from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
+from srcad.compiler.frontend.parse import (ParsedFunction, forget_parses, param_names,
+                                           parse_function)
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
 from srcad.compiler.frontend.trees import walk
 from srcad.compiler.passes import OPTIONAL, enabled, off_in_this_thread
@@ -415,9 +416,11 @@ def _writes(fn) -> tuple:
 
 
 def forget_helper_analyses() -> None:
-    """Forget what `parameters_written` found and the variants made (`clear_cache`)."""
+    """Forget what `parameters_written` found, the variants made and the functions parsed
+    (`clear_cache`)."""
     _WRITTEN.clear()
     forget_variants()
+    forget_parses()
 
 
 def _replayable(block) -> bool:

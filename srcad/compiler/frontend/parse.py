@@ -78,22 +78,44 @@ def code_of(fn):
 _VARIANTS: dict = {}
 
 
+# id(code object) → (its weak reference, its tree): each function is parsed once, however
+# many modes and derivatives of it are made (the tree is never changed: normalize copies it)
+_PARSED: dict = {}
+
+
 def register_variant(code, parsed) -> None:
     """Let `parse_function` give `parsed` for a function whose code is `code`."""
+    _remember(_VARIANTS, code, parsed)
+
+
+def _remember(table: dict, code, parsed) -> None:
     key = id(code)
 
     def forget(reference):
-        if _VARIANTS.get(key, (None,))[0] is reference:
-            del _VARIANTS[key]
-    _VARIANTS[key] = (weakref.ref(code, forget), parsed)
+        if table.get(key, (None,))[0] is reference:
+            del table[key]
+    table[key] = (weakref.ref(code, forget), parsed)
+
+
+def forget_parses() -> None:
+    """Parse every function again from its source (`clear_cache`)."""
+    _PARSED.clear()
 
 
 def parse_function(fn) -> ParsedFunction:
-    """Locate `fn`'s definition in its source file and return it as gast."""
+    """Locate `fn`'s definition in its source file and return it as gast (once per code
+    object: the same tree serves every later call)."""
     code = code_of(fn)
-    variant = _VARIANTS.get(id(code))
-    if variant is not None and variant[0]() is code:
-        return variant[1]
+    for table in (_VARIANTS, _PARSED):
+        known = table.get(id(code))
+        if known is not None and known[0]() is code:
+            return known[1]
+    parsed = _parsed(fn, code)
+    _remember(_PARSED, code, parsed)
+    return parsed
+
+
+def _parsed(fn, code) -> ParsedFunction:
     lines = tuple(linecache.getlines(code.co_filename))
     if not lines:
         linecache.checkcache(code.co_filename)

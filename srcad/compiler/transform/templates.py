@@ -210,7 +210,8 @@ def _inlinable_body(rule):
     body = statements[0].value
     scoped = (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp,
               gast.NamedExpr)
-    return None if any(isinstance(n, scoped) for n in walk(body)) else body
+    # (a copy: its names are marked as the rule's own, and the parsed tree is shared)
+    return None if any(isinstance(n, scoped) for n in walk(body)) else clone(body)
 
 
 def _free_names(rule, body, parameters) -> dict | None:
