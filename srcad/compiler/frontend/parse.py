@@ -100,6 +100,20 @@ def _remember(table: dict, code, parsed) -> None:
 def forget_parses() -> None:
     """Parse every function again from its source (`clear_cache`)."""
     _PARSED.clear()
+    _LINES.clear()
+
+
+# filename → (linecache's list of its lines, the same as a tuple): the functions of a file
+# kept parsed share one tuple of its lines
+_LINES: dict = {}
+
+
+def _file_lines(filename: str) -> tuple:
+    listed = linecache.getlines(filename)
+    known = _LINES.get(filename)
+    if known is None or known[0] is not listed:
+        known = _LINES[filename] = (listed, tuple(listed))
+    return known[1]
 
 
 def parse_function(fn) -> ParsedFunction:
@@ -116,10 +130,10 @@ def parse_function(fn) -> ParsedFunction:
 
 
 def _parsed(fn, code) -> ParsedFunction:
-    lines = tuple(linecache.getlines(code.co_filename))
+    lines = _file_lines(code.co_filename)
     if not lines:
         linecache.checkcache(code.co_filename)
-        lines = tuple(linecache.getlines(code.co_filename))
+        lines = _file_lines(code.co_filename)
     if not lines:
         raise _no_source(code)
     node = _definition_block(code, lines) if code.co_name != "<lambda>" else None
