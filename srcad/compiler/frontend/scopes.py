@@ -56,17 +56,10 @@ def store_counts(fn) -> dict:
     """How often `fn` binds each name (its parameters included; not what the functions it
     defines bind, which are theirs)."""
     counts = {}
-    for node in _walk_own(fn, fn):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+    for node in name_nodes(fn, scopes=(gast.FunctionDef, gast.Lambda)):
+        if isinstance(node.ctx, (gast.Store, gast.Param)):
             counts[node.id] = counts.get(node.id, 0) + 1
     return counts
-
-
-def _walk_own(node, fn):
-    yield node
-    for child in gast.iter_child_nodes(node):
-        if not isinstance(child, (gast.FunctionDef, gast.Lambda)) or child is fn:
-            yield from _walk_own(child, fn)
 
 
 def surely_bound_by(statement) -> set:

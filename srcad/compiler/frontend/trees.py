@@ -142,21 +142,23 @@ def blocks(tree):
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
 
 
-def name_nodes(node) -> list:
-    """Every `Name` under `node` (a node or a list of nodes), depth first. A recursion
-    through the fields that stops at names (but a parameter's annotation): the passes that
-    look only for names ran half their time in `walk`'s generator, yielding every node."""
+def name_nodes(node, scopes: tuple = ()) -> list:
+    """Every `Name` under `node` (a node or a list of nodes), depth first; not those inside
+    a node of the kinds `scopes` under it (nested functions: their names are theirs). A
+    recursion through the fields that stops at names (but a parameter's annotation): the
+    passes that look only for names ran half their time in `walk`'s generator, yielding
+    every node."""
     found = []
-    _gather_names(node, found)
+    if type(node) is list:
+        for item in node:
+            if isinstance(item, gast.AST) and not isinstance(item, scopes):
+                _gather_names(item, found, scopes)
+    else:
+        _gather_names(node, found, scopes)
     return found
 
 
-def _gather_names(node, found: list) -> None:
-    if type(node) is list:
-        for item in node:
-            if isinstance(item, gast.AST):
-                _gather_names(item, found)
-        return
+def _gather_names(node, found: list, scopes: tuple) -> None:
     if type(node) is gast.Name:
         found.append(node)
         if getattr(node, "annotation", None) is None:
@@ -165,10 +167,10 @@ def _gather_names(node, found: list) -> None:
         value = getattr(node, field, None)
         if type(value) is list:
             for item in value:
-                if isinstance(item, gast.AST):
-                    _gather_names(item, found)
-        elif isinstance(value, gast.AST):
-            _gather_names(value, found)
+                if isinstance(item, gast.AST) and not isinstance(item, scopes):
+                    _gather_names(item, found, scopes)
+        elif isinstance(value, gast.AST) and not isinstance(value, scopes):
+            _gather_names(value, found, scopes)
 
 
 def names_in(node) -> set:
