@@ -100,13 +100,24 @@ def census(tree) -> Census:
     never use (sets, `map`, `dict`, `out=`) look for them only where it finds them, where
     each walked the whole function, a tenth of a long function's first call."""
     kinds, names, keywords = set(), set(), set()
-    for node in walk(tree):
+
+    def visit(node):  # (a recursion through the fields: faster than `walk`'s generator)
         kind = type(node)
         kinds.add(kind)
         if kind is gast.Name:
             names.add(node.id)
         elif kind is gast.keyword:
             keywords.add(node.arg)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, gast.AST):
+                        visit(item)
+            elif isinstance(value, gast.AST):
+                visit(value)
+
+    visit(tree)
     return Census(frozenset(kinds), frozenset(names), frozenset(keywords))
 
 
