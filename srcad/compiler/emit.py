@@ -119,12 +119,19 @@ def _namespace_check(guards: list, rules_edition: int) -> types.FunctionType:
     return scope["globals_hold"]
 
 
-def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards,
-                    label: str, replayable: bool = False,
+def compile_adjoint(module: gast.Module, function_name: str, cells: dict, user_freevars,
+                    guards, label: str, replayable: bool = False,
                     optimistic: bool = False, writes: bool = True,
                     argument_writes: dict | None = None,
                     by_forward_mode: bool = False, rules_edition: int = 0) -> CompiledAdjoint:
-    source = python_source(module) + "\n"
+    """`module` holds the scope function (transform/reverse.py): it gets a parameter for
+    each of the `cells` its body reads (a rule inlined and then simplified away may have
+    bound a helper it no longer calls; fusing binds more), then the user's free variables."""
+    read = set()
+    tree = as_python_ast(module, read)  # (the names read gathered by the same walk)
+    tree.body[0].args.args = [ast.arg(name, None, None) for name in [
+        *sorted(name for name in cells if name in read), *user_freevars]]
+    source = ast.unparse(tree) + "\n"
     filename = f"<srcad-{next(_SERIAL)} {label}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     module_code = compile(source, filename, "exec")
@@ -139,17 +146,18 @@ def python_source(node: gast.AST) -> str:
     return ast.unparse(as_python_ast(node))
 
 
-def as_python_ast(node):
+def as_python_ast(node, read: set | None = None):
     """The `ast` tree of a gast tree, as `gast.gast_to_ast` makes it, in one walk that also
     does what `ast.unparse` needs: a line number on each statement (it reads one where a
     type comment may stand, and nothing else of locations: the source is compiled from
     text) and a negative number under `**` or `.` written as a negation, which it then
     parenthesises (it writes Constant(-1) ** 2 as `-1 ** 2`, which Python reads as
     -(1 ** 2)). gast's own visitor, then a walk for each of these, cost a sixth of a long
-    function's first call."""
+    function's first call. `read`, if given, gathers the names the tree reads (not those in
+    parameters' annotations)."""
     kind = type(node)
     if kind is list:
-        return [as_python_ast(item) for item in node]
+        return [as_python_ast(item, read) for item in node]
     if not isinstance(node, gast.AST):
         return node
     twin = _AST_TWINS.get(kind)
@@ -163,13 +171,17 @@ def as_python_ast(node):
             shared = _SHARED[twin] = twin()
         return shared
     if kind is gast.Name:
+        if read is not None and type(node.ctx) is gast.Load:
+            read.add(node.id)
         return ast.Name(node.id, as_python_ast(node.ctx))
     if kind is gast.arguments:
         return ast.arguments(*[_parameters(getattr(node, field)) for field in (
-            "posonlyargs", "args", "vararg", "kwonlyargs")], as_python_ast(node.kw_defaults),
-            _parameters(node.kwarg), as_python_ast(node.defaults))
+            "posonlyargs", "args", "vararg", "kwonlyargs")],
+            as_python_ast(node.kw_defaults, read), _parameters(node.kwarg),
+            as_python_ast(node.defaults, read))
     made = twin.__new__(twin)
-    made.__dict__.update({field: as_python_ast(getattr(node, field)) for field in node._fields
+    made.__dict__.update({field: as_python_ast(getattr(node, field), read)
+                          for field in node._fields
                           if hasattr(node, field) and field not in _LEFT_OUT.get(kind, ())})
     if kind is gast.ExceptHandler and node.name is not None:
         made.name = node.name.id

@@ -282,13 +282,13 @@ def _collector_paused():
 def emit(program: Program) -> CompiledAdjoint:
     """The derivative program compiled, with what its callers must know of it."""
     _unwinding_contexts(program)
-    program.bindings.rescope(program.module, program.fn.__code__.co_freevars)
     kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",
             "fused": "grad", "gradient": "gradient", "forward-grad": "grad"}[program.mode]
     parsed = program.parsed
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     replayable = _replayable(program.block)
     return compile_adjoint(program.module, program.name, program.bindings.cells,
+                           program.fn.__code__.co_freevars,
                            program.resolver.guards.values(), label,
                            replayable=program.mode == "rev" and replayable,
                            writes=not replayable, optimistic=program.optimistic,

@@ -107,7 +107,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     vjp_body = forward + [backward, gast.Return(
         gast.Tuple([returned, load(backward_name)], gast.Load()))]
     vjp = gast.FunctionDef(vjp_name, simple_fn.args, vjp_body, [], None, None, [])
-    scope = function_def(SCOPE, [], [vjp, gast.Return(load(vjp_name))])  # (Bindings.rescope)
+    scope = function_def(SCOPE, [], [vjp, gast.Return(load(vjp_name))])  # (emit.compile_adjoint)
     return gast.Module([scope], []), vjp_name
 
 
