@@ -119,12 +119,19 @@ def _namespace_check(guards: list, rules_edition: int) -> types.FunctionType:
     return scope["globals_hold"]
 
 
-def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards,
-                    label: str, replayable: bool = False,
+def compile_adjoint(module: gast.Module, function_name: str, cells: dict, user_freevars,
+                    guards, label: str, replayable: bool = False,
                     optimistic: bool = False, writes: bool = True,
                     argument_writes: dict | None = None,
                     by_forward_mode: bool = False, rules_edition: int = 0) -> CompiledAdjoint:
-    source = python_source(module) + "\n"
+    """`module` holds the scope function (transform/reverse.py): it gets a parameter for
+    each of the `cells` its body reads (a rule inlined and then simplified away may have
+    bound a helper it no longer calls; fusing binds more), then the user's free variables."""
+    read = set()
+    tree = as_python_ast(module, read)  # (the names read gathered by the same walk)
+    tree.body[0].args.args = [ast.arg(name, None, None) for name in [
+        *sorted(name for name in cells if name in read), *user_freevars]]
+    source = ast.unparse(tree) + "\n"
     filename = f"<srcad-{next(_SERIAL)} {label}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     module_code = compile(source, filename, "exec")
@@ -135,26 +142,72 @@ def compile_adjoint(module: gast.Module, function_name: str, cells: dict, guards
 
 
 def python_source(node: gast.AST) -> str:
-    """`node` as Python source. `ast.unparse` reads the line number of a statement that may
-    carry a type comment, and nothing else of locations (the source is compiled from
-    text): one number on every statement serves, where `ast.fix_missing_locations` copied
-    four to every node (5% of a first call)."""
-    tree = gast.gast_to_ast(node)
-    todo = [tree]
-    while todo:
-        statement = todo.pop()
-        statement.lineno = 1
-        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
-            block = getattr(statement, name, None)
-            if type(block) is list:
-                todo.extend(block)
-    for part in ast.walk(tree):  # (ast.unparse writes Constant(-1) ** 2 as `-1 ** 2`, which
-        kind = type(part)        # Python reads as -(1 ** 2))
-        if kind is ast.BinOp and type(part.op) is ast.Pow:
-            part.left = _signed(part.left)
-        elif kind is ast.Attribute:
-            part.value = _signed(part.value)
-    return ast.unparse(tree)
+    """`node` as Python source, by `ast.unparse` of its `ast` twin (`as_python_ast`)."""
+    return ast.unparse(as_python_ast(node))
+
+
+def as_python_ast(node, read: set | None = None):
+    """The `ast` tree of a gast tree, as `gast.gast_to_ast` makes it, in one walk that also
+    does what `ast.unparse` needs: a line number on each statement (it reads one where a
+    type comment may stand, and nothing else of locations: the source is compiled from
+    text) and a negative number under `**` or `.` written as a negation, which it then
+    parenthesises (it writes Constant(-1) ** 2 as `-1 ** 2`, which Python reads as
+    -(1 ** 2)). gast's own visitor, then a walk for each of these, cost a sixth of a long
+    function's first call. `read`, if given, gathers the names the tree reads (not those in
+    parameters' annotations)."""
+    kind = type(node)
+    if kind is list:
+        return [as_python_ast(item, read) for item in node]
+    if not isinstance(node, gast.AST):
+        return node
+    twin = _AST_TWINS.get(kind)
+    if twin is None:
+        twin = _AST_TWINS[kind] = getattr(ast, kind.__name__, False)
+    if not twin:
+        return None  # (a gast node that `ast` has not: gast leaves it out too)
+    if not node._fields:  # (contexts and operators, shared as the parser shares them)
+        shared = _SHARED.get(twin)
+        if shared is None:
+            shared = _SHARED[twin] = twin()
+        return shared
+    if kind is gast.Name:
+        if read is not None and type(node.ctx) is gast.Load:
+            read.add(node.id)
+        return ast.Name(node.id, as_python_ast(node.ctx))
+    if kind is gast.arguments:
+        return ast.arguments(*[_parameters(getattr(node, field)) for field in (
+            "posonlyargs", "args", "vararg", "kwonlyargs")],
+            as_python_ast(node.kw_defaults, read), _parameters(node.kwarg),
+            as_python_ast(node.defaults, read))
+    made = twin.__new__(twin)
+    made.__dict__.update({field: as_python_ast(getattr(node, field), read)
+                          for field in node._fields
+                          if hasattr(node, field) and field not in _LEFT_OUT.get(kind, ())})
+    if kind is gast.ExceptHandler and node.name is not None:
+        made.name = node.name.id
+    elif kind is gast.BinOp and type(node.op) is gast.Pow:
+        made.left = _signed(made.left)
+    elif kind is gast.Attribute:
+        made.value = _signed(made.value)
+    if isinstance(made, _NUMBERED):
+        made.lineno = 1
+    return made
+
+
+_AST_TWINS: dict = {}
+_SHARED: dict = {}
+_LEFT_OUT = {gast.Assign: ("type_comment",)}  # (as gast_to_ast leaves it out)
+_NUMBERED = (ast.stmt, ast.excepthandler, ast.mod, *(
+    (ast.match_case,) if hasattr(ast, "match_case") else ()))
+
+
+def _parameters(node):
+    """A parameter, a gast Name, as an `ast.arg` (a list of them, or None)."""
+    if node is None:
+        return None
+    if type(node) is list:
+        return [_parameters(item) for item in node]
+    return ast.arg(node.id, as_python_ast(node.annotation), node.type_comment)
 
 
 def _signed(node: ast.expr) -> ast.expr:

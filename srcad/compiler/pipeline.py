@@ -35,7 +35,8 @@ from srcad.compiler.frontend.container_writes import surely_lists
 from srcad.compiler.frontend.functional import call_written_helpers, forget_variants
 from srcad.compiler.frontend.inline import inline_helpers
 from srcad.compiler.frontend.normalize import normalize
-from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
+from srcad.compiler.frontend.parse import (ParsedFunction, forget_parses, param_names,
+                                           parse_function)
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
 from srcad.compiler.frontend.trees import walk
 from srcad.compiler.passes import OPTIONAL, enabled, off_in_this_thread
@@ -296,13 +297,13 @@ def _collector_paused():
 def emit(program: Program) -> CompiledAdjoint:
     """The derivative program compiled, with what its callers must know of it."""
     _unwinding_contexts(program)
-    program.bindings.rescope(program.module, program.fn.__code__.co_freevars)
     kind = {"fwd": "jvp", "batch": "batched jvp", "slope": "jvp", "rev": "vjp",
             "fused": "grad", "gradient": "gradient", "forward-grad": "grad"}[program.mode]
     parsed = program.parsed
     label = f"{kind} of {parsed.name} ({parsed.filename}:{parsed.node.lineno})"
     replayable = _replayable(program.block)
     return compile_adjoint(program.module, program.name, program.bindings.cells,
+                           program.fn.__code__.co_freevars,
                            program.resolver.guards.values(), label,
                            replayable=program.mode == "rev" and replayable,
                            writes=not replayable, optimistic=program.optimistic,
@@ -374,9 +375,9 @@ def _frontend(fn, arrays: frozenset, inline: bool = False):
 
 
 def _simple_form(parsed, resolver, arrays: frozenset) -> tuple:
-    lists = surely_lists(parsed.node, resolver)
+    lists = surely_lists(parsed.node, resolver, parsed.held)
     fence(parsed, lists)                                         # fence
-    namer = Namer.for_function(parsed.node)
+    namer = Namer(parsed.held.names)  # (the names the user wrote)
     simple = normalize(parsed, namer, resolver, lists)           # normalize
     block = resolve(simple, resolver)                            # resolve
     if sequences_as_arrays(simple, block, resolver, namer):
@@ -442,9 +443,11 @@ def _writes(fn) -> tuple:
 
 
 def forget_helper_analyses() -> None:
-    """Forget what `parameters_written` found and the variants made (`clear_cache`)."""
+    """Forget what `parameters_written` found, the variants made and the functions parsed
+    (`clear_cache`)."""
     _WRITTEN.clear()
     forget_variants()
+    forget_parses()
 
 
 def _replayable(block) -> bool:

@@ -161,7 +161,7 @@ def test_an_ode_on_array_elements_runs_as_scalar_code():
     source = _gradient_source(rates, {("p", 1), ("start", 1)})
     assert "unbroadcast" not in source and "shape_of" not in source
     assert source.count("stack.append(") == 5  # u, v, two products, the trip count
-    backward_loop = source[source.index("for _ in range(trips)"):]
+    backward_loop = source[source.index("range(trips"):]
     body = backward_loop[:backward_loop.index("\n        b_p = ")]
     assert "add_at" not in body and "index_adjoint" not in body
     assert backward_loop.count("add_at(b_p, b_p_at") == 4

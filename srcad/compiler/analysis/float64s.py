@@ -20,7 +20,7 @@ import gast
 import numpy as np
 
 from srcad.compiler.analysis.shapes import Reduced
-from srcad.compiler.frontend.trees import walk
+from srcad.compiler.frontend.trees import blocks, name_nodes
 from srcad.ops.fused_softmax import softmax_vjp
 from srcad.kernels import outlines, adjoints as helpers
 from srcad.runtime.arguments import seed_for
@@ -66,11 +66,12 @@ class Knowledge:
                 known = replace(known, shape=self.shapes.get(target, ("bound", id(statement))))
             self.set(target, known)
             return
-        for node in walk(statement):  # a loop, a branch, an unpacking: forget what it binds
-            if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Del)):
-                self.facts.pop(node.id, None)
-            elif isinstance(node, (gast.FunctionDef, gast.ClassDef)):
-                self.facts.pop(node.name, None)
+        for name in name_nodes(statement):  # a loop, a branch, an unpacking, a `del`:
+            if isinstance(name.ctx, (gast.Store, gast.Del)):  # forget what it binds
+                self.facts.pop(name.id, None)
+        for defined in [statement, *(s for block in blocks(statement) for s in block)]:
+            if isinstance(defined, (gast.FunctionDef, gast.ClassDef)):
+                self.facts.pop(defined.name, None)
 
     def set(self, name: str, known) -> None:
         if known is None:

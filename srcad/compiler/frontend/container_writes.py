@@ -31,33 +31,35 @@ import builtins
 import gast
 
 from srcad.compiler.frontend.parse import param_names
-from srcad.compiler.frontend.trees import walk
+from srcad.compiler.frontend.trees import Census, walk
 from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import python_statements
 
-def container_writes_as_updates(fn: gast.FunctionDef, lists, resolver, namer) -> frozenset:
+def container_writes_as_updates(fn: gast.FunctionDef, lists, resolver, namer,
+                                held: Census) -> frozenset:
     """Rewrite, in place, the updates of `lists` (`surely_lists(fn)`) and of the names that
-    surely hold dicts as the module says; returns those names."""
-    dicts = surely_dicts(fn, resolver)
+    surely hold dicts as the module says; returns those names. `held`: `fn`'s census."""
+    dicts = surely_dicts(fn, resolver, held)
     if lists or dicts:
         _Rewriter(lists, dicts, resolver, namer).statements(fn.body)
     return dicts
 
 
-def surely_lists(fn: gast.FunctionDef, resolver) -> frozenset:
+def surely_lists(fn: gast.FunctionDef, resolver, held: Census) -> frozenset:
     """The names of `fn` every binding of which makes a list (a greatest fixpoint: a copy of
-    a list is one if the list is)."""
-    return _surely(fn, resolver, _LIST)
+    a list is one if the list is); `held`: `fn`'s census."""
+    return _surely(fn, resolver, _LIST, held)
 
 
-def surely_dicts(fn: gast.FunctionDef, resolver) -> frozenset:
+def surely_dicts(fn: gast.FunctionDef, resolver, held: Census) -> frozenset:
     """The names of `fn` every binding of which makes a dict."""
-    return _surely(fn, resolver, _DICT)
+    return _surely(fn, resolver, _DICT, held)
 
 
-def _surely(fn, resolver, kind) -> frozenset:
+def _surely(fn, resolver, kind, held: Census) -> frozenset:
     values = {name: [None] for name in param_names(fn)}
-    for node in _own_nodes(fn):
+    binders = _own_nodes(fn) if gast.NamedExpr in held.kinds else _own_statements(fn)
+    for node in binders:
         for target, value in _bindings(node):
             if isinstance(target, gast.Name):
                 values.setdefault(target.id, []).append(value)
@@ -74,6 +76,10 @@ def _surely(fn, resolver, kind) -> frozenset:
         sure = kept
 
 
+_SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ListComp, gast.SetComp,
+           gast.DictComp, gast.GeneratorExp, gast.ClassDef)
+
+
 def _own_nodes(fn):
     """The nodes of `fn`'s own scope: not those of the functions, lambdas and
     comprehensions it holds (their names are theirs)."""
@@ -81,10 +87,23 @@ def _own_nodes(fn):
     while todo:
         node = todo.pop()
         yield node
-        if not isinstance(node, (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda,
-                                 gast.ListComp, gast.SetComp, gast.DictComp,
-                                 gast.GeneratorExp, gast.ClassDef)):
+        if not isinstance(node, _SCOPES):
             todo.extend(gast.iter_child_nodes(node))
+
+
+def _own_statements(fn):
+    """The statements and exception handlers of `fn`'s own scope: all that binds names in
+    it but an assignment expression (`:=`), which only `_own_nodes` finds (in a function
+    without one, the expressions are not walked)."""
+    todo = list(fn.body)
+    while todo:
+        node = todo.pop()
+        yield node
+        if not isinstance(node, _SCOPES):
+            for field in ("body", "orelse", "finalbody", "handlers", "cases"):
+                block = getattr(node, field, None)
+                if type(block) is list:
+                    todo.extend(block)
 
 
 _KEEPS_ITS_KIND = object()  # `xs += ys` extends a list in place (`d |= m` a dict): it stays one

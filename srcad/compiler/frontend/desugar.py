@@ -16,7 +16,7 @@ import numpy as np
 
 from srcad.compiler.frontend.fence import starred_unpacking
 from srcad.compiler.frontend.scopes import local_names
-from srcad.compiler.frontend.trees import clone, walk
+from srcad.compiler.frontend.trees import blocks, clone, walk
 from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import numpy_indexing, python_builtins, python_statements
 from srcad.runtime.control import stop_recording
@@ -571,20 +571,20 @@ def scatters_as_writes(fn: gast.FunctionDef, resolver, namer) -> None:
     v)` (or `-v`): NumPy adds into `a` in place, as a call srcad cannot see into; written as
     an assignment into `a`, it is an in-place update like any other (saved, undone, checked
     for aliasing), and the addition has rules (ops/numpy_indexing.py)."""
-    shadowed = local_names(fn)
-    for node in walk(fn):
-        for field in ("body", "orelse", "finalbody"):
-            statements = getattr(node, field, None)
-            if isinstance(statements, list):
-                statements[:] = [_scatter_as_write(s, resolver, namer, shadowed)
-                                 for s in statements]
+    shadowed = None  # (the function's local names, found once a call may be a scatter)
+    for statements in blocks(fn):
+        for position, statement in enumerate(statements):
+            call = statement.value if isinstance(statement, gast.Expr) else None
+            if isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute) \
+                    and len(call.args) == 3 and not call.keywords \
+                    and isinstance(call.args[0], gast.Name):
+                shadowed = local_names(fn) if shadowed is None else shadowed
+                statements[position] = _scatter_as_write(statement, call, resolver, namer,
+                                                         shadowed)
 
 
-def _scatter_as_write(statement, resolver, namer, shadowed):
-    call = statement.value if isinstance(statement, gast.Expr) else None
-    if not (isinstance(call, gast.Call) and isinstance(call.func, gast.Attribute)
-            and len(call.args) == 3 and not call.keywords
-            and isinstance(call.args[0], gast.Name) and _root(call.func) not in shadowed):
+def _scatter_as_write(statement, call, resolver, namer, shadowed):
+    if _root(call.func) in shadowed:
         return statement
     callee = resolver.chain_value(call.func)
     if not any(callee == scatter for scatter in (np.add.at, np.subtract.at)):
@@ -608,13 +608,10 @@ def _root(node) -> str | None:
 def starred_unpackings(fn: gast.FunctionDef, resolver, namer) -> None:
     """`first, *rest, last = value` as `first, rest, last = starred_parts(value, 1, 1)`,
     a plain unpacking of what Python's gives (`rest` a list; ops/python_builtins.py)."""
-    for node in walk(fn):
-        for field in ("body", "orelse", "finalbody"):
-            statements = getattr(node, field, None)
-            if isinstance(statements, list):
-                for statement in statements:
-                    if starred_unpacking(statement):
-                        _unstarred(statement, resolver, namer)
+    for statements in blocks(fn):
+        for statement in statements:
+            if starred_unpacking(statement):
+                _unstarred(statement, resolver, namer)
 
 
 def _unstarred(statement: gast.Assign, resolver, namer) -> None:

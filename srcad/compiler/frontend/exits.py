@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import gast
 
+from srcad.compiler.frontend.trees import statements_in
 from srcad.compiler.transform.naming import Namer
 
 
@@ -28,7 +29,7 @@ def lower_exits(fn: gast.FunctionDef, namer: Namer) -> gast.FunctionDef:
     body = fn.body
     final = body[-1:] if body and isinstance(body[-1], gast.Return) else []
     inner = body[:len(body) - len(final)]
-    jumps = [n for s in inner for n in walk_local(s)
+    jumps = [n for s in inner for n in statements_in(s)
              if isinstance(n, (gast.Return, gast.Break, gast.Continue))
              or isinstance(n, (gast.For, gast.While)) and n.orelse]  # (`else` runs unless
     if not any(isinstance(n, gast.Return) for n in jumps):          # the loop broke)

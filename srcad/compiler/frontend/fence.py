@@ -53,12 +53,27 @@ def fence(parsed: ParsedFunction, lists=frozenset()) -> None:
     fn = parsed.node
     if isinstance(fn, gast.AsyncFunctionDef):
         _refuse(fn, parsed)
-    for default in [*fn.args.defaults, *filter(None, fn.args.kw_defaults)]:
-        _check_expression_tree(default, parsed)
-    _check_block(fn.body, parsed, local=frozenset(local_names(fn)), lists=lists)
+    expressions = not _every_kind_allowed(parsed.held.kinds)
+    if expressions:
+        for default in [*fn.args.defaults, *filter(None, fn.args.kw_defaults)]:
+            _check_expression_tree(default, parsed)
+    _check_block(fn.body, parsed, local=frozenset(local_names(fn)), lists=lists,
+                 expressions=expressions)
 
 
-def _check_block(statements, parsed, in_handler=False, local=frozenset(), lists=frozenset()):
+def _every_kind_allowed(kinds) -> bool:
+    """Whether every kind of node the function holds (its census) is allowed where it may
+    stand: then no expression needs a walk of its own (nearly every function), as none
+    could be refused. Not so where a starred argument or a comprehension (which may be
+    asynchronous) asks for a closer look."""
+    return gast.Starred not in kinds and gast.comprehension not in kinds and all(
+        issubclass(kind, (*ALLOWED_STATEMENTS, *ALLOWED_EXPRESSIONS, *STRUCTURAL,
+                          gast.ExceptHandler)) for kind in kinds)
+
+
+def _check_block(statements, parsed, in_handler=False, local=frozenset(), lists=frozenset(),
+                 expressions=True):
+    """`expressions`: whether the expressions need checking (`_every_kind_allowed`)."""
     for statement in statements:
         if not isinstance(statement, ALLOWED_STATEMENTS):
             _refuse(statement, parsed)
@@ -86,14 +101,16 @@ def _check_block(statements, parsed, in_handler=False, local=frozenset(), lists=
             if field in ("body", "orelse", "finalbody"):
                 _check_block(child, parsed, in_handler and not isinstance(
                     statement, (gast.FunctionDef, gast.Try)), local,
-                    frozenset() if isinstance(statement, gast.FunctionDef) else lists)
+                    frozenset() if isinstance(statement, gast.FunctionDef) else lists,
+                    expressions)
             elif field == "handlers":  # (where `raise` alone raises what was caught again)
                 for handler in child:
-                    if handler.type is not None:
+                    if handler.type is not None and expressions:
                         _check_expression_tree(handler.type, parsed)
-                    _check_block(handler.body, parsed, True, local, lists)
-            elif field == "targets" and starred_unpacking(statement):
-                continue  # (names only, desugar.starred_unpackings rewrites it)
+                    _check_block(handler.body, parsed, True, local, lists, expressions)
+            elif not expressions or field == "targets" and starred_unpacking(statement):
+                continue  # (a starred target: names only, desugar.starred_unpackings
+                #           rewrites it)
             else:
                 for part in child if isinstance(child, list) else [child]:
                     if isinstance(part, gast.AST):

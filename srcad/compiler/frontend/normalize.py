@@ -93,16 +93,23 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver,
 
     def is_derivative_call(call):
         return resolver.chain_value(call.func) in (call_jvp, call_vjp)
-    fn = clone(parsed.node)
-    sets_as_calls(fn, resolver, namer)
-    maps_as_comprehensions(fn, resolver)
-    dicts_as_displays(fn, resolver)
-    dicts = container_writes_as_updates(fn, lists, resolver, namer)
+    fn, held = clone(parsed.node), parsed.held  # (a rewrite of a rare construct runs where
+    #                                             the function has one; none before makes one)
+    if gast.Set in held.kinds or gast.SetComp in held.kinds:
+        sets_as_calls(fn, resolver, namer)
+    if any(resolver.peek(name) is map for name in held.names):
+        maps_as_comprehensions(fn, resolver)
+    if any(resolver.peek(name) is dict for name in held.names):
+        dicts_as_displays(fn, resolver)
+    dicts = container_writes_as_updates(fn, lists, resolver, namer, held)
     explicit_super(fn, resolver.fn.__code__)
     scatters_as_writes(fn, resolver, namer)
-    outs_checked(fn, resolver, namer, parsed)
-    starred_unpackings(fn, resolver, namer)
-    outline_try_blocks(fn, resolver, namer, parsed)
+    if "out" in held.keywords:
+        outs_checked(fn, resolver, namer, parsed)
+    if gast.Starred in held.kinds:
+        starred_unpackings(fn, resolver, namer)
+    if gast.Try in held.kinds:
+        outline_try_blocks(fn, resolver, namer, parsed)
     fn = lower_exits(convert_closures(fn, is_derivative_call), namer)
     return _Normalizer(fn, namer, resolver, parsed, lists | dicts).run()
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import gast
 
+from srcad.compiler.frontend.trees import Census, as_gast, census
 from srcad.errors import Location, SourceUnavailableError
 from srcad.ops.callables import unwrapped
 
@@ -40,6 +41,12 @@ class ParsedFunction:
     filename: str
     lines: tuple[str, ...]
     name: str
+
+    @functools.cached_property
+    def held(self) -> Census:
+        """What `node` holds (trees.census): the frontend's passes ask it before looking
+        for a construct the function may not have. (`node` is never changed.)"""
+        return census(self.node)
 
     def location(self, node) -> Location | None:
         lineno = getattr(node, "lineno", None)
@@ -71,26 +78,62 @@ def code_of(fn):
 _VARIANTS: dict = {}
 
 
+# id(code object) → (its weak reference, its tree): each function is parsed once, however
+# many modes and derivatives of it are made (the tree is never changed: normalize copies it)
+_PARSED: dict = {}
+
+
 def register_variant(code, parsed) -> None:
     """Let `parse_function` give `parsed` for a function whose code is `code`."""
+    _remember(_VARIANTS, code, parsed)
+
+
+def _remember(table: dict, code, parsed) -> None:
     key = id(code)
 
     def forget(reference):
-        if _VARIANTS.get(key, (None,))[0] is reference:
-            del _VARIANTS[key]
-    _VARIANTS[key] = (weakref.ref(code, forget), parsed)
+        if table.get(key, (None,))[0] is reference:
+            del table[key]
+    table[key] = (weakref.ref(code, forget), parsed)
+
+
+def forget_parses() -> None:
+    """Parse every function again from its source (`clear_cache`)."""
+    _PARSED.clear()
+    _LINES.clear()
+
+
+# filename → (linecache's list of its lines, the same as a tuple): the functions of a file
+# kept parsed share one tuple of its lines
+_LINES: dict = {}
+
+
+def _file_lines(filename: str) -> tuple:
+    listed = linecache.getlines(filename)
+    known = _LINES.get(filename)
+    if known is None or known[0] is not listed:
+        known = _LINES[filename] = (listed, tuple(listed))
+    return known[1]
 
 
 def parse_function(fn) -> ParsedFunction:
-    """Locate `fn`'s definition in its source file and return it as gast."""
+    """Locate `fn`'s definition in its source file and return it as gast (once per code
+    object: the same tree serves every later call)."""
     code = code_of(fn)
-    variant = _VARIANTS.get(id(code))
-    if variant is not None and variant[0]() is code:
-        return variant[1]
-    lines = tuple(linecache.getlines(code.co_filename))
+    for table in (_VARIANTS, _PARSED):
+        known = table.get(id(code))
+        if known is not None and known[0]() is code:
+            return known[1]
+    parsed = _parsed(fn, code)
+    _remember(_PARSED, code, parsed)
+    return parsed
+
+
+def _parsed(fn, code) -> ParsedFunction:
+    lines = _file_lines(code.co_filename)
     if not lines:
         linecache.checkcache(code.co_filename)
-        lines = tuple(linecache.getlines(code.co_filename))
+        lines = _file_lines(code.co_filename)
     if not lines:
         raise _no_source(code)
     node = _definition_block(code, lines) if code.co_name != "<lambda>" else None
@@ -235,16 +278,17 @@ def _definition_block(code, lines: tuple):
     try:
         block = inspect.getblock(lines[first - 1:])
         # an indented `def` (a method, a nested function) parses as the body of an `if`,
-        # its lines untouched: a string spanning lines keeps its text, columns stay right
+        # its lines untouched: a string spanning lines keeps its text, columns stay right;
+        # blank lines before it give the nodes the file's line numbers as they are made
         indented = block[0][:1].isspace()
-        tree = python_tree(("if 1:\n" if indented else "") + "".join(block))
+        tree = python_tree("\n" * (first - 1 - indented) + ("if 1:\n" if indented else "")
+                           + "".join(block))
     except (SyntaxError, IndexError, ValueError):  # (IndentationError is a SyntaxError)
         return None  # a block inspect cannot cut out
     body = tree.body[0].body if indented and isinstance(tree.body[0], ast.If) else tree.body
     node = body[0] if len(tree.body) == 1 and len(body) == 1 else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
         return None
-    ast.increment_lineno(tree, first - 1 - indented)
     return node if _first_line(node) == first else None
 
 
@@ -335,7 +379,7 @@ def _to_function_def(node) -> gast.FunctionDef:
             ast.FunctionDef(name=_name_of(node), args=node.args, body=body,
                             decorator_list=[], returns=None, type_params=[]), node)
         ast.fix_missing_locations(node)
-    converted = gast.ast_to_gast(node)
+    converted = as_gast(node)
     converted.decorator_list = []
     converted.returns = None
     for arg in _all_params(converted.args):

@@ -148,8 +148,16 @@ class Operation:
         nodes = [*self.args, *(value for _, value in self.keywords)]
         if self.kind == "call" and self.dynamic and self.callee is None and self.method is None:
             nodes.append(self.statement.value.func)  # a function value: it may hold floats
-        return [n.id for node in nodes for n in trees.walk(node) if isinstance(n, gast.Name)
-                and isinstance(n.ctx, gast.Load)]
+        names = []
+        for node in nodes:  # (an atom, nearly always: a name or a constant, read directly)
+            kind = type(node)
+            if kind is gast.Name and getattr(node, "annotation", None) is None:
+                if type(node.ctx) is gast.Load:
+                    names.append(node.id)
+            elif kind is not gast.Constant:
+                names += [n.id for n in trees.walk(node) if isinstance(n, gast.Name)
+                          and isinstance(n.ctx, gast.Load)]
+        return names
 
 
 class Resolver:

@@ -7,19 +7,16 @@ from __future__ import annotations
 import gast
 
 from srcad.compiler.frontend.parse import param_names
-from srcad.compiler.frontend.trees import walk
+from srcad.compiler.frontend.trees import blocks, name_nodes, walk
 
 
 def local_names(fn: gast.FunctionDef) -> set:
-    """The names a function binds: parameters, assignment targets, nested functions (in
-    one walk: the frontend asks after each of its rewrites)."""
+    """The names a function binds: parameters, assignment targets, nested functions (its
+    names and its blocks gathered, not every node walked: the frontend asks after each of
+    its rewrites)."""
     names = set(param_names(fn))
-    for node in walk(fn):
-        if isinstance(node, gast.Name):
-            if isinstance(node.ctx, gast.Store):
-                names.add(node.id)
-        elif isinstance(node, gast.FunctionDef) and node is not fn:
-            names.add(node.name)
+    names.update(n.id for n in name_nodes(fn) if isinstance(n.ctx, gast.Store))
+    names.update(s.name for block in blocks(fn) for s in block if isinstance(s, gast.FunctionDef))
     return names
 
 
@@ -59,17 +56,10 @@ def store_counts(fn) -> dict:
     """How often `fn` binds each name (its parameters included; not what the functions it
     defines bind, which are theirs)."""
     counts = {}
-    for node in _walk_own(fn, fn):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, (gast.Store, gast.Param)):
+    for node in name_nodes(fn, scopes=(gast.FunctionDef, gast.Lambda)):
+        if isinstance(node.ctx, (gast.Store, gast.Param)):
             counts[node.id] = counts.get(node.id, 0) + 1
     return counts
-
-
-def _walk_own(node, fn):
-    yield node
-    for child in gast.iter_child_nodes(node):
-        if not isinstance(child, (gast.FunctionDef, gast.Lambda)) or child is fn:
-            yield from _walk_own(child, fn)
 
 
 def surely_bound_by(statement) -> set:

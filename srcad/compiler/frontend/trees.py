@@ -8,9 +8,12 @@ None), visited through each node's `_fields`.
 """
 from __future__ import annotations
 
+import ast
 from collections import Counter, deque
+from typing import NamedTuple
 
 import gast
+import gast.ast3
 
 def clone(node):
     """A deep copy of a gast node (or list of nodes), with every attribute it carries."""
@@ -24,6 +27,49 @@ def clone(node):
                             or isinstance(value, gast.AST) else value
                             for key, value in node.__dict__.items()})
     return copied
+
+
+def as_gast(node):
+    """The gast tree of an `ast` tree, as `gast.ast_to_gast` makes it, without its visitor's
+    dispatch by method name (a tenth of a long function's frontend): each node the gast
+    class of its name with the same fields and locations; parameters, names and handlers as
+    gast's visitor writes them; a node its visitor rewrites otherwise on this Python (type
+    parameters on 3.12, definitions before it) is handed to it."""
+    kind = type(node)
+    if kind is list:
+        return [as_gast(item) for item in node]
+    if not isinstance(node, ast.AST):
+        return node
+    name = kind.__name__
+    if name in _GAST_REWRITES:
+        return gast.ast_to_gast(node)
+    if kind is ast.Name:
+        return ast.copy_location(gast.Name(node.id, as_gast(node.ctx), None, None), node)
+    if kind is ast.arg:
+        return ast.copy_location(gast.Name(node.arg, gast.Param(), as_gast(node.annotation),
+                                           node.type_comment), node)
+    if kind is ast.ExceptHandler and node.name:
+        return ast.copy_location(gast.ExceptHandler(
+            as_gast(node.type), gast.Name(node.name, gast.Store(), None, None),
+            as_gast(node.body)), node)
+    twin = getattr(gast, name, None)
+    if twin is None:
+        return None  # (as gast's visitor leaves out what gast has no node for)
+    made = twin.__new__(twin)
+    made.__dict__.update({field: as_gast(getattr(node, field)) for field in node._fields
+                          if hasattr(node, field)})
+    for attribute in node._attributes:
+        if hasattr(node, attribute):
+            setattr(made, attribute, getattr(node, attribute))
+    return made
+
+
+# what gast's visitor converts by a method of its own: Name, arg and ExceptHandler as_gast
+# writes as it does; the others it is handed
+_GAST_REWRITES = {name[len("visit_"):] for cls in gast.ast3.Ast3ToGAst.__mro__
+                  if cls not in (ast.NodeTransformer, ast.NodeVisitor, object)
+                  for name in vars(cls) if name.startswith("visit_")} - {
+    "Name", "arg", "ExceptHandler"}
 
 
 def walk(node):
@@ -40,22 +86,131 @@ def walk(node):
         yield node
 
 
+class Census(NamedTuple):
+    """What a tree holds: its kinds of node, the names it reads or binds, the keywords its
+    calls pass."""
+
+    kinds: frozenset
+    names: frozenset
+    keywords: frozenset
+
+
+def census(tree) -> Census:
+    """The tree's census, in one walk: the frontend's rewrites of constructs most functions
+    never use (sets, `map`, `dict`, `out=`) look for them only where it finds them, where
+    each walked the whole function, a tenth of a long function's first call."""
+    kinds, names, keywords = set(), set(), set()
+
+    def visit(node):  # (a recursion through the fields: faster than `walk`'s generator)
+        kind = type(node)
+        kinds.add(kind)
+        if kind is gast.Name:
+            names.add(node.id)
+        elif kind is gast.keyword:
+            keywords.add(node.arg)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, gast.AST):
+                        visit(item)
+            elif isinstance(value, gast.AST):
+                visit(value)
+
+    visit(tree)
+    return Census(frozenset(kinds), frozenset(names), frozenset(keywords))
+
+
+def statements_in(statement):
+    """`statement` and every statement of the blocks it holds, outermost first; not those of
+    the functions defined inside it (as `exits.walk_local`). Statements stand only in blocks,
+    so this skips the expressions a walk of every node enters."""
+    todo = [statement]
+    while todo:
+        statement = todo.pop()
+        yield statement
+        for field in _BLOCKS:
+            block = getattr(statement, field, None)
+            if type(block) is list:
+                todo.extend(child for child in reversed(block)
+                            if not isinstance(child, gast.FunctionDef))
+
+
+def blocks(tree):
+    """Every block (list of statements) under `tree`, those of the functions it defines too:
+    a rewrite of statements visits these, where a walk of every node enters expressions."""
+    todo = [tree]
+    while todo:
+        node = todo.pop()
+        for field in _BLOCKS:
+            block = getattr(node, field, None)
+            if type(block) is list:
+                if field != "handlers" and field != "cases":
+                    yield block
+                todo.extend(block)
+
+
+_BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def name_nodes(node, scopes: tuple = ()) -> list:
+    """Every `Name` under `node` (a node or a list of nodes), depth first; not those inside
+    a node of the kinds `scopes` under it (nested functions: their names are theirs). A
+    recursion through the fields that stops at names (but a parameter's annotation): the
+    passes that look only for names ran half their time in `walk`'s generator, yielding
+    every node."""
+    found = []
+    if type(node) is list:
+        for item in node:
+            if isinstance(item, gast.AST) and not isinstance(item, scopes):
+                _gather_names(item, found, scopes)
+    else:
+        _gather_names(node, found, scopes)
+    return found
+
+
+def _gather_names(node, found: list, scopes: tuple) -> None:
+    if type(node) is gast.Name:
+        found.append(node)
+        if getattr(node, "annotation", None) is None:
+            return
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, gast.AST) and not isinstance(item, scopes):
+                    _gather_names(item, found, scopes)
+        elif isinstance(value, gast.AST) and not isinstance(value, scopes):
+            _gather_names(value, found, scopes)
+
+
+def names_in(node) -> set:
+    """The names `node` mentions, read, bound or deleted."""
+    return {name.id for name in name_nodes(node)}
+
+
 def name_counts(*nodes) -> tuple[Counter, Counter]:
     """How often each name is read (loaded) and bound (stored or deleted) under `nodes`."""
     reads, binds = Counter(), Counter()
-    for tree in nodes:
-        for node in walk(tree):
-            if type(node) is gast.Name:
-                if type(node.ctx) is gast.Load:
-                    reads[node.id] += 1
-                elif type(node.ctx) is not gast.Param:
-                    binds[node.id] += 1
+    for name in name_nodes(list(nodes)):
+        if type(name.ctx) is gast.Load:
+            reads[name.id] += 1
+        elif type(name.ctx) is not gast.Param:
+            binds[name.id] += 1
     return reads, binds
 
 
 def statement_lists(fn: gast.FunctionDef) -> dict:
-    """The statement list each statement of `fn` stands in, by the statement's id."""
-    return {id(statement): statements for node in walk(fn)
-            if isinstance(node, (gast.FunctionDef, gast.For, gast.While, gast.If))
-            for statements in (node.body, getattr(node, "orelse", []))
-            for statement in statements}
+    """The statement list each statement of `fn` stands in, by the statement's id (of the
+    bodies of functions, loops and branches)."""
+    lists, todo = {}, [fn]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, (gast.FunctionDef, gast.For, gast.While, gast.If)):
+            for statements in (node.body, getattr(node, "orelse", [])):
+                lists.update((id(statement), statements) for statement in statements)
+        for field in _BLOCKS:
+            block = getattr(node, field, None)
+            if type(block) is list:
+                todo.extend(block)
+    return lists

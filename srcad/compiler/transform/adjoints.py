@@ -24,6 +24,8 @@ branches only, so control flow never meets it.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import gast
 
 from srcad.compiler.transform.naming import Namer, adjoint_name
@@ -34,6 +36,7 @@ UNSET, NONE, SET, MAYBE = "unset", "none", "set", "maybe"
 OWNED, MAYBE_OWNED = "owned", "maybe owned"
 UNIFORM = "uniform"
 _UNOWNED = {OWNED: SET, MAYBE_OWNED: MAYBE}
+_ABSENT = object()  # (a name without a state yet)
 
 
 def load(name):
@@ -90,6 +93,7 @@ class Adjoints:
         self.names: dict[str, str] = {}
         self.states: dict[str, str] = {}
         self._single: dict[str, gast.Assign] = {}  # UNIFORM adjoints set once: the assignment
+        self._before: dict | None = None  # in `joined_after`: each state changed, as it was
 
     def name(self, primal: str) -> str:
         if primal not in self.names:
@@ -100,10 +104,33 @@ class Adjoints:
         return self.states.get(primal, UNSET)
 
     def seed(self, primal: str) -> str:
-        self.states[primal] = SET
+        self.set_state(primal, SET)
         return self.name(primal)
 
+    def set_state(self, primal: str, state: str) -> None:
+        if self._before is not None and primal not in self._before:
+            self._before[primal] = self.states.get(primal, _ABSENT)
+        self.states[primal] = state
+
     # ---- control flow ----------------------------------------------------------------------
+    @contextmanager
+    def joined_after(self):
+        """Around a block that may not run (a rule guarded by its adjoint not being None):
+        after it, the states it changed are joined with those before, as `merge(before,
+        after)` joins every state, but looking at those alone. (A copy and a join of every
+        state around each guarded rule made long functions quadratic.) The states change
+        only through `set_state` inside."""
+        outer, self._before = self._before, {}
+        try:
+            yield
+        finally:
+            before, self._before = self._before, outer
+            if outer is not None:  # (the enclosing block changed them too)
+                for primal, state in before.items():
+                    outer.setdefault(primal, state)
+            self.states.update(join({p: s for p, s in before.items() if s is not _ABSENT},
+                                    {p: self.states[p] for p in before}))
+
     def snapshot(self) -> dict:
         return dict(self.states)
 
@@ -118,7 +145,7 @@ class Adjoints:
         for primal in sorted(primals):
             if self.state(primal) == UNSET:
                 statements.append(assign(self.name(primal), gast.Constant(None, None)))
-                self.states[primal] = NONE
+                self.set_state(primal, NONE)
         return statements
 
     # ---- accumulation ------------------------------------------------------------------------
@@ -130,8 +157,8 @@ class Adjoints:
     def _accumulate(self, primal: str, contribution, may_be_none) -> list:
         name, state = self.name(primal), self.state(primal)
         if may_be_none or primal in self.sequences:
-            self.states[primal] = MAYBE if may_be_none and _UNOWNED.get(state, state) != SET \
-                else SET
+            self.set_state(primal, MAYBE if may_be_none and _UNOWNED.get(state, state) != SET
+                           else SET)
             if primal in self.sequences and self.helper_of(contribution) is helpers.index_adjoint:
                 total = gast.Constant(None, None) if state in (UNSET, NONE) else load(name)
                 add = self.bindings.name_for("accumulate_at", helpers.accumulate_at)
@@ -143,7 +170,7 @@ class Adjoints:
         owning = self.numbers is not None and primal not in self.numbers
         fresh = owning and self._fresh(contribution)
         if state in (UNSET, NONE):
-            self.states[primal] = OWNED if fresh else SET
+            self.set_state(primal, OWNED if fresh else SET)
             return [assign(name, contribution)]
         if state in (OWNED, MAYBE_OWNED):
             total = self._added_in_place(name, contribution)
@@ -152,9 +179,9 @@ class Adjoints:
         else:
             total = gast.BinOp(load(name), gast.Add(), contribution)
         if state in (SET, OWNED):
-            self.states[primal] = OWNED if owning else SET  # a sum is a new array
+            self.set_state(primal, OWNED if owning else SET)  # a sum is a new array
             return [assign(name, total)]
-        self.states[primal] = OWNED if fresh else SET  # it may be `contribution` itself
+        self.set_state(primal, OWNED if fresh else SET)  # it may be `contribution` itself
         return [assign(name, gast.IfExp(is_none(name), contribution, total))]
 
     def uniform(self, primal: str, number) -> list:
@@ -162,7 +189,7 @@ class Adjoints:
         the adjoint of `primal` (an array, not a sequence)."""
         name, state = self.name(primal), self.state(primal)
         if state == UNSET:
-            self.states[primal] = UNIFORM
+            self.set_state(primal, UNIFORM)
             self._single[primal] = assign(name, number)
             return [self._single[primal]]
         if state == UNIFORM:
@@ -177,7 +204,7 @@ class Adjoints:
         branch, a loop or the caller is about to read it as an array."""
         statements = []
         for primal in sorted(p for p in primals if self.state(p) == UNIFORM):
-            self.states[primal] = OWNED
+            self.set_state(primal, OWNED)
             single = self._single.pop(primal, None)
             if single is not None:  # spread where it was set: `b_x = expand_reduced(b_s, x)`
                 number = single.value
@@ -244,7 +271,7 @@ class Adjoints:
                 copy = self.bindings.name_for("owned_copy", regions.owned_copy)
                 statements.append(assign(self.name(primal), gast.Call(
                     load(copy), [load(self.name(primal))], [])))
-                self.states[primal] = OWNED if state == SET else MAYBE_OWNED
+                self.set_state(primal, OWNED if state == SET else MAYBE_OWNED)
         return statements
 
     def cleared(self, primal: str, index) -> gast.Assign:
@@ -254,7 +281,7 @@ class Adjoints:
         state = self.state(primal)
         clear = regions.cleared_region if state in (OWNED, MAYBE_OWNED) else regions.without_region
         if state == SET and primal not in self.sequences:
-            self.states[primal] = OWNED
+            self.set_state(primal, OWNED)
         call = gast.Call(load(self.bindings.name_for(clear.__name__, clear)),
                          [load(self.name(primal)), index], [])
         return assign(self.name(primal), call)
@@ -264,9 +291,9 @@ class Adjoints:
         if self.state(primal) in (UNSET, NONE):
             return []
         if not in_block:
-            self.states[primal] = UNSET
+            self.set_state(primal, UNSET)
             return []
-        self.states[primal] = NONE
+        self.set_state(primal, NONE)
         return [assign(self.name(primal), gast.Constant(None, None))]
 
     def returned(self, primal: str):

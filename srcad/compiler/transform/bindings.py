@@ -14,7 +14,6 @@ import gast
 
 from srcad.compiler.frontend.resolve import Resolver, chain_guard, follow
 from srcad.compiler.transform.naming import Namer
-from srcad.compiler.transform.optimize import names_read
 
 
 class Bindings:
@@ -70,12 +69,3 @@ class Bindings:
             self.resolver.rely_on(guard)
         return follow(root, reversed(attributes))
 
-    def rescope(self, module: gast.Module, user_freevars) -> None:
-        """Give the generated scope function a parameter for each cell its body reads (a
-        rule inlined and then simplified away may have bound a helper it no longer calls;
-        fusing binds more), then the user's free variables."""
-        scope = module.body[0]
-        read = set().union(*names_read(scope.body))
-        scope.args.args = [gast.Name(p, gast.Param(), None, None) for p in sorted(
-            n for n in self.cells if n in read)] + [gast.Name(p, gast.Param(), None, None)
-                                                   for p in user_freevars]

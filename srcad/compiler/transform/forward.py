@@ -84,7 +84,7 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
     (args.posonlyargs or args.args).insert(0, gast.Name(seeds, gast.Param(), None, None))
     jvp = gast.FunctionDef(jvp_name, args, preamble + body + [gast.Return(result)], [], None,
                            None, [])
-    scope = function_def(SCOPE, [],  # (its parameters: Bindings.rescope)
+    scope = function_def(SCOPE, [],  # (its parameters: emit.compile_adjoint)
                          [jvp, gast.Return(load(jvp_name))])
     return gast.Module([scope], []), jvp_name
 

@@ -7,10 +7,6 @@ reassigned `x`, `sin_3` the temporary holding an intermediate result.
 """
 from __future__ import annotations
 
-import gast
-
-from srcad.compiler.frontend.trees import walk
-
 
 class Namer:
     """Hands out names that collide neither with the user's names nor with each other."""
@@ -19,10 +15,6 @@ class Namer:
         self.used = set(reserved)
         self._temporaries = 0
         self._suffixes: dict[str, int] = {}  # name → the suffix `claim` last handed out
-
-    @classmethod
-    def for_function(cls, fn_node: gast.FunctionDef) -> "Namer":
-        return cls(n.id for n in walk(fn_node) if isinstance(n, gast.Name))
 
     def claim(self, name: str) -> str:
         """`name` itself if free, otherwise `name_1`, `name_2`, ... The search starts after

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad.compiler.frontend.trees import walk
+from srcad.compiler.frontend.trees import name_nodes, names_in
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.kernels import adjoints as helpers
 
@@ -39,13 +39,12 @@ def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=N
     bound = set()
     for position, statement in enumerate(statements):
         assigned = _assigned_names(statement) if _may_hold_an_array(statement) else set()
-        for node in walk(statement):
-            if isinstance(node, gast.Name):
-                if node.id not in first:
-                    first[node.id] = position
-                    if node.id in assigned:
-                        bound.add(node.id)
-                last[node.id] = position
+        for name in names_in(statement):
+            if name not in first:
+                first[name] = position
+                if name in assigned:
+                    bound.add(name)
+            last[name] = position
     after: dict[int, list] = {}
     for name in sorted(bound - set(kept)):
         after.setdefault(last[name], []).append(name)
@@ -72,8 +71,7 @@ def _assigned_names(statement) -> set:
     """Names a plain top-level assignment binds (whole names, not elements)."""
     if not isinstance(statement, gast.Assign):
         return set()
-    return {n.id for target in statement.targets for n in walk(target)
-            if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+    return {n.id for n in name_nodes(statement.targets) if isinstance(n.ctx, gast.Store)}
 
 
 def _shape_of(name: str, bind):

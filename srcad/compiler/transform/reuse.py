@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad.compiler.frontend.trees import clone, walk
+from srcad.compiler.frontend.trees import clone, name_nodes, names_in
 from srcad.kernels import adjoints as helpers
 
 _IN_PLACE = {gast.Add: ("add_into", helpers.add_into),
@@ -45,7 +45,7 @@ def consume(expressions: list, g: str, helper_of, bind) -> tuple[list, list]:
     if not readers:
         return order, expressions
     last = readers[-1]
-    if sum(_reads(n, g) for n in walk(expressions[last]) if isinstance(n, gast.Name)) != 1 \
+    if sum(n.id == g for n in name_nodes(expressions[last])) != 1 \
             or not all(_new_array(expressions[i], helper_of) for i in readers[:-1]):
         return order, expressions
     rewritten = list(expressions)
@@ -54,7 +54,7 @@ def consume(expressions: list, g: str, helper_of, bind) -> tuple[list, list]:
 
 
 def _reads(node, g: str) -> bool:
-    return any(isinstance(n, gast.Name) and n.id == g for n in walk(node))
+    return g in names_in(node)
 
 
 def _new_array(expression, helper_of) -> bool:

@@ -117,7 +117,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     vjp_body = forward + [backward, gast.Return(
         gast.Tuple([returned, load(backward_name)], gast.Load()))]
     vjp = gast.FunctionDef(vjp_name, simple_fn.args, vjp_body, [], None, None, [])
-    scope = function_def(SCOPE, [], [vjp, gast.Return(load(vjp_name))])  # (Bindings.rescope)
+    scope = function_def(SCOPE, [], [vjp, gast.Return(load(vjp_name))])  # (emit.compile_adjoint)
     return gast.Module([scope], []), vjp_name
 
 
@@ -248,12 +248,11 @@ class _Backward:
             return derivative()
         statements = self.adjoints.materialise(set(reads) & self.active)  # (control flow)
         statements += self.adjoints.make_variables(set(reads) & self.active)
-        before = self.adjoints.snapshot()
-        self.adjoints.states[target] = OWNED if state == MAYBE_OWNED else SET
-        self.depth += 1
-        body = derivative()
-        self.depth -= 1
-        self.adjoints.merge(before, self.adjoints.snapshot())
+        with self.adjoints.joined_after():
+            self.adjoints.set_state(target, OWNED if state == MAYBE_OWNED else SET)
+            self.depth += 1
+            body = derivative()
+            self.depth -= 1
         guard = is_none(self.adjoints.name(target), negate=True)
         return statements + [gast.If(guard, body, [])]
 
@@ -323,7 +322,7 @@ class _Backward:
                 self.adjoints.returned(item) if item in self.active else
                 gast.Constant(None, None)), clone(op.args[0]), clone(op.args[1])], [])
             statements.append(assign(self.adjoints.name(container), whole))
-            self.adjoints.states[container] = SET if states & {SET, OWNED} else MAYBE
+            self.adjoints.set_state(container, SET if states & {SET, OWNED} else MAYBE)
         statements += self.adjoints.reset(item, self.depth > 0)
         return statements + [RestoreRegion(op), Restore(op, item)]
 

@@ -59,7 +59,8 @@ def settle(raw: list, block: list, sites, aliases, stack: str, bind):
         finisher = _Finisher(pushed, sites.overwrites, set(updates), stack, bind)
         statements = finisher.block(raw)
         values, shapes = names_read(statements)
-        core = set().union(*names_read(statements, skip=finisher.region_restores))
+        core = set().union(*names_read(statements, skip=finisher.region_restores)) \
+            if finisher.region_restores else values | shapes  # (the same names, read again)
         still = {name for name in pushed if name in values or name in shapes}
         kept = {key: op for key, op in updates.items() if aliases.group(op.mutates) & core}
         if still == pushed and kept.keys() == updates.keys():

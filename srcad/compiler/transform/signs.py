@@ -26,7 +26,7 @@ from collections import Counter
 
 import gast
 
-from srcad.compiler.frontend.trees import walk
+from srcad.compiler.frontend.trees import name_nodes, names_in, walk
 from srcad.kernels import adjoints as helpers
 
 _FACTORS = (helpers.multiply_into, helpers.divide_into)
@@ -35,7 +35,7 @@ _FACTORS = (helpers.multiply_into, helpers.divide_into)
 def fold_negations(statements: list, helper_of, read_after: set) -> list:
     """`statements` with negations of single-use products folded into the products;
     `helper_of(call)` is the runtime helper a call calls."""
-    mentions = Counter(n.id for s in statements for n in walk(s) if isinstance(n, gast.Name))
+    mentions = Counter(n.id for n in name_nodes(statements))
     return _block(statements, helper_of, mentions, read_after)
 
 
@@ -69,12 +69,10 @@ def _folded(statements, position, helper_of, mentions, read_after):
         return None
     for reader in range(position + 1, len(statements)):
         statement = statements[reader]
-        named = {n.id for n in walk(statement) if isinstance(n, gast.Name)}
-        if name not in named:
+        if name not in names_in(statement):
             continue
         target = _negation_target(statement, name, helper_of)
-        if target is None or any(target in {n.id for n in walk(s) if isinstance(n, gast.Name)}
-                                 for s in statements[position + 1:reader]):
+        if target is None or any(target in names_in(s) for s in statements[position + 1:reader]):
             return None
         negated = _negated(product.value, helper_of)
         if negated is None:
@@ -144,8 +142,7 @@ def _scale_negation(statements, position, helper_of, mentions, read_after) -> No
         return
     if mentions[name] != 2 or name in read_after:
         return
-    reader = next((s for s in statements[position + 1:]
-                   if any(isinstance(n, gast.Name) and n.id == name for n in walk(s))), None)
+    reader = next((s for s in statements[position + 1:] if name in names_in(s)), None)
     if reader is None:
         return
     for node in walk(reader):

@@ -138,15 +138,12 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
         else:
             substitutes[parameter.name] = constant_node(parameter.default) or gast.Name(
                 bind(parameter.name, parameter.default), gast.Load(), None, None)
-    expression = _substitute(clone(template.body), substitutes)
+    expression = _substituted(template.body, substitutes)
     unbroadcast_names = {n for n, obj in template.free.items()
                          if obj is unbroadcast or obj is broadcast_like}
     expression = simplify(expression, unbroadcast_names, same_shape,
                           lambda func: _names_object(func, template.free) is np.where)
-    _mark_shape_reads(expression, template.free)
-    for node in walk(expression):
-        if isinstance(node, gast.Name) and getattr(node, "free_in_rule", False):
-            node.id = bind(node.id, template.free[node.id])
+    _bind_free_names(expression, template.free, bind)
     return expression
 
 
@@ -168,16 +165,21 @@ def _names_object(node, free: dict):
     return value
 
 
-def _mark_shape_reads(expression, free: dict) -> None:
-    """Tag names read only for their shape (`x` in `unbroadcast(g, x)`): the forward sweep
-    may then record just the shape of an overwritten `x` (see reverse._settle)."""
+def _bind_free_names(expression, free: dict, bind: Callable[[str, object], str]) -> None:
+    """Name the rule's free names as `bind` says, in one walk that first tags names read only
+    for their shape (`x` in `unbroadcast(g, x)`): the forward sweep may then record just the
+    shape of an overwritten `x` (see reverse._settle). A call comes before its callee's name
+    in the walk, so the tag reads the name the rule wrote."""
     for node in walk(expression):
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+        kind = type(node)
+        if kind is gast.Call and isinstance(node.func, gast.Name) \
                 and getattr(node.func, "free_in_rule", False):
             position = SHAPE_ARGUMENTS.get(free.get(node.func.id))
             if position is not None and position < len(node.args) \
                     and isinstance(node.args[position], gast.Name):
                 node.args[position].shape_only = True
+        elif kind is gast.Name and getattr(node, "free_in_rule", False):
+            node.id = bind(node.id, free[node.id])
 
 
 def _reads_parameter(rule, name: str) -> bool:
@@ -208,7 +210,8 @@ def _inlinable_body(rule):
     body = statements[0].value
     scoped = (gast.Lambda, gast.ListComp, gast.GeneratorExp, gast.DictComp, gast.SetComp,
               gast.NamedExpr)
-    return None if any(isinstance(n, scoped) for n in walk(body)) else body
+    # (a copy: its names are marked as the rule's own, and the parsed tree is shared)
+    return None if any(isinstance(n, scoped) for n in walk(body)) else clone(body)
 
 
 def _free_names(rule, body, parameters) -> dict | None:
@@ -228,21 +231,19 @@ def _free_names(rule, body, parameters) -> dict | None:
     return free
 
 
-def _substitute(expression, substitutes: dict):
-    """`expression` (a fresh copy, changed in place) with each name of `substitutes` that is
-    not one of the rule's free names replaced by a copy of its substitute, which is not
-    searched itself. One walk and no visitor: this runs for every rule inlined."""
-    def substituted(node):
-        if type(node) is gast.Name and node.id in substitutes \
-                and not getattr(node, "free_in_rule", False):
-            return clone(substitutes[node.id])
+def _substituted(node, substitutes: dict):
+    """A copy of the rule's `node` (as `clone` makes) in which each name of `substitutes` that
+    is not one of the rule's free names is a copy of its substitute, not searched itself.
+    One pass that copies and substitutes at once: this runs for every rule inlined."""
+    kind = type(node)
+    if kind is list:
+        return [_substituted(item, substitutes) for item in node]
+    if kind is gast.Name and node.id in substitutes and not getattr(node, "free_in_rule", False):
+        return clone(substitutes[node.id])
+    if not isinstance(node, gast.AST):
         return node
-
-    for node in walk(expression):  # (the walk has queued a node's children before it
-        for field in node._fields:  # yields it: a substitute is not walked)
-            value = getattr(node, field, None)
-            if type(value) is list:
-                value[:] = [substituted(item) for item in value]
-            elif type(value) is gast.Name:
-                setattr(node, field, substituted(value))
-    return substituted(expression)
+    copied = kind.__new__(kind)
+    copied.__dict__.update({key: _substituted(value, substitutes) if type(value) is list
+                            or isinstance(value, gast.AST) else value
+                            for key, value in node.__dict__.items()})
+    return copied
