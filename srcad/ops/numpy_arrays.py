@@ -67,6 +67,38 @@ defjvp(copied, lambda g, ans, array: {name: list(t) if isinstance(t, list) else 
                                       isinstance(t, dict) else t for name, t in g.items()}
        if isinstance(g, dict) else np.copy(g))  # (a record's tangent, its lists copied too)
 
+def filled(*values):
+    """`b = np.zeros(n); b[0] = v0; ...; b[n - 1] = v(n-1)` as one call (the frontend writes a
+    buffer filled element by element so, compiler/frontend/desugar.py): the same array,
+    each value cast as the element writes cast it, and one rule per element instead of a
+    saved and restored region per write."""
+    out = np.zeros(len(values))
+    for position, value in enumerate(values):
+        out[position] = value
+    return out
+
+
+FILLED_MOST = 16  # elements of a buffer written out as `filled`, at most
+
+
+def _filled_vjp(position: int):
+    def rule(g, ans, *values):
+        part = g[position]
+        return part if np.ndim(values[position]) == 0 else np.reshape(part, np.shape(
+            values[position]))
+    return rule
+
+
+def _filled_jvp(position: int):
+    def rule(g, ans, *values):
+        return filled(*[g if k == position else 0.0 for k in range(len(values))])
+    return rule
+
+
+defvjp(filled, *[_filled_vjp(position) for position in range(FILLED_MOST)])
+defjvp(filled, *[_filled_jvp(position) for position in range(FILLED_MOST)])
+declare(filled, new_array=True, pure=True)
+
 defvjp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, inverse_permutation(axes)))
 defjvp(np.transpose, lambda g, ans, a, axes=None: np.transpose(g, axes))
 defvjp(np.ndarray.T, lambda g, ans, a: np.transpose(g))

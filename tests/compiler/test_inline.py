@@ -143,7 +143,7 @@ def _source(fn, wrt=("p",)):
 def test_the_right_hand_side_is_written_out_with_its_names_renamed_apart():
     source = _source(rk4)
     assert "call_vjp" not in source
-    assert "dy_rhs = np.zeros(2)" in source and "dy_rhs_3 = np.zeros(2)" in source
+    assert "dy_rhs = filled(" in source and "dy_rhs_3 = filled(" in source
     assert "p_rhs" not in source and not re.search(r"\by_rhs =", source)  # (no copies of
     # the caller's names: an argument that is an expression gets a name, `y_rhs_1`)
 

@@ -26,7 +26,7 @@ from srcad.compiler import cache as srcad_cache
 from srcad.api import derivative as api_derivative
 from srcad.kernels import tangents
 from srcad.api.derivative import Derivative
-from srcad.ops.numpy_arrays import copied
+from srcad.ops.numpy_arrays import copied, filled
 from srcad.ops.numpy_arrays import flattened
 from srcad.ops.numpy_dtypes import converted
 from srcad.ops.python_builtins import merged, starred_parts
@@ -255,6 +255,7 @@ ON_CUBE = [  # x of shape (2, 3, 4)
     (np.ndarray.astype, lambda x: [x][0].astype(np.float64) * 2.0),  # (a method call)
     (np.generic.astype, lambda x: [np.sum(x)][0].astype(np.float64) * x),
     (copied, lambda x: copied(x * x) * 2.0),
+    (filled, lambda x: filled(np.sum(x * x), np.max(x), 2.0) * 3.0),
     (starred_parts, lambda x: starred_parts(x, 1, 0)[1][0] * starred_parts(x, 0, 1)[1]),
     (flattened, lambda x: x.flatten() * 2.0),
     (flattened, lambda x: x.T.flatten("F") * 2.0),

@@ -18,7 +18,7 @@ from srcad.compiler.frontend.fence import starred_unpacking
 from srcad.compiler.frontend.scopes import local_names
 from srcad.compiler.frontend.trees import blocks, clone, walk
 from srcad.errors import UnsupportedSyntaxError
-from srcad.ops import numpy_indexing, python_builtins, python_statements
+from srcad.ops import numpy_arrays, numpy_indexing, python_builtins, python_statements
 from srcad.runtime.control import stop_recording
 
 
@@ -564,6 +564,99 @@ def outs_checked(fn: gast.FunctionDef, resolver, namer, parsed) -> None:
             [out, node.func] + [gast.Constant(v, None) for v in (
                 label, parsed.filename, where.lineno if where else 0,
                 where.col if where else 0, parsed.name)], []), node)
+
+
+def buffers_filled(fn: gast.FunctionDef, resolver, namer) -> None:
+    """`b = np.zeros(n)` (or `np.empty(n)`, float64) whose every element is then written
+    once, `b[k] = v`, before anything else reads or writes `b`, as `b_k = v` at each write
+    and `b = filled(b_0, ..., b_n-1)` after the last: an ODE's right-hand side filling
+    `dy` is one call with a rule per element, where each write saved, restored and took
+    apart a region of the buffer (ops/numpy_arrays.filled makes the same array)."""
+    shadowed = None
+    for statements in blocks(fn):
+        position = 0
+        while position < len(statements):
+            size = _new_buffer(statements[position], resolver)
+            if size is not None:
+                shadowed = local_names(fn) if shadowed is None else shadowed
+                if _root(statements[position].value.func) not in shadowed \
+                        and _fill(statements, position, size, resolver, namer):
+                    continue
+            position += 1
+
+
+def _new_buffer(statement, resolver):
+    """n for `b = np.zeros(n)` / `np.empty(n)` (n an integer constant up to
+    filled's rule count; no dtype but float64), else None."""
+    if not (isinstance(statement, gast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], gast.Name)
+            and isinstance(statement.value, gast.Call) and len(statement.value.args) == 1):
+        return None
+    call = statement.value
+    size = call.args[0]
+    if isinstance(size, gast.Tuple) and len(size.elts) == 1:
+        size = size.elts[0]
+    if not (isinstance(size, gast.Constant) and type(size.value) is int
+            and 1 <= size.value <= numpy_arrays.FILLED_MOST):
+        return None
+    if any(k.arg != "dtype" or resolver.chain_value(k.value) not in (float, np.float64)
+           for k in call.keywords):
+        return None
+    if resolver.chain_value(call.func) not in (np.zeros, np.empty):
+        return None
+    return size.value
+
+
+def _fill(statements: list, start: int, size: int, resolver, namer) -> bool:
+    """Rewrite the buffer made at `statements[start]` if each element is written once
+    before it is otherwise used (in this block); whether it was."""
+    buffer = statements[start].targets[0].id
+    writes = {}  # element → position of its write
+    for position in range(start + 1, len(statements)):
+        statement = statements[position]
+        element = _element_written(statement, buffer, size)
+        if element is not None and element not in writes \
+                and not _mentions(statement.value, buffer):
+            writes[element] = position
+            if len(writes) == size:
+                break
+        elif _mentions(statement, buffer):
+            return False
+    else:
+        return False
+    names = {element: namer.claim(f"{buffer}_at{element}") for element in range(size)}
+    for element, position in writes.items():
+        write = statements[position]
+        statements[position] = gast.copy_location(gast.Assign(
+            [gast.Name(names[element], gast.Store(), None, None)], write.value, None), write)
+    made = gast.Call(resolver.helper(numpy_arrays.filled, namer),
+                     [gast.Name(names[k], gast.Load(), None, None) for k in range(size)], [])
+    last = max(writes.values())
+    statements.insert(last + 1, gast.copy_location(gast.Assign(
+        [gast.Name(buffer, gast.Store(), None, None)], made, None), statements[start]))
+    del statements[start]
+    return True
+
+
+def _element_written(statement, buffer: str, size: int):
+    """k for `buffer[k] = v` (k an integer constant, negative counted from the end)."""
+    if not (isinstance(statement, gast.Assign) and len(statement.targets) == 1):
+        return None
+    target = statement.targets[0]
+    if not (isinstance(target, gast.Subscript) and isinstance(target.value, gast.Name)
+            and target.value.id == buffer):
+        return None
+    index, sign = target.slice, 1
+    if isinstance(index, gast.UnaryOp) and isinstance(index.op, gast.USub):
+        index, sign = index.operand, -1
+    if not (isinstance(index, gast.Constant) and type(index.value) is int
+            and -size <= sign * index.value < size):
+        return None
+    return sign * index.value % size
+
+
+def _mentions(node, name: str) -> bool:
+    return any(isinstance(n, gast.Name) and n.id == name for n in walk(node))
 
 
 def scatters_as_writes(fn: gast.FunctionDef, resolver, namer) -> None:

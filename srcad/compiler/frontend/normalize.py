@@ -43,9 +43,9 @@ import types
 import gast
 
 from srcad.compiler.frontend.closures import NestedFunctions, convert_closures
-from srcad.compiler.frontend.desugar import (Desugaring, dicts_as_displays, explicit_super,
-                                             maps_as_comprehensions, outs_checked,
-                                             scatters_as_writes, sets_as_calls,
+from srcad.compiler.frontend.desugar import (Desugaring, buffers_filled, dicts_as_displays,
+                                             explicit_super, maps_as_comprehensions,
+                                             outs_checked, scatters_as_writes, sets_as_calls,
                                              starred_unpackings)
 from srcad.compiler.frontend.exits import lower_exits
 from srcad.compiler.frontend.container_writes import container_writes_as_updates
@@ -104,6 +104,8 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver,
     dicts = container_writes_as_updates(fn, lists, resolver, namer, held)
     explicit_super(fn, resolver.fn.__code__)
     scatters_as_writes(fn, resolver, namer)
+    if gast.Try not in held.kinds:  # (an exception caught between a buffer and its writes
+        buffers_filled(fn, resolver, namer)  # would find it unbound or as it was)
     if "out" in held.keywords:
         outs_checked(fn, resolver, namer, parsed)
     if gast.Starred in held.kinds:
