@@ -10,9 +10,14 @@ alike; this pass is the first trip's own: such an assignment runs only while tri
 
 Takes the backward sweep's statements (gast, after settle and release); returns them with
 the top-level loops guarded so. Only assignments to a name of values made by srcad's rules
-and helpers or by NumPy, which have no effect but their value, are guarded.
+and helpers or by NumPy are guarded: the helpers that add or multiply into their first
+argument (`add_into`, `multiply_into`) write only into an adjoint the sweep owns, which the
+skipped assignment's own target is the last name of (reuse.py), so skipping one changes
+nothing else.
 """
 from __future__ import annotations
+
+import builtins
 
 import gast
 
@@ -25,7 +30,7 @@ def skip_first_trip_adjoints(body: list, returned: set, bindings, namer, local: 
     the names read after `body`; `local`: the names the generated function binds (a call
     of a method of one, `stack.pop()`, has an effect)."""
     for position, statement in enumerate(body):
-        if not _replayed(statement):
+        if not _replayed(statement, bindings):
             continue
         read_after = _names_read(body[position + 1:]) | returned
         dead = _dead_in_last_trip(statement.body, read_after, bindings, local)
@@ -34,11 +39,13 @@ def skip_first_trip_adjoints(body: list, returned: set, bindings, namer, local: 
     return body
 
 
-def _replayed(statement) -> bool:
+def _replayed(statement, bindings) -> bool:
     """A backward loop as settle makes it: `for i in range(trips - 1, -1, -1)` or
     `for _ in range(trips)`."""
     if not (isinstance(statement, gast.For) and isinstance(statement.target, gast.Name)
-            and isinstance(statement.iter, gast.Call) and not statement.orelse):
+            and isinstance(statement.iter, gast.Call) and not statement.orelse
+            and isinstance(statement.iter.func, gast.Name)
+            and bindings.named(statement.iter.func.id) is builtins.range):
         return False
     arguments = statement.iter.args
     return len(arguments) == 1 or len(arguments) == 3 and all(
@@ -47,15 +54,17 @@ def _replayed(statement) -> bool:
 
 def _dead_in_last_trip(statements: list, read_after: set, bindings, local: set) -> set:
     """The ids of the top-level assignments whose name nothing reads or deletes later in
-    the trip or after the loop, and whose value has no effect."""
-    dead = set()
-    for position, statement in enumerate(statements):
+    the trip or after the loop, and whose value has no effect and costs more than a name
+    (one pass from the end: what the statements after each one read, gathered as it goes)."""
+    dead, read_later = set(), set(read_after)
+    for statement in reversed(statements):
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], gast.Name) \
-                and statement.targets[0].id not in read_after \
-                and statement.targets[0].id not in _names_read(statements[position + 1:]) \
+                and statement.targets[0].id not in read_later \
+                and not isinstance(statement.value, (gast.Name, gast.Constant)) \
                 and _no_effect(statement.value, bindings, local):
             dead.add(id(statement))
+        read_later |= _names_read([statement])
     return dead
 
 
