@@ -52,7 +52,7 @@ from srcad.compiler.frontend.container_writes import container_writes_as_updates
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import local_names, store_counts, stores
 from srcad.compiler.frontend.try_blocks import outline_try_blocks
-from srcad.compiler.frontend.trees import clone, walk
+from srcad.compiler.frontend.trees import clone, every_statement, nodes_of, walk
 from srcad.compiler.transform.naming import Namer
 from srcad.errors import UnsupportedSyntaxError
 from srcad.kernels import adjoints
@@ -599,7 +599,7 @@ class _Normalizer(Desugaring, NestedFunctions):
         """`{name: C}` for the function's names that `name = C(...)` binds somewhere, `C` a
         plain class of the user's (kernels/pytrees.is_record_class)."""
         built = {}
-        for node in walk(self.fn):
+        for node in every_statement(self.fn):
             if isinstance(node, gast.Assign) and len(node.targets) == 1 \
                     and isinstance(node.targets[0], gast.Name) \
                     and node.targets[0].id in self.owned and isinstance(node.value, gast.Call) \
@@ -640,8 +640,8 @@ def _copied_parameters(fn: gast.FunctionDef) -> set:
 def _attribute_owners(fn) -> set:
     """The roots of the attribute chains `fn` (or a function nested in it) assigns to."""
     owners = set()
-    for node in walk(fn):
-        if isinstance(node, gast.Attribute) and isinstance(node.ctx, gast.Store):
+    for node in nodes_of(fn, gast.Attribute):
+        if isinstance(node.ctx, gast.Store):
             while isinstance(node, gast.Attribute):
                 node = node.value
             if isinstance(node, gast.Name):

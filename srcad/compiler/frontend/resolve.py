@@ -294,9 +294,10 @@ def operations(block):
 
 def surely(block, candidates, makes) -> frozenset:
     """The names among `candidates` that hold a kind of value on every path: each operation
-    binding one makes that kind (`makes(op, names)`, given the names still candidates), and
-    no loop binds one as its element (a greatest fixpoint, as the names depend on each
-    other)."""
+    binding one makes that kind (`makes(op, names)`, given the names still candidates: a
+    question without effects), and no loop binds one as its element (a greatest fixpoint, as
+    the names depend on each other). An operation none of whose names is a candidate any
+    more is not asked again."""
     candidates = set(candidates)
     while True:
         size = len(candidates)
@@ -304,6 +305,8 @@ def surely(block, candidates, makes) -> frozenset:
             if isinstance(node, Loop) and node.element:
                 candidates.discard(node.element)
             elif isinstance(node, Operation):
+                if candidates.isdisjoint(node.targets) and node.mutates not in candidates:
+                    continue
                 if node.kind == "pop":  # (an item, whatever the list held; `makes` says
                     candidates.difference_update(node.targets)  # what became of the list)
                 if not makes(node, candidates):

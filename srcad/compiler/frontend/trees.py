@@ -1,10 +1,12 @@
-"""trees: copying and walking gast trees, on the path of every first call.
+"""trees: copying, converting and walking gast trees, on the path of every first call.
 
 Every rule inlined into an adjoint starts from a fresh copy of its template, and every pass
 walks the trees. `copy.deepcopy` is general (a memo of every object, the pickle protocol)
 and made up a quarter of a transformation, and `ast.walk` goes through a generator per node;
 a gast tree needs neither: nodes, lists of nodes, and immutable leaves (strings, numbers,
-None), visited through each node's `_fields`.
+None), visited through each node's `_fields`. A pass that looks for names or statements
+alone visits only what can hold them (`name_nodes`, `blocks`), and a function's census says
+which kinds of node it holds at all, so a pass looks for a construct only where it is.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import NamedTuple
 
 import gast
 import gast.ast3
+
 
 def clone(node):
     """A deep copy of a gast node (or list of nodes), with every attribute it carries."""
@@ -151,6 +154,45 @@ def blocks(tree):
 
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def every_statement(tree):
+    """Every statement under `tree` (itself too, if one), those of the functions it defines
+    too, in `walk`'s order: a statement's parent is a statement, a handler or a case, so a
+    walk of those alone meets the statements as a walk of every node does."""
+    todo = deque([tree])
+    while todo:
+        node = todo.popleft()
+        if isinstance(node, gast.stmt):
+            yield node
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                todo.extend(item for item in value if isinstance(item, _HOLDING_STATEMENTS))
+
+
+_HOLDING_STATEMENTS = (gast.stmt, gast.excepthandler, gast.match_case)
+
+
+def nodes_of(tree, kind) -> list:
+    """Every node of `kind` under `tree`, depth first (through the fields: faster than
+    `walk`'s generator where the order does not matter)."""
+    found = []
+
+    def visit(node):
+        if isinstance(node, kind):
+            found.append(node)
+        for field in node._fields:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for item in value:
+                    if isinstance(item, gast.AST):
+                        visit(item)
+            elif isinstance(value, gast.AST):
+                visit(value)
+
+    visit(tree)
+    return found
 
 
 def name_nodes(node, scopes: tuple = ()) -> list:
