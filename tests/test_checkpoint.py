@@ -299,3 +299,43 @@ def test_checkpointed_segments_keep_a_fraction_of_the_memory(mode):
     # 400 states of 8 KiB kept against 20 segment inputs and one segment's 20 states
     assert split < unsplit / 3 and split < unchecked / 3, (split, unsplit, unchecked)
     close(derivative(split_rnn)(*args), derivative(long_rnn)(*args))
+
+
+# ---- found by review: writes the hash or the tape did not see -------------------------------
+def _zero_first(h):
+    h[0] = 0.0
+    return np.sin(h)
+
+
+zeroing = srcad.checkpoint(_zero_first)
+
+
+def writes_its_argument(x):
+    h = x * 1.0
+    return np.sum(zeroing(h)) + np.sum(h)
+
+
+def test_a_checkpointed_function_writing_its_argument_is_refused_in_both_modes():
+    """Recomputed from its argument, it would start from the value it wrote (tape mode gave
+    a gradient without the second sum's path)."""
+    x = np.array([0.3, 0.8, 1.1])
+    with pytest.raises(UnsoundAliasingError, match="writes into an argument passed to it"):
+        srcad.grad(writes_its_argument)(x)
+    with pytest.raises(UnsoundAliasingError, match="writes into a tensor passed to it"):
+        srcad.tape.grad(writes_its_argument)(x)
+
+
+def test_an_integer_array_or_a_number_in_a_list_written_before_the_pullback_is_refused():
+    x = np.array([0.3, 0.8, 1.1])
+    take = srcad.checkpoint(lambda h, index: np.sin(h[index]))
+    index = np.array([0, 1])
+    _, pullback = srcad.vjp(lambda x: np.sum(take(x, index)), x)
+    index[0] = 2
+    with pytest.raises(UnsoundAliasingError, match="written in place after the call"):
+        pullback(1.0)
+    scaled = srcad.checkpoint(lambda h, s: np.sin(h) * s[0])
+    factors = [2.0]
+    _, pullback = srcad.vjp(lambda x: np.sum(scaled(x, factors)), x)
+    factors[0] = 5.0
+    with pytest.raises(UnsoundAliasingError, match="written in place after the call"):
+        pullback(1.0)

@@ -66,14 +66,17 @@ def snapshot(value, depth: int = _DEPTH):
 
 
 def digest(values) -> bytes:
-    """A hash of the shapes and contents of the float arrays among `values`: a check that
-    they are unchanged which, unlike `snapshot`, keeps no copy of them (a checkpoint keeps
-    its arguments by reference for its recomputation, runtime/calls.py)."""
+    """A hash of the shapes, dtypes and contents of the arrays and numbers among `values`
+    (the leaves of a call's arguments): a check that they are unchanged which, unlike
+    `snapshot`, keeps no copy of them (a checkpoint keeps its arguments by reference for
+    its recomputation, runtime/calls.py). An object's attributes are not looked into."""
     hasher = hashlib.blake2b(digest_size=16)
     for value in values:
-        if isinstance(value, np.ndarray) and value.dtype.kind in "fc":
+        if isinstance(value, np.ndarray) and value.dtype.kind != "O":
             hasher.update(repr((value.shape, value.dtype.str)).encode())
-            hasher.update(np.ascontiguousarray(value).data)
+            hasher.update(value.data if value.flags.c_contiguous else value.tobytes())
+        elif isinstance(value, (bool, int, float, complex, str, np.generic)):
+            hasher.update(repr((type(value).__name__, value)).encode())
     return hasher.digest()
 
 

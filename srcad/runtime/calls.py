@@ -207,19 +207,27 @@ def _by_recomputation(fn: Checkpoint, active, args, kwargs):
     """`fn(*args, **kwargs)` run plainly, and a pullback that holds the arguments alone and
     differentiates the function from them when it is applied: its intermediates live only
     meanwhile. The arguments are kept by reference, not copied (a parameter passed to each
-    of a loop's segments would be copied once per segment), with a hash of their arrays: a
-    derivative program restores what it writes into them before the pullback runs, and
-    an array written otherwise since the call is refused, never recomputed from."""
+    of a loop's segments would be copied once per segment), with a hash of their arrays and
+    numbers: a derivative program restores what it writes into them before the pullback
+    runs, and one written otherwise since the call (or by the function itself) is refused,
+    never recomputed from."""
     at_call = digest(leaves((args, kwargs)))
     result = fn.function(*args, **kwargs)
+    if digest(leaves((args, kwargs))) != at_call:
+        raise UnsoundAliasingError(
+            f"the checkpointed function {fn.__name__} writes into an argument passed to it: "
+            "recomputing it for the derivative would start from the written value.",
+            fix="write into a copy inside the function (`h = h.copy()` before the write), "
+            "or pass it a copy.")
 
     def pullback(g):
         if g is None:
             return (None,) * len(active)
         if digest(leaves((args, kwargs))) != at_call:
             raise UnsoundAliasingError(
-                f"an array passed to the checkpointed function {fn.__name__} was written in "
-                "place after the call, before its derivative recomputed the function from it.",
+                f"an argument passed to the checkpointed function {fn.__name__} (an array, a "
+                "number in a list) was written in place after the call, before its derivative "
+                "recomputed the function from it.",
                 fix="write into a copy (`x = x.copy()` before the write), or pass the "
                 "checkpointed function a copy: `step(x.copy())`.")
         _, recomputed = call_vjp(fn.function, active, *args, **kwargs)

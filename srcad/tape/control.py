@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import contextlib
 
-from srcad.errors import SrcadError, UnsupportedDerivativeError
+from srcad.errors import SrcadError, UnsoundAliasingError, UnsupportedDerivativeError
 import srcad.tape.dispatch as dispatch
 import srcad.tape.nest as nest
 from srcad.tape.errors import caller_location
@@ -115,6 +115,13 @@ def call_checkpoint(checkpointed, args, kwargs):
     values, ids = dispatch.unwrap_arguments(leaves)
     with _arguments_only(checkpointed, [ids[k] for k in live]):
         result = checkpointed.function(*args, **kwargs)
+    if any(leaves[k]._id != ids[k] for k in live):
+        raise UnsoundAliasingError(
+            f"the checkpointed function {checkpointed.__name__} writes into a tensor passed to "
+            "it: the write is not recorded, and recomputing from the argument would start "
+            "from the written value.", caller_location(),
+            fix="write into a copy inside the function (`h = h.copy()` before the write), or "
+            "pass it a copy.")
     results = nest.flatten(result)
     outputs = [k for k, leaf in enumerate(results) if isinstance(leaf, dispatch.Tensor)]
     if not outputs:
