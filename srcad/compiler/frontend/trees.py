@@ -104,23 +104,15 @@ def census(tree) -> Census:
     each walked the whole function, a tenth of a long function's first call."""
     kinds, names, keywords = set(), set(), set()
 
-    def visit(node):  # (a recursion through the fields: faster than `walk`'s generator)
+    def note(node):
         kind = type(node)
         kinds.add(kind)
         if kind is gast.Name:
             names.add(node.id)
         elif kind is gast.keyword:
             keywords.add(node.arg)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, gast.AST):
-                        visit(item)
-            elif isinstance(value, gast.AST):
-                visit(value)
 
-    visit(tree)
+    visit_all(tree, note)
     return Census(frozenset(kinds), frozenset(names), frozenset(keywords))
 
 
@@ -175,13 +167,17 @@ _HOLDING_STATEMENTS = (gast.stmt, gast.excepthandler, gast.match_case)
 
 
 def nodes_of(tree, kind) -> list:
-    """Every node of `kind` under `tree`, depth first (through the fields: faster than
-    `walk`'s generator where the order does not matter)."""
+    """Every node of `kind` under `tree`, depth first (where the order does not matter)."""
     found = []
+    visit_all(tree, lambda node: found.append(node) if isinstance(node, kind) else None)
+    return found
 
+
+def visit_all(tree, action) -> None:
+    """`action(node)` for every node under `tree`, depth first: a recursion through the
+    fields, faster than `walk`'s generator where the order does not matter."""
     def visit(node):
-        if isinstance(node, kind):
-            found.append(node)
+        action(node)
         for field in node._fields:
             value = getattr(node, field, None)
             if type(value) is list:
@@ -192,7 +188,6 @@ def nodes_of(tree, kind) -> list:
                 visit(value)
 
     visit(tree)
-    return found
 
 
 def name_nodes(node, scopes: tuple = ()) -> list:
