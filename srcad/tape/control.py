@@ -129,7 +129,8 @@ def call_checkpoint(checkpointed, args, kwargs):
     kept = tuple(value if k in live else dispatch.kept(value) for k, value in enumerate(values))
     ids = tuple(i if k in live else None for k, i in enumerate(ids))
     tensors = [dispatch.new_tensor(dispatch.value_of(results[k])) for k in outputs]
-    skeleton = nest.pack_as((args, kwargs), [None] * len(leaves))
+    skeleton = (args, kwargs)  # (the structure itself: a None-filled copy of a dataclass
+    #                             holds no floats, so it would flatten to no children)
     rules = _recomputing_rules(checkpointed, skeleton, live, outputs, len(leaves))
     dispatch.record_on(RECORDING.tapes, (rules, kept, None, ids, tuple(t._id for t in tensors),
                                          tuple(t._value for t in tensors)))
