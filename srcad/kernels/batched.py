@@ -62,7 +62,9 @@ def aligned(tangent, ans):
 
 
 def aligned_to(tangent, rank: int):
-    batched = shape(tangent)
+    if tangent is None:  # (a value the program differentiates that has no tangent when it
+        refused("a differentiated value without a tangent")  # runs: a list whose
+    batched = shape(tangent)                                 # differentiated items were popped)
     missing = rank + 1 - len(batched)
     if missing <= 0:
         return tangent

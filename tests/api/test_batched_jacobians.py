@@ -184,3 +184,23 @@ def test_a_batched_rule_given_as_a_lambda_is_called_by_a_valid_name(rule_registr
     np.testing.assert_allclose(srcad.jacobian(calls_doubled, mode="fwd")(np.ones(3)),
                                3.0 * np.eye(3))
     assert ran
+
+
+def popped_all_differentiated_items(x, y):
+    items = [np.tanh(y @ np.array([0.5, -1.0])), np.log(1.0 + x * x), np.arctan(y @ y[0])]
+    del items[1]                     # (the one item with a tangent)
+    del items[0]
+    v = np.sum(np.stack(items), axis=0)
+    return np.sum(x * x) + np.sum(v * v)
+
+
+def test_a_list_left_without_differentiated_items_falls_back_to_columns():
+    """Found by the fuzzer: the batched program met a differentiated name whose tangent was
+    None when it ran (its list's differentiated items popped) and multiplied None; such a
+    form is not batched, and the Jacobian is computed column by column."""
+    x = np.array([-1.0, 0.9, -1.1])
+    y = np.array([[1.2, 0.6], [-1.4, -0.9], [0.6, 1.1]])
+    expected = srcad.grad(popped_all_differentiated_items)(x, y)
+    for mode in ("fwd", "rev"):
+        np.testing.assert_allclose(
+            srcad.jacobian(popped_all_differentiated_items, mode=mode)(x, y), expected)
