@@ -35,7 +35,7 @@ def skip_first_trip_adjoints(body: list, returned: set, bindings, namer, local: 
         read_after = _names_read(body[position + 1:]) | returned
         dead = _dead_in_last_trip(statement.body, read_after, bindings, local)
         if dead:
-            _guard(statement, dead, namer, bindings)
+            _guard(statement, dead, namer)
     return body
 
 
@@ -88,7 +88,7 @@ def _no_effect(value, bindings, local: set) -> bool:
     return True
 
 
-def _guard(loop: gast.For, dead: set, namer, bindings) -> None:
+def _guard(loop: gast.For, dead: set, namer) -> None:
     """Run the `dead` assignments only while trips remain: the loop counts down to 0."""
     arguments = loop.iter.args
     if len(arguments) == 1:  # `for _ in range(trips)`: counted down instead
