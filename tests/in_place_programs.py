@@ -670,3 +670,18 @@ CORPUS += [
                                np.array([[0.3, -0.7], [0.9, 0.2]])), (0, 1, 2)),
     (integrates_with_an_object, (np.array([0.5, 1.5]), 0.8), (0, 1)),
 ]
+
+
+def float_parameter_multiplied_in_place_in_a_branch(x, y):
+    # `x` is rebound only to products of itself: no fixpoint may call it a list (it was one
+    # of `sequences_as_arrays`, then `x *= ...` was refused as sharing memory with `a`)
+    a = x + 0.3 * y
+    if x > 0.5:
+        y = 1.0 * x
+        x *= np.tanh(1.0 * a)
+    a = 1.0 * a
+    return x * a + y
+
+
+CORPUS += [(float_parameter_multiplied_in_place_in_a_branch, (0.7, -0.2), (0, 1)),
+           (float_parameter_multiplied_in_place_in_a_branch, (0.2, -0.2), (0, 1))]

@@ -108,8 +108,10 @@ def frontend(program: Program) -> None:
         program.output, program.block = _split_aux(program.simple, program.output,
                                                    program.block, program.namer)
     program.bindings = Bindings(program.namer, program.resolver)
-    resolve_array_methods(program.block, wrt - program.containers, program.bindings.name_for)
-    resolve_container_copies(program.block, program.bindings.name_for)
+    params = param_names(program.simple)
+    resolve_array_methods(program.block, params, wrt - program.containers,
+                          program.bindings.name_for)
+    resolve_container_copies(program.block, params, program.bindings.name_for)
 
 
 def softmax_rules(program: Program) -> None:
@@ -121,7 +123,8 @@ def analyze(program: Program) -> None:
     """Activity, Python numbers, shape classes, aliasing (which refuses unsound writes)."""
     block, wrt = program.block, frozenset(program.wrt)
     activity = analyze_activity(block, set(wrt), program.output)
-    resolve_sequence_arithmetic(block, program.containers, activity.active)
+    resolve_sequence_arithmetic(block, param_names(program.simple), program.containers,
+                                activity.active)
     elements = element_sources(block, dict(program.arrays))
     numbers = scalar_names(block, param_names(program.simple), program.scalars,
                            program.simple.return_variable, elements)
@@ -382,8 +385,8 @@ def _simple_form(parsed, resolver, arrays: frozenset) -> tuple:
     block = resolve(simple, resolver)                            # resolve
     if sequences_as_arrays(simple, block, resolver, namer):
         block = resolve(simple, resolver)
-    if call_written_helpers(simple, block, resolver, namer, surely_ndarrays(block, arrays),
-                            parameters_written):
+    ndarrays = surely_ndarrays(block, param_names(simple), arrays)
+    if call_written_helpers(simple, block, resolver, namer, ndarrays, parameters_written):
         block = resolve(simple, resolver)
     _refuse_constructors_writing_arguments(block, parsed)
     return parsed, namer, resolver, simple, block

@@ -15,13 +15,13 @@ import gast
 import numpy as np
 
 from srcad.ops.numpy_arrays import copied
-from srcad.compiler.frontend.resolve import Operation, operations, surely
+from srcad.compiler.frontend.resolve import Operation, bound_names, operations, surely
 from srcad.ops import vjp_rules
 from srcad.ops.registry import makes_new_array, method_function, sequence_result
 from srcad.runtime.methods import SHAPE_METHODS, static_method
 
 
-def resolve_array_methods(block: list, arrays, name_of) -> None:
+def resolve_array_methods(block: list, params, arrays, name_of) -> None:
     """Make each method call on an `x` that surely holds an array (or a NumPy number) a call
     of the function it stands for (`methods.static_method`), in its operation and its
     statement: `x.copy()` → `numpy.copy(x)`, `x.reshape(2, -1)` → `numpy.reshape(x, (2,
@@ -34,7 +34,7 @@ def resolve_array_methods(block: list, arrays, name_of) -> None:
     `arrays` names the parameters that hold arrays (the differentiated ones, as `grad`
     promotes them); `name_of(preferred, obj)`: the name the generated code calls `obj` by
     (transform/bindings.py)."""
-    held_arrays = surely_arrays(block, arrays)
+    held_arrays = surely_arrays(block, params, arrays)
     for op in operations(block):
         receiver = op.args[0] if op.args else None
         if op.kind != "call" or static_method(op.method) is None \
@@ -54,21 +54,21 @@ def resolve_array_methods(block: list, arrays, name_of) -> None:
         op.args = (receiver, *rest)
 
 
-def surely_arrays(block: list, arrays) -> frozenset:
+def surely_arrays(block: list, params, arrays) -> frozenset:
     """The names that hold a NumPy array or number on every path, given the parameters
     `arrays` that do: what one-output ufuncs, NumPy functions with a rule (but for those
     returning several arrays) and `np.zeros` and its kin make, arithmetic of such names,
     their elements and slices, and copies of them (a greatest fixpoint, as in scalars.py)."""
-    return surely(block, set(arrays) | {t for op in operations(block) for t in op.targets},
+    return surely(block, set(arrays) | bound_names(block, params),
                   _makes_an_array)
 
 
-def surely_ndarrays(block: list, arrays) -> frozenset:
+def surely_ndarrays(block: list, params, arrays) -> frozenset:
     """The names that hold a NumPy array (never a number) on every path, given the
     parameters `arrays` that do: what `np.zeros` and its kin, `np.array`, copies and whole
     slices make, and arithmetic and ufuncs with such an array (frontend/functional.py
     writes into them)."""
-    return surely(block, set(arrays) | {t for op in operations(block) for t in op.targets},
+    return surely(block, set(arrays) | bound_names(block, params),
                   _makes_an_ndarray)
 
 

@@ -292,6 +292,13 @@ def operations(block):
     return (node for node in walk(block) if isinstance(node, Operation))
 
 
+def bound_names(block, params) -> set:
+    """The names the operations of `block` bind, but for `params`: a parameter holds what the
+    caller gave until it is bound, which no fixpoint over the bindings (`surely`) vouches
+    for (`x = x * 2` keeps a list a list)."""
+    return {t for op in operations(block) for t in op.targets} - set(params)
+
+
 def surely(block, candidates, makes) -> frozenset:
     """The names among `candidates` that hold a kind of value on every path: each operation
     binding one makes that kind (`makes(op, names)`, given the names still candidates: a

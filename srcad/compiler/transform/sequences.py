@@ -10,8 +10,9 @@ import operator
 import gast
 import numpy as np
 
-from srcad.compiler.frontend.resolve import (IN_PLACE_KINDS, Loop, Operation, operations,
-                                             surely, walk)
+from srcad.compiler.frontend.parse import param_names
+from srcad.compiler.frontend.resolve import (IN_PLACE_KINDS, Loop, Operation, bound_names,
+                                             operations, surely, walk)
 from srcad.compiler.frontend.trees import statement_lists
 from srcad.ops.array_arguments import array_positions
 from srcad.ops.python_builtins import indexable, joined, repeated
@@ -48,7 +49,7 @@ def sequence_names(block, containers) -> set:
             return names
 
 
-def resolve_sequence_arithmetic(block, containers, active) -> None:
+def resolve_sequence_arithmetic(block, params, containers, active) -> None:
     """Give `a + b` and `a * n` that join or repeat a list or tuple the rules of
     concatenation and repetition (`joined`, `repeated` in ops/python_builtins.py, which
     fall back to the operators' rules for arrays), where the result is `active` (needs a
@@ -59,7 +60,7 @@ def resolve_sequence_arithmetic(block, containers, active) -> None:
     (`unbroadcast` refuses a join it is handed nonetheless)."""
     changed = True
     while changed:  # (a joined or repeated sequence may be joined or repeated in turn)
-        names, sure, changed = sequence_names(block, containers), _surely_sequences(block), False
+        names, sure, changed = sequence_names(block, containers), _surely_sequences(block, params), False
 
         def may_be(atom) -> bool:
             return isinstance(atom, gast.Name) and atom.id in names or is_sure(atom)
@@ -93,7 +94,8 @@ def sequences_as_arrays(simple: gast.FunctionDef, block, resolver, namer) -> boo
     at positions the callee has a rule for (a shape or an index stays as written), and
     never `+` and `*`, which join and repeat lists (`joined` and `repeated` decide when
     they run). Returns whether `simple` changed (its block is then resolved again)."""
-    sure, parents, changed = _surely_sequences(block), statement_lists(simple), False
+    sure, parents, changed = (_surely_sequences(block, param_names(simple)),
+                             statement_lists(simple), False)
     for op in operations(block):
         if op.kind != "call" or op.method is not None or op.dynamic:
             continue
@@ -122,12 +124,12 @@ def _replace_operand(value, old, new) -> None:
         value.args = [new if a is old else a for a in value.args]
 
 
-def resolve_container_copies(block, name_of) -> None:
+def resolve_container_copies(block, params, name_of) -> None:
     """`ys = xs.copy()` of an `xs` that surely is a list (or a dict) as `ys = list(xs)` (or
     `dict(xs)`): a new container, holding the items `xs` holds (so appending to `ys`, or
     setting a key of it, leaves `xs` alone), with the rules of `list` (`dict`).
     `name_of(preferred, obj)`: the name generated code calls `obj` by."""
-    lists, dicts = _surely_made(block, list), _surely_made(block, dict)
+    lists, dicts = _surely_made(block, params, list), _surely_made(block, params, dict)
     for op in operations(block):
         receiver = getattr(op.args[0], "id", None) if op.args else None
         kind = list if receiver in lists else dict if receiver in dicts else None
@@ -139,7 +141,7 @@ def resolve_container_copies(block, name_of) -> None:
             op.callee, op.method, op.dynamic = kind, None, False
 
 
-def _surely_made(block, kind) -> frozenset:
+def _surely_made(block, params, kind) -> frozenset:
     """The names bound only to containers of `kind` (list or dict): displays (and for dicts,
     comprehensions), `kind(...)` and copies, kept by writes and appends (a tuple has no
     `.copy()`: it is no list here)."""
@@ -153,13 +155,13 @@ def _surely_made(block, kind) -> frozenset:
         if op.kind == "copy" or op.method == "copy":
             return bool(op.args) and getattr(op.args[0], "id", None) in sure
         return op.kind == "call" and op.callee is kind
-    return surely(block, {t for op in operations(block) for t in op.targets}, makes)
+    return surely(block, bound_names(block, params), makes)
 
 
-def _surely_sequences(block) -> set:
+def _surely_sequences(block, params) -> set:
     """The names bound only to lists or tuples: displays, `list(...)`, `tuple(...)`, joins
     and repetitions of them, and copies (a greatest fixpoint, as arrays.surely_arrays)."""
-    return surely(block, {t for op in operations(block) for t in op.targets}, _makes_a_sequence)
+    return surely(block, bound_names(block, params), _makes_a_sequence)
 
 
 def _makes_a_sequence(op: Operation, sure: set) -> bool:
