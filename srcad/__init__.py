@@ -17,16 +17,17 @@ from srcad.kernels.pytrees import register_pytree_node
 from srcad.ops import defjvp, defvjp
 from srcad.ops import registry as _registry
 from srcad.runtime import hooks as _hooks
-from srcad.runtime.control import (checkpoint, clip_by_global_norm, clip_by_value,
-                                   custom_gradient, stop_gradient, stop_recording)
+from srcad.runtime.control import (checkpoint, checkpointed, clip_by_global_norm,
+                                   clip_by_value, custom_gradient, stop_gradient,
+                                   stop_recording)
 from srcad.tape import GradientTape, Variable, constant
 from srcad.version import __version__
 
 __all__ = ["grad", "value_and_grad", "vjp", "jvp", "jacobian", "batch_jacobian", "hessian",
            "hvp", "show", "defvjp", "defjvp", "check_grads", "cache_info", "clear_cache",
            "set_cache_size", "stop_gradient", "stop_recording", "custom_gradient", "checkpoint",
-           "clip_by_global_norm", "clip_by_value", "errors", "passes", "tape", "GradientTape",
-           "Variable", "constant", "register_pytree_node", "__version__"]
+           "checkpointed", "clip_by_global_norm", "clip_by_value", "errors", "passes", "tape",
+           "GradientTape", "Variable", "constant", "register_pytree_node", "__version__"]
 
 # what the runtime calls in the layers above it (runtime/hooks.py; the tape installs its own)
 _hooks.install(

@@ -117,6 +117,7 @@ def test_checkpoint_curve_agrees_and_keeps_less():
     rows = checkpointing.curve(sizes=(100, 400), repeat=1, out=printed.append)
     assert [row["steps"] for row in rows] == [100, 400] and all(row["agrees"] for row in rows)
     assert rows[-1]["checkpointed_peak"] < rows[-1]["unrolled_peak"] / 2
+    assert rows[-1]["marked_peak"] < rows[-1]["unrolled_peak"] / 2
     assert "checkpointed" in printed[0]
 
 

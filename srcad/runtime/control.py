@@ -4,7 +4,8 @@
 block whose results are constants to the derivative (and records nothing for it);
 `@custom_gradient` supplies the derivative of a function, TensorFlow style; `@checkpoint`
 makes a derivative keep a function's inputs instead of its intermediates, and compute them
-again when the gradient reaches the call. All four are ordinary Python at run time, so
+again when the gradient reaches the call; `for t in checkpointed(range(T)):` does the same
+for a loop, segment by segment. All five are ordinary Python at run time, so
 decorated and marked code also runs undifferentiated.
 Source mode recognises them by object however they are imported; the rule registry gives
 the same meaning to tape mode.
@@ -16,7 +17,7 @@ import functools
 
 import numpy as np
 
-from srcad.errors import NotCallableError, SrcadError
+from srcad.errors import NotCallableError, SrcadError, UsageError
 from srcad.ops.registry import nondifferentiable
 from srcad.runtime.arguments import leaves, like_argument, rebuilt
 from srcad.runtime.hooks import ABOVE
@@ -159,6 +160,45 @@ def checkpoint(function) -> Checkpoint:
             return h
     """
     return Checkpoint(function)
+
+
+class Checkpointed:
+    """The iterable of a `for` loop marked for checkpointing (`checkpointed`): iterating it
+    iterates `iterable`; source mode reads the mark (transform/loop_checkpoints.py)."""
+
+    def __init__(self, iterable, every: int | None):
+        self.iterable = iterable
+        self.every = every
+
+    def __iter__(self):
+        return iter(self.iterable)
+
+    def __repr__(self):
+        every = "" if self.every is None else f", every={self.every}"
+        return f"srcad.checkpointed({self.iterable!r}{every})"
+
+
+def checkpointed(iterable, every: int | None = None) -> Checkpointed:
+    """Mark a `for` loop for checkpointing: `for t in srcad.checkpointed(range(T)):`.
+
+    A derivative (source mode, reverse) then records the loop segment by segment: its
+    forward sweep keeps only the values the loop reads from before each segment of `every`
+    trips (about sqrt(T) by default), and its backward sweep runs each segment again, last
+    first, recording it, before taking its adjoint. Memory grows as sqrt(T) instead of T,
+    for about one more run of the loop. Called plainly, and in tape mode, the loop runs as
+    written. The loop's body must compute the same values when run again (no random draws
+    or writes to globals): a derivative that finds otherwise raises.
+
+        for t in srcad.checkpointed(range(10_000)):
+            h = np.tanh(W @ h + U @ xs[t])
+    """
+    if every is not None and (isinstance(every, bool) or not isinstance(every, int)
+                              or every < 1):
+        raise UsageError(f"srcad.checkpointed takes a positive whole number of trips per "
+                         f"segment as `every`; got {every!r}.",
+                         fix="leave `every` out for about sqrt(T) trips per segment, or pass "
+                         "an int >= 1.")
+    return Checkpointed(iterable, every)
 
 
 def clip_by_value(grads, low, high):

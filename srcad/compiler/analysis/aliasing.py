@@ -135,7 +135,7 @@ class _PointsTo:
             elif isinstance(node, Loop):
                 state = self._loop(node, state)
             else:
-                if _written(node) is not None:
+                if written_into(node) is not None:
                     self.before[id(node)] = dict(state)
                 self._operation(node, state)
         return state
@@ -476,7 +476,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     for node in walk(block):
         if not isinstance(node, Operation):
             continue
-        written = _written(node)
+        written = written_into(node)
         if written is None or written in numbers and node.augmented:
             continue
         state = analysis.before[id(node)]
@@ -562,7 +562,7 @@ def _record_names(block) -> set:
     return names
 
 
-def _written(op: Operation) -> str | None:
+def written_into(op: Operation) -> str | None:
     """The name whose memory `op` writes into, if it writes in place."""
     return op.mutates if op.kind in IN_PLACE_KINDS else op.augmented
 
@@ -601,7 +601,7 @@ def _live(block, live_out: set, later: dict) -> set:
                 header |= inside
             live = header
         else:
-            if _written(node) is not None:  # (only in-place writes ask)
+            if written_into(node) is not None:  # (only in-place writes ask)
                 later[id(node)] = set(live)
             live = (live - set(node.targets)) | set(node.read_names())
     return live

@@ -39,7 +39,7 @@ def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=fro
            ranges=None) -> list:
     """`ranges`: the names bound once, to a `range(...)` (found in `block` if not given)."""
     if ranges is None:
-        ranges = _bound_once_to_ranges(block)
+        ranges = ranges_bound_once(block)
     statements = []
     for node in block:
         if isinstance(node, Branch):
@@ -48,7 +48,10 @@ def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=fro
             statements.append(gast.If(load(node.condition), body, record(
                 node.orelse, recorded, trips, stack, bind, shapes, ranges)))
         elif isinstance(node, Loop):
-            statements.extend(_loop(node, recorded, trips, stack, bind, shapes, ranges))
+            made = record_loop(node, recorded, trips, stack, bind, shapes, ranges)
+            for statement in made:  # (transform/loop_checkpoints.py finds a loop's statements)
+                statement.recorded_loop = node
+            statements.extend(made)
         else:
             if (id(node), REGION) in recorded:
                 container, index, _ = node.args
@@ -61,23 +64,27 @@ def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=fro
     return statements
 
 
-def _loop(node: Loop, recorded, trips, stack, bind, shapes, ranges) -> list:
+def record_loop(node: Loop, recorded, trips, stack, bind, shapes, ranges,
+                over: str | None = None) -> list:
+    """The forward sweep of `node`; `over`: the name of what to loop over instead of its
+    iterable (a segment of it)."""
+    iterable = over or node.iterable
     body = record(node.body, recorded, trips, stack, bind, shapes, ranges)
     if node.element and (id(node), node.element) in recorded:
         at = len(body) - 1 if body and _is_break_test(body[-1]) else len(body)
         body.insert(at, push(stack, _saved(node.element, shapes, bind)))
     counter = trips.get(id(node))
     if node.element:
-        loop = gast.For(store(node.element), load(node.iterable), body or [gast.Pass()], [], None)
+        loop = gast.For(store(node.element), load(iterable), body or [gast.Pass()], [], None)
     else:
         loop = gast.While(node.statement.test, body or [gast.Pass()], [])
     if not counter:
         return [loop]
     breaks = any(op.kind == "jump" for op in operations(node.body))
     length = load(bind("len", builtins.len))
-    if node.iterable in ranges and not breaks:
+    if iterable in ranges and not breaks:
         # a loop over a range that never breaks runs len(range) times: no count per trip
-        return [loop, push(stack, gast.Call(length, [load(node.iterable)], []))]
+        return [loop, push(stack, gast.Call(length, [load(iterable)], []))]
     pushes = sum(_is_push(statement, stack) for statement in body)
     if pushes and not breaks and all(isinstance(s, (gast.Expr, gast.Assign, gast.AugAssign))
                                      for s in body):
@@ -97,7 +104,8 @@ def _is_push(statement, stack: str) -> bool:
         and isinstance(call.func.value, gast.Name) and call.func.value.id == stack
 
 
-def _bound_once_to_ranges(block: list) -> frozenset:
+def ranges_bound_once(block: list) -> frozenset:
+    """The names bound once, to a `range(...)`."""
     bindings = Counter(t for op in operations(block) for t in op.targets)
     bindings.update(node.element for node in walk(block)
                     if isinstance(node, Loop) and node.element)

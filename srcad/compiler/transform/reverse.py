@@ -39,6 +39,8 @@ from srcad.compiler.transform.optimize import (counted, drop_dead_zero_stores, l
                                       names_read, reduce_first)
 from srcad.compiler.transform.element_adjoints import sum_element_adjoints
 from srcad.compiler.transform.first_trip import skip_first_trip_adjoints
+from srcad.compiler.transform.loop_checkpoints import (Sweep, checkpoint_loops,
+                                                      refuse_unsupported_marks)
 from srcad.compiler.transform.outline import outline_unread
 from srcad.compiler.transform.recording import REGION, record
 from srcad.compiler.transform.refusals import check_operation, qualified_name
@@ -63,6 +65,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     """The adjoint module and the name of the VJP maker inside it. `gradient_only`: the
     output is read for its shape alone (fuse.py seeds with it and returns no value), so the
     forward sweep computes of it and what leads only to it no more (outline.py)."""
+    refuse_unsupported_marks(block, activity, parsed)
     sequences = sequence_names(block, containers)
     adjoints = Adjoints(namer, bindings, sequences, numbers=activity.scalars)
     stack = namer.claim("stack")
@@ -78,9 +81,12 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
         raw, block, sites, aliases, stack, bindings.name_for)
     restored = sorted({name for _, name in recorded if name != REGION})
     forward = record(block, recorded, trips, stack, bindings.name_for, shapes)
+    checkpointed = checkpoint_loops(forward, backward_body, Sweep(
+        block, recorded, trips, stack, shapes, bindings, namer, activity, aliases, parsed),
+        param_names(simple_fn), sites.maybe_unbound)
     preamble = [assign(stack, gast.List([], gast.Load()))] if recorded or trips else []
-    preamble += [assign(n, gast.Constant(None, None)) for n in restored
-                 if n in sites.maybe_unbound]
+    preamble += [assign(n, gast.Constant(None, None)) for n in sorted(
+        {n for n in restored if n in sites.maybe_unbound} | checkpointed.unbound_first)]
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
     backward_body = drop_dead_zero_stores(backward_body, loaded_names(result))
     if enabled("signs"):
@@ -103,7 +109,8 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     kept |= loaded_names(returned)
     if enabled("release"):
         forward = release(forward, kept, frozenset(shapes - values), bindings.name_for)
-        backward_body = release(backward_body, {*restored, *loaded_names(result)})
+        backward_body = release(backward_body, {*restored, *checkpointed.rebound,
+                                                 *loaded_names(result)})
     backward_body = sum_element_adjoints(backward_body, activity.elements, bindings, namer)
     if enabled("first-trip"):
         bound = {stack, *param_names(simple_fn)} | {
@@ -111,7 +118,8 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
         backward_body = skip_first_trip_adjoints(backward_body, loaded_names(result), bindings,
                                                  namer, bound)
-    declarations = [gast.Nonlocal(restored)] if restored else []
+    frame = sorted(set(restored) | checkpointed.rebound)  # (names bound in f_vjp's frame)
+    declarations = [gast.Nonlocal(frame)] if frame else []
     backward = function_def(backward_name, [seed],
                          declarations + backward_body + [gast.Return(result)])
     vjp_body = forward + [backward, gast.Return(

@@ -141,4 +141,7 @@ class _Finisher:
             steps = [load(replay.trips)]
         header = gast.Call(load(self.bind("range", builtins.range)), steps, [])
         target = gast.Name(replay.index or "_", gast.Store(), None, None)
-        return [assign(replay.trips, pop(self.stack)), gast.For(target, header, body, [], None)]
+        made = [assign(replay.trips, pop(self.stack)), gast.For(target, header, body, [], None)]
+        for statement in made:  # (transform/loop_checkpoints.py finds a loop's statements)
+            statement.replayed_loop = replay.loop
+        return made

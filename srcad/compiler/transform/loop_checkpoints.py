@@ -1,0 +1,256 @@
+"""loop_checkpoints: a loop marked `srcad.checkpointed` is recorded one segment at a time.
+
+A loop's forward sweep records what its backward sweep reads, for every trip: for a
+10,000-step RNN, 10,000 states. Marked, `for t in srcad.checkpointed(range(T)):`, the
+loop's forward sweep runs plainly in segments (about sqrt(T) trips each), keeping before
+each segment only the state the loop reads from earlier trips and earlier code
+(kernels/loop_checkpoints.py); the backward sweep takes the segments last first, puts the
+segment's state back, runs the segment's forward sweep again, recording, and then the
+loop's own backward sweep over it. The tape holds one segment at a time; each trip runs
+twice forward.
+
+    forward sweep                          backward sweep
+    for t in xs: <recording body>          trips = stack.pop()
+    stack.append(len(xs))                  for _ in range(trips): <adjoint body>
+                 ─▶
+    saved = LoopCheckpoints(xs, ...)       saved = stack.pop()
+    for segment in saved.segments:         for segment, kept in saved.in_reverse():
+        saved.keep((h, u), (1,))               h, u = kept
+        for t in segment: <body>               for t in segment: <recording body>
+    saved.finish((h, u))                       stack.append(len(segment))
+    stack.append(saved)                        saved.check((h, u))
+                                               trips = stack.pop()
+                                               for _ in range(trips): <adjoint body>
+
+The state kept is what the recording body reads before it binds it, of the names that
+change (bound more than once, bound in a loop, or written into): the rest holds the same
+value whenever the segment runs again. Arrays, lists and dicts the function writes into are
+kept as copies of what they hold; an array inside a list or dict read later is never
+written into (analysis/aliasing.py refuses it), so a shallow copy is all there is to put
+back. The backward sweep binds the loop's names in the
+forward sweep's frame (its `nonlocal`s), as restores do.
+
+Takes the resolved block and the sweeps as reverse.py has them after settle and record;
+returns them rewritten.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gast
+
+from srcad.compiler.analysis.aliasing import written_into
+from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
+from srcad.compiler.transform.adjoints import assign, load, store
+from srcad.compiler.transform.recording import (pop, push, ranges_bound_once, record,
+                                                 record_loop)
+from srcad.errors import UnsupportedDerivativeError
+from srcad.kernels.loop_checkpoints import LoopCheckpoints
+from srcad.runtime.methods import method_update
+from srcad.runtime.control import checkpointed
+
+
+@dataclass
+class Sweep:
+    """What reverse.py made of the function that the rewrite reads."""
+
+    block: list
+    recorded: set
+    trips: dict
+    stack: str
+    shapes: frozenset
+    bindings: object
+    namer: object
+    activity: object
+    aliases: object
+    parsed: object
+
+    def __post_init__(self):
+        self.ranges = ranges_bound_once(self.block)
+
+
+class Checkpointed:
+    """What reverse.py needs to know of the rewrite: the names the backward sweep now binds
+    in the forward sweep's frame, and those to bind to None first (they may be unbound
+    when a segment's state is kept)."""
+
+    def __init__(self):
+        self.rebound: set = set()
+        self.unbound_first: set = set()
+
+
+def checkpoint_loops(forward: list, backward: list, sweep: Sweep, params,
+                     maybe_unbound) -> Checkpointed:
+    """Rewrite, in place, `forward` and `backward` for each marked loop the backward sweep
+    replays."""
+    block = sweep.block
+    made = Checkpointed()
+    marked = [node for node in walk(block) if isinstance(node, Loop)
+              and id(node) in sweep.trips and _mark_of(node, block) is not None]
+    if not marked:
+        return made
+    changing = _changing(block, params)
+    for loop in marked:
+        _rewrite(loop, forward, backward, sweep, changing, made)
+    local = {*params} | _stored(forward)
+    made.rebound &= local
+    made.unbound_first &= set(maybe_unbound)
+    return made
+
+
+def _mark_of(loop: Loop, block: list):
+    return next((op for op in operations(block) if op.targets == (loop.iterable,)
+                 and op.kind == "call" and op.callee is checkpointed), None)
+
+
+def refuse_unsupported_marks(block: list, activity, parsed) -> None:
+    """Refuse, where it is marked, a loop the backward sweep could not run again soundly
+    (before the adjoint is made: a marked iterable carrying a derivative has no rule)."""
+    loops = [node for node in walk(block) if isinstance(node, Loop)
+             and _mark_of(node, block) is not None]
+    ids = set(map(id, loops))
+    writes_objects = any(op.writes_attribute or op.callee is method_update
+                         for op in operations(block))
+    for loop in loops:
+        reason = None
+        if loop.iterable in activity.active:
+            reason = "it loops over values that carry a derivative"
+        elif any(op.kind == "jump" for op in operations(loop.body)):
+            reason = "its body leaves it early (`break` or `return`)"
+        elif any(isinstance(node, Loop) and id(node) in ids for node in walk(loop.body)):
+            reason = "a loop inside it is marked too"
+        elif writes_objects:
+            reason = "the function writes into objects' attributes"
+        if reason:
+            raise UnsupportedDerivativeError(
+                f"srcad cannot checkpoint this loop: {reason}.", parsed.location(loop.statement),
+                "remove the `srcad.checkpointed` mark, or checkpoint a helper the loop calls "
+                "with `srcad.checkpoint`.")
+
+
+def _changing(block: list, params) -> set:
+    """The names bound more than once (a parameter counts as bound), or in a loop (its
+    element too)."""
+    seen, changing = set(params), set()
+    for node in walk(block):
+        if isinstance(node, Loop):
+            changing.update(t for op in operations(node.body) for t in op.targets)
+            changing.add(node.element)
+        for name in node.targets if isinstance(node, Operation) else ():
+            (changing if name in seen else seen).add(name)
+    return changing
+
+
+def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
+             made: Checkpointed) -> None:
+    namer, stack, bind = sweep.namer, sweep.stack, sweep.bindings.name_for
+    saved, segment, kept = (namer.claim(n) for n in ("checkpoints", "segment", "kept"))
+    again = record_loop(loop, sweep.recorded, sweep.trips, stack, bind, sweep.shapes,
+                        sweep.ranges, over=segment)
+    written = {written_into(op) for op in operations(sweep.block)} - {None}
+    state = sorted(name for name in _exposed(again) - {stack, segment}
+                   if name in changing or _shares(name, written, sweep.aliases))
+    copied = [k for k, name in enumerate(state) if _shares(name, written, sweep.aliases)]
+    values = gast.Tuple([load(n) for n in state], gast.Load())
+    maker = load(bind("LoopCheckpoints", LoopCheckpoints))
+    where = f"{sweep.parsed.filename}:{loop.statement.lineno}"
+    plain = gast.For(store(loop.element), load(segment),
+                     record(loop.body, set(), {}, stack, bind, sweep.shapes, sweep.ranges)
+                     or [gast.Pass()], [], None)
+    keep = _method(saved, "keep", [values, gast.Tuple(
+        [gast.Constant(k, None) for k in copied], gast.Load())])
+    _replace(forward, lambda s: getattr(s, "recorded_loop", None) is loop, [
+        assign(saved, gast.Call(maker, [load(loop.iterable), gast.Constant(where, None)], [])),
+        gast.For(store(segment), gast.Attribute(load(saved), "segments", gast.Load()),
+                 [keep, plain], [], None),
+        _method(saved, "finish", [values]),
+        push(stack, saved)])
+    unpacked = [gast.Assign([gast.Tuple([store(n) for n in state], gast.Store())],
+                            load(kept), None)] if state else []
+    replayed = [s for s in _statements(backward)
+                if getattr(s, "replayed_loop", None) is loop]
+    rerun = [*unpacked, *again, _method(saved, "check", [values]), *replayed]
+    _replace(backward, lambda s: getattr(s, "replayed_loop", None) is loop, [
+        assign(saved, pop(stack)),
+        gast.For(gast.Tuple([store(segment), store(kept)], gast.Store()),
+                 gast.Call(gast.Attribute(load(saved), "in_reverse", gast.Load()), [], []),
+                 rerun, [], None)])
+    made.rebound |= set(state) | _stored(again)
+    made.unbound_first |= set(state)
+
+
+def _shares(name: str, written: set, aliases) -> bool:
+    """Whether `name` may show memory the function writes into."""
+    objects = aliases.points_to.get(name, {name})
+    return any(objects & aliases.points_to.get(w, {w}) for w in written)
+
+
+def _method(owner: str, name: str, args: list):
+    return gast.Expr(gast.Call(gast.Attribute(load(owner), name, gast.Load()), args, []))
+
+
+def _statements(statements: list):
+    """Every statement of `statements`, nested ones included."""
+    for statement in statements:
+        yield statement
+        for field in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(statement, field, None) or [])
+        for handler in getattr(statement, "handlers", None) or []:
+            yield from _statements(handler.body)
+
+
+def _replace(statements: list, belongs, replacement: list) -> bool:
+    """Replace the run of statements that `belongs` (found at any depth) by `replacement`."""
+    positions = [k for k, s in enumerate(statements) if belongs(s)]
+    if positions:
+        statements[positions[0]:positions[-1] + 1] = replacement
+        return True
+    for statement in statements:
+        lists = [getattr(statement, f, None) or [] for f in ("body", "orelse", "finalbody")]
+        lists += [h.body for h in getattr(statement, "handlers", None) or []]
+        if any(_replace(inner, belongs, replacement) for inner in lists):
+            return True
+    return False
+
+
+def _stored(statements: list) -> set:
+    return {node.id for statement in statements for node in gast.walk(statement)
+            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
+
+
+def _exposed(statements: list, bound: frozenset = frozenset()) -> set:
+    """The names `statements` may read before binding them, run from the top with `bound`
+    bound; a loop's body counts as run any number of times."""
+    exposed, bound = set(), set(bound)
+    for statement in statements:
+        if isinstance(statement, gast.If):
+            exposed |= _reads(statement.test) - bound
+            exposed |= _exposed(statement.body, frozenset(bound))
+            exposed |= _exposed(statement.orelse, frozenset(bound))
+            bound |= _surely_bound(statement.body) & _surely_bound(statement.orelse)
+        elif isinstance(statement, (gast.For, gast.While)):
+            head = statement.iter if isinstance(statement, gast.For) else statement.test
+            exposed |= _reads(head) - bound
+            inner = bound | (_reads_as(statement.target, gast.Store)
+                             if isinstance(statement, gast.For) else set())
+            exposed |= _exposed(statement.body, frozenset(inner))
+            exposed |= _exposed(statement.orelse, frozenset(bound))
+        else:
+            exposed |= _reads(statement) - bound
+            bound |= _reads_as(statement, gast.Store)
+            bound -= _reads_as(statement, gast.Del)
+    return exposed
+
+
+def _surely_bound(statements: list) -> set:
+    return set().union(*(_reads_as(s, gast.Store) for s in statements
+                         if not isinstance(s, (gast.If, gast.For, gast.While))))
+
+
+def _reads(node) -> set:
+    return _reads_as(node, gast.Load) | _reads_as(node, gast.Del)
+
+
+def _reads_as(node, context) -> set:
+    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
+            and isinstance(n.ctx, context)}

@@ -1,0 +1,224 @@
+"""Loops marked `srcad.checkpointed`: the numbers of the unmarked loop (against central
+finite differences and the unmarked twin, in every derivative), the memory saved, and the
+refusals of loops it cannot run again soundly."""
+import inspect
+
+import numpy as np
+import pytest
+
+import srcad
+from srcad.errors import SrcadError, UnsupportedDerivativeError, UsageError
+from tests.checks import assert_gradient_matches_finite_differences, peak_memory
+
+marked = srcad.checkpointed
+
+
+def rnn(W, h, xs):
+    total = 0.0
+    for t in marked(range(xs.shape[0])):
+        h = np.tanh(W @ h + xs[t])
+        total = total + np.sum(h * h)
+    return total
+
+
+def rnn_unmarked(W, h, xs):
+    total = 0.0
+    for t in range(xs.shape[0]):
+        h = np.tanh(W @ h + xs[t])
+        total = total + np.sum(h * h)
+    return total
+
+
+def heat(u0, k):
+    u = np.copy(u0)
+    for _ in marked(range(23)):  # written in place: kept as a copy, put back in place
+        un = u.copy()
+        u[1:-1] = un[1:-1] + k * (un[2:] - 2 * un[1:-1] + un[:-2])
+    return np.sum(u ** 2)
+
+
+def lotka(a, b):
+    u, v = 1.0, 0.5
+    for _ in marked(range(30), every=4):
+        du = a * u - b * u * v
+        dv = -0.7 * v + 0.3 * u * v
+        u = u + 0.01 * du
+        v = v + 0.01 * dv
+    return u + v
+
+
+def inside_a_loop(W, h):
+    for i in range(3):  # `i` is read by the segments run again
+        for t in marked(range(5)):
+            h = np.tanh(W @ h) * (i + 1)
+    return np.sum(h)
+
+
+def collects(W, h):
+    hs = []
+    for t in marked(range(9), every=2):
+        h = np.sin(W @ h)
+        hs.append(h)
+    return np.sum(np.stack(hs) ** 2)
+
+
+def fills_a_buffer(p):
+    out = np.zeros(10)
+    y = 1.0
+    for t in marked(range(10)):
+        y = y * p[0] + np.sin(p[1] * t)
+        out[t] = y
+    return np.sum(out ** 2)
+
+
+def branches(W, h, xs):
+    steps = marked(list(xs))  # (a name bound once to the mark marks the loop over it)
+    previous = None
+    for x in steps:
+        if previous is not None and np.sum(x) > 0:
+            h = h + 0.5 * previous
+        h = np.cos(W @ h + x)
+        previous = h * 0.3
+    return np.sum(h)
+
+
+def empty(W, h):
+    for t in marked(range(0)):
+        h = W @ h
+    return np.sum(h * h)
+
+
+RNG = np.random.default_rng(7)
+SMALL = (RNG.standard_normal((3, 3)) * 0.4, RNG.standard_normal(3))
+CASES = [
+    (rnn, (*SMALL, RNG.standard_normal((11, 3))), (0, 1, 2)),
+    (heat, (RNG.standard_normal(8), 0.1), (0, 1)),
+    (lotka, (1.1, 0.4), (0, 1)),
+    (inside_a_loop, SMALL, (0, 1)),
+    (collects, SMALL, (0, 1)),
+    (fills_a_buffer, (np.array([0.9, 0.3]),), 0),
+    (branches, (*SMALL, RNG.standard_normal((7, 3))), (0, 1)),
+    (empty, SMALL, (0, 1)),
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", CASES, ids=[c[0].__name__ for c in CASES])
+def test_gradient_matches_finite_differences(fn, args, wrt):
+    assert_gradient_matches_finite_differences(fn, args, wrt)
+
+
+@pytest.mark.parametrize("fn, args, wrt", CASES, ids=[c[0].__name__ for c in CASES])
+def test_every_reverse_derivative_agrees_with_the_plain_run(fn, args, wrt):
+    value, gradients = srcad.value_and_grad(fn, wrt=wrt)(*args)
+    assert value == fn(*args)  # (the mark is the iterable itself when run plainly)
+    again = srcad.grad(fn, wrt=wrt)(*args)
+    for a, b in zip(np.atleast_1d(gradients) if wrt == 0 else gradients,
+                    np.atleast_1d(again) if wrt == 0 else again):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    output, backward = srcad.vjp(fn, *args, wrt=wrt)
+    np.testing.assert_allclose(output, value)
+    pulled = backward(1.0)
+    for a, b in zip(np.atleast_1d(pulled) if wrt == 0 else pulled,
+                    np.atleast_1d(again) if wrt == 0 else again):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+
+
+def test_the_marked_loop_gives_the_unmarked_loops_numbers():
+    args = (*SMALL, RNG.standard_normal((40, 3)))
+    for a, b in zip(srcad.grad(rnn, wrt=(0, 1, 2))(*args),
+                    srcad.grad(rnn_unmarked, wrt=(0, 1, 2))(*args)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(srcad.hessian(rnn, wrt=1)(*args),
+                               srcad.hessian(rnn_unmarked, wrt=1)(*args), rtol=1e-10)
+
+
+def test_tape_mode_runs_the_marked_loop_as_written():
+    args = (*SMALL, RNG.standard_normal((6, 3)))
+    W = srcad.Variable(args[0])
+    with srcad.GradientTape() as tape:
+        y = rnn(W, *args[1:])
+    np.testing.assert_allclose(tape.gradient(y, W), srcad.grad(rnn)(*args), rtol=1e-12)
+
+
+def test_memory_grows_as_the_square_root_of_the_steps():
+    W, h = RNG.standard_normal((16, 16)) * 0.2, RNG.standard_normal(16)
+    xs = RNG.standard_normal((2000, 16))
+    kept = peak_memory(srcad.grad(rnn), W, h, xs)
+    unrolled = peak_memory(srcad.grad(rnn_unmarked), W, h, xs)
+    assert kept < unrolled / 4
+
+
+def noisy(W, h):
+    for t in marked(range(10)):
+        h = np.tanh(W @ h + np.random.normal(size=h.shape))
+    return np.sum(h)
+
+
+def leaves_early(W, h):
+    for t in marked(range(10)):
+        h = np.tanh(W @ h)
+        if np.sum(h) > 100.0:
+            break
+    return np.sum(h)
+
+
+def over_differentiated_rows(W, h):
+    for row in marked(W):
+        h = np.tanh(row * h)
+    return np.sum(h)
+
+
+class State:
+    pass
+
+
+def writes_attributes(W, h):
+    s = State()
+    s.h = h
+    for t in marked(range(4)):
+        s.h = np.tanh(W @ s.h)
+    return np.sum(s.h)
+
+
+def holds_written_arrays(W, h):
+    buffers = [np.zeros(3), np.zeros(3)]
+    for t in marked(range(4)):
+        h = np.tanh(W @ h)
+        b = buffers[t % 2]
+        b[0] = h[0]
+    return np.sum(h) + buffers[0][0] * buffers[1][0]
+
+
+@pytest.mark.parametrize("fn, words", [
+    (leaves_early, "leaves it early"),
+    (over_differentiated_rows, "carry a derivative"),
+    (writes_attributes, "attributes"),
+])
+def test_a_loop_it_cannot_run_again_soundly_is_refused_where_it_is_marked(fn, words):
+    with pytest.raises(UnsupportedDerivativeError, match=words) as caught:
+        srcad.grad(fn)(*SMALL)
+    lines = inspect.getsourcelines(fn)[0]
+    marked_at = next(k for k, line in enumerate(lines) if "marked(" in line)
+    assert caught.value.location.lineno == fn.__code__.co_firstlineno + marked_at
+    assert "srcad.checkpointed" in caught.value.fix
+
+
+def test_a_list_holding_arrays_written_in_place_is_refused():
+    with pytest.raises(SrcadError, match="share memory|holds arrays"):
+        srcad.grad(holds_written_arrays)(*SMALL)
+
+
+def test_a_body_that_computes_otherwise_when_run_again_raises():
+    with pytest.raises(UnsupportedDerivativeError, match="other values when run again"):
+        srcad.grad(noisy)(*SMALL)
+
+
+@pytest.mark.parametrize("every", [0, -2, 1.5, True])
+def test_every_must_be_a_positive_whole_number(every):
+    with pytest.raises(UsageError, match="every"):
+        marked(range(3), every=every)
+
+
+def test_the_mark_iterates_what_it_marks():
+    assert list(marked(range(4), every=2)) == [0, 1, 2, 3]
+    assert repr(marked(range(2), every=1)) == "srcad.checkpointed(range(0, 2), every=1)"
