@@ -3,7 +3,8 @@ checked against finite differences and against each other.
 
 `programs()` is a hypothesis strategy of `Program`s: the text of a module defining
 `f(x, y)` and the helpers it calls, written the way people write numerical code
-(straight-line arithmetic, loops and branches on data, early returns, `while`, buffers from
+(straight-line arithmetic, loops and branches on data, early returns, `while`, loops marked
+`srcad.checkpointed`, buffers from
 `np.zeros` filled element by element or by slices, augmented assignment, lists used as
 stacks (pop, insert, del, reverse), dicts updated (`update`, `setdefault`), lists built in a
 loop, dicts, objects used as memory (attributes set, updated in place, a method updating
@@ -480,8 +481,8 @@ def programs(draw) -> Program:
     for _ in range(draw(st.integers(0, 2))):
         writer.helper()
     writer.block("    ", draw(st.integers(1, 6)), 2)
-    body = "\n".join(writer.lines)
-    source = ("import math\nimport warnings\n\nimport numpy as np\n\n\n" + MEMO
+    body = "\n".join(_marked_for_checkpoints(writer.lines, draw))
+    source = ("import math\nimport warnings\n\nimport numpy as np\n\nimport srcad\n\n\n" + MEMO
               + "\n".join(writer.helpers)
               + f"def f(x, y):\n{body}\n    {writer.output()}\n")
     rng = np.random.default_rng(draw(st.integers(0, 2 ** 32 - 1)))
@@ -489,6 +490,31 @@ def programs(draw) -> Program:
     y = rng.uniform(-1.5, 1.5, (n, 2) if y_kind == MAT else n)
     return Program(source, x, y, draw(st.sampled_from([(0,), (0, 1)])),
                    draw(st.sampled_from(sorted(srcad.passes.OPTIONAL))))
+
+
+def _marked_for_checkpoints(lines: list[str], draw) -> list[str]:
+    """`lines` with some `for ... in range(...)` loops marked `srcad.checkpointed` (every=1,
+    2 or the default): those whose body never leaves early, none inside another marked,
+    in a function that keeps no objects (srcad refuses the mark on the others)."""
+    if any("Memo(" in line for line in lines):
+        return lines
+    lines, inside_marked = list(lines), None
+    for k, line in enumerate(lines):
+        indent = len(line) - len(line.lstrip())
+        if inside_marked is not None and indent <= inside_marked:
+            inside_marked = None
+        if inside_marked is not None or not line.lstrip().startswith("for ") \
+                or " in range(" not in line:
+            continue
+        body = itertools.takewhile(lambda b: len(b) - len(b.lstrip()) > indent, lines[k + 1:])
+        if any(b.strip() in ("break", "continue") or b.strip().startswith("return")
+               for b in body) or not draw(st.booleans()):
+            continue
+        every = draw(st.sampled_from(["", ", every=1", ", every=2"]))
+        head, _, iterable = line.rstrip(":").partition(" in ")
+        lines[k] = f"{head} in srcad.checkpointed({iterable}{every}):"
+        inside_marked = indent
+    return lines
 
 
 MEMO = """class Memo:
