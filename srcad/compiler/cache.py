@@ -34,14 +34,14 @@ _forgetters: list = []  # see forgotten_with_cache
 
 def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
                      containers: frozenset = frozenset(), mode: str = "rev",
-                     scalars: frozenset = frozenset(), arrays: frozenset = frozenset()
-                     ) -> CompiledAdjoint:
+                     scalars: frozenset = frozenset(), arrays: frozenset = frozenset(),
+                     backend: str = "python") -> CompiledAdjoint:
     """`containers`: the `wrt` parameters that hold dicts, lists or tuples of values;
     `mode`: "rev" for the VJP maker, "fwd" for the JVP function; `scalars`: the parameters
     holding Python numbers; `arrays`: those holding float64 arrays, with their ranks (see
-    pipeline.transform)."""
-    key = (fn.__code__, wrt, mode, has_aux, containers, scalars, arrays, switched_off(),
-           __version__)
+    pipeline.transform); `backend`: "numba" for a program made for numba_backend."""
+    key = (fn.__code__, wrt, mode, has_aux, containers, scalars, arrays, backend,
+           switched_off(), __version__)
     with _lock:
         entries = _entries.get(key, ())
         for position, entry in enumerate(entries):
@@ -51,7 +51,7 @@ def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
                 entries.append(entries.pop(position))  # (the most recently used last)
                 return entry
         _counts["misses"] += 1
-    entry = pipeline.transform(fn, wrt, has_aux, containers, mode, scalars, arrays)
+    entry = pipeline.transform(fn, wrt, has_aux, containers, mode, scalars, arrays, backend)
     with _lock:  # (entries made before a rule was registered never serve again)
         entries = _entries.pop(key, [])
         current = [e for e in entries if e.rules_edition == entry.rules_edition]

@@ -29,6 +29,7 @@ from srcad.compiler.transform.sequences import (resolve_container_copies,
                                        resolve_sequence_arithmetic, sequences_as_arrays)
 from srcad.compiler.analysis.scalars import element_sources, only_numbers, scalar_names
 from srcad.compiler.analysis.shapes import shape_classes
+from srcad.compiler import numba_backend
 from srcad.compiler.emit import CompiledAdjoint, compile_adjoint, python_source
 from srcad.compiler.frontend.fence import fence
 from srcad.compiler.frontend.container_writes import surely_lists
@@ -92,6 +93,7 @@ class Program:
     module: gast.Module | None = None     # reverse / forward: the derivative program
     name: str = ""                        # its function's name in `module`
     optimistic: bool = False              # math: its caller must check it (math_calls.py)
+    backend: str = "python"               # "numba": made for numba_backend.py
     inline: bool = True                   # helpers may be written out (frontend/inline.py)
     inlined: bool = False                 # some were
 
@@ -141,7 +143,7 @@ def reverse_mode(program: Program) -> None:
     program.module, program.name = reverse(
         program.simple, program.block, program.activity, program.aliases, program.wrt,
         program.output, program.parsed, program.namer, program.bindings, program.containers,
-        gradient_only=program.mode == "gradient")
+        gradient_only=program.mode == "gradient", typed_tape=program.backend == "numba")
 
 
 def forward_mode(program: Program) -> None:
@@ -184,6 +186,13 @@ def specialise_float64(program: Program) -> None:
                    program.activity.shapes, program.bindings)
 
 
+def numba_ready(program: Program) -> None:
+    """For `backend="numba"`: the program made numba's (numba_backend.py)."""
+    if program.backend == "numba":
+        numba_backend.lower(program.module, program.name, program.activity.scalars,
+                            program.bindings)
+
+
 class Pass(NamedTuple):
     name: str
     run: Callable[[Program], None]
@@ -199,11 +208,12 @@ _FORWARD = Pass("forward", forward_mode, "the tangent program")
 _MATH = Pass("math", math_calls, "ufuncs on Python floats become `math` calls", True)
 _FUSE = Pass("fuse", fuse_sweeps, "both sweeps in one function returning the gradients")
 _SPECIALISE = Pass("specialise", specialise_float64, "code written for float64 arrays", True)
+_NUMBA = Pass("numba", numba_ready, "for backend=\"numba\": numba's typed tape and twins")
 
 PASSES = {  # each mode's passes, in order; `emit` compiles what the last one made
     "rev": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE),
-    "fused": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE, _MATH, _FUSE),
-    "gradient": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE, _FUSE, _SPECIALISE),
+    "fused": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE, _MATH, _FUSE, _NUMBA),
+    "gradient": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE, _FUSE, _SPECIALISE, _NUMBA),
     "forward-grad": (_FRONTEND, _ANALYZE, _FORWARD, _MATH),
     "fwd": (_FRONTEND, _ANALYZE, _FORWARD),
     "batch": (_FRONTEND, _ANALYZE, _FORWARD),
@@ -235,14 +245,15 @@ def run_passes(program: Program, upto: str | None = None) -> Program:
         # (a helper written out made a program a pass refuses: the calls as they were)
         return run_passes(Program(program.fn, program.wrt, program.mode, program.has_aux,
                                   program.containers, program.scalars, program.arrays,
-                                  program.rules_edition, inline=False), upto)
+                                  program.rules_edition, backend=program.backend,
+                                  inline=False), upto)
     return program
 
 
 def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
               containers: frozenset = frozenset(), mode: str = "rev",
-              scalars: frozenset = frozenset(), arrays: frozenset = frozenset()
-              ) -> CompiledAdjoint:
+              scalars: frozenset = frozenset(), arrays: frozenset = frozenset(),
+              backend: str = "python") -> CompiledAdjoint:
     """The derivative program of `fn` with respect to the parameters named in `wrt`, made
     by the passes of `mode` (MODES says what each returns) and compiled.
 
@@ -268,11 +279,12 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     `containers` names the `wrt` parameters that hold dicts, lists or tuples of values;
     `scalars` the parameters, `wrt` or not, that hold Python numbers (the code is
     specialised on it); `arrays`, for mode "gradient", `(parameter, rank)` of those that
-    hold float64 arrays (transform/specialise.py).
+    hold float64 arrays (transform/specialise.py). `backend="numba"` (modes "fused" and
+    "gradient"): a program made for numba_backend.compiled.
     """
     with _collector_paused():
         program = run_passes(Program(fn, wrt, mode, has_aux, containers, scalars, arrays,
-                                     rules_edition=RULES_EDITION[0]))  # (a rule registered
+                                     rules_edition=RULES_EDITION[0], backend=backend))  # (a rule registered
         return emit(program)                                        # from here on: stale)
 
 

@@ -42,7 +42,7 @@ import gast
 from srcad.compiler.analysis.aliasing import written_into
 from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
 from srcad.compiler.transform.adjoints import assign, load, store
-from srcad.compiler.transform.recording import (pop, push, ranges_bound_once, record,
+from srcad.compiler.transform.recording import (Tape, ranges_bound_once, record,
                                                  record_loop)
 from srcad.errors import UnsupportedDerivativeError
 from srcad.kernels.loop_checkpoints import LoopCheckpoints
@@ -57,7 +57,7 @@ class Sweep:
     block: list
     recorded: set
     trips: dict
-    stack: str
+    tape: Tape
     shapes: frozenset
     bindings: object
     namer: object
@@ -143,19 +143,19 @@ def _changing(block: list, params) -> set:
 
 def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
              made: Checkpointed) -> None:
-    namer, stack, bind = sweep.namer, sweep.stack, sweep.bindings.name_for
+    namer, tape, bind = sweep.namer, sweep.tape, sweep.bindings.name_for
     saved, segment, kept = (namer.claim(n) for n in ("checkpoints", "segment", "kept"))
-    again = record_loop(loop, sweep.recorded, sweep.trips, stack, bind, sweep.shapes,
+    again = record_loop(loop, sweep.recorded, sweep.trips, tape, bind, sweep.shapes,
                         sweep.ranges, over=segment)
     written = {written_into(op) for op in operations(sweep.block)} - {None}
-    state = sorted(name for name in _exposed(again) - {stack, segment}
+    state = sorted(name for name in _exposed(again) - {*tape.names, segment}
                    if name in changing or _shares(name, written, sweep.aliases))
     copied = [k for k, name in enumerate(state) if _shares(name, written, sweep.aliases)]
     values = gast.Tuple([load(n) for n in state], gast.Load())
     maker = load(bind("LoopCheckpoints", LoopCheckpoints))
     where = f"{sweep.parsed.filename}:{loop.statement.lineno}"
     plain = gast.For(store(loop.element), load(segment),
-                     record(loop.body, set(), {}, stack, bind, sweep.shapes, sweep.ranges)
+                     record(loop.body, set(), {}, tape, bind, sweep.shapes, sweep.ranges)
                      or [gast.Pass()], [], None)
     keep = _method(saved, "keep", [values, gast.Tuple(
         [gast.Constant(k, None) for k in copied], gast.Load())])
@@ -164,14 +164,14 @@ def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
         gast.For(store(segment), gast.Attribute(load(saved), "segments", gast.Load()),
                  [keep, plain], [], None),
         _method(saved, "finish", [values]),
-        push(stack, saved)])
+        tape.push(saved, load(saved))])
     unpacked = [gast.Assign([gast.Tuple([store(n) for n in state], gast.Store())],
                             load(kept), None)] if state else []
     replayed = [s for s in _statements(backward)
                 if getattr(s, "replayed_loop", None) is loop]
     rerun = [*unpacked, *again, _method(saved, "check", [values]), *replayed]
     _replace(backward, lambda s: getattr(s, "replayed_loop", None) is loop, [
-        assign(saved, pop(stack)),
+        assign(saved, tape.pop(saved)),
         gast.For(gast.Tuple([store(segment), store(kept)], gast.Store()),
                  gast.Call(gast.Attribute(load(saved), "in_reverse", gast.Load()), [], []),
                  rerun, [], None)])

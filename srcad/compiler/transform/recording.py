@@ -35,7 +35,40 @@ def pop(stack: str):
     return gast.Call(gast.Attribute(load(stack), "pop", gast.Load()), [], [])
 
 
-def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=frozenset(),
+class Tape:
+    """The lists the forward sweep pushes onto and the backward sweep pops from: one,
+    `stack`, or, `typed`, one for each key (a recorded name, a loop's trip count, an element
+    assignment's old contents), so that each holds values of one type, as a compiler that
+    types lists needs (the numba backend). Per key, pushes and pops still pair up last in,
+    first out, as the subsequence of a stack's pushes and pops that any one key makes
+    does."""
+
+    def __init__(self, namer, typed: bool = False):
+        self.namer = namer
+        self.typed = typed
+        self.shared = None if typed else namer.claim("stack")
+        self.lists: dict = {}
+
+    def name(self, key) -> str:
+        if not self.typed:
+            return self.shared
+        if key not in self.lists:
+            label = key if isinstance(key, str) else key[0]
+            self.lists[key] = self.namer.claim(f"stack_{label}")
+        return self.lists[key]
+
+    def push(self, key, value):
+        return push(self.name(key), value)
+
+    def pop(self, key):
+        return pop(self.name(key))
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.lists.values()) if self.typed else [self.shared]
+
+
+def record(block: list, recorded: set, trips: dict, tape: Tape, bind, shapes=frozenset(),
            ranges=None) -> list:
     """`ranges`: the names bound once, to a `range(...)` (found in `block` if not given)."""
     if ranges is None:
@@ -43,12 +76,12 @@ def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=fro
     statements = []
     for node in block:
         if isinstance(node, Branch):
-            body = record(node.body, recorded, trips, stack, bind, shapes, ranges) \
+            body = record(node.body, recorded, trips, tape, bind, shapes, ranges) \
                 or [gast.Pass()]
             statements.append(gast.If(load(node.condition), body, record(
-                node.orelse, recorded, trips, stack, bind, shapes, ranges)))
+                node.orelse, recorded, trips, tape, bind, shapes, ranges)))
         elif isinstance(node, Loop):
-            made = record_loop(node, recorded, trips, stack, bind, shapes, ranges)
+            made = record_loop(node, recorded, trips, tape, bind, shapes, ranges)
             for statement in made:  # (transform/loop_checkpoints.py finds a loop's statements)
                 statement.recorded_loop = node
             statements.extend(made)
@@ -57,22 +90,27 @@ def record(block: list, recorded: set, trips: dict, stack: str, bind, shapes=fro
                 container, index, _ = node.args
                 save = regions.saved_attribute if node.writes_attribute else regions.saved_region
                 saved = gast.Call(load(bind(save.__name__, save)), [container, index], [])
-                statements.append(push(stack, saved))
-            statements.extend(push(stack, _saved(t, shapes, bind)) for t in node.targets
+                statements.append(tape.push(region_key(node), saved))
+            statements.extend(tape.push(t, _saved(t, shapes, bind)) for t in node.targets
                               if (id(node), t) in recorded)
             statements.append(node.forward or node.statement)
     return statements
 
 
-def record_loop(node: Loop, recorded, trips, stack, bind, shapes, ranges,
+def region_key(op) -> tuple:
+    """The tape's key for the old contents an element assignment overwrites."""
+    return ("region", id(op))
+
+
+def record_loop(node: Loop, recorded, trips, tape: Tape, bind, shapes, ranges,
                 over: str | None = None) -> list:
     """The forward sweep of `node`; `over`: the name of what to loop over instead of its
     iterable (a segment of it)."""
     iterable = over or node.iterable
-    body = record(node.body, recorded, trips, stack, bind, shapes, ranges)
+    body = record(node.body, recorded, trips, tape, bind, shapes, ranges)
     if node.element and (id(node), node.element) in recorded:
         at = len(body) - 1 if body and _is_break_test(body[-1]) else len(body)
-        body.insert(at, push(stack, _saved(node.element, shapes, bind)))
+        body.insert(at, tape.push(node.element, _saved(node.element, shapes, bind)))
     counter = trips.get(id(node))
     if node.element:
         loop = gast.For(store(node.element), load(iterable), body or [gast.Pass()], [], None)
@@ -84,17 +122,18 @@ def record_loop(node: Loop, recorded, trips, stack, bind, shapes, ranges,
     length = load(bind("len", builtins.len))
     if iterable in ranges and not breaks:
         # a loop over a range that never breaks runs len(range) times: no count per trip
-        return [loop, push(stack, gast.Call(length, [load(iterable)], []))]
-    pushes = sum(_is_push(statement, stack) for statement in body)
+        return [loop, tape.push(counter, gast.Call(length, [load(iterable)], []))]
+    pushes = 0 if tape.typed else sum(_is_push(statement, tape.shared) for statement in body)
     if pushes and not breaks and all(isinstance(s, (gast.Expr, gast.Assign, gast.AugAssign))
                                      for s in body):
         # every trip pushes the same values: the count is what the stack grew by, over that
+        stack = tape.shared
         grown = gast.BinOp(gast.Call(length, [load(stack)], []), gast.Sub(), load(counter))
         trip_count = gast.BinOp(grown, gast.FloorDiv(), gast.Constant(pushes, None))
         return [assign(counter, gast.Call(length, [load(stack)], [])), loop,
                 push(stack, trip_count)]
     body.insert(0, assign(counter, gast.BinOp(load(counter), gast.Add(), gast.Constant(1, None))))
-    return [assign(counter, gast.Constant(0, None)), loop, push(stack, counter)]
+    return [assign(counter, gast.Constant(0, None)), loop, tape.push(counter, counter)]
 
 
 def _is_push(statement, stack: str) -> bool:

@@ -42,7 +42,7 @@ from srcad.compiler.transform.first_trip import skip_first_trip_adjoints
 from srcad.compiler.transform.loop_checkpoints import (Sweep, checkpoint_loops,
                                                       refuse_unsupported_marks)
 from srcad.compiler.transform.outline import outline_unread
-from srcad.compiler.transform.recording import REGION, record
+from srcad.compiler.transform.recording import REGION, Tape, record
 from srcad.compiler.transform.refusals import check_operation, qualified_name
 from srcad.compiler.transform.release import release
 from srcad.compiler.transform.reuse import consume
@@ -60,15 +60,16 @@ SCOPE = "srcad_scope"
 def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliases,
             wrt: tuple[str, ...], output: str, parsed: ParsedFunction, namer: Namer,
             bindings: Bindings, containers: frozenset = frozenset(),
-            gradient_only: bool = False
+            gradient_only: bool = False, typed_tape: bool = False
             ) -> tuple[gast.Module, str]:
     """The adjoint module and the name of the VJP maker inside it. `gradient_only`: the
     output is read for its shape alone (fuse.py seeds with it and returns no value), so the
-    forward sweep computes of it and what leads only to it no more (outline.py)."""
+    forward sweep computes of it and what leads only to it no more (outline.py).
+    `typed_tape`: a list per recorded name and loop, not one stack (recording.Tape)."""
     refuse_unsupported_marks(block, activity, parsed)
     sequences = sequence_names(block, containers)
     adjoints = Adjoints(namer, bindings, sequences, numbers=activity.scalars)
-    stack = namer.claim("stack")
+    tape = Tape(namer, typed_tape)
     backward_name = namer.claim(f"{parsed.name}_backward")
     vjp_name = namer.claim(f"{parsed.name}_vjp")
     seed = adjoints.seed(output)
@@ -78,13 +79,15 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     sites = assignment_sites(block, param_names(simple_fn), activity.scalars,
                              {p: r for p, r in activity.elements.items() if p in wrt})
     backward_body, recorded, trips, shapes = settle(
-        raw, block, sites, aliases, stack, bindings.name_for)
+        raw, block, sites, aliases, tape, bindings.name_for)
     restored = sorted({name for _, name in recorded if name != REGION})
-    forward = record(block, recorded, trips, stack, bindings.name_for, shapes)
+    forward = record(block, recorded, trips, tape, bindings.name_for, shapes)
     checkpointed = checkpoint_loops(forward, backward_body, Sweep(
-        block, recorded, trips, stack, shapes, bindings, namer, activity, aliases, parsed),
+        block, recorded, trips, tape, shapes, bindings, namer, activity, aliases, parsed),
         param_names(simple_fn), sites.maybe_unbound)
-    preamble = [assign(stack, gast.List([], gast.Load()))] if recorded or trips else []
+    pushed = loaded_names(gast.Module(forward, [])) if tape.typed else set(tape.names)
+    preamble = [assign(name, gast.List([], gast.Load())) for name in tape.names
+                if name in pushed] if recorded or trips else []
     preamble += [assign(n, gast.Constant(None, None)) for n in sorted(
         {n for n in restored if n in sites.maybe_unbound} | checkpointed.unbound_first)]
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
@@ -113,7 +116,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
                                                  *loaded_names(result)})
     backward_body = sum_element_adjoints(backward_body, activity.elements, bindings, namer)
     if enabled("first-trip"):
-        bound = {stack, *param_names(simple_fn)} | {
+        bound = {*tape.names, *param_names(simple_fn)} | {
             node.id for node in walk(gast.Module(forward + backward_body, []))
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
         backward_body = skip_first_trip_adjoints(backward_body, loaded_names(result), bindings,

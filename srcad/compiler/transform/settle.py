@@ -16,7 +16,7 @@ import gast
 from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Loop, Operation, operations
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.compiler.transform.optimize import names_read
-from srcad.compiler.transform.recording import REGION, pop
+from srcad.compiler.transform.recording import REGION, Tape, region_key
 from srcad.kernels import regions
 
 
@@ -47,7 +47,7 @@ class ReplayLoop:
 
 
 # ---- settling what is recorded -------------------------------------------------------------
-def settle(raw: list, block: list, sites, aliases, stack: str, bind):
+def settle(raw: list, block: list, sites, aliases, tape: Tape, bind):
     """Drop the restores whose value the backward sweep never reads, then the branches and
     loops left without work, until nothing changes. Returns the backward statements, the
     recorded (site, name) pairs, the replayed loops' counters, and the recorded names the
@@ -56,7 +56,7 @@ def settle(raw: list, block: list, sites, aliases, stack: str, bind):
     pushed = {name for _, name in sites.overwrites} | sites.elements
     updates = {id(op): op for op in operations(block) if op.kind in IN_PLACE_KINDS}
     while True:
-        finisher = _Finisher(pushed, sites.overwrites, set(updates), stack, bind)
+        finisher = _Finisher(pushed, sites.overwrites, set(updates), tape, bind)
         statements = finisher.block(raw)
         values, shapes = names_read(statements)
         core = set().union(*names_read(statements, skip=finisher.region_restores)) \
@@ -69,11 +69,11 @@ def settle(raw: list, block: list, sites, aliases, stack: str, bind):
 
 
 class _Finisher:
-    def __init__(self, pushed, overwrites, regions, stack, bind):
+    def __init__(self, pushed, overwrites, regions, tape: Tape, bind):
         self.pushed = pushed
         self.overwrites = overwrites
         self.regions = regions
-        self.stack = stack
+        self.tape = tape
         self.bind = bind
         self.recorded: set = set()
         self.trips: dict = {}
@@ -87,7 +87,7 @@ class _Finisher:
                 element = isinstance(statement.site, Loop)
                 if statement.name in self.pushed and (element or site in self.overwrites):
                     self.recorded.add((id(statement.site), statement.name))
-                    finished.append(assign(statement.name, pop(self.stack)))
+                    finished.append(assign(statement.name, self.tape.pop(statement.name)))
             elif isinstance(statement, RestoreRegion):
                 if id(statement.site) in self.regions:
                     restore = self._restore_region(statement.site)
@@ -117,9 +117,9 @@ class _Finisher:
         if op.writes_attribute:
             restore = self.bind("restore_attribute", regions.restore_attribute)
             return gast.Expr(gast.Call(load(restore), [container, op.args[1],
-                                                       pop(self.stack)], []))
+                                                       self.tape.pop(region_key(op))], []))
         return gast.Assign([gast.Subscript(container, op.args[1], gast.Store())],
-                           pop(self.stack), None)
+                           self.tape.pop(region_key(op)), None)
 
     def _branch(self, statement):
         body, orelse = self.block(statement.body), self.block(statement.orelse)
@@ -141,7 +141,8 @@ class _Finisher:
             steps = [load(replay.trips)]
         header = gast.Call(load(self.bind("range", builtins.range)), steps, [])
         target = gast.Name(replay.index or "_", gast.Store(), None, None)
-        made = [assign(replay.trips, pop(self.stack)), gast.For(target, header, body, [], None)]
+        made = [assign(replay.trips, self.tape.pop(replay.trips)),
+                gast.For(target, header, body, [], None)]
         for statement in made:  # (transform/loop_checkpoints.py finds a loop's statements)
             statement.replayed_loop = replay.loop
         return made
