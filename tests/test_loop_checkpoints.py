@@ -88,6 +88,24 @@ def empty(W, h):
     return np.sum(h * h)
 
 
+def tries_and_nests(x, y):
+    # a `try` body and a lambda are functions of their own: what they bind is theirs, not the
+    # loop's (the names a `try` body bound were declared in the backward sweep's frame: a
+    # SyntaxError, found by the fuzzer)
+    b1 = 0.0
+    for i in marked(range(3)):
+        try:
+            v = np.sin(y) * x
+            if i > 0:
+                raise ValueError("odd")
+            b1 = b1 + v[0]
+        except ValueError:
+            b1 = x ** 2 + b1
+        inner = lambda a: np.cos(a * x)  # noqa: E731
+        b1 = b1 + inner(b1)
+    return b1
+
+
 RNG = np.random.default_rng(7)
 SMALL = (RNG.standard_normal((3, 3)) * 0.4, RNG.standard_normal(3))
 CASES = [
@@ -99,6 +117,7 @@ CASES = [
     (fills_a_buffer, (np.array([0.9, 0.3]),), 0),
     (branches, (*SMALL, RNG.standard_normal((7, 3))), (0, 1)),
     (empty, SMALL, (0, 1)),
+    (tries_and_nests, (0.7, np.array([0.3, 0.5])), (0, 1)),
 ]
 
 

@@ -214,8 +214,7 @@ def _replace(statements: list, belongs, replacement: list) -> bool:
 
 
 def _stored(statements: list) -> set:
-    return {node.id for statement in statements for node in gast.walk(statement)
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
+    return set().union(*(_reads_as(statement, gast.Store) for statement in statements))
 
 
 def _exposed(statements: list, bound: frozenset = frozenset()) -> set:
@@ -252,5 +251,20 @@ def _reads(node) -> set:
 
 
 def _reads_as(node, context) -> set:
-    return {n.id for n in gast.walk(node) if isinstance(n, gast.Name)
-            and isinstance(n.ctx, context)}
+    """The names of `node`'s own scope in `context`: a function or lambda it defines binds
+    its name, and reads, when called, the names its body reads and does not bind."""
+    found, todo = set(), [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, (gast.FunctionDef, gast.Lambda)) and current is not node:
+            if context is gast.Store and isinstance(current, gast.FunctionDef):
+                found.add(current.name)
+            elif context is gast.Load:
+                inner = [n for n in gast.walk(current) if isinstance(n, gast.Name)]
+                found |= {n.id for n in inner if isinstance(n.ctx, gast.Load)} - {
+                    n.id for n in inner if isinstance(n.ctx, (gast.Store, gast.Param))}
+            continue
+        if isinstance(current, gast.Name) and isinstance(current.ctx, context):
+            found.add(current.id)
+        todo.extend(gast.iter_child_nodes(current))
+    return found
