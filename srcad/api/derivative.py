@@ -507,19 +507,40 @@ def _checked_cotangent(cotangent, output):
     return cotangent
 
 
-def show(fn, wrt=0, mode="rev", args=None, upto=None) -> None:
-    """Print the program srcad generates for `fn`: the adjoint `vjp` and `value_and_grad`
-    run (mode "rev"), the gradient-only program `grad` runs on arrays (mode "grad"; with
-    `args`, the arguments of a call, the one it runs on them: specialised on float64
-    arrays, see transform/specialise.py), the one `grad` runs when the `wrt` arguments are
-    Python floats (mode "floats": forward mode where it applies, see
-    transform/forward_grad.py), or the tangent program of forward mode (mode "fwd").
+def show(fn: Callable, wrt: Wrt | None = None, mode: str = "rev", args: tuple | None = None,
+         upto: str | None = None, *, argnums: Wrt | None = None) -> None:
+    """Print the program srcad generates for a function.
 
-    `upto` names a pass (`python -m srcad show --passes` lists each mode's): the program as
-    it stands after it, such as the function in simple form (`upto="frontend"`), the
-    adjoint as a person would write it, without srcad's rewrites (`upto="differentiate"`),
-    or what runs (`upto="emit"`, as without `upto`). For mode "floats" it shows the
-    reverse-mode program."""
+    Parameters
+    ----------
+    fn : callable
+        The function.
+    wrt, argnums : int, str or tuple, optional
+        As for `grad`.
+    mode : {"rev", "grad", "floats", "fwd"}
+        "rev": the adjoint `vjp` and `value_and_grad` run; "grad": the gradient-only
+        program `grad` runs on arrays (with `args`, the one specialised on that call's
+        float64 arrays); "floats": the one `grad` runs when the `wrt` arguments are Python
+        floats (forward mode where it applies); "fwd": the tangent program of `jvp`.
+    args : tuple, optional
+        The arguments of a call, for mode "grad" and for functions gathering `*args`.
+    upto : str, optional
+        A pass (`python -m srcad show --passes` lists each mode's): the program as it
+        stands after it, such as the function in simple form ("frontend") or the plain
+        derivative without srcad's rewrites ("differentiate"). For mode "floats" it shows
+        the reverse-mode program.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return np.sin(x) * x
+    >>> srcad.show(f, upto="frontend")
+    def f(x):
+        sin_0 = np.sin(x)
+        mul_1 = sin_0 * x
+        return mul_1
+    """
+    wrt = chosen_wrt(wrt, argnums)
     if mode not in ("rev", "grad", "floats", "fwd"):
         raise UsageError(f"mode={mode!r}: srcad shows the adjoint (\"rev\"), the gradient-only "
                          "program of `grad` on arrays (\"grad\") and on Python floats "

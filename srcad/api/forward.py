@@ -7,6 +7,8 @@ plain function is accepted, and the tangent program is cached like the adjoint.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from srcad.errors import TangentError, UsageError
@@ -16,12 +18,31 @@ from srcad.runtime.arguments import (children, is_container, like_argument, prom
                                      unshared)
 
 
-def jvp(fn, primals, tangents):
-    """`(fn(*primals), tangent of the output)` for the tangents of the primals.
+def jvp(fn: Callable, primals: tuple | list, tangents: tuple | list) -> tuple:
+    """Forward mode: a function's output and its directional derivative, in one pass.
 
-    `primals` and `tangents` are tuples of the same length; a tangent has its primal's
-    structure, shape and float dtype, or is None for an argument not differentiated (an
-    integer count, a flag). The output tangent has the output's structure and shape.
+    Parameters
+    ----------
+    fn : callable
+        The function.
+    primals : tuple
+        Its positional arguments.
+    tangents : tuple
+        One per primal: the direction, of the primal's structure, shape and float dtype,
+        or None for an argument not differentiated (an integer count, a flag).
+
+    Returns
+    -------
+    (output, output_tangent)
+        `fn(*primals)`, and its tangent along `tangents`, of the output's structure and
+        shape.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return x ** 2
+    >>> srcad.jvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.5]),))
+    (array([1., 4.]), array([2., 2.]))
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise UsageError("jvp takes `primals` and `tangents` as tuples, one entry per "

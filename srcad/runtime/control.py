@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from typing import Callable, Iterator, TypeVar
 
 import numpy as np
 
@@ -21,9 +22,28 @@ from srcad.ops.registry import nondifferentiable
 from srcad.runtime.arguments import leaves, like_argument, rebuilt
 from srcad.runtime.hooks import ABOVE
 
+T = TypeVar("T")
 
-def stop_gradient(x):
-    """`x` itself, through which no derivative flows (in tape mode: a constant copy)."""
+
+def stop_gradient(x: T) -> T:
+    """Mark a value through which no derivative flows.
+
+    Parameters
+    ----------
+    x : array, number or pytree
+        Any value in a function srcad differentiates.
+
+    Returns
+    -------
+    The value itself (in tape mode, a constant copy), a constant to the derivative.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return x * srcad.stop_gradient(x)
+    >>> srcad.grad(f)(3.0)  # d/dx of x * c, c = 3
+    3.0
+    """
     return ABOVE.tape_stop_gradient(x)
 
 
@@ -31,9 +51,21 @@ nondifferentiable(stop_gradient)
 
 
 @contextlib.contextmanager
-def stop_recording():
-    """A block inside a differentiated function whose results are treated as constants
-    (in tape mode: no tape records inside it)."""
+def stop_recording() -> Iterator[None]:
+    """A block, inside a differentiated function, whose results are constants.
+
+    The block runs; nothing is differentiated or recorded in it (in tape mode, no tape
+    records inside it).
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     with srcad.stop_recording():
+    ...         scale = np.max(np.abs(x))
+    ...     return np.sum(x / scale)
+    >>> srcad.grad(f)(np.array([1.0, -2.0]))  # 1 / scale, scale held constant
+    array([0.5, 0.5])
+    """
     with ABOVE.tape_paused():
         yield
 
@@ -104,9 +136,31 @@ def wrong_count(fn: CustomGradient, returned: int, expected: int):
                      fix="return one per positional argument (None for none).")
 
 
-def custom_gradient(function) -> CustomGradient:
-    """Decorator: `function(*args)` returns `(y, grad_fn)`, and `grad_fn(dy)` returns the
-    cotangent of each positional argument (a tuple when there are several)."""
+def custom_gradient(function: Callable) -> CustomGradient:
+    """Decorator giving a function its own derivative, as TensorFlow's does.
+
+    Parameters
+    ----------
+    function : callable
+        Returns `(y, grad_fn)`: its value, and `grad_fn(dy)`, the cotangent of each
+        positional argument (a tuple of them when there are several, None for none).
+
+    Returns
+    -------
+    CustomGradient
+        Called, it returns `y`; derivatives use `grad_fn`. Forward mode and second
+        derivatives differentiate `grad_fn` itself, so they keep the rule's stability.
+
+    Examples
+    --------
+    >>> @srcad.custom_gradient
+    ... def clipped_identity(x):
+    ...     def grad_fn(dy):
+    ...         return np.clip(dy, -1.0, 1.0)
+    ...     return x, grad_fn
+    >>> srcad.grad(lambda x: np.sum(5.0 * clipped_identity(x)))(np.array([1.0, 2.0]))
+    array([1., 1.])
+    """
     return CustomGradient(function)
 
 
@@ -145,29 +199,65 @@ class Checkpoint:
         return f"srcad.checkpoint({self.function!r})"
 
 
-def checkpoint(function) -> Checkpoint:
-    """Decorator: `function` computes as before, but a derivative of code that calls it keeps
-    only the call's arguments and recomputes the function's intermediates when the gradient
-    reaches the call (`jax.checkpoint`, `torch.utils.checkpoint`): memory for time. Split a
-    long loop into checkpointed segments and its gradient needs the memory of one segment
-    plus each segment's inputs.
+def checkpoint(function: Callable) -> Checkpoint:
+    """Decorator trading memory for time in derivatives (gradient checkpointing).
 
-        @srcad.checkpoint
-        def segment(h, W):
-            for _ in range(20):
-                h = np.tanh(W @ h)
-            return h
+    The function computes as before, but a derivative of code that calls it keeps only the
+    call's arguments, and recomputes the function's intermediates when the gradient reaches
+    the call (`jax.checkpoint`, `torch.utils.checkpoint`). Split a long loop into
+    checkpointed segments and its gradient needs the memory of one segment plus each
+    segment's inputs.
+
+    Parameters
+    ----------
+    function : callable
+        The function whose intermediates are recomputed rather than kept.
+
+    Returns
+    -------
+    Checkpoint
+        Called plainly, it is `function`.
+
+    Examples
+    --------
+    >>> @srcad.checkpoint
+    ... def segment(h, w):
+    ...     for _ in range(3):
+    ...         h = np.tanh(w * h)
+    ...     return h
+    >>> def loss(w):
+    ...     return np.sum(segment(segment(np.ones(2), w), w))
+    >>> round(srcad.grad(loss)(0.5), 6)
+    0.3246
     """
     return Checkpoint(function)
 
 
-def clip_by_value(grads, low, high):
-    """Every leaf of a pytree of gradients clipped into `[low, high]`."""
-    return rebuilt(grads, (np.clip(g, low, high) for g in leaves(grads)))
+def clip_by_value(grads: T, low: float, high: float) -> T:
+    """Clip every leaf of a pytree of gradients into `[low, high]`.
+
+    Examples
+    --------
+    >>> srcad.clip_by_value({"w": np.array([-3.0, 0.5]), "b": 2.0}, -1.0, 1.0)
+    {'w': array([-1. ,  0.5]), 'b': 1.0}
+    """
+    return rebuilt(grads, (np.clip(g, low, high) if isinstance(g, np.ndarray)
+                           else type(g)(np.clip(g, low, high)) for g in leaves(grads)))
 
 
-def clip_by_global_norm(grads, max_norm):
-    """`(clipped, norm)`: the pytree scaled so its global L2 norm is at most `max_norm`."""
+def clip_by_global_norm(grads: T, max_norm: float) -> tuple[T, float]:
+    """Scale a pytree of gradients so its global L2 norm is at most `max_norm`.
+
+    Returns
+    -------
+    (clipped, norm)
+        The scaled pytree, and the norm before scaling.
+
+    Examples
+    --------
+    >>> srcad.clip_by_global_norm([np.array([3.0]), 4.0], 1.0)
+    ([array([0.6]), 0.8], 5.0)
+    """
     norm = float(np.sqrt(sum(np.sum(np.square(g)) for g in leaves(grads))))
     scale = max_norm / norm if norm > max_norm else 1.0
     return rebuilt(grads, (g * scale if isinstance(g, np.ndarray) else float(g * scale)

@@ -37,13 +37,32 @@ class UnconnectedGradients(str, enum.Enum):
 
 
 class GradientTape:
-    """Records operations on watched tensors for automatic differentiation.
+    """Records the operations on watched tensors, for their derivatives (TensorFlow's API).
 
-    `persistent`: allow several `gradient`/`jacobian` calls (default: one).
-    `watch_accessed_variables`: watch trainable Variables read while recording.
+    Plain NumPy calls on tensors are recorded through NumPy's dispatch protocols, so code
+    source mode differentiates also runs under a tape.
+
+    Parameters
+    ----------
+    persistent : bool
+        Allow several `gradient` and `jacobian` calls (by default, one).
+    watch_accessed_variables : bool
+        Watch the trainable Variables read while recording.
+
+    Examples
+    --------
+    >>> x = srcad.Variable(np.array([0.0, 1.0]))
+    >>> with srcad.GradientTape(persistent=True) as tape:
+    ...     y = np.sin(x) * 2.0
+    ...     total = np.sum(y)
+    >>> tape.gradient(total, x).numpy().round(4)
+    array([2.    , 1.0806])
+    >>> tape.jacobian(y, x).numpy().round(4)
+    array([[2.    , 0.    ],
+           [0.    , 1.0806]])
     """
 
-    def __init__(self, persistent=False, watch_accessed_variables=True):
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
         self._persistent = bool(persistent)
         self._watch_accessed_variables = bool(watch_accessed_variables)
         self._nodes = []        # the recorded operations, oldest first (see `dispatch`)
