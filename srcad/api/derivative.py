@@ -27,6 +27,7 @@ from srcad.errors import CotangentError, UsageError
 from srcad.ops.callables import call_method_of, unwrapped
 from srcad.runtime.calls import fixed_arity
 from srcad.runtime.hooks import DerivativeFunction
+from srcad.tracebacks import api_boundary, hide_own_frames
 from srcad.api.fast_paths import (array_runner, float64_arrays, float64_ranks, float_program,
                               fused_runner, guards_of)
 
@@ -289,6 +290,7 @@ class _DerivativeFunction(DerivativeFunction):
         self.derivative = derivative                    # fn may be a derivative itself
 
     @property
+    @api_boundary
     def source(self) -> str:
         return self.derivative.source
 
@@ -305,24 +307,32 @@ class _Grad(_DerivativeFunction):
         self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
 
     def __call__(self, *args, **kwargs):
-        if not kwargs:  # (Python floats first: their calls are the shortest)
-            result = self._fused_call(args)
-            if result is not None:
-                return result[1]
-            gradient = self._array_call(args)
-            if gradient is not None:
-                return gradient
-        derivative = self.derivative
-        gradients = derivative.gradients_only(args, kwargs)
-        self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
-        return gradients  # (the quick calls are made anew when `follow_call` derives anew)
+        try:  # (not `api_boundary`: a wrapper's frame would cost a tenth of a quick call)
+            if not kwargs:  # (Python floats first: their calls are the shortest)
+                result = self._fused_call(args)
+                if result is not None:
+                    return result[1]
+                gradient = self._array_call(args)
+                if gradient is not None:
+                    return gradient
+            derivative = self.derivative
+            gradients = derivative.gradients_only(args, kwargs)
+            self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
+            return gradients  # (the quick calls are made anew when `follow_call` derives anew)
+        except Exception as error:
+            hide_own_frames(error)
+            raise
 
 
 class _ValueAndGrad(_DerivativeFunction):
     kind = "value_and_grad"
 
     def __call__(self, *args, **kwargs):
-        return self.derivative.value_and_gradients(args, kwargs)
+        try:  # (as in `_Grad.__call__`)
+            return self.derivative.value_and_gradients(args, kwargs)
+        except Exception as error:
+            hide_own_frames(error)
+            raise
 
 
 class _VJP(_DerivativeFunction):
@@ -336,6 +346,7 @@ class _VJP(_DerivativeFunction):
         self.arguments = (args, kwargs)  # (what it holds: api/derivative_calls.py)
         self.output, self._backward, self._originals = derivative.forward(args, kwargs)
 
+    @api_boundary
     def __call__(self, cotangent):
         output = self.output[0] if self.derivative.has_aux else self.output
         cotangent = _checked_cotangent(cotangent, output)
@@ -352,11 +363,13 @@ class _GradWithAux(_DerivativeFunction):
 
     kind = "grad_with_aux"
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         (_, aux), gradients = self.derivative.value_and_gradients(args, kwargs)
         return gradients, aux
 
 
+@api_boundary
 def grad(fn: Callable | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
          has_aux: bool = False) -> Callable:
     """The gradient of a function of real, one-element output.
@@ -409,6 +422,7 @@ def grad(fn: Callable | None = None, wrt: Wrt | None = None, *, argnums: Wrt | N
     return shared(fn, ("grad", wrt), lambda: _Grad(derivative_of(fn, wrt)))
 
 
+@api_boundary
 def value_and_grad(fn: Callable | None = None, wrt: Wrt | None = None, *,
                    argnums: Wrt | None = None, has_aux: bool = False) -> Callable:
     """The value of a function of real, one-element output, and its gradient.
@@ -438,6 +452,7 @@ def value_and_grad(fn: Callable | None = None, wrt: Wrt | None = None, *,
                   lambda: _ValueAndGrad(derivative_of(fn, wrt, has_aux)))
 
 
+@api_boundary
 def vjp(fn: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None = None,
         has_aux: bool = False, **kwargs: Any) -> tuple:
     """Run `fn` once, keeping what its vector-Jacobian product needs.
@@ -507,6 +522,7 @@ def _checked_cotangent(cotangent, output):
     return cotangent
 
 
+@api_boundary
 def show(fn: Callable, wrt: Wrt | None = None, mode: str = "rev", args: tuple | None = None,
          upto: str | None = None, *, argnums: Wrt | None = None) -> None:
     """Print the program srcad generates for a function.

@@ -16,8 +16,10 @@ from srcad.kernels.adjoints import dtype_of
 from srcad.runtime import calls
 from srcad.runtime.arguments import (children, is_container, like_argument, promote, rebuild,
                                      unshared)
+from srcad.tracebacks import api_boundary
 
 
+@api_boundary
 def jvp(fn: Callable, primals: tuple | list, tangents: tuple | list) -> tuple:
     """Forward mode: a function's output and its directional derivative, in one pass.
 

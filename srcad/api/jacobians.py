@@ -35,6 +35,7 @@ from srcad.kernels.replay import replaying
 from srcad.kernels.batched import basis
 from srcad.runtime.calls import compiled_source
 from srcad.runtime.hooks import DerivativeFunction
+from srcad.tracebacks import api_boundary
 
 _MODES = ("auto", "fwd", "rev")
 
@@ -66,6 +67,7 @@ class _Jacobian(DerivativeFunction):
             programs.append(api.Derivative(self.fn, self.wrt).source)
         return "\n".join(programs)
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         """The Jacobian at `args`; keyword arguments are passed on, not differentiated."""
         inputs = [args[p] for p in self.positions]
@@ -258,6 +260,7 @@ def _tangent_source(fn, names) -> str:
     return cache.compiled_adjoint(transformable(fn), tuple(names), mode="fwd").source
 
 
+@api_boundary
 def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
              argnums: Wrt | None = None) -> Callable:
     """The Jacobian of a function.
@@ -333,6 +336,7 @@ class _HVP(DerivativeFunction):
         """The program an hvp runs (for array arguments): `grad` over the tangent program."""
         return self._derivative(frozenset())._program(frozenset(), mode="gradient")[0].source
 
+    @api_boundary
     def __call__(self, *args_and_vector, **kwargs):
         """H v at `args`; keyword arguments are passed on, not differentiated."""
         *args, vector = args_and_vector
@@ -348,6 +352,7 @@ class _HVP(DerivativeFunction):
         return self._derivative(containers).gradients_only(((vector,), *args), kwargs)
 
 
+@api_boundary
 def hvp(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable:
     """Hessian-vector products of a function of real, one-element output.
 
@@ -389,6 +394,7 @@ class _Hessian(_Jacobian):
         return self.product.source
 
 
+@api_boundary
 def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable:
     """The Hessian of a function of real, one-element output.
 
@@ -436,6 +442,7 @@ class _BatchJacobian:
     def source(self) -> str:
         return _tangent_source(self.fn, wrt_parameters(code_of(self.fn), self.position)[0])
 
+    @api_boundary
     def __call__(self, *args):
         x = np.asarray(args[self.position])
         _refuse_complex([x], "argument")
@@ -488,6 +495,7 @@ class _BatchJacobian:
                              fix="use `srcad.jacobian` for the full Jacobian.")
 
 
+@api_boundary
 def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *,
                    argnums: Wrt | None = None) -> Callable:
     """Per-example Jacobians of a function that treats the rows of a batch apart.

@@ -9,6 +9,7 @@ from srcad.api.derivative import vjp
 from srcad.compiler.frontend.parse import code_of
 from srcad.errors import UsageError
 from srcad.runtime.arguments import Wrt, chosen_wrt, wrt_parameters
+from srcad.tracebacks import api_boundary
 
 
 def numerical_gradient(fn, args, position: int, eps: float = 1e-6):
@@ -27,6 +28,7 @@ def numerical_gradient(fn, args, position: int, eps: float = 1e-6):
     return gradient if x.ndim else float(gradient)
 
 
+@api_boundary
 def check_grads(fn: Callable, args: tuple, wrt: Wrt | None = None, order: int = 1,
                 eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-6, seed: int = 0, *,
                 argnums: Wrt | None = None) -> None:

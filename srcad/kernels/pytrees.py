@@ -28,10 +28,12 @@ from typing import Callable
 import numpy as np
 
 from srcad.errors import MissingRuleError, UnsupportedSyntaxError, UsageError
+from srcad.tracebacks import api_boundary
 
 _REGISTERED: dict[type, tuple[Callable, Callable]] = {}
 
 
+@api_boundary
 def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> None:
     """Let srcad look inside instances of a class, as `jax.tree_util.register_pytree_node`.
 

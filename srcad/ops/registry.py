@@ -27,6 +27,7 @@ from typing import Callable
 import numpy as np
 
 from srcad.errors import SrcadError
+from srcad.tracebacks import api_boundary
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,7 @@ _FACTS = ("view", "new_array", "elementwise", "math_twin", "promotes", "reductio
 _METHODS: dict = {}  # ndarray method name -> the callable whose record says it calls it
 
 
+@api_boundary
 def defvjp(fn: Callable, *rules: Callable | None) -> None:
     """Register the reverse-mode derivative rules of a callable.
 
@@ -154,6 +156,7 @@ def returns_new_array(rule: Callable) -> Callable:
     return rule
 
 
+@api_boundary
 def defjvp(fn: Callable, *rules: Callable | None) -> None:
     """Register the forward-mode derivative rules of a callable.
 

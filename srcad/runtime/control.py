@@ -21,6 +21,7 @@ from srcad.errors import NotCallableError, SrcadError
 from srcad.ops.registry import nondifferentiable
 from srcad.runtime.arguments import leaves, like_argument, rebuilt
 from srcad.runtime.hooks import ABOVE
+from srcad.tracebacks import api_boundary
 
 T = TypeVar("T")
 
@@ -136,6 +137,7 @@ def wrong_count(fn: CustomGradient, returned: int, expected: int):
                      fix="return one per positional argument (None for none).")
 
 
+@api_boundary
 def custom_gradient(function: Callable) -> CustomGradient:
     """Decorator giving a function its own derivative, as TensorFlow's does.
 
@@ -199,6 +201,7 @@ class Checkpoint:
         return f"srcad.checkpoint({self.function!r})"
 
 
+@api_boundary
 def checkpoint(function: Callable) -> Checkpoint:
     """Decorator trading memory for time in derivatives (gradient checkpointing).
 

@@ -29,6 +29,7 @@ import srcad.tape.nest as nest
 from srcad.tape.dispatch import is_live, new_tensor, value_of
 from srcad.tape.gradient_tape import GradientTape
 from srcad.tape.tensor import Tensor
+from srcad.tracebacks import api_boundary
 
 
 def grad(fn: Callable | None = None, wrt: Wrt | None = None, *,
@@ -70,6 +71,7 @@ class TapeGradient(DerivativeFunction):
             self.positions, self.names = items, tuple(f"argument {i}" for i in items)
         functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: T(T(f)) is not T(f)
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         args, kwargs = self._bound(args, kwargs)
         originals = [self._get(args, kwargs, p, n) for p, n in zip(self.positions, self.names)]

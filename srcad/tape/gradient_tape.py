@@ -28,6 +28,7 @@ from srcad.tape.errors import (BatchDependenceError, TapeStateError, TapeTypeErr
                                caller_location)
 from srcad.tape.state import RECORDING
 from srcad.tape.tensor import Tensor
+from srcad.tracebacks import api_boundary
 
 
 class UnconnectedGradients(str, enum.Enum):
@@ -165,6 +166,7 @@ class GradientTape:
         self._consumed = False
 
     # ---- derivatives ------------------------------------------------------------------------
+    @api_boundary
     def gradient(self, target, sources, output_gradients=None,
                  unconnected_gradients=UnconnectedGradients.NONE):
         """Gradients of `target` (a tensor or nest of tensors, summed; a non-scalar target
@@ -192,6 +194,7 @@ class GradientTape:
         self._end_derivative()
         return nest.pack_as(sources, results)
 
+    @api_boundary
     def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
                  parallel_iterations=None, experimental_use_pfor=True):
         """For each source, the Jacobian of the tensor `target` (one tensor, not a nest):
@@ -218,6 +221,7 @@ class GradientTape:
         self._end_derivative()
         return nest.pack_as(sources, results)
 
+    @api_boundary
     def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
                        parallel_iterations=None, experimental_use_pfor=True):
         """Per-example Jacobians, shape `[b, *target.shape[1:], *source.shape[1:]]`, for a
