@@ -463,7 +463,7 @@ def vjp(fn: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None = 
         The function to differentiate.
     *args, **kwargs
         Its arguments (keyword arguments are passed on, and not differentiated unless
-        `wrt` names them).
+        `wrt` names them; `wrt`, `argnums` and `has_aux` are vjp's own).
     wrt, argnums : int, str or tuple, optional
         As for `grad`.
     has_aux : bool
@@ -530,7 +530,7 @@ def show(fn: Callable, wrt: Wrt | None = None, mode: str = "rev", args: tuple | 
     Parameters
     ----------
     fn : callable
-        The function.
+        The function whose derivative program is printed.
     wrt, argnums : int, str or tuple, optional
         As for `grad`.
     mode : {"rev", "grad", "floats", "fwd"}

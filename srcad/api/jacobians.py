@@ -359,7 +359,7 @@ def hvp(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> 
     Parameters
     ----------
     fn : callable
-        The function.
+        The function, twice differentiable where it is evaluated.
     wrt, argnums : int or str, optional
         The one argument to differentiate in, as for `grad`.
 
@@ -401,7 +401,8 @@ def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None)
     Parameters
     ----------
     fn : callable
-        The function.
+        The function; its gradient must be differentiable in turn (srcad transforms
+        the tangent program it generates).
     wrt, argnums : int, str or tuple, optional
         As for `grad`.
 
