@@ -144,7 +144,8 @@ def _derivative(fn, args: tuple, kwargs: dict) -> api.Derivative:
 def _refuse_aux(what: str):
     raise UnsupportedDerivativeError(
         f"srcad does not differentiate a call of {what} inside a differentiated function.",
-        fix="call `srcad.value_and_grad(f, has_aux=True)` there: its calls are differentiated.")
+        fix="call it there on a function returning the differentiated value alone; for "
+        "gradients, `srcad.value_and_grad(f, has_aux=True)` may be called there.")
 
 
 def _missing(fn, spec):
@@ -196,6 +197,8 @@ class _JvpCall:
 
     def __init__(self, args, kwargs):
         bound = inspect.signature(forward_api.jvp).bind(*args, **kwargs)
+        if bound.arguments.get("has_aux"):
+            _refuse_aux("srcad.jvp(..., has_aux=True)")
         self.fn, primals, tangents = (bound.arguments[k] for k in ("fn", "primals", "tangents"))
         self.primals, self.count = tuple(primals), len(tangents)
         self.live = tuple(i for i, t in enumerate(tangents) if t is not None)

@@ -20,7 +20,8 @@ from srcad.tracebacks import api_boundary
 
 
 @api_boundary
-def jvp(fn: Callable, primals: tuple | list, tangents: tuple | list) -> tuple:
+def jvp(fn: Callable, primals: tuple | list, tangents: tuple | list, *,
+        has_aux: bool = False) -> tuple:
     """Forward mode: a function's output and its directional derivative, in one pass.
 
     Parameters
@@ -32,10 +33,12 @@ def jvp(fn: Callable, primals: tuple | list, tangents: tuple | list) -> tuple:
     tangents : tuple
         One per primal: the direction, of the primal's structure, shape and float dtype,
         or None for an argument not differentiated (an integer count, a flag).
+    has_aux : bool
+        `fn` returns `(output, aux)`; only `output` is differentiated.
 
     Returns
     -------
-    (output, output_tangent)
+    (output, output_tangent) or (output, output_tangent, aux)
         `fn(*primals)`, and its tangent along `tangents`, of the output's structure and
         shape.
 
@@ -58,6 +61,9 @@ def jvp(fn: Callable, primals: tuple | list, tangents: tuple | list) -> tuple:
         args[i] = promote(primals[i], f"primals[{i}]")
     checked = tuple(checked_tangent(tangents[i], args[i], f"tangents[{i}]") for i in active)
     output, tangent = calls.jvp_call(fn, active, checked, args, {}, reached=False)
+    if has_aux:  # (the aux's tangent, computed with the output's, is dropped)
+        (output, aux), tangent = output, None if tangent is None else tangent[0]
+        return output, unshared(like_output(tangent, output), (primals, tangents)), aux
     return output, unshared(like_output(tangent, output), (primals, tangents))
 
 

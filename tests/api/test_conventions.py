@@ -56,14 +56,30 @@ def test_grad_with_aux_returns_the_gradient_and_the_aux_as_jax_does():
     output, pullback, aux = srcad.vjp(with_aux, X, Y, has_aux=True)
     assert output == pytest.approx(11.0) and aux["norm"] == pytest.approx(np.sqrt(5.0))
     assert np.allclose(pullback(2.0), 2 * Y ** 2)
+    output, tangent, aux = srcad.jvp(with_aux, (X, Y), (np.ones(2), None), has_aux=True)
+    assert output == pytest.approx(11.0) and tangent == pytest.approx(np.sum(Y ** 2))
+    assert aux["norm"] == pytest.approx(np.sqrt(5.0))
 
 
-def test_a_grad_with_aux_inside_a_differentiated_function_is_refused_with_the_fix():
-    def outer(x):
-        gradient, _ = srcad.grad(with_aux, has_aux=True)(x, Y)
-        return np.sum(gradient * x)
+def grad_with_aux_inside(x):
+    gradient, _ = srcad.grad(with_aux, has_aux=True)(x, Y)
+    return np.sum(gradient * x)
 
-    with pytest.raises(UnsupportedDerivativeError, match="value_and_grad"):
+
+def vjp_with_aux_inside(x):
+    _, pullback, _ = srcad.vjp(with_aux, x, Y, has_aux=True)
+    return np.sum(pullback(1.0) * x)
+
+
+def jvp_with_aux_inside(x):
+    _, tangent, _ = srcad.jvp(with_aux, (x, Y), (x, None), has_aux=True)
+    return tangent
+
+
+@pytest.mark.parametrize("outer", [grad_with_aux_inside, vjp_with_aux_inside,
+                                   jvp_with_aux_inside])
+def test_a_derivative_with_aux_inside_a_differentiated_function_is_refused_with_the_fix(outer):
+    with pytest.raises(UnsupportedDerivativeError, match="has_aux=True"):
         srcad.grad(outer)(X)
 
 
@@ -76,3 +92,7 @@ def test_signatures_show_the_real_parameters(name):
     assert list(parameters)[0] == "fn"
     if name in ("grad", "value_and_grad", "vjp"):
         assert parameters["has_aux"].default is False
+
+
+def test_jvp_takes_has_aux_as_jax_does():
+    assert inspect.signature(srcad.jvp).parameters["has_aux"].default is False
