@@ -16,6 +16,7 @@ import enum
 import math
 import warnings
 import weakref
+from typing import Any, ContextManager, TypeVar
 
 import numpy as np
 
@@ -29,6 +30,9 @@ from srcad.tape.errors import (BatchDependenceError, TapeStateError, TapeTypeErr
 from srcad.tape.state import RECORDING
 from srcad.tape.tensor import Tensor
 from srcad.tracebacks import api_boundary
+
+
+T = TypeVar("T")
 
 
 class UnconnectedGradients(str, enum.Enum):
@@ -74,7 +78,7 @@ class GradientTape:
         self._consumed = False  # a non-persistent tape after its one gradient
 
     # ---- recording ----------------------------------------------------------------------------
-    def __enter__(self):
+    def __enter__(self) -> GradientTape:
         if self._recording:
             raise UsageError("this tape is already recording; a tape cannot be entered again "
                              "while it is active.", caller_location(),
@@ -84,7 +88,7 @@ class GradientTape:
         self._start()
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         if self._recording:
             self._stop()
 
@@ -102,7 +106,7 @@ class GradientTape:
         self._recording = False
         buffers.tape_stopped()
 
-    def watch(self, tensor):
+    def watch(self, tensor: T) -> T:
         """Track `tensor` (a tensor, a Variable, or a list/tuple/dict of them); returns it.
 
         As in TensorFlow, a tensor of integers or booleans is not tracked (its gradient is
@@ -140,7 +144,7 @@ class GradientTape:
         """The Variables this tape watches, in the order they were created."""
         return tuple(self._variables[i] for i in sorted(self._variables))
 
-    def stop_recording(self):
+    def stop_recording(self) -> ContextManager[None]:
         """A block whose operations this tape does not record (RuntimeError if the tape is
         not recording, checked here rather than on entering, so the error names the call)."""
         if not self._recording:
@@ -157,7 +161,7 @@ class GradientTape:
         finally:
             self._start()
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget everything recorded and watched, as exiting and entering a new tape would."""
         self._nodes.clear()
         self._tracked.clear()
@@ -167,8 +171,9 @@ class GradientTape:
 
     # ---- derivatives ------------------------------------------------------------------------
     @api_boundary
-    def gradient(self, target, sources, output_gradients=None,
-                 unconnected_gradients=UnconnectedGradients.NONE):
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE
+                 ) -> Any:
         """Gradients of `target` (a tensor or nest of tensors, summed; a non-scalar target
         means its sum, weighted by `output_gradients` if given: a nest like `target`, each
         of its target's shape) with respect to each tensor in the nest `sources`, in the
@@ -195,8 +200,10 @@ class GradientTape:
         return nest.pack_as(sources, results)
 
     @api_boundary
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True):
+    def jacobian(self, target: Any, sources: Any,
+                 unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+                 parallel_iterations: int | None = None, experimental_use_pfor: bool = True
+                 ) -> Any:
         """For each source, the Jacobian of the tensor `target` (one tensor, not a nest):
         shape `target.shape + source.shape`. (The last two arguments are accepted for
         TensorFlow compatibility and ignored: the rows come from one sweep each.)"""
@@ -222,8 +229,10 @@ class GradientTape:
         return nest.pack_as(sources, results)
 
     @api_boundary
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True):
+    def batch_jacobian(self, target: Any, source: Any,
+                       unconnected_gradients: UnconnectedGradients | str =
+                       UnconnectedGradients.NONE, parallel_iterations: int | None = None,
+                       experimental_use_pfor: bool = True) -> Any:
         """Per-example Jacobians, shape `[b, *target.shape[1:], *source.shape[1:]]`, for a
         target whose row i depends only on row i of `source`. That assumption is checked
         (a second, randomly weighted sweep per output element) and a violation raises

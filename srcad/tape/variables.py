@@ -90,7 +90,7 @@ class Variable(Tensor):
     def trainable(self) -> bool:
         return self._trainable
 
-    def assign(self, value, read_value=True):
+    def assign(self, value: ArrayLike, read_value: bool = True) -> Variable | None:
         """Replace the value (same shape; cast to the variable's dtype). Returns the variable,
         or None with `read_value=False` (TensorFlow's eager behaviour)."""
         new = np.array(dispatch.value_of(value), dtype=self._value.dtype
@@ -103,10 +103,10 @@ class Variable(Tensor):
         self._value = new
         return self if read_value else None
 
-    def assign_add(self, delta, read_value=True):
+    def assign_add(self, delta: ArrayLike, read_value: bool = True) -> Variable | None:
         return self.assign(self._value + dispatch.value_of(delta), read_value)
 
-    def assign_sub(self, delta, read_value=True):
+    def assign_sub(self, delta: ArrayLike, read_value: bool = True) -> Variable | None:
         return self.assign(self._value - dispatch.value_of(delta), read_value)
 
     def read_value(self) -> Tensor:
@@ -115,7 +115,7 @@ class Variable(Tensor):
 
     value = read_value
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         return np.array(self._value)
 
     def __setitem__(self, index, value):
