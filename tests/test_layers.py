@@ -10,7 +10,7 @@ PACKAGE = pathlib.Path(srcad.__file__).parent
 # Highest first. A module may import its own layer and the layers below it; the compiler and
 # the tape stand side by side and import neither each other. The base is imported by all.
 LAYERS = [("cli", "bench"), ("package",), ("api",), ("compiler", "tape"), ("runtime",),
-          ("ops",), ("kernels",), ("errors", "version")]
+          ("ops",), ("kernels",), ("tracebacks",), ("errors", "version")]
 LEVEL = {name: level for level, names in enumerate(LAYERS) for name in names}
 
 

@@ -21,6 +21,7 @@ from srcad.ops.callables import unwrapped
 from srcad.runtime.calls import defined_by, fixed_arity, is_derivative
 from srcad.runtime.control import Checkpoint, CustomGradient
 from srcad.runtime.hooks import DerivativeFunction
+from srcad.tracebacks import api_boundary
 
 
 def transformable(fn):
@@ -123,6 +124,7 @@ class PerArity(DerivativeFunction):
         self.latest = made
         return made
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         return self._for(args, kwargs)(*args, **kwargs)
 

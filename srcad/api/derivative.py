@@ -11,11 +11,12 @@ import inspect
 import threading
 import types
 from collections import OrderedDict
+from typing import Any, Callable
 
 import numpy as np
 
 from srcad.compiler import cache
-from srcad.runtime.arguments import (is_container, like_argument, promote,
+from srcad.runtime.arguments import (Wrt, chosen_wrt, is_container, like_argument, promote,
                                      refuse_not_plain_arguments, seed_for, unshared, wrt_parameters)
 from srcad.api.adapters import (adapter, by_position, has_no_body_of_its_own, per_call,
                                  transformable)
@@ -26,6 +27,7 @@ from srcad.errors import CotangentError, UsageError
 from srcad.ops.callables import call_method_of, unwrapped
 from srcad.runtime.calls import fixed_arity
 from srcad.runtime.hooks import DerivativeFunction
+from srcad.tracebacks import api_boundary, hide_own_frames
 from srcad.api.fast_paths import (array_runner, float64_arrays, float64_ranks, float_program,
                               fused_runner, guards_of)
 
@@ -288,6 +290,7 @@ class _DerivativeFunction(DerivativeFunction):
         self.derivative = derivative                    # fn may be a derivative itself
 
     @property
+    @api_boundary
     def source(self) -> str:
         return self.derivative.source
 
@@ -304,24 +307,32 @@ class _Grad(_DerivativeFunction):
         self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
 
     def __call__(self, *args, **kwargs):
-        if not kwargs:  # (Python floats first: their calls are the shortest)
-            result = self._fused_call(args)
-            if result is not None:
-                return result[1]
-            gradient = self._array_call(args)
-            if gradient is not None:
-                return gradient
-        derivative = self.derivative
-        gradients = derivative.gradients_only(args, kwargs)
-        self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
-        return gradients  # (the quick calls are made anew when `follow_call` derives anew)
+        try:  # (not `api_boundary`: a wrapper's frame would cost a tenth of a quick call)
+            if not kwargs:  # (Python floats first: their calls are the shortest)
+                result = self._fused_call(args)
+                if result is not None:
+                    return result[1]
+                gradient = self._array_call(args)
+                if gradient is not None:
+                    return gradient
+            derivative = self.derivative
+            gradients = derivative.gradients_only(args, kwargs)
+            self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
+            return gradients  # (the quick calls are made anew when `follow_call` derives anew)
+        except Exception as error:
+            hide_own_frames(error)
+            raise
 
 
 class _ValueAndGrad(_DerivativeFunction):
     kind = "value_and_grad"
 
     def __call__(self, *args, **kwargs):
-        return self.derivative.value_and_gradients(args, kwargs)
+        try:  # (as in `_Grad.__call__`)
+            return self.derivative.value_and_gradients(args, kwargs)
+        except Exception as error:
+            hide_own_frames(error)
+            raise
 
 
 class _VJP(_DerivativeFunction):
@@ -335,8 +346,10 @@ class _VJP(_DerivativeFunction):
         self.arguments = (args, kwargs)  # (what it holds: api/derivative_calls.py)
         self.output, self._backward, self._originals = derivative.forward(args, kwargs)
 
+    @api_boundary
     def __call__(self, cotangent):
-        cotangent = _checked_cotangent(cotangent, self.output)
+        output = self.output[0] if self.derivative.has_aux else self.output
+        cotangent = _checked_cotangent(cotangent, output)
         backward, self._backward = self._backward, None
         if backward is None:
             _, backward, self._originals = self.derivative.forward(*self.arguments)
@@ -344,40 +357,134 @@ class _VJP(_DerivativeFunction):
                         cotangent)
 
 
-def _decorator_or_call(make):
-    """Let `make(fn, **options)` be used as `make(fn)`, `@make` and `@make(**options)`."""
-    @functools.wraps(make)
-    def entry(fn=None, **options):
-        if fn is None:
-            return lambda f: make(f, **options)
-        return make(fn, **options)
-    return entry
+class _GradWithAux(_DerivativeFunction):
+    """`grad(f, has_aux=True)`: `(gradient, aux)`, by `value_and_grad`'s programs (the value
+    is computed anyway, for the aux)."""
+
+    kind = "grad_with_aux"
+
+    @api_boundary
+    def __call__(self, *args, **kwargs):
+        (_, aux), gradients = self.derivative.value_and_gradients(args, kwargs)
+        return gradients, aux
 
 
-@_decorator_or_call
-def grad(fn, wrt=0):
-    """The gradient of `fn` with respect to the parameters `wrt` (index, name or tuple).
+@api_boundary
+def grad(fn: Callable | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
+         has_aux: bool = False) -> Callable:
+    """The gradient of a function of real, one-element output.
 
-    `fn` must return a real value with one element. The gradient has the argument's type,
-    shape and dtype; a tuple `wrt` gives a tuple of gradients. `.source` is the generated
-    adjoint program. The same function and `wrt` give the same object.
+    Parameters
+    ----------
+    fn : callable
+        A Python function with source, or any callable srcad has rules for (`np.tanh`).
+        Without it, `grad(wrt=...)` is a decorator.
+    wrt : int, str or tuple, optional
+        The arguments to differentiate: a position, a parameter name, or a tuple of them.
+        Default: the first argument.
+    argnums : int, str or tuple, optional
+        JAX's name for `wrt` (give one of the two).
+    has_aux : bool
+        `fn` returns `(value, aux)`: only `value` is differentiated, and the gradient
+        function returns `(gradient, aux)`.
+
+    Returns
+    -------
+    callable
+        Takes `fn`'s arguments and returns the gradient, of the type, shape and dtype of
+        the argument (a tuple of them for a tuple `wrt`). `.source` is the generated
+        program. The same function and options give the same object.
+
+    Raises
+    ------
+    srcad.errors.NonScalarOutputError
+        (a `TypeError`) when called, if the output is not one real number: use `vjp` or
+        `jacobian`.
+
+    Examples
+    --------
+    >>> def loss(w, x):
+    ...     return np.sum((x @ w - 1.0) ** 2)
+    >>> w, x = np.array([1.0, 2.0]), np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> srcad.grad(loss)(w, x)
+    array([0., 2.])
+    >>> srcad.grad(lambda x: x ** 3)(2.0)
+    12.0
+    >>> srcad.grad(loss, 1)(w, x).shape
+    (2, 2)
     """
+    if fn is None:
+        return functools.partial(grad, wrt=wrt, argnums=argnums, has_aux=has_aux)
+    wrt = chosen_wrt(wrt, argnums)
+    if has_aux:
+        return shared(fn, ("grad_with_aux", wrt), lambda: _GradWithAux(
+            derivative_of(fn, wrt, has_aux=True)))
     return shared(fn, ("grad", wrt), lambda: _Grad(derivative_of(fn, wrt)))
 
 
-@_decorator_or_call
-def value_and_grad(fn, wrt=0, has_aux=False):
-    """Like `grad`, returning `(value, gradient)`. With `has_aux`, `fn` returns
-    `(value, aux)`, only `value` is differentiated, and the result is
-    `((value, aux), gradient)`."""
+@api_boundary
+def value_and_grad(fn: Callable | None = None, wrt: Wrt | None = None, *,
+                   argnums: Wrt | None = None, has_aux: bool = False) -> Callable:
+    """The value of a function of real, one-element output, and its gradient.
+
+    Parameters
+    ----------
+    fn, wrt, argnums, has_aux
+        As for `grad`; without `fn`, a decorator.
+
+    Returns
+    -------
+    callable
+        Takes `fn`'s arguments and returns `(value, gradient)`; with `has_aux`,
+        `((value, aux), gradient)`.
+
+    Examples
+    --------
+    >>> def loss(w):
+    ...     return np.sum(w ** 2), "aux"
+    >>> srcad.value_and_grad(loss, has_aux=True)(np.array([1.0, 2.0]))
+    ((np.float64(5.0), 'aux'), array([2., 4.]))
+    """
+    if fn is None:
+        return functools.partial(value_and_grad, wrt=wrt, argnums=argnums, has_aux=has_aux)
+    wrt = chosen_wrt(wrt, argnums)
     return shared(fn, ("value_and_grad", wrt, has_aux),
                   lambda: _ValueAndGrad(derivative_of(fn, wrt, has_aux)))
 
 
-def vjp(fn, *args, wrt=0, **kwargs):
-    """`(value, vjp_fn)`: the forward sweep runs once, and `vjp_fn(cotangent)` returns the
-    gradient of `sum(cotangent * fn(*args))` with respect to the `wrt` parameters."""
-    pullback = _VJP(derivative_of(fn, wrt), args, kwargs)
+@api_boundary
+def vjp(fn: Callable, *args: Any, wrt: Wrt | None = None, argnums: Wrt | None = None,
+        has_aux: bool = False, **kwargs: Any) -> tuple:
+    """Run `fn` once, keeping what its vector-Jacobian product needs.
+
+    Parameters
+    ----------
+    fn : callable
+        The function to differentiate.
+    *args, **kwargs
+        Its arguments (keyword arguments are passed on, and not differentiated unless
+        `wrt` names them; `wrt`, `argnums` and `has_aux` are vjp's own).
+    wrt, argnums : int, str or tuple, optional
+        As for `grad`.
+    has_aux : bool
+        `fn` returns `(output, aux)`; only `output` is differentiated.
+
+    Returns
+    -------
+    (output, vjp_fn) or (output, vjp_fn, aux)
+        `vjp_fn(cotangent)`, for a cotangent of the output's structure and shape, returns
+        the gradient of `sum(cotangent * fn(*args))` with respect to `wrt`.
+
+    Examples
+    --------
+    >>> y, vjp_fn = srcad.vjp(np.sin, np.array([0.0, np.pi]))
+    >>> vjp_fn(np.array([1.0, 2.0]))
+    array([ 1., -2.])
+    """
+    pullback = _VJP(derivative_of(fn, chosen_wrt(wrt, argnums), has_aux), args, kwargs)
+    if has_aux:
+        output, aux = pullback.output
+        return output, pullback, aux
     return pullback.output, pullback
 
 
@@ -415,19 +522,41 @@ def _checked_cotangent(cotangent, output):
     return cotangent
 
 
-def show(fn, wrt=0, mode="rev", args=None, upto=None) -> None:
-    """Print the program srcad generates for `fn`: the adjoint `vjp` and `value_and_grad`
-    run (mode "rev"), the gradient-only program `grad` runs on arrays (mode "grad"; with
-    `args`, the arguments of a call, the one it runs on them: specialised on float64
-    arrays, see transform/specialise.py), the one `grad` runs when the `wrt` arguments are
-    Python floats (mode "floats": forward mode where it applies, see
-    transform/forward_grad.py), or the tangent program of forward mode (mode "fwd").
+@api_boundary
+def show(fn: Callable, wrt: Wrt | None = None, mode: str = "rev", args: tuple | None = None,
+         upto: str | None = None, *, argnums: Wrt | None = None) -> None:
+    """Print the program srcad generates for a function.
 
-    `upto` names a pass (`python -m srcad show --passes` lists each mode's): the program as
-    it stands after it, such as the function in simple form (`upto="frontend"`), the
-    adjoint as a person would write it, without srcad's rewrites (`upto="differentiate"`),
-    or what runs (`upto="emit"`, as without `upto`). For mode "floats" it shows the
-    reverse-mode program."""
+    Parameters
+    ----------
+    fn : callable
+        The function whose derivative program is printed.
+    wrt, argnums : int, str or tuple, optional
+        As for `grad`.
+    mode : {"rev", "grad", "floats", "fwd"}
+        "rev": the adjoint `vjp` and `value_and_grad` run; "grad": the gradient-only
+        program `grad` runs on arrays (with `args`, the one specialised on that call's
+        float64 arrays); "floats": the one `grad` runs when the `wrt` arguments are Python
+        floats (forward mode where it applies); "fwd": the tangent program of `jvp`.
+    args : tuple, optional
+        The arguments of a call, for mode "grad" and for functions gathering `*args`.
+    upto : str, optional
+        A pass (`python -m srcad show --passes` lists each mode's): the program as it
+        stands after it, such as the function in simple form ("frontend") or the plain
+        derivative without srcad's rewrites ("differentiate"). For mode "floats" it shows
+        the reverse-mode program.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return np.sin(x) * x
+    >>> srcad.show(f, upto="frontend")
+    def f(x):
+        sin_0 = np.sin(x)
+        mul_1 = sin_0 * x
+        return mul_1
+    """
+    wrt = chosen_wrt(wrt, argnums)
     if mode not in ("rev", "grad", "floats", "fwd"):
         raise UsageError(f"mode={mode!r}: srcad shows the adjoint (\"rev\"), the gradient-only "
                          "program of `grad` on arrays (\"grad\") and on Python floats "

@@ -25,7 +25,7 @@ from srcad.api.forward import like_output
 from srcad.errors import MissingRuleError, UnsupportedDerivativeError, UsageError
 from srcad.kernels.adjoints import accumulate, holds_floats
 from srcad.runtime import calls
-from srcad.runtime.arguments import like_argument, seed_for
+from srcad.runtime.arguments import chosen_wrt, like_argument, seed_for
 from srcad.runtime.calls import SeedOrder, compiled_source, tangent_program
 from srcad.runtime.held import (HeldParts, held_callee, held_form, held_keywords_fixed,
                                 held_parts, held_tangents)
@@ -130,6 +130,8 @@ class _Plan:
 
 def _derivative(fn, args: tuple, kwargs: dict) -> api.Derivative:
     """The Derivative a call of `fn` with these arguments runs."""
+    if type(fn).kind == "grad_with_aux":
+        _refuse_aux("srcad.grad(..., has_aux=True)")
     if type(fn).kind not in ("grad", "value_and_grad"):
         raise MissingRuleError(
             f"srcad differentiates calls of {fn!r}, a pullback `srcad.vjp` made, to second "
@@ -137,6 +139,13 @@ def _derivative(fn, args: tuple, kwargs: dict) -> api.Derivative:
             "`srcad.grad` or `srcad.value_and_grad` instead.")
     d = fn.derivative
     return d.at(args, kwargs) if isinstance(d, api.ByArity) else d
+
+
+def _refuse_aux(what: str):
+    raise UnsupportedDerivativeError(
+        f"srcad does not differentiate a call of {what} inside a differentiated function.",
+        fix="call it there on a function returning the differentiated value alone; for "
+        "gradients, `srcad.value_and_grad(f, has_aux=True)` may be called there.")
 
 
 def _missing(fn, spec):
@@ -188,6 +197,8 @@ class _JvpCall:
 
     def __init__(self, args, kwargs):
         bound = inspect.signature(forward_api.jvp).bind(*args, **kwargs)
+        if bound.arguments.get("has_aux"):
+            _refuse_aux("srcad.jvp(..., has_aux=True)")
         self.fn, primals, tangents = (bound.arguments[k] for k in ("fn", "primals", "tangents"))
         self.primals, self.count = tuple(primals), len(tangents)
         self.live = tuple(i for i, t in enumerate(tangents) if t is not None)
@@ -264,7 +275,10 @@ class _VjpCall:
     def __init__(self, active: tuple, args: tuple, kwargs: dict):
         kwargs = dict(kwargs)
         self.fn = args[0] if args else kwargs.pop("fn")
-        self.primals, self.wrt = tuple(args[1:]), kwargs.pop("wrt", 0)
+        self.primals = tuple(args[1:])
+        self.wrt = chosen_wrt(kwargs.pop("wrt", None), kwargs.pop("argnums", None))
+        if kwargs.pop("has_aux", False):
+            _refuse_aux("srcad.vjp(..., has_aux=True)")
         self.kwargs = kwargs
         if 0 in active or "fn" in active:
             raise UnsupportedDerivativeError(
@@ -318,6 +332,8 @@ def pullback_form(pullback) -> tuple:
     arguments the vjp differentiates (runtime/held.py differentiates its calls)."""
     args, kwargs = pullback.arguments
     d = pullback.derivative
+    if d.has_aux:
+        _refuse_aux("the pullback of srcad.vjp(..., has_aux=True)")
     d = d.at(args, kwargs) if isinstance(d, api.ByArity) else d
     wrt = tuple(p if p is not None and p < len(args) else name
                 for p, name in zip(d.positions, d.names))

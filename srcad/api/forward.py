@@ -7,6 +7,8 @@ plain function is accepted, and the tangent program is cached like the adjoint.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from srcad.errors import TangentError, UsageError
@@ -14,14 +16,38 @@ from srcad.kernels.adjoints import dtype_of
 from srcad.runtime import calls
 from srcad.runtime.arguments import (children, is_container, like_argument, promote, rebuild,
                                      unshared)
+from srcad.tracebacks import api_boundary
 
 
-def jvp(fn, primals, tangents):
-    """`(fn(*primals), tangent of the output)` for the tangents of the primals.
+@api_boundary
+def jvp(fn: Callable, primals: tuple | list, tangents: tuple | list, *,
+        has_aux: bool = False) -> tuple:
+    """Forward mode: a function's output and its directional derivative, in one pass.
 
-    `primals` and `tangents` are tuples of the same length; a tangent has its primal's
-    structure, shape and float dtype, or is None for an argument not differentiated (an
-    integer count, a flag). The output tangent has the output's structure and shape.
+    Parameters
+    ----------
+    fn : callable
+        The function.
+    primals : tuple
+        Its positional arguments.
+    tangents : tuple
+        One per primal: the direction, of the primal's structure, shape and float dtype,
+        or None for an argument not differentiated (an integer count, a flag).
+    has_aux : bool
+        `fn` returns `(output, aux)`; only `output` is differentiated.
+
+    Returns
+    -------
+    (output, output_tangent) or (output, output_tangent, aux)
+        `fn(*primals)`, and its tangent along `tangents`, of the output's structure and
+        shape.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return x ** 2
+    >>> srcad.jvp(f, (np.array([1.0, 2.0]),), (np.array([1.0, 0.5]),))
+    (array([1., 4.]), array([2., 2.]))
     """
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise UsageError("jvp takes `primals` and `tangents` as tuples, one entry per "
@@ -35,6 +61,9 @@ def jvp(fn, primals, tangents):
         args[i] = promote(primals[i], f"primals[{i}]")
     checked = tuple(checked_tangent(tangents[i], args[i], f"tangents[{i}]") for i in active)
     output, tangent = calls.jvp_call(fn, active, checked, args, {}, reached=False)
+    if has_aux:  # (the aux's tangent, computed with the output's, is dropped)
+        (output, aux), tangent = output, None if tangent is None else tangent[0]
+        return output, unshared(like_output(tangent, output), (primals, tangents)), aux
     return output, unshared(like_output(tangent, output), (primals, tangents))
 
 

@@ -16,13 +16,14 @@ the backward sweep's closures and stack.) The Hessian is the Jacobian of the gra
 from __future__ import annotations
 
 import functools
+from typing import Callable
 
 import numpy as np
 
 from srcad.api import derivative as api
 from srcad.compiler import cache
-from srcad.runtime.arguments import (copied, is_container, leaves, like_argument, promote, rebuilt,
-                             wrt_parameters)
+from srcad.runtime.arguments import (Wrt, chosen_wrt, copied, is_container, leaves, like_argument,
+                                     promote, rebuilt, wrt_parameters)
 from srcad.api.adapters import PerArity, per_call, transformable
 from srcad.api.fast_paths import guards_of
 from srcad.api.forward import checked_tangent, jvp, like_output
@@ -34,6 +35,7 @@ from srcad.kernels.replay import replaying
 from srcad.kernels.batched import basis
 from srcad.runtime.calls import compiled_source
 from srcad.runtime.hooks import DerivativeFunction
+from srcad.tracebacks import api_boundary
 
 _MODES = ("auto", "fwd", "rev")
 
@@ -65,6 +67,7 @@ class _Jacobian(DerivativeFunction):
             programs.append(api.Derivative(self.fn, self.wrt).source)
         return "\n".join(programs)
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         """The Jacobian at `args`; keyword arguments are passed on, not differentiated."""
         inputs = [args[p] for p in self.positions]
@@ -257,10 +260,36 @@ def _tangent_source(fn, names) -> str:
     return cache.compiled_adjoint(transformable(fn), tuple(names), mode="fwd").source
 
 
-def jacobian(fn, wrt=0, mode="auto"):
-    """`jacobian(f, wrt, mode)(*args)`: shape `out.shape + x.shape` (nested for tuple
-    `wrt`, pytree arguments and outputs). "fwd" runs one tangent program per input element,
-    "rev" one backward sweep per output element; "auto" picks the fewer."""
+@api_boundary
+def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
+             argnums: Wrt | None = None) -> Callable:
+    """The Jacobian of a function.
+
+    Parameters
+    ----------
+    fn : callable
+        The function, of array, number or pytree arguments and output.
+    wrt, argnums : int, str or tuple, optional
+        As for `grad`.
+    mode : {"auto", "fwd", "rev"}
+        "fwd" runs the tangent program once per input element, "rev" the backward sweep
+        once per output element, "auto" whichever runs fewer times.
+
+    Returns
+    -------
+    callable
+        Takes `fn`'s arguments (keyword arguments are passed on) and returns the Jacobian,
+        of shape `out.shape + x.shape`; nested like JAX's for a tuple `wrt` and pytrees.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return np.array([x[0] * x[1], np.sin(x[0])])
+    >>> srcad.jacobian(f)(np.array([0.0, 2.0]))
+    array([[2., 0.],
+           [1., 0.]])
+    """
+    wrt = chosen_wrt(wrt, argnums)
     if per_call(fn, wrt):
         return PerArity(fn, wrt, lambda f, w: _Jacobian(f, w, mode))
     return api.shared(fn, ("jacobian", wrt, mode), lambda: _Jacobian(fn, wrt, mode))
@@ -307,6 +336,7 @@ class _HVP(DerivativeFunction):
         """The program an hvp runs (for array arguments): `grad` over the tangent program."""
         return self._derivative(frozenset())._program(frozenset(), mode="gradient")[0].source
 
+    @api_boundary
     def __call__(self, *args_and_vector, **kwargs):
         """H v at `args`; keyword arguments are passed on, not differentiated."""
         *args, vector = args_and_vector
@@ -322,9 +352,31 @@ class _HVP(DerivativeFunction):
         return self._derivative(containers).gradients_only(((vector,), *args), kwargs)
 
 
-def hvp(fn, wrt=0):
-    """`hvp(f, wrt)(*args, v)`: the Hessian of scalar `f` in argument `wrt`, times `v` (of
-    the argument's structure and shapes), without forming the Hessian."""
+@api_boundary
+def hvp(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable:
+    """Hessian-vector products of a function of real, one-element output.
+
+    Parameters
+    ----------
+    fn : callable
+        The function, twice differentiable where it is evaluated.
+    wrt, argnums : int or str, optional
+        The one argument to differentiate in, as for `grad`.
+
+    Returns
+    -------
+    callable
+        `hvp(f)(*args, v)` is the Hessian in that argument, times `v` (of the argument's
+        structure and shape), computed without forming the Hessian.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return np.sum(x ** 3)
+    >>> srcad.hvp(f)(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
+    array([ 6., 12.])
+    """
+    wrt = chosen_wrt(wrt, argnums)
     if per_call(fn, wrt):
         return PerArity(fn, wrt, _HVP, trailing=1)
     return api.shared(fn, ("hvp", wrt), lambda: _HVP(fn, wrt))
@@ -342,9 +394,34 @@ class _Hessian(_Jacobian):
         return self.product.source
 
 
-def hessian(fn, wrt=0):
-    """`hessian(f, wrt)(*args)`: shape `x.shape + x.shape` for an array argument `x`;
-    nested like `jacobian(grad(f, wrt), wrt)` for tuple `wrt` and pytree arguments."""
+@api_boundary
+def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable:
+    """The Hessian of a function of real, one-element output.
+
+    Parameters
+    ----------
+    fn : callable
+        The function; its gradient must be differentiable in turn (srcad transforms
+        the tangent program it generates).
+    wrt, argnums : int, str or tuple, optional
+        As for `grad`.
+
+    Returns
+    -------
+    callable
+        Takes `fn`'s arguments and returns the Hessian, of shape `x.shape + x.shape` for
+        an array argument `x`; nested like `jacobian(grad(f, wrt), wrt)` for a tuple `wrt`
+        and pytrees. Built from one Hessian-vector product per element of `x`.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return x[0] ** 2 * x[1]
+    >>> srcad.hessian(f)(np.array([1.0, 3.0]))
+    array([[6., 2.],
+           [2., 0.]])
+    """
+    wrt = chosen_wrt(wrt, argnums)
     if per_call(fn, wrt):
         return PerArity(fn, wrt, _Hessian)
     return api.shared(fn, ("hessian", wrt), lambda: _Hessian(fn, wrt))
@@ -366,6 +443,7 @@ class _BatchJacobian:
     def source(self) -> str:
         return _tangent_source(self.fn, wrt_parameters(code_of(self.fn), self.position)[0])
 
+    @api_boundary
     def __call__(self, *args):
         x = np.asarray(args[self.position])
         _refuse_complex([x], "argument")
@@ -418,11 +496,37 @@ class _BatchJacobian:
                              fix="use `srcad.jacobian` for the full Jacobian.")
 
 
-def batch_jacobian(fn, wrt=0):
-    """`batch_jacobian(f, wrt)(*args)`: for `x` of shape `(batch, *in)` and `f(x)` of shape
-    `(batch, *out)` with row i depending only on row i of `x`, the per-example Jacobians,
-    shape `(batch, *out, *in)`, from one tangent program run per element of `in`."""
-    return _BatchJacobian(fn, wrt)
+@api_boundary
+def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *,
+                   argnums: Wrt | None = None) -> Callable:
+    """Per-example Jacobians of a function that treats the rows of a batch apart.
+
+    Parameters
+    ----------
+    fn : callable
+        Maps `x` of shape `(batch, *in)` to an output of shape `(batch, *out)` whose row i
+        depends only on row i of `x` (a function that mixes rows is refused).
+    wrt, argnums : int or str, optional
+        The one array argument `x`, as for `grad`.
+
+    Returns
+    -------
+    callable
+        Takes `fn`'s arguments and returns the Jacobians, of shape `(batch, *out, *in)`,
+        from one run of the tangent program per element of `in`.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return x ** 2
+    >>> srcad.batch_jacobian(f)(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    array([[[2., 0.],
+            [0., 4.]],
+    <BLANKLINE>
+           [[6., 0.],
+            [0., 8.]]])
+    """
+    return _BatchJacobian(fn, chosen_wrt(wrt, argnums))
 
 
 # ---- Jacobians, Hessians and hvps called where srcad differentiates ---------------------------

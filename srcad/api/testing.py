@@ -1,12 +1,15 @@
 """testing: finite-difference checks of derivatives, for users and for srcad's own tests."""
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from srcad.api.derivative import vjp
 from srcad.compiler.frontend.parse import code_of
 from srcad.errors import UsageError
-from srcad.runtime.arguments import wrt_parameters
+from srcad.runtime.arguments import Wrt, chosen_wrt, wrt_parameters
+from srcad.tracebacks import api_boundary
 
 
 def numerical_gradient(fn, args, position: int, eps: float = 1e-6):
@@ -25,16 +28,45 @@ def numerical_gradient(fn, args, position: int, eps: float = 1e-6):
     return gradient if x.ndim else float(gradient)
 
 
-def check_grads(fn, args, wrt=None, order=1, eps=1e-6, rtol=1e-5, atol=1e-6, seed=0):
-    """Check srcad's VJP of `fn` at `args` against central finite differences.
+@api_boundary
+def check_grads(fn: Callable, args: tuple, wrt: Wrt | None = None, order: int = 1,
+                eps: float = 1e-6, rtol: float = 1e-5, atol: float = 1e-6, seed: int = 0, *,
+                argnums: Wrt | None = None) -> None:
+    """Check srcad's VJP of a function against central finite differences.
 
-    For each argument in `wrt` (all positional float or complex arguments by default), a
-    random direction `v` and cotangent `u` are drawn, and `Re(u · (J v))` by finite
-    differences is compared with `Re(vjp(u) · v)`. A complex argument's direction moves
-    its real and imaginary parts, and a complex output gets a complex `u` (srcad's
-    convention: the cotangent of z = x + iy is dL/dx - i dL/dy). Raises AssertionError
-    with both numbers on a mismatch.
+    For each argument in `wrt`, a random direction `v` and cotangent `u` are drawn, and
+    `Re(u · (J v))` by finite differences is compared with `Re(vjp(u) · v)`. A complex
+    argument's direction moves its real and imaginary parts, and a complex output gets a
+    complex `u` (srcad's convention: the cotangent of z = x + iy is dL/dx - i dL/dy).
+
+    Parameters
+    ----------
+    fn : callable
+        The function.
+    args : tuple
+        Its positional arguments, where the derivative is checked.
+    wrt, argnums : int or tuple, optional
+        The arguments to check, as for `grad`; default: every float or complex one.
+    order : int
+        1: first derivatives (the only order checked).
+    eps, rtol, atol : float
+        The finite-difference step, and the tolerances of the comparison (`np.isclose`).
+    seed : int
+        Of the random directions and cotangents.
+
+    Raises
+    ------
+    AssertionError
+        With both numbers, where they differ.
+
+    Examples
+    --------
+    >>> def f(x, w):
+    ...     return np.tanh(x @ w)
+    >>> srcad.check_grads(f, (np.ones(2), np.eye(2)))  # silent: the derivatives agree
     """
+    if argnums is not None:
+        wrt = chosen_wrt(wrt, argnums)
 
     if order != 1:
         raise UsageError("check_grads checks first derivatives (order=1).")

@@ -84,9 +84,22 @@ def _forget(entries) -> None:
 
 
 def set_cache_size(entries: int) -> int:
-    """Keep at most `entries` compiled programs (least recently used leave first); returns
-    the previous limit. Each transformation costs milliseconds: a limit below the number of
-    functions a program differentiates in turn makes it transform them again and again."""
+    """Keep at most `entries` compiled programs (least recently used leave first).
+
+    Each transformation costs milliseconds: a limit below the number of functions a
+    program differentiates in turn makes it transform them again and again.
+
+    Returns
+    -------
+    int
+        The previous limit (512 by default).
+
+    Examples
+    --------
+    >>> previous = srcad.set_cache_size(100)
+    >>> srcad.set_cache_size(previous)
+    100
+    """
     if type(entries) is not int or entries < 1:
         raise UsageError(f"set_cache_size takes a positive number of entries; got {entries!r}.",
                          fix="pass an int such as 512 (the default).")
@@ -97,13 +110,29 @@ def set_cache_size(entries: int) -> int:
 
 
 def cache_info() -> CacheInfo:
-    """Hits and misses of transformation lookups, and the number of compiled adjoints."""
+    """Hits and misses of transformation lookups, and the number of compiled programs.
+
+    Examples
+    --------
+    >>> srcad.clear_cache()
+    >>> srcad.grad(lambda x: x * x)(3.0)
+    6.0
+    >>> srcad.cache_info().misses > 0
+    True
+    """
     with _lock:
         return CacheInfo(_counts["hits"], _counts["misses"], _counts["entries"])
 
 
 def clear_cache() -> None:
-    """Forget every compiled adjoint (and its source in linecache) and reset the counts."""
+    """Forget every compiled program (and its source in linecache) and reset the counts.
+
+    Examples
+    --------
+    >>> srcad.clear_cache()
+    >>> srcad.cache_info()
+    CacheInfo(hits=0, misses=0, entries=0)
+    """
     with _lock:
         for entries in _entries.values():
             _forget(entries)

@@ -28,13 +28,40 @@ from typing import Callable
 import numpy as np
 
 from srcad.errors import MissingRuleError, UnsupportedSyntaxError, UsageError
+from srcad.tracebacks import api_boundary
 
 _REGISTERED: dict[type, tuple[Callable, Callable]] = {}
 
 
+@api_boundary
 def register_pytree_node(cls: type, flatten: Callable, unflatten: Callable) -> None:
-    """Let srcad look inside instances of `cls`, as `jax.tree_util.register_pytree_node`:
-    `flatten(obj)` returns `(children, aux)`, `unflatten(aux, children)` rebuilds one."""
+    """Let srcad look inside instances of a class, as `jax.tree_util.register_pytree_node`.
+
+    Its instances may then be `wrt` arguments, and their derivatives are instances of it.
+
+    Parameters
+    ----------
+    cls : type
+        The class.
+    flatten : callable
+        `flatten(obj)` returns `(children, aux)`: the values to differentiate, and what
+        else rebuilding needs.
+    unflatten : callable
+        `unflatten(aux, children)` rebuilds an instance.
+
+    Examples
+    --------
+    >>> class Pair:
+    ...     def __init__(self, a, b):
+    ...         self.a, self.b = a, b
+    >>> srcad.register_pytree_node(Pair, lambda p: ((p.a, p.b), None),
+    ...                            lambda aux, children: Pair(*children))
+    >>> def energy(p):
+    ...     return p.a * p.b ** 2
+    >>> gradient = srcad.grad(energy)(Pair(2.0, 3.0))
+    >>> gradient.a, gradient.b
+    (9.0, 12.0)
+    """
     if not isinstance(cls, type) or not callable(flatten) or not callable(unflatten):
         raise UsageError(f"register_pytree_node takes a class and two functions, got "
                          f"{cls!r}, {flatten!r}, {unflatten!r}.",

@@ -27,6 +27,7 @@ from typing import Callable
 import numpy as np
 
 from srcad.errors import SrcadError
+from srcad.tracebacks import api_boundary
 
 
 @dataclass(frozen=True)
@@ -116,11 +117,29 @@ _FACTS = ("view", "new_array", "elementwise", "math_twin", "promotes", "reductio
 _METHODS: dict = {}  # ndarray method name -> the callable whose record says it calls it
 
 
-def defvjp(fn: Callable, *rules) -> None:
-    """Register the VJP rules of `fn`, one per positional parameter (`None`: no gradient).
+@api_boundary
+def defvjp(fn: Callable, *rules: Callable | None) -> None:
+    """Register the reverse-mode derivative rules of a callable.
 
-    Example: `srcad.defvjp(np.sin, lambda g, ans, x: g * np.cos(x))`. A rule registered for
-    a Python function overrides source transformation of that function.
+    A rule registered for a Python function replaces the transformation of its source, at
+    once, in derivatives compiled before too.
+
+    Parameters
+    ----------
+    fn : callable
+        The function, ufunc or method the rules are for.
+    *rules : callable or None
+        One per positional parameter: `rule(g, ans, *args, **kwargs)` returns the
+        cotangent of that parameter from the output's cotangent `g` and the output `ans`;
+        None for a parameter with no derivative.
+
+    Examples
+    --------
+    >>> def softplus(x):
+    ...     return np.log1p(np.exp(x))
+    >>> srcad.defvjp(softplus, lambda g, ans, x: g / (1.0 + np.exp(-x)))
+    >>> srcad.grad(softplus)(0.0)
+    0.5
     """
     _check_rules("defvjp", fn, rules)
     _load_scipy_rules_for(fn)  # so that srcad's SciPy rules, loaded later, cannot override
@@ -137,12 +156,29 @@ def returns_new_array(rule: Callable) -> Callable:
     return rule
 
 
-def defjvp(fn: Callable, *rules) -> None:
-    """Register the JVP rules of `fn`, one per positional parameter (`None`: no tangent).
+@api_boundary
+def defjvp(fn: Callable, *rules: Callable | None) -> None:
+    """Register the forward-mode derivative rules of a callable.
 
-    Example: `srcad.defjvp(np.sin, lambda g, ans, x: g * np.cos(x))`, where `g` is the
-    tangent of `x`. A rule registered for a Python function overrides source transformation
-    of that function in forward mode.
+    A rule registered for a Python function replaces the transformation of its source in
+    forward mode.
+
+    Parameters
+    ----------
+    fn : callable
+        The function, ufunc or method the rules are for.
+    *rules : callable or None
+        One per positional parameter: `rule(g, ans, *args, **kwargs)` returns that
+        parameter's contribution to the output's tangent, from its tangent `g` and the
+        output `ans`; None for a parameter with no derivative.
+
+    Examples
+    --------
+    >>> def softplus(x):
+    ...     return np.log1p(np.exp(x))
+    >>> srcad.defjvp(softplus, lambda g, ans, x: g / (1.0 + np.exp(-x)))
+    >>> srcad.jvp(softplus, (np.array([0.0]),), (np.array([2.0]),))
+    (array([0.69314718]), array([1.]))
     """
     _check_rules("defjvp", fn, rules)
     _load_scipy_rules_for(fn)

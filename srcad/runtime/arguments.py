@@ -18,9 +18,23 @@ import numbers
 import numpy as np
 
 from srcad.errors import (NonDifferentiableInputError, NonScalarOutputError, SrcadError,
-                          WrtError)
+                          UsageError, WrtError)
 from srcad.kernels.outlines import Outline
 from srcad.kernels.pytrees import node
+
+
+Wrt = int | str | tuple  # what `wrt` takes: an index, a name, or a tuple of them
+
+
+def chosen_wrt(wrt: Wrt | None, argnums: Wrt | None) -> Wrt:
+    """`wrt`, or JAX's spelling of it, `argnums`; the first argument if neither is given.
+    Both at once would be two answers to one question, and one of them silently ignored."""
+    if argnums is None:
+        return 0 if wrt is None else wrt
+    if wrt is not None:
+        raise UsageError(f"wrt={wrt!r} and argnums={argnums!r} both say which arguments to "
+                         "differentiate.", fix="give one of them (argnums is JAX's name for wrt).")
+    return argnums
 
 
 def wrt_parameters(code, wrt, bound=0, gathered=False

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+from typing import Callable, Iterable, Iterator, TypeVar
 
 import numpy as np
 
@@ -21,10 +22,30 @@ from srcad.errors import NotCallableError, SrcadError, UsageError
 from srcad.ops.registry import nondifferentiable
 from srcad.runtime.arguments import leaves, like_argument, rebuilt
 from srcad.runtime.hooks import ABOVE
+from srcad.tracebacks import api_boundary
+
+T = TypeVar("T")
 
 
-def stop_gradient(x):
-    """`x` itself, through which no derivative flows (in tape mode: a constant copy)."""
+def stop_gradient(x: T) -> T:
+    """Mark a value through which no derivative flows.
+
+    Parameters
+    ----------
+    x : array, number or pytree
+        Any value in a function srcad differentiates.
+
+    Returns
+    -------
+    The value itself (in tape mode, a constant copy), a constant to the derivative.
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     return x * srcad.stop_gradient(x)
+    >>> srcad.grad(f)(3.0)  # d/dx of x * c, c = 3
+    3.0
+    """
     return ABOVE.tape_stop_gradient(x)
 
 
@@ -32,9 +53,21 @@ nondifferentiable(stop_gradient)
 
 
 @contextlib.contextmanager
-def stop_recording():
-    """A block inside a differentiated function whose results are treated as constants
-    (in tape mode: no tape records inside it)."""
+def stop_recording() -> Iterator[None]:
+    """A block, inside a differentiated function, whose results are constants.
+
+    The block runs; nothing is differentiated or recorded in it (in tape mode, no tape
+    records inside it).
+
+    Examples
+    --------
+    >>> def f(x):
+    ...     with srcad.stop_recording():
+    ...         scale = np.max(np.abs(x))
+    ...     return np.sum(x / scale)
+    >>> srcad.grad(f)(np.array([1.0, -2.0]))  # 1 / scale, scale held constant
+    array([0.5, 0.5])
+    """
     with ABOVE.tape_paused():
         yield
 
@@ -105,9 +138,32 @@ def wrong_count(fn: CustomGradient, returned: int, expected: int):
                      fix="return one per positional argument (None for none).")
 
 
-def custom_gradient(function) -> CustomGradient:
-    """Decorator: `function(*args)` returns `(y, grad_fn)`, and `grad_fn(dy)` returns the
-    cotangent of each positional argument (a tuple when there are several)."""
+@api_boundary
+def custom_gradient(function: Callable) -> CustomGradient:
+    """Decorator giving a function its own derivative, as TensorFlow's does.
+
+    Parameters
+    ----------
+    function : callable
+        Returns `(y, grad_fn)`: its value, and `grad_fn(dy)`, the cotangent of each
+        positional argument (a tuple of them when there are several, None for none).
+
+    Returns
+    -------
+    CustomGradient
+        Called, it returns `y`; derivatives use `grad_fn`. Forward mode and second
+        derivatives differentiate `grad_fn` itself, so they keep the rule's stability.
+
+    Examples
+    --------
+    >>> @srcad.custom_gradient
+    ... def clipped_identity(x):
+    ...     def grad_fn(dy):
+    ...         return np.clip(dy, -1.0, 1.0)
+    ...     return x, grad_fn
+    >>> srcad.grad(lambda x: np.sum(5.0 * clipped_identity(x)))(np.array([1.0, 2.0]))
+    array([1., 1.])
+    """
     return CustomGradient(function)
 
 
@@ -146,18 +202,37 @@ class Checkpoint:
         return f"srcad.checkpoint({self.function!r})"
 
 
-def checkpoint(function) -> Checkpoint:
-    """Decorator: `function` computes as before, but a derivative of code that calls it keeps
-    only the call's arguments and recomputes the function's intermediates when the gradient
-    reaches the call (`jax.checkpoint`, `torch.utils.checkpoint`): memory for time. Split a
-    long loop into checkpointed segments and its gradient needs the memory of one segment
-    plus each segment's inputs.
+@api_boundary
+def checkpoint(function: Callable) -> Checkpoint:
+    """Decorator trading memory for time in derivatives (gradient checkpointing).
 
-        @srcad.checkpoint
-        def segment(h, W):
-            for _ in range(20):
-                h = np.tanh(W @ h)
-            return h
+    The function computes as before, but a derivative of code that calls it keeps only the
+    call's arguments, and recomputes the function's intermediates when the gradient reaches
+    the call (`jax.checkpoint`, `torch.utils.checkpoint`). Split a long loop into
+    checkpointed segments and its gradient needs the memory of one segment plus each
+    segment's inputs.
+
+    Parameters
+    ----------
+    function : callable
+        The function whose intermediates are recomputed rather than kept.
+
+    Returns
+    -------
+    Checkpoint
+        Called plainly, it is `function`.
+
+    Examples
+    --------
+    >>> @srcad.checkpoint
+    ... def segment(h, w):
+    ...     for _ in range(3):
+    ...         h = np.tanh(w * h)
+    ...     return h
+    >>> def loss(w):
+    ...     return np.sum(segment(segment(np.ones(2), w), w))
+    >>> round(srcad.grad(loss)(0.5), 6)
+    0.3246
     """
     return Checkpoint(function)
 
@@ -178,19 +253,38 @@ class Checkpointed:
         return f"srcad.checkpointed({self.iterable!r}{every})"
 
 
-def checkpointed(iterable, every: int | None = None) -> Checkpointed:
+def checkpointed(iterable: Iterable[T], every: int | None = None) -> Checkpointed:
     """Mark a `for` loop for checkpointing: `for t in srcad.checkpointed(range(T)):`.
 
     A derivative (source mode, reverse) then records the loop segment by segment: its
     forward sweep keeps only the values the loop reads from before each segment of `every`
-    trips (about sqrt(T) by default), and its backward sweep runs each segment again, last
-    first, recording it, before taking its adjoint. Memory grows as sqrt(T) instead of T,
-    for about one more run of the loop. Called plainly, and in tape mode, the loop runs as
-    written. The loop's body must compute the same values when run again (no random draws
-    or writes to globals): a derivative that finds otherwise raises.
+    trips, and its backward sweep runs each segment again, last first, recording it,
+    before taking its adjoint. Memory grows as sqrt(T) instead of T, for about one more
+    run of the loop. Called plainly, and in tape mode, the loop runs as written. The
+    loop's body must compute the same values when run again (no random draws or writes to
+    globals): a derivative that finds otherwise raises.
 
-        for t in srcad.checkpointed(range(10_000)):
-            h = np.tanh(W @ h + U @ xs[t])
+    Parameters
+    ----------
+    iterable : iterable
+        What the loop runs over (a range, a list, an array that is not differentiated).
+    every : int, optional
+        Trips per segment; about sqrt(T) when left out.
+
+    Returns
+    -------
+    Checkpointed
+        An iterable over `iterable`, which source mode reads as the mark.
+
+    Examples
+    --------
+    >>> def loss(w):
+    ...     h = np.ones(2)
+    ...     for t in srcad.checkpointed(range(100)):
+    ...         h = np.tanh(w * h) + 0.1
+    ...     return np.sum(h)
+    >>> round(float(srcad.grad(loss)(0.5)), 6)
+    0.781785
     """
     if every is not None and (isinstance(every, bool) or not isinstance(every, int)
                               or every < 1):
@@ -201,13 +295,31 @@ def checkpointed(iterable, every: int | None = None) -> Checkpointed:
     return Checkpointed(iterable, every)
 
 
-def clip_by_value(grads, low, high):
-    """Every leaf of a pytree of gradients clipped into `[low, high]`."""
-    return rebuilt(grads, (np.clip(g, low, high) for g in leaves(grads)))
+def clip_by_value(grads: T, low: float, high: float) -> T:
+    """Clip every leaf of a pytree of gradients into `[low, high]`.
+
+    Examples
+    --------
+    >>> srcad.clip_by_value({"w": np.array([-3.0, 0.5]), "b": 2.0}, -1.0, 1.0)
+    {'w': array([-1. ,  0.5]), 'b': 1.0}
+    """
+    return rebuilt(grads, (np.clip(g, low, high) if isinstance(g, np.ndarray)
+                           else type(g)(np.clip(g, low, high)) for g in leaves(grads)))
 
 
-def clip_by_global_norm(grads, max_norm):
-    """`(clipped, norm)`: the pytree scaled so its global L2 norm is at most `max_norm`."""
+def clip_by_global_norm(grads: T, max_norm: float) -> tuple[T, float]:
+    """Scale a pytree of gradients so its global L2 norm is at most `max_norm`.
+
+    Returns
+    -------
+    (clipped, norm)
+        The scaled pytree, and the norm before scaling.
+
+    Examples
+    --------
+    >>> srcad.clip_by_global_norm([np.array([3.0]), 4.0], 1.0)
+    ([array([0.6]), 0.8], 5.0)
+    """
     norm = float(np.sqrt(sum(np.sum(np.square(g)) for g in leaves(grads))))
     scale = max_norm / norm if norm > max_norm else 1.0
     return rebuilt(grads, (g * scale if isinstance(g, np.ndarray) else float(g * scale)

@@ -16,27 +16,38 @@ from __future__ import annotations
 
 import functools
 import inspect
+from typing import Callable
 
 import numpy as np
 
 from srcad.errors import WrtError
 from srcad.ops.callables import unwrapped
-from srcad.runtime.arguments import (is_container, like_argument, promote, seed_for,
-                                     wrt_parameters)
+from srcad.runtime.arguments import (Wrt, chosen_wrt, is_container, like_argument, promote,
+                                     seed_for, wrt_parameters)
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
 import srcad.tape.nest as nest
 from srcad.tape.dispatch import is_live, new_tensor, value_of
 from srcad.tape.gradient_tape import GradientTape
 from srcad.tape.tensor import Tensor
+from srcad.tracebacks import api_boundary
 
 
-def grad(fn=None, *, wrt=0):
-    """The gradient of `fn` with respect to the parameters `wrt` (index, name, or tuple of
-    them), computed by recording `fn` on a GradientTape. Usable as `@grad`, `grad(f)` and
-    `grad(f, wrt=(0, 1))`."""
+def grad(fn: Callable | None = None, wrt: Wrt | None = None, *,
+         argnums: Wrt | None = None) -> TapeGradient | Callable:
+    """The gradient of `fn` computed by recording it on a GradientTape, with `srcad.grad`'s
+    conventions: `wrt` (or JAX's `argnums`) is an index, a name, or a tuple of them, and
+    without `fn` this is a decorator.
+
+    Examples
+    --------
+    >>> def f(x, y):
+    ...     return np.sum(x * y)
+    >>> srcad.tape.grad(f, 1)(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+    array([1., 2.])
+    """
     if fn is None:
-        return lambda f: TapeGradient(f, wrt)
-    return TapeGradient(fn, wrt)
+        return functools.partial(grad, wrt=wrt, argnums=argnums)
+    return TapeGradient(fn, chosen_wrt(wrt, argnums))
 
 
 class TapeGradient(DerivativeFunction):
@@ -60,6 +71,7 @@ class TapeGradient(DerivativeFunction):
             self.positions, self.names = items, tuple(f"argument {i}" for i in items)
         functools.update_wrapper(self, fn, updated=())  # not fn.__dict__: T(T(f)) is not T(f)
 
+    @api_boundary
     def __call__(self, *args, **kwargs):
         args, kwargs = self._bound(args, kwargs)
         originals = [self._get(args, kwargs, p, n) for p, n in zip(self.positions, self.names)]

@@ -16,6 +16,7 @@ import enum
 import math
 import warnings
 import weakref
+from typing import Any, ContextManager, TypeVar
 
 import numpy as np
 
@@ -28,6 +29,10 @@ from srcad.tape.errors import (BatchDependenceError, TapeStateError, TapeTypeErr
                                caller_location)
 from srcad.tape.state import RECORDING
 from srcad.tape.tensor import Tensor
+from srcad.tracebacks import api_boundary
+
+
+T = TypeVar("T")
 
 
 class UnconnectedGradients(str, enum.Enum):
@@ -37,13 +42,32 @@ class UnconnectedGradients(str, enum.Enum):
 
 
 class GradientTape:
-    """Records operations on watched tensors for automatic differentiation.
+    """Records the operations on watched tensors, for their derivatives (TensorFlow's API).
 
-    `persistent`: allow several `gradient`/`jacobian` calls (default: one).
-    `watch_accessed_variables`: watch trainable Variables read while recording.
+    Plain NumPy calls on tensors are recorded through NumPy's dispatch protocols, so code
+    source mode differentiates also runs under a tape.
+
+    Parameters
+    ----------
+    persistent : bool
+        Allow several `gradient` and `jacobian` calls (by default, one).
+    watch_accessed_variables : bool
+        Watch the trainable Variables read while recording.
+
+    Examples
+    --------
+    >>> x = srcad.Variable(np.array([0.0, 1.0]))
+    >>> with srcad.GradientTape(persistent=True) as tape:
+    ...     y = np.sin(x) * 2.0
+    ...     total = np.sum(y)
+    >>> tape.gradient(total, x).numpy().round(4)
+    array([2.    , 1.0806])
+    >>> tape.jacobian(y, x).numpy().round(4)
+    array([[2.    , 0.    ],
+           [0.    , 1.0806]])
     """
 
-    def __init__(self, persistent=False, watch_accessed_variables=True):
+    def __init__(self, persistent: bool = False, watch_accessed_variables: bool = True):
         self._persistent = bool(persistent)
         self._watch_accessed_variables = bool(watch_accessed_variables)
         self._nodes = []        # the recorded operations, oldest first (see `dispatch`)
@@ -54,7 +78,7 @@ class GradientTape:
         self._consumed = False  # a non-persistent tape after its one gradient
 
     # ---- recording ----------------------------------------------------------------------------
-    def __enter__(self):
+    def __enter__(self) -> GradientTape:
         if self._recording:
             raise UsageError("this tape is already recording; a tape cannot be entered again "
                              "while it is active.", caller_location(),
@@ -64,7 +88,7 @@ class GradientTape:
         self._start()
         return self
 
-    def __exit__(self, *exc_info):
+    def __exit__(self, *exc_info: object) -> None:
         if self._recording:
             self._stop()
 
@@ -82,7 +106,7 @@ class GradientTape:
         self._recording = False
         buffers.tape_stopped()
 
-    def watch(self, tensor):
+    def watch(self, tensor: T) -> T:
         """Track `tensor` (a tensor, a Variable, or a list/tuple/dict of them); returns it.
 
         As in TensorFlow, a tensor of integers or booleans is not tracked (its gradient is
@@ -120,7 +144,7 @@ class GradientTape:
         """The Variables this tape watches, in the order they were created."""
         return tuple(self._variables[i] for i in sorted(self._variables))
 
-    def stop_recording(self):
+    def stop_recording(self) -> ContextManager[None]:
         """A block whose operations this tape does not record (RuntimeError if the tape is
         not recording, checked here rather than on entering, so the error names the call)."""
         if not self._recording:
@@ -137,7 +161,7 @@ class GradientTape:
         finally:
             self._start()
 
-    def reset(self):
+    def reset(self) -> None:
         """Forget everything recorded and watched, as exiting and entering a new tape would."""
         self._nodes.clear()
         self._tracked.clear()
@@ -146,8 +170,10 @@ class GradientTape:
         self._consumed = False
 
     # ---- derivatives ------------------------------------------------------------------------
-    def gradient(self, target, sources, output_gradients=None,
-                 unconnected_gradients=UnconnectedGradients.NONE):
+    @api_boundary
+    def gradient(self, target: Any, sources: Any, output_gradients: Any = None,
+                 unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE
+                 ) -> Any:
         """Gradients of `target` (a tensor or nest of tensors, summed; a non-scalar target
         means its sum, weighted by `output_gradients` if given: a nest like `target`, each
         of its target's shape) with respect to each tensor in the nest `sources`, in the
@@ -173,8 +199,11 @@ class GradientTape:
         self._end_derivative()
         return nest.pack_as(sources, results)
 
-    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
-                 parallel_iterations=None, experimental_use_pfor=True):
+    @api_boundary
+    def jacobian(self, target: Any, sources: Any,
+                 unconnected_gradients: UnconnectedGradients | str = UnconnectedGradients.NONE,
+                 parallel_iterations: int | None = None, experimental_use_pfor: bool = True
+                 ) -> Any:
         """For each source, the Jacobian of the tensor `target` (one tensor, not a nest):
         shape `target.shape + source.shape`. (The last two arguments are accepted for
         TensorFlow compatibility and ignored: the rows come from one sweep each.)"""
@@ -199,8 +228,11 @@ class GradientTape:
         self._end_derivative()
         return nest.pack_as(sources, results)
 
-    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
-                       parallel_iterations=None, experimental_use_pfor=True):
+    @api_boundary
+    def batch_jacobian(self, target: Any, source: Any,
+                       unconnected_gradients: UnconnectedGradients | str =
+                       UnconnectedGradients.NONE, parallel_iterations: int | None = None,
+                       experimental_use_pfor: bool = True) -> Any:
         """Per-example Jacobians, shape `[b, *target.shape[1:], *source.shape[1:]]`, for a
         target whose row i depends only on row i of `source`. That assumption is checked
         (a second, randomly weighted sweep per output element) and a violation raises

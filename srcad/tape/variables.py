@@ -11,6 +11,7 @@ differentiated (the new value is a fresh start, as in TensorFlow).
 from __future__ import annotations
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike
 
 from srcad.errors import UsageError
 import srcad.tape.dispatch as dispatch
@@ -19,17 +20,56 @@ from srcad.tape.state import RECORDING
 from srcad.tape.tensor import Tensor
 
 
-def constant(value, dtype=None) -> Tensor:
-    """A tensor holding a copy of `value` (array-like, or the value of a tensor)."""
+def constant(value: ArrayLike, dtype: DTypeLike = None) -> Tensor:
+    """A tape-mode tensor holding a copy of `value`, watched only when asked.
+
+    Parameters
+    ----------
+    value : array-like or Tensor
+        The value.
+    dtype : dtype, optional
+        Its dtype, if not `value`'s.
+
+    Examples
+    --------
+    >>> c = srcad.constant(3.0)
+    >>> with srcad.GradientTape() as tape:
+    ...     _ = tape.watch(c)
+    ...     y = c * c
+    >>> tape.gradient(y, c)
+    <srcad.Tensor: shape=(), dtype=float64, numpy=array(6.)>
+    """
     return Tensor(value, dtype=dtype)
 
 
 class Variable(Tensor):
-    """A mutable, named value that GradientTapes watch when it is read (if trainable)."""
+    """A mutable, named tape-mode tensor that tapes watch when it is read (if trainable).
+
+    Parameters
+    ----------
+    initial_value : array-like
+        Its value.
+    trainable : bool
+        Whether a tape recording with `watch_accessed_variables` watches it when read.
+    name : str, optional
+        A name, shown in its repr.
+    dtype : dtype, optional
+        Its dtype, if not `initial_value`'s.
+
+    Examples
+    --------
+    >>> w = srcad.Variable(np.array([1.0, 2.0]), name="w")
+    >>> with srcad.GradientTape() as tape:
+    ...     loss = np.sum(w ** 2)
+    >>> gradient = tape.gradient(loss, w)
+    >>> w.assign(w - 0.1 * gradient).numpy()
+    array([0.8, 1.6])
+    """
 
     __slots__ = ("_trainable", "_name")
 
-    def __init__(self, initial_value, trainable=True, name=None, dtype=None):
+    def __init__(self, initial_value: ArrayLike, trainable: bool = True, name: str | None = None,
+                 dtype: DTypeLike = None):
         super().__init__(initial_value, dtype=dtype)
         self._trainable = bool(trainable)
         self._name = name if name is not None else f"Variable:{self._id}"
@@ -50,7 +90,7 @@ class Variable(Tensor):
     def trainable(self) -> bool:
         return self._trainable
 
-    def assign(self, value, read_value=True):
+    def assign(self, value: ArrayLike, read_value: bool = True) -> Variable | None:
         """Replace the value (same shape; cast to the variable's dtype). Returns the variable,
         or None with `read_value=False` (TensorFlow's eager behaviour)."""
         new = np.array(dispatch.value_of(value), dtype=self._value.dtype
@@ -63,10 +103,10 @@ class Variable(Tensor):
         self._value = new
         return self if read_value else None
 
-    def assign_add(self, delta, read_value=True):
+    def assign_add(self, delta: ArrayLike, read_value: bool = True) -> Variable | None:
         return self.assign(self._value + dispatch.value_of(delta), read_value)
 
-    def assign_sub(self, delta, read_value=True):
+    def assign_sub(self, delta: ArrayLike, read_value: bool = True) -> Variable | None:
         return self.assign(self._value - dispatch.value_of(delta), read_value)
 
     def read_value(self) -> Tensor:
@@ -75,7 +115,7 @@ class Variable(Tensor):
 
     value = read_value
 
-    def numpy(self):
+    def numpy(self) -> np.ndarray:
         return np.array(self._value)
 
     def __setitem__(self, index, value):
