@@ -12,7 +12,7 @@ from typing import Callable, NamedTuple
 
 import numpy as np
 
-from srcad.compiler import cache
+from srcad.compiler import cache, numba_backend
 from srcad.compiler.passes import enabled
 from srcad.errors import SrcadError
 from srcad.runtime.arguments import like_argument, refuse_not_plain_arguments, seed_for
@@ -45,8 +45,11 @@ def fused_runner(derivative):
                        if p not in positions and type(args[p]) is float)
         numbers = frozenset(parameters[p] for p in positions + others)
         made = float_program(derivative.function, derivative.names, derivative.has_aux,
-                             numbers)
-        program = FloatProgram(made.bind(derivative.function), made.optimistic,
+                             numbers, derivative.backend)
+        run = made.bind(derivative.function)
+        if derivative.backend == "numba":
+            run = numba_backend.compiled(made, run)
+        program = FloatProgram(run, made.optimistic,
                                derivative.guards(made), made.by_forward_mode, made.writes,
                                others)
         return program
@@ -196,10 +199,15 @@ def float64_ranks(args, count: int) -> tuple:
 _FLOAT64 = np.dtype(np.float64)
 
 
-def float_program(function, names: tuple, has_aux: bool, numbers: frozenset):
+def float_program(function, names: tuple, has_aux: bool, numbers: frozenset,
+                  backend: str = "python"):
     """The program `grad` runs when the parameters `numbers` hold Python floats (the `wrt`
     ones and others: `grad(energy)(k, c)` with c a float needs no `broadcast_like` for
-    `c * v`): forward mode where it applies, else reverse mode, fused."""
+    `c * v`): forward mode where it applies, else reverse mode, fused; for the numba
+    backend, reverse mode made for it (numba_backend.py)."""
+    if backend == "numba":
+        return cache.compiled_adjoint(function, names, has_aux, mode="fused", scalars=numbers,
+                                      backend=backend)
     if len(names) == 1 and not has_aux and enabled("forward-grad"):
         refused = _FORWARD_REFUSED.setdefault(function.__code__, set())
         if (names, numbers) not in refused:

@@ -10,7 +10,8 @@ from __future__ import annotations
 import importlib
 import types
 
-CONTENDERS = ("hand", "primal", "srcad", "tape", "autograd", "jax", "jax.jit", "torch")
+CONTENDERS = ("hand", "primal", "srcad", "srcad.numba", "tape", "autograd", "jax", "jax.jit",
+              "torch")
 
 
 def make(contender: str, workload):
@@ -52,6 +53,22 @@ def _srcad(workload):
     maker = {"grad": srcad.grad, "jacobian": srcad.jacobian, "hessian": srcad.hessian,
              "hvp": srcad.hvp}[workload.kind]
     return _bound(workload, maker(workload.fn, wrt=workload.wrt))
+
+
+def _srcad_numba(workload):
+    """`srcad.grad(f, backend="numba")`, where numba compiles the program: one call made
+    here tells (the Python program it falls back to is contender "srcad")."""
+    import srcad
+    from srcad.compiler import numba_backend
+    _module("numba")
+    if workload.kind != "grad":
+        raise _Unavailable("the numba backend compiles grad's programs")
+    call = _bound(workload, srcad.grad(workload.fn, wrt=workload.wrt, backend="numba"))
+    call()
+    if not any(code.co_name.startswith(workload.fn.__name__ + "_")  # (its programs' names)
+               for code in numba_backend.compiled_codes()):
+        raise _Unavailable("numba cannot compile this program (srcad runs it in Python)")
+    return call
 
 
 def _tape(workload):
@@ -178,5 +195,6 @@ def _torch(workload):
     return _bound(workload, derivative)
 
 
-_MAKERS = {"hand": _hand, "primal": _primal, "srcad": _srcad, "tape": _tape, "autograd": _autograd, "jax": _jax,
-           "jax.jit": _jax_jit, "torch": _torch}
+_MAKERS = {"hand": _hand, "primal": _primal, "srcad": _srcad, "srcad.numba": _srcad_numba,
+           "tape": _tape, "autograd": _autograd, "jax": _jax, "jax.jit": _jax_jit,
+           "torch": _torch}

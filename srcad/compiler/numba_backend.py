@@ -73,38 +73,56 @@ def _add_at(total, g, x, index):
 
 _TWINS = {helpers.index_adjoint: _index_adjoint, helpers.add_at: _add_at}
 _failed: set = set()  # code objects numba could not compile: they run as Python
+_compiled: set = set()  # those it did
 
 
-def compiled(bound: types.FunctionType):
-    """`bound` (the program bound to the user's function: CompiledAdjoint.bind) compiled by
-    numba, or `bound` itself where it cannot be (see the module's docstring)."""
-    if bound.__code__ in _failed:
+def compiled_codes() -> frozenset:
+    """The code objects of the programs numba compiled (and runs) so far."""
+    return frozenset(_compiled)
+
+
+def compiled(program, bound: types.FunctionType):
+    """`bound` (`program` bound to the user's function: CompiledAdjoint.bind) compiled by
+    numba, or `bound` itself where it cannot be (see the module's docstring). A program
+    that may write into its arguments is left to Python: a call numba's arithmetic fails
+    (a float divided by zero raises where NumPy's gives inf) runs again as Python, which
+    decides what the call gives."""
+    code = bound.__code__
+    if program.writes or code in _failed:
         return bound
     try:
         import numba
     except ImportError:
-        _failed.add(bound.__code__)
+        _failed.add(code)
         return bound
     cells = _numba_cells(bound)
     if cells is None or not _plain_globals(bound):
-        _failed.add(bound.__code__)
+        _failed.add(code)
         return bound
-    twin = types.FunctionType(bound.__code__, bound.__globals__, bound.__name__,
-                              bound.__defaults__, cells)
-    jitted = numba.njit(twin)
+    jitted = numba.njit(types.FunctionType(code, bound.__globals__, bound.__name__,
+                                           bound.__defaults__, cells))
 
-    def first_call(*args):  # (numba compiles at the first call: a failure falls back)
+    def first(*args):  # (numba compiles at the first call)
         try:
             result = jitted(*args)
         except numba.core.errors.NumbaError:
-            _failed.add(bound.__code__)
-            runner[0] = bound
+            _failed.add(code)
+            current[0] = bound
             return bound(*args)
-        runner[0] = jitted
+        except Exception:
+            return bound(*args)
+        _compiled.add(code)
+        current[0] = then
         return result
 
-    runner = [first_call]
-    return lambda *args: runner[0](*args)
+    def then(*args):
+        try:
+            return jitted(*args)
+        except Exception:
+            return bound(*args)
+
+    current = [first]
+    return lambda *args: current[0](*args)
 
 
 def _numba_cells(bound) -> tuple | None:
