@@ -17,7 +17,7 @@ module to a file (srcad reads source from files), then compares:
 
     finite differences (central, float64)  ==  srcad.grad (the fused program on Python
     floats, the program specialised on float64 arrays)  ==  value_and_grad  ==  vjp (the
-    general reverse program)  ==  tape mode  ==  jvp (forward mode)  ==  jacobian in
+    general reverse program)  ==  grad(backend="numba") (for one program in four)  ==  tape mode  ==  jvp (forward mode)  ==  jacobian in
     forward and in reverse mode;  hvp  ==  finite differences of the gradient
 
 then the same derivatives with one optimisation switched off (`srcad.passes`, drawn with
@@ -70,9 +70,11 @@ class Program:
     y: np.ndarray      # a float64 vector, or a matrix of two columns
     wrt: tuple         # positions differentiated: (0,) or (0, 1)
     off: str           # an optimisation the program is also differentiated without
+    numba: bool = False  # also differentiated with backend="numba"
 
     def __repr__(self):  # hypothesis prints this for a failing example
-        return (f"Program(wrt={self.wrt}, off={self.off!r}, x={self.x!r}, y={self.y!r}, "
+        return (f"Program(wrt={self.wrt}, off={self.off!r}, numba={self.numba}, x={self.x!r}, "
+                f"y={self.y!r}, "
                 f"source=\n{self.source})")
 
 
@@ -489,7 +491,15 @@ def programs(draw) -> Program:
     x = rng.uniform(-1.5, 1.5, n) if x_kind == VEC else float(rng.uniform(-1.5, 1.5))
     y = rng.uniform(-1.5, 1.5, (n, 2) if y_kind == MAT else n)
     return Program(source, x, y, draw(st.sampled_from([(0,), (0, 1)])),
-                   draw(st.sampled_from(sorted(srcad.passes.OPTIONAL))))
+                   draw(st.sampled_from(sorted(srcad.passes.OPTIONAL))),
+                   _NUMBA and draw(st.integers(0, 3)) == 0)  # (numba compiles for seconds)
+
+
+try:
+    import numba  # noqa: F401
+    _NUMBA = True
+except ImportError:
+    _NUMBA = False
 
 
 def _marked_for_checkpoints(lines: list[str], draw) -> list[str]:
@@ -564,6 +574,10 @@ def check(program: Program) -> None:
     scale = 1.0 + max(np.max(np.abs(g)) for g in numeric)
 
     gradients = _as_tuple(srcad.grad(f, wrt=wrt if len(wrt) > 1 else wrt[0])(*args))
+    if program.numba:  # (compiled where numba types the program, else its Python program)
+        _agree("grad(backend='numba') vs grad", _as_tuple(srcad.grad(
+            f, wrt=wrt if len(wrt) > 1 else wrt[0], backend="numba")(*args)), gradients,
+            1e-8 * scale)
     if smooth:  # a branch flipped within the finite-difference step: compare modes only
         _agree("grad vs finite differences", gradients, numeric, 1e-4 * scale)
     _unchanged(args, copies, "grad")

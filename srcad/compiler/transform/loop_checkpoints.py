@@ -89,7 +89,10 @@ def checkpoint_loops(forward: list, backward: list, sweep: Sweep, params,
               and id(node) in sweep.trips and _mark_of(node, block) is not None]
     if not marked:
         return made
-    changing = _changing(block, params)
+    own = {*params} | {name for node in walk(block) for name in (
+        node.targets if isinstance(node, Operation) else (node.element,)
+        if isinstance(node, Loop) else ())}  # (not the names bound for generated code)
+    changing = _changing(block, params) | _written_own(sweep, own)
     for loop in marked:
         _rewrite(loop, forward, backward, sweep, changing, made)
     local = {*params} | _stored(forward)
@@ -143,13 +146,14 @@ def _changing(block: list, params) -> set:
 
 def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
              made: Checkpointed) -> None:
+    """`changing`: the function's names whose value may differ when a segment runs again
+    (rebound, or showing memory the function writes into)."""
     namer, tape, bind = sweep.namer, sweep.tape, sweep.bindings.name_for
     saved, segment, kept = (namer.claim(n) for n in ("checkpoints", "segment", "kept"))
     again = record_loop(loop, sweep.recorded, sweep.trips, tape, bind, sweep.shapes,
                         sweep.ranges, over=segment)
     written = {written_into(op) for op in operations(sweep.block)} - {None}
-    state = sorted(name for name in _exposed(again) - {*tape.names, segment}
-                   if name in changing or _shares(name, written, sweep.aliases))
+    state = sorted(_exposed(again) & changing)
     copied = [k for k, name in enumerate(state) if _shares(name, written, sweep.aliases)]
     values = gast.Tuple([load(n) for n in state], gast.Load())
     maker = load(bind("LoopCheckpoints", LoopCheckpoints))
@@ -177,6 +181,12 @@ def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
                  rerun, [], None)])
     made.rebound |= set(state) | _stored(again)
     made.unbound_first |= set(state)
+
+
+def _written_own(sweep, own: set) -> set:
+    """The function's own names that may show memory it writes into."""
+    written = {written_into(op) for op in operations(sweep.block)} - {None}
+    return {name for name in own if _shares(name, written, sweep.aliases)}
 
 
 def _shares(name: str, written: set, aliases) -> bool:

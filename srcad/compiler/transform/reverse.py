@@ -85,7 +85,8 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     checkpointed = checkpoint_loops(forward, backward_body, Sweep(
         block, recorded, trips, tape, shapes, bindings, namer, activity, aliases, parsed),
         param_names(simple_fn), sites.maybe_unbound)
-    pushed = loaded_names(gast.Module(forward, [])) if tape.typed else set(tape.names)
+    pushed = loaded_names(gast.Module(forward + backward_body, [])) if tape.typed \
+        else set(tape.names)  # (a checkpointed loop pushes in the backward sweep too)
     preamble = [assign(name, gast.List([], gast.Load())) for name in tape.names
                 if name in pushed] if recorded or trips else []
     preamble += [assign(n, gast.Constant(None, None)) for n in sorted(
