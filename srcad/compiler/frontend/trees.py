@@ -173,21 +173,19 @@ def nodes_of(tree, kind) -> list:
     return found
 
 
-def visit_all(tree, action) -> None:
-    """`action(node)` for every node under `tree`, depth first: a recursion through the
-    fields, faster than `walk`'s generator where the order does not matter."""
-    def visit(node):
-        action(node)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, gast.AST):
-                        visit(item)
-            elif isinstance(value, gast.AST):
-                visit(value)
-
-    visit(tree)
+def visit_all(node, action) -> None:
+    """`action(node)` for every node under `node`, depth first: a recursion through the
+    fields, faster than `walk`'s generator where the order does not matter. (A module
+    function: a nested one calling itself is a cycle, left for the collector to find.)"""
+    action(node)
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, gast.AST):
+                    visit_all(item, action)
+        elif isinstance(value, gast.AST):
+            visit_all(value, action)
 
 
 def name_nodes(node, scopes: tuple = ()) -> list:
