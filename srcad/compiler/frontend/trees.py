@@ -205,11 +205,12 @@ def name_nodes(node, scopes: tuple = ()) -> list:
 
 
 def _gather_names(node, found: list, scopes: tuple) -> None:
-    if type(node) is gast.Name:
+    kind = type(node)
+    if kind is gast.Name:
         found.append(node)
         if getattr(node, "annotation", None) is None:
             return
-    for field in node._fields:
+    for field in NAME_FIELDS[kind]:
         value = getattr(node, field, None)
         if type(value) is list:
             for item in value:
@@ -217,6 +218,22 @@ def _gather_names(node, found: list, scopes: tuple) -> None:
                     _gather_names(item, found, scopes)
         elif isinstance(value, gast.AST) and not isinstance(value, scopes):
             _gather_names(value, found, scopes)
+
+
+class _NameFields(dict):
+    """gast class → its fields that may hold a `Name`: not a context, an operator, a string
+    or a number (gast's schema), which a search for names need not enter. Made on a class's
+    first lookup."""
+
+    def __missing__(self, kind) -> tuple:
+        fields = self[kind] = tuple(field for field in kind._fields
+                                    if field not in _FIELDS_WITHOUT_NAMES)
+        return fields
+
+
+_FIELDS_WITHOUT_NAMES = frozenset({"ctx", "op", "ops", "type_comment", "kind", "attr", "arg",
+                                   "is_async", "conversion", "level", "module", "simple"})
+NAME_FIELDS = _NameFields()
 
 
 def names_in(node) -> set:

@@ -13,7 +13,7 @@ from collections import Counter
 
 import gast
 
-from srcad.compiler.frontend.trees import name_nodes, names_in, walk
+from srcad.compiler.frontend.trees import NAME_FIELDS, name_nodes, names_in, walk
 from srcad.kernels import adjoints as helpers
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
@@ -238,11 +238,12 @@ def _gather_read(node, skip, values: set, shapes: set) -> None:
     collector to find.)"""
     if id(node) in skip:
         return
-    if type(node) is gast.Name:
+    kind = type(node)
+    if kind is gast.Name:
         if type(node.ctx) is gast.Load:
             (shapes if getattr(node, "shape_only", False) else values).add(node.id)
         return
-    for field in node._fields:
+    for field in NAME_FIELDS[kind]:
         child = getattr(node, field, None)
         if type(child) is list:
             for item in child:
