@@ -32,6 +32,18 @@ def clone(node):
     return copied
 
 
+def new_name(identifier: str, context: type) -> gast.Name:
+    """`gast.Name(identifier, context(), None, None)`, made as `clone` makes nodes: gast's
+    constructor sets each field by a call of `setattr` and takes twice as long, and the
+    passes make tens of thousands of names in a long function's first call."""
+    made = _NEW(gast.Name)
+    made.__dict__.update(id=identifier, ctx=_NEW(context), annotation=None, type_comment=None)
+    return made
+
+
+_NEW = gast.AST.__new__
+
+
 def as_gast(node):
     """The gast tree of an `ast` tree, as `gast.ast_to_gast` makes it, without its visitor's
     dispatch by method name (a tenth of a long function's frontend): each node the gast
