@@ -49,17 +49,20 @@ def as_gast(node):
     dispatch by method name (a tenth of a long function's frontend): each node the gast
     class of its name with the same fields and locations; parameters, names and handlers as
     gast's visitor writes them; a node its visitor rewrites otherwise on this Python (type
-    parameters on 3.12, definitions before it) is handed to it."""
+    parameters on 3.12, definitions before it) is handed to it. Leaf values (names,
+    numbers, None) are handed over without a call."""
     kind = type(node)
     if kind is list:
         return [as_gast(item) for item in node]
-    if not isinstance(node, ast.AST):
-        return node
-    name = kind.__name__
-    if name in _GAST_REWRITES:
+    plan = _GAST_PLANS.get(kind)
+    if plan is None:
+        if not isinstance(node, ast.AST):
+            return node
+        plan = _GAST_PLANS[kind] = _gast_plan(kind)
+    if plan is _REWRITTEN:
         return gast.ast_to_gast(node)
     if kind is ast.Name:
-        return ast.copy_location(gast.Name(node.id, as_gast(node.ctx), None, None), node)
+        return ast.copy_location(new_name(node.id, _CONTEXTS[type(node.ctx)]), node)
     if kind is ast.arg:
         return ast.copy_location(gast.Name(node.arg, gast.Param(), as_gast(node.annotation),
                                            node.type_comment), node)
@@ -67,16 +70,32 @@ def as_gast(node):
         return ast.copy_location(gast.ExceptHandler(
             as_gast(node.type), gast.Name(node.name, gast.Store(), None, None),
             as_gast(node.body)), node)
-    twin = getattr(gast, name, None)
-    if twin is None:
+    if plan is _ABSENT:
         return None  # (as gast's visitor leaves out what gast has no node for)
-    made = twin.__new__(twin)
-    made.__dict__.update({field: as_gast(getattr(node, field)) for field in node._fields
-                          if hasattr(node, field)})
-    for attribute in node._attributes:
-        if hasattr(node, attribute):
-            setattr(made, attribute, getattr(node, attribute))
+    twin, fields, attributes = plan
+    made = _NEW(twin)
+    made.__dict__.update({field: as_gast(value) if type(value) is list
+                          or isinstance(value, ast.AST) else value
+                          for field in fields
+                          if (value := getattr(node, field, _ABSENT)) is not _ABSENT})
+    made.__dict__.update({attribute: value for attribute in attributes
+                          if (value := getattr(node, attribute, _ABSENT)) is not _ABSENT})
     return made
+
+
+def _gast_plan(kind):
+    """How as_gast converts a node of the `ast` class `kind`: handed to gast's visitor
+    (_REWRITTEN), left out (_ABSENT: gast has no such node), or its gast twin with the fields
+    and the location attributes it copies."""
+    if kind.__name__ in _GAST_REWRITES:
+        return _REWRITTEN
+    twin = getattr(gast, kind.__name__, None)
+    return _ABSENT if twin is None else (twin, kind._fields, kind._attributes)
+
+
+_GAST_PLANS: dict = {}  # ast class → its _gast_plan
+_CONTEXTS = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
+_REWRITTEN, _ABSENT = object(), object()
 
 
 # what gast's visitor converts by a method of its own: Name, arg and ExceptHandler as_gast
