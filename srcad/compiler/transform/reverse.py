@@ -422,6 +422,9 @@ class _Backward:
         return statements
 
     def _carries(self, argument) -> bool:
+        # (nearly every argument of the simple form is an atom: a name is not walked)
+        if type(argument) is gast.Name and getattr(argument, "annotation", None) is None:
+            return argument.id in self.active
         return argument is not None and any(
             isinstance(n, gast.Name) and n.id in self.active for n in walk(argument))
 
