@@ -176,11 +176,10 @@ def as_python_ast(node, read: set | None = None):
             as_python_ast(node.defaults, read))
     twin, fields, numbered = plan
     made = twin.__new__(twin)
-    held = node.__dict__
     made.__dict__.update({field: as_python_ast(value, read) if type(value) is list
                           or isinstance(value, gast.AST) else value
                           for field in fields
-                          if (value := held.get(field, _ABSENT)) is not _ABSENT})
+                          if (value := getattr(node, field, _ABSENT)) is not _ABSENT})
     if kind is gast.ExceptHandler and node.name is not None:
         made.name = node.name.id
     elif kind is gast.BinOp and type(node.op) is gast.Pow:
