@@ -158,18 +158,13 @@ def as_python_ast(node, read: set | None = None):
     kind = type(node)
     if kind is list:
         return [as_python_ast(item, read) for item in node]
-    if not isinstance(node, gast.AST):
-        return node
-    twin = _AST_TWINS.get(kind)
-    if twin is None:
-        twin = _AST_TWINS[kind] = getattr(ast, kind.__name__, False)
-    if not twin:
-        return None  # (a gast node that `ast` has not: gast leaves it out too)
-    if not node._fields:  # (contexts and operators, shared as the parser shares them)
-        shared = _SHARED.get(twin)
-        if shared is None:
-            shared = _SHARED[twin] = twin()
-        return shared
+    plan = _PLANS.get(kind)
+    if plan is None:
+        if not isinstance(node, gast.AST):
+            return node
+        plan = _PLANS[kind] = _plan(kind)
+    if type(plan) is not tuple:  # (a context or an operator, shared; or None: no twin)
+        return plan
     if kind is gast.Name:
         if read is not None and type(node.ctx) is gast.Load:
             read.add(node.id)
@@ -179,23 +174,39 @@ def as_python_ast(node, read: set | None = None):
             "posonlyargs", "args", "vararg", "kwonlyargs")],
             as_python_ast(node.kw_defaults, read), _parameters(node.kwarg),
             as_python_ast(node.defaults, read))
+    twin, fields, numbered = plan
     made = twin.__new__(twin)
-    made.__dict__.update({field: as_python_ast(getattr(node, field), read)
-                          for field in node._fields
-                          if hasattr(node, field) and field not in _LEFT_OUT.get(kind, ())})
+    made.__dict__.update({field: as_python_ast(value, read) if type(value) is list
+                          or isinstance(value, gast.AST) else value
+                          for field in fields
+                          if (value := getattr(node, field, _ABSENT)) is not _ABSENT})
     if kind is gast.ExceptHandler and node.name is not None:
         made.name = node.name.id
     elif kind is gast.BinOp and type(node.op) is gast.Pow:
         made.left = _signed(made.left)
     elif kind is gast.Attribute:
         made.value = _signed(made.value)
-    if isinstance(made, _NUMBERED):
+    if numbered:
         made.lineno = 1
     return made
 
 
-_AST_TWINS: dict = {}
-_SHARED: dict = {}
+def _plan(kind):
+    """How as_python_ast converts a node of the gast class `kind`: its `ast` twin, the
+    fields it copies and whether it gets a line number; for a class without fields
+    (contexts and operators) one instance every tree shares, as the parser shares them;
+    None where `ast` has no such node (gast leaves it out too)."""
+    twin = getattr(ast, kind.__name__, None)
+    if twin is None:
+        return None
+    if not kind._fields:
+        return twin()
+    left_out = _LEFT_OUT.get(kind, ())
+    return (twin, tuple(field for field in kind._fields if field not in left_out),
+            issubclass(twin, _NUMBERED))
+
+
+_PLANS: dict = {}  # gast class → its _plan
 _LEFT_OUT = {gast.Assign: ("type_comment",)}  # (as gast_to_ast leaves it out)
 _NUMBERED = (ast.stmt, ast.excepthandler, ast.mod, *(
     (ast.match_case,) if hasattr(ast, "match_case") else ()))

@@ -283,9 +283,15 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     "gradient"): a program made for numba_backend.compiled.
     """
     with _collector_paused():
-        program = run_passes(Program(fn, wrt, mode, has_aux, containers, scalars, arrays,
-                                     rules_edition=RULES_EDITION[0], backend=backend))  # (a rule registered
-        return emit(program)                                        # from here on: stale)
+        return _compiled(Program(fn, wrt, mode, has_aux, containers, scalars, arrays,
+                                 rules_edition=RULES_EDITION[0],  # (a rule registered from
+                                 backend=backend))                 # here on: stale)
+
+
+def _compiled(program: Program) -> CompiledAdjoint:
+    """The program's passes run and emitted, in a frame of its own: its trees are freed as
+    it returns, before the collector resumes (_collector_paused)."""
+    return emit(run_passes(program))
 
 
 @contextmanager
@@ -296,7 +302,9 @@ def _collector_paused():
     have survived, the collector walks every object alive, the growing trees included: a
     2000-line function spent a fifth of its first call in six such walks, and that share
     grows with the length of the function. What a transformation discards is freed by
-    reference counting; the few cycles it leaves are collected once it returns. Where the
+    reference counting, before the collector resumes: its first pass then meets only what
+    outlives the transformation (a Program still referenced made it walk every tree of the
+    transformation, a twentieth of a long function's first call). Where the
     collector was off already (the user's choice, or another thread's transformation) it
     is left as it is."""
     if not gc.isenabled():

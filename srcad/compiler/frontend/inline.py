@@ -33,7 +33,7 @@ import gast
 from srcad.compiler.frontend.parse import ParsedFunction, param_names, parse_function
 from srcad.compiler.frontend.resolve import Guard
 from srcad.compiler.frontend.scopes import local_names
-from srcad.compiler.frontend.trees import clone, walk
+from srcad.compiler.frontend.trees import clone, statements_in, walk
 from srcad.errors import SrcadError
 from srcad.ops.registry import op_of
 
@@ -54,6 +54,8 @@ def inline_helpers(parsed: ParsedFunction, resolver) -> ParsedFunction | None:
     """`parsed` with the helper calls this module may write out written out (a new tree:
     `parsed` is left as it is), or None where there is none."""
     fn = resolver.fn
+    if not _calls_functions(parsed.node, resolver):
+        return None  # (most functions: not copied and searched for nothing)
     node = clone(parsed.node)
     caller_names = local_names(node) | set(fn.__code__.co_freevars)
     taken = {n.id for n in walk(node) if isinstance(n, gast.Name)}
@@ -170,6 +172,18 @@ class _Writer:
             self.taken.add(fresh)
             renamed[name] = fresh
         return renamed
+
+
+def _calls_functions(node: gast.FunctionDef, resolver) -> bool:
+    """Whether a statement of `node` is a call of a name bound to a plain function (in any
+    block: more statements than _Writer looks at, so never fewer calls it writes out)."""
+    for statement in node.body:
+        for inner in statements_in(statement):
+            call = _whole_statement_call(inner)
+            if call is not None and isinstance(call.func, gast.Name) \
+                    and type(resolver.peek(call.func.id)) is types.FunctionType:
+                return True
+    return False
 
 
 def _whole_statement_call(statement):

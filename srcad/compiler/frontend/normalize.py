@@ -52,7 +52,7 @@ from srcad.compiler.frontend.container_writes import container_writes_as_updates
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import local_names, store_counts, stores
 from srcad.compiler.frontend.try_blocks import outline_try_blocks
-from srcad.compiler.frontend.trees import clone, every_statement, nodes_of, walk
+from srcad.compiler.frontend.trees import clone, every_statement, new_name, nodes_of, walk
 from srcad.compiler.transform.naming import Namer
 from srcad.errors import UnsupportedSyntaxError
 from srcad.kernels import adjoints
@@ -469,7 +469,7 @@ class _Normalizer(Desugaring, NestedFunctions):
         self.namer.used.add(version)
         self.locals.add(version)
         self.current[name] = version
-        return gast.Name(version, gast.Store(), None, None)
+        return new_name(version, gast.Store)
 
     def _reads_targets(self, value, targets) -> bool:
         """Whether `value` (nested code only) reads a variable that `targets` rebind."""
@@ -554,7 +554,7 @@ class _Normalizer(Desugaring, NestedFunctions):
 
     def _emit_temp(self, name, value, origin):
         self.locals.add(name)
-        self._emit(gast.Assign([gast.Name(name, gast.Store(), None, None)], value, None), origin)
+        self._emit(gast.Assign([new_name(name, gast.Store)], value, None), origin)
 
     def _atom(self, node):
         simple = self._simple(node)
@@ -576,10 +576,10 @@ class _Normalizer(Desugaring, NestedFunctions):
             return simple
         name = self.namer.temporary(base or _base_name(simple))
         self._emit_temp(name, simple, origin)
-        return gast.Name(name, gast.Load(), None, None)
+        return new_name(name, gast.Load)
 
     def _load(self, name: str) -> gast.Name:
-        return gast.Name(self.current.get(name, name), gast.Load(), None, None)
+        return new_name(self.current.get(name, name), gast.Load)
 
     def _renamed(self, node):
         """A copy of an opaque expression with every local name at its current version."""

@@ -69,8 +69,7 @@ def surely_bound_by(statement) -> set:
         return {statement.name}
     if isinstance(statement, (gast.Assign, gast.AnnAssign, gast.AugAssign)):
         targets = statement.targets if isinstance(statement, gast.Assign) else [statement.target]
-        return {n.id for t in targets for n in walk(t)
-                if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+        return {n.id for n in name_nodes(targets) if isinstance(n.ctx, gast.Store)}
     if isinstance(statement, gast.With):  # (its block runs to its end, or raises)
         return set().union(*map(surely_bound_by, statement.body))
     return set()

@@ -32,22 +32,37 @@ def clone(node):
     return copied
 
 
+def new_name(identifier: str, context: type) -> gast.Name:
+    """`gast.Name(identifier, context(), None, None)`, made as `clone` makes nodes: gast's
+    constructor sets each field by a call of `setattr` and takes twice as long, and the
+    passes make tens of thousands of names in a long function's first call."""
+    made = _NEW(gast.Name)
+    made.__dict__.update(id=identifier, ctx=_NEW(context), annotation=None, type_comment=None)
+    return made
+
+
+_NEW = gast.AST.__new__
+
+
 def as_gast(node):
     """The gast tree of an `ast` tree, as `gast.ast_to_gast` makes it, without its visitor's
     dispatch by method name (a tenth of a long function's frontend): each node the gast
     class of its name with the same fields and locations; parameters, names and handlers as
     gast's visitor writes them; a node its visitor rewrites otherwise on this Python (type
-    parameters on 3.12, definitions before it) is handed to it."""
+    parameters on 3.12, definitions before it) is handed to it. Leaf values (names,
+    numbers, None) are handed over without a call."""
     kind = type(node)
     if kind is list:
         return [as_gast(item) for item in node]
-    if not isinstance(node, ast.AST):
-        return node
-    name = kind.__name__
-    if name in _GAST_REWRITES:
+    plan = _GAST_PLANS.get(kind)
+    if plan is None:
+        if not isinstance(node, ast.AST):
+            return node
+        plan = _GAST_PLANS[kind] = _gast_plan(kind)
+    if plan is _REWRITTEN:
         return gast.ast_to_gast(node)
     if kind is ast.Name:
-        return ast.copy_location(gast.Name(node.id, as_gast(node.ctx), None, None), node)
+        return ast.copy_location(new_name(node.id, _CONTEXTS[type(node.ctx)]), node)
     if kind is ast.arg:
         return ast.copy_location(gast.Name(node.arg, gast.Param(), as_gast(node.annotation),
                                            node.type_comment), node)
@@ -55,16 +70,32 @@ def as_gast(node):
         return ast.copy_location(gast.ExceptHandler(
             as_gast(node.type), gast.Name(node.name, gast.Store(), None, None),
             as_gast(node.body)), node)
-    twin = getattr(gast, name, None)
-    if twin is None:
+    if plan is _ABSENT:
         return None  # (as gast's visitor leaves out what gast has no node for)
-    made = twin.__new__(twin)
-    made.__dict__.update({field: as_gast(getattr(node, field)) for field in node._fields
-                          if hasattr(node, field)})
-    for attribute in node._attributes:
-        if hasattr(node, attribute):
-            setattr(made, attribute, getattr(node, attribute))
+    twin, fields, attributes = plan
+    made = _NEW(twin)
+    made.__dict__.update({field: as_gast(value) if type(value) is list
+                          or isinstance(value, ast.AST) else value
+                          for field in fields
+                          if (value := getattr(node, field, _ABSENT)) is not _ABSENT})
+    made.__dict__.update({attribute: value for attribute in attributes
+                          if (value := getattr(node, attribute, _ABSENT)) is not _ABSENT})
     return made
+
+
+def _gast_plan(kind):
+    """How as_gast converts a node of the `ast` class `kind`: handed to gast's visitor
+    (_REWRITTEN), left out (_ABSENT: gast has no such node), or its gast twin with the fields
+    and the location attributes it copies."""
+    if kind.__name__ in _GAST_REWRITES:
+        return _REWRITTEN
+    twin = getattr(gast, kind.__name__, None)
+    return _ABSENT if twin is None else (twin, kind._fields, kind._attributes)
+
+
+_GAST_PLANS: dict = {}  # ast class → its _gast_plan
+_CONTEXTS = {ast.Load: gast.Load, ast.Store: gast.Store, ast.Del: gast.Del}
+_REWRITTEN, _ABSENT = object(), object()
 
 
 # what gast's visitor converts by a method of its own: Name, arg and ExceptHandler as_gast
@@ -173,21 +204,19 @@ def nodes_of(tree, kind) -> list:
     return found
 
 
-def visit_all(tree, action) -> None:
-    """`action(node)` for every node under `tree`, depth first: a recursion through the
-    fields, faster than `walk`'s generator where the order does not matter."""
-    def visit(node):
-        action(node)
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if type(value) is list:
-                for item in value:
-                    if isinstance(item, gast.AST):
-                        visit(item)
-            elif isinstance(value, gast.AST):
-                visit(value)
-
-    visit(tree)
+def visit_all(node, action) -> None:
+    """`action(node)` for every node under `node`, depth first: a recursion through the
+    fields, faster than `walk`'s generator where the order does not matter. (A module
+    function: a nested one calling itself is a cycle, left for the collector to find.)"""
+    action(node)
+    for field in node._fields:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, gast.AST):
+                    visit_all(item, action)
+        elif isinstance(value, gast.AST):
+            visit_all(value, action)
 
 
 def name_nodes(node, scopes: tuple = ()) -> list:
@@ -207,11 +236,12 @@ def name_nodes(node, scopes: tuple = ()) -> list:
 
 
 def _gather_names(node, found: list, scopes: tuple) -> None:
-    if type(node) is gast.Name:
+    kind = type(node)
+    if kind is gast.Name:
         found.append(node)
         if getattr(node, "annotation", None) is None:
             return
-    for field in node._fields:
+    for field in NAME_FIELDS[kind]:
         value = getattr(node, field, None)
         if type(value) is list:
             for item in value:
@@ -219,6 +249,22 @@ def _gather_names(node, found: list, scopes: tuple) -> None:
                     _gather_names(item, found, scopes)
         elif isinstance(value, gast.AST) and not isinstance(value, scopes):
             _gather_names(value, found, scopes)
+
+
+class _NameFields(dict):
+    """gast class → its fields that may hold a `Name`: not a context, an operator, a string
+    or a number (gast's schema), which a search for names need not enter. Made on a class's
+    first lookup."""
+
+    def __missing__(self, kind) -> tuple:
+        fields = self[kind] = tuple(field for field in kind._fields
+                                    if field not in _FIELDS_WITHOUT_NAMES)
+        return fields
+
+
+_FIELDS_WITHOUT_NAMES = frozenset({"ctx", "op", "ops", "type_comment", "kind", "attr", "arg",
+                                   "is_async", "conversion", "level", "module", "simple"})
+NAME_FIELDS = _NameFields()
 
 
 def names_in(node) -> set:

@@ -28,6 +28,7 @@ from contextlib import contextmanager
 
 import gast
 
+from srcad.compiler.frontend.trees import new_name
 from srcad.compiler.transform.naming import Namer, adjoint_name
 from srcad.compiler.transform.reuse import HELPERS
 from srcad.kernels import outlines, regions, adjoints as helpers
@@ -39,12 +40,12 @@ _UNOWNED = {OWNED: SET, MAYBE_OWNED: MAYBE}
 _ABSENT = object()  # (a name without a state yet)
 
 
-def load(name):
-    return gast.Name(name, gast.Load(), None, None)
+def load(identifier):
+    return new_name(identifier, gast.Load)
 
 
-def store(name):
-    return gast.Name(name, gast.Store(), None, None)
+def store(identifier):
+    return new_name(identifier, gast.Store)
 
 
 def assign(name, value):

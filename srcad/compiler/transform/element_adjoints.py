@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad.compiler.frontend.trees import walk
+from srcad.compiler.frontend.trees import every_statement, name_nodes
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.kernels import adjoints as helpers
 
@@ -37,13 +37,15 @@ def sum_element_adjoints(body: list, elements: dict, bindings, namer) -> list:
 
 def _summed(loop, elements: dict, bindings, namer) -> list:
     """`[acc = 0.0 ..., loop, b_p = add_at(b_p, acc, p, i) ...]`, or `[loop]` unchanged."""
-    found = [(node, _element_addition(node, elements, bindings)) for node in walk(loop)
-             if isinstance(node, gast.Assign)]
+    found = [(node, _element_addition(node, elements, bindings))
+             for node in every_statement(loop) if isinstance(node, gast.Assign)]
     additions = {id(node): addition for node, addition in found if addition}
+    if not additions:
+        return [loop]
     adjoints = {addition[0] for addition in additions.values()}
     others = {t.id for node, addition in found if not addition
               for t in node.targets if isinstance(t, gast.Name)}
-    summed = adjoints - others - _read_elsewhere(loop, additions)
+    summed = adjoints - others - _read_elsewhere(loop, found)
     if not summed:
         return [loop]
     sums = {}
@@ -115,15 +117,15 @@ def _is_name(node, name: str) -> bool:
     return isinstance(node, gast.Name) and node.id == name
 
 
-def _read_elsewhere(loop, additions: dict) -> set:
+def _read_elsewhere(loop, found: list) -> set:
     """The names the loop reads other than as the adjoint an element addition adds into
-    (`b_p` in `add_at(b_p, ...)` and `b_p is None`)."""
+    (`b_p` in `add_at(b_p, ...)` and `b_p is None`); `found`: its assignments, each with
+    its element addition or None."""
     counts = {}
-    for node in walk(loop):
-        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+    for node in name_nodes(loop):
+        if isinstance(node.ctx, gast.Load):
             counts[node.id] = counts.get(node.id, 0) + 1
-    for node in walk(loop):
-        if isinstance(node, gast.Assign) and id(node) in additions:
-            adjoint = additions[id(node)][0]
-            counts[adjoint] -= 2 if isinstance(node.value, gast.IfExp) else 1
+    for node, addition in found:
+        if addition:
+            counts[addition[0]] -= 2 if isinstance(node.value, gast.IfExp) else 1
     return {name for name, count in counts.items() if count}

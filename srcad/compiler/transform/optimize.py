@@ -13,7 +13,7 @@ from collections import Counter
 
 import gast
 
-from srcad.compiler.frontend.trees import name_nodes, names_in, walk
+from srcad.compiler.frontend.trees import NAME_FIELDS, name_nodes, names_in, walk
 from srcad.kernels import adjoints as helpers
 
 _FOLDABLE = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul}
@@ -227,23 +227,27 @@ def names_read(statements, skip=frozenset()) -> tuple[set, set]:
     """Names loaded by `statements` (leaving out those whose ids are in `skip`): those whose
     value is read, and those read only for their shape somewhere."""
     values, shapes = set(), set()
-
-    def visit(node):  # by fields, not `gast.iter_child_nodes`: this runs on every first call
-        if id(node) in skip:
-            return
-        if type(node) is gast.Name:
-            if type(node.ctx) is gast.Load:
-                (shapes if getattr(node, "shape_only", False) else values).add(node.id)
-            return
-        for field in node._fields:
-            child = getattr(node, field, None)
-            if type(child) is list:
-                for item in child:
-                    if isinstance(item, gast.AST):
-                        visit(item)
-            elif isinstance(child, gast.AST):
-                visit(child)
-
     for statement in statements:
-        visit(statement)
+        _gather_read(statement, skip, values, shapes)
     return values, shapes
+
+
+def _gather_read(node, skip, values: set, shapes: set) -> None:
+    """names_read's recursion, by fields, not `gast.iter_child_nodes`: this runs on every
+    first call. (A module function: a nested one calling itself is a cycle, left for the
+    collector to find.)"""
+    if id(node) in skip:
+        return
+    kind = type(node)
+    if kind is gast.Name:
+        if type(node.ctx) is gast.Load:
+            (shapes if getattr(node, "shape_only", False) else values).add(node.id)
+        return
+    for field in NAME_FIELDS[kind]:
+        child = getattr(node, field, None)
+        if type(child) is list:
+            for item in child:
+                if isinstance(item, gast.AST):
+                    _gather_read(item, skip, values, shapes)
+        elif isinstance(child, gast.AST):
+            _gather_read(child, skip, values, shapes)

@@ -39,9 +39,10 @@ def consume(expressions: list, g: str, helper_of, bind) -> tuple[list, list]:
 
     `helper_of(call)` is the runtime helper a call node calls (or None); `bind(name, obj)`
     names a helper for generated code."""
-    order = sorted(range(len(expressions)), key=lambda i: _reads(expressions[i], g) and not
+    reads = [g in names_in(expression) for expression in expressions]
+    order = sorted(range(len(expressions)), key=lambda i: reads[i] and not
                    _new_array(expressions[i], helper_of))
-    readers = [i for i in order if _reads(expressions[i], g)]
+    readers = [i for i in order if reads[i]]
     if not readers:
         return order, expressions
     last = readers[-1]
@@ -51,10 +52,6 @@ def consume(expressions: list, g: str, helper_of, bind) -> tuple[list, list]:
     rewritten = list(expressions)
     rewritten[last] = _Rewriter(g, bind, helper_of).visit(clone(expressions[last]))
     return order, rewritten
-
-
-def _reads(node, g: str) -> bool:
-    return g in names_in(node)
 
 
 def _new_array(expression, helper_of) -> bool:

@@ -24,7 +24,7 @@ from srcad.compiler.analysis.activity import Activity, carries_derivative
 from srcad.compiler.analysis.tbr import assignment_sites
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Branch, Loop, Operation, operations
-from srcad.compiler.frontend.trees import clone, walk
+from srcad.compiler.frontend.trees import clone, name_nodes, walk
 from srcad.compiler.passes import enabled
 from srcad.errors import MissingRuleError
 from srcad.kernels import outlines, regions, adjoints as helpers
@@ -116,10 +116,11 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
         backward_body = release(backward_body, {*restored, *checkpointed.rebound,
                                                  *loaded_names(result)})
     backward_body = sum_element_adjoints(backward_body, activity.elements, bindings, namer)
-    if enabled("first-trip"):
+    if enabled("first-trip") and any(isinstance(s, gast.For) for s in backward_body):
+        # (it rewrites top-level loops alone: the names bound are gathered only for them)
         bound = {*tape.names, *param_names(simple_fn)} | {
-            node.id for node in walk(gast.Module(forward + backward_body, []))
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store)}
+            node.id for node in name_nodes(forward + backward_body)
+            if isinstance(node.ctx, gast.Store)}
         backward_body = skip_first_trip_adjoints(backward_body, loaded_names(result), bindings,
                                                  namer, bound)
     frame = sorted(set(restored) | checkpointed.rebound)  # (names bound in f_vjp's frame)
@@ -433,6 +434,9 @@ class _Backward:
         return statements
 
     def _carries(self, argument) -> bool:
+        # (nearly every argument of the simple form is an atom: a name is not walked)
+        if type(argument) is gast.Name and getattr(argument, "annotation", None) is None:
+            return argument.id in self.active
         return argument is not None and any(
             isinstance(n, gast.Name) and n.id in self.active for n in walk(argument))
 

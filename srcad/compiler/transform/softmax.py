@@ -29,7 +29,7 @@ import numpy as np
 
 from srcad.compiler.analysis.shapes import reduction_axes
 from srcad.compiler.frontend.parse import param_names
-from srcad.compiler.frontend.resolve import Branch, Loop, Operation, walk
+from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations, walk
 from srcad.compiler.frontend.trees import name_counts
 from srcad.ops.fused_softmax import invariant_shift, softmax
 from srcad.ops.registry import reduction_of
@@ -39,6 +39,8 @@ from srcad.ops.registry import reduction_of
 def use_softmax_rules(simple: gast.FunctionDef, block) -> None:
     """Differentiate each softmax of `block` written as the module docstring shows by the
     rules of `softmax` (and its shift by those of `invariant_shift`)."""
+    if not any(op.kind == "call" and op.callee is operator.truediv for op in operations(block)):
+        return  # (no quotient, no softmax: the function's names are not counted for nothing)
     reads, binds = name_counts(simple)
     parameters = set(param_names(simple))
     for nodes in _blocks(block):
