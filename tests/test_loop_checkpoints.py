@@ -108,6 +108,25 @@ def tries_and_nests(x, y):
     return b1
 
 
+def breaks_inside(W, h):
+    for t in marked(range(6), every=2):  # (a `break` of the loop inside leaves this one be)
+        g = h
+        for k in range(20):
+            g = 0.5 * (g + np.tanh(W @ g) + h)
+            if np.sum(np.abs(g - h)) < 1e-3:
+                break
+        h = g
+    return np.sum(h)
+
+
+def over_rows_written_after(W, h, X):
+    X = X * 1.0
+    for x in marked(X):  # (the rows of a copy: the write after the loop leaves them be)
+        h = np.tanh(W @ h + x)
+    X[0] = 0.0
+    return np.sum(h) + np.sum(X)
+
+
 RNG = np.random.default_rng(7)
 SMALL = (RNG.standard_normal((3, 3)) * 0.4, RNG.standard_normal(3))
 CASES = [
@@ -120,6 +139,8 @@ CASES = [
     (branches, (*SMALL, RNG.standard_normal((7, 3))), (0, 1)),
     (empty, SMALL, (0, 1)),
     (tries_and_nests, (0.7, np.array([0.3, 0.5])), (0, 1)),
+    (breaks_inside, SMALL, (0, 1)),
+    (over_rows_written_after, (*SMALL, RNG.standard_normal((5, 3))), (0, 1)),
 ]
 
 
@@ -247,6 +268,39 @@ def holds_written_arrays(W, h):
     return np.sum(h) + buffers[0][0] * buffers[1][0]
 
 
+LOG = []
+
+
+def appends_to_a_global(W, h):
+    for t in marked(range(4)):
+        h = np.tanh(W @ h)
+        LOG.append(t)
+    return np.sum(h)
+
+
+def appends_to_an_argument(W, h, log):
+    for t in marked(range(4)):
+        h = np.tanh(W @ h)
+        log.append(t)
+    return np.sum(h)
+
+
+def test_a_loop_writing_into_the_callers_objects_is_refused():
+    """Run again, its segments would write into them again (or leave them as the first
+    segment left them): what the caller sees would change."""
+    with pytest.raises(UnsupportedDerivativeError, match="LOG.append.t.` runs for its effect"):
+        srcad.grad(appends_to_a_global)(*SMALL)
+    with pytest.raises(UnsupportedDerivativeError, match="`log`, which may be the caller's"):
+        srcad.grad(appends_to_an_argument)(*SMALL, [])
+    assert LOG == []
+
+
+def test_only_the_state_a_segment_reads_is_kept():
+    program = srcad.grad(rnn, (0, 1)).source
+    kept = next(line for line in program.splitlines() if ".keep(" in line)
+    assert kept.strip().startswith("checkpoints.keep((h, total),")  # (not the temporaries)
+
+
 @pytest.mark.parametrize("fn, words", [
     (leaves_early, "leaves it early"),
     (over_differentiated_rows, "carry a derivative"),
@@ -269,6 +323,10 @@ def test_a_list_holding_arrays_written_in_place_is_refused():
 def test_a_body_that_computes_otherwise_when_run_again_raises():
     with pytest.raises(UnsupportedDerivativeError, match="other values when run again"):
         srcad.grad(noisy)(*SMALL)
+
+
+def test_every_may_be_a_numpy_integer():
+    assert marked(range(5), every=np.int64(2)).every == 2
 
 
 @pytest.mark.parametrize("every", [0, -2, 1.5, True])

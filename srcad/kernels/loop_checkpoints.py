@@ -28,7 +28,10 @@ class LoopCheckpoints:
     def __init__(self, marked, where: str):
         every = getattr(marked, "every", None)
         items = getattr(marked, "iterable", marked)
-        items = items if isinstance(items, (range, list, tuple)) else list(items)
+        if isinstance(items, np.ndarray):  # (its rows, of a copy: a write into the array
+            items = list(items.copy())  # after the loop leaves what the loop saw)
+        elif not isinstance(items, (range, list, tuple)):
+            items = list(items)
         size = every or max(1, math.isqrt(max(len(items) - 1, 0)) + 1)
         self.segments = [items[start:start + size] for start in range(0, len(items), size)]
         self.where = where

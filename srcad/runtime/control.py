@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import numbers
 from typing import Callable, Iterable, Iterator, TypeVar
 
 import numpy as np
@@ -286,13 +287,13 @@ def checkpointed(iterable: Iterable[T], every: int | None = None) -> Checkpointe
     >>> round(float(srcad.grad(loss)(0.5)), 6)
     0.781785
     """
-    if every is not None and (isinstance(every, bool) or not isinstance(every, int)
-                              or every < 1):
+    if every is not None and (isinstance(every, (bool, np.bool_))
+                              or not isinstance(every, numbers.Integral) or every < 1):
         raise UsageError(f"srcad.checkpointed takes a positive whole number of trips per "
                          f"segment as `every`; got {every!r}.",
                          fix="leave `every` out for about sqrt(T) trips per segment, or pass "
                          "an int >= 1.")
-    return Checkpointed(iterable, every)
+    return Checkpointed(iterable, None if every is None else int(every))
 
 
 def clip_by_value(grads: T, low: float, high: float) -> T:

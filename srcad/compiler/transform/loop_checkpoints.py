@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import gast
 
 from srcad.compiler.analysis.aliasing import written_into
-from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
+from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations, walk
 from srcad.compiler.transform.adjoints import assign, load, store
 from srcad.compiler.transform.recording import (Tape, ranges_bound_once, record,
                                                  record_loop)
@@ -89,9 +89,7 @@ def checkpoint_loops(forward: list, backward: list, sweep: Sweep, params,
               and id(node) in sweep.trips and _mark_of(node, block) is not None]
     if not marked:
         return made
-    own = {*params} | {name for node in walk(block) for name in (
-        node.targets if isinstance(node, Operation) else (node.element,)
-        if isinstance(node, Loop) else ())}  # (not the names bound for generated code)
+    own = _own_names(block, params)
     changing = _changing(block, params) | _written_own(sweep, own)
     for loop in marked:
         _rewrite(loop, forward, backward, sweep, changing, made)
@@ -106,7 +104,7 @@ def _mark_of(loop: Loop, block: list):
                  and op.kind == "call" and op.callee is checkpointed), None)
 
 
-def refuse_unsupported_marks(block: list, activity, parsed) -> None:
+def refuse_unsupported_marks(block: list, activity, parsed, params, aliases) -> None:
     """Refuse, where it is marked, a loop the backward sweep could not run again soundly
     (before the adjoint is made: a marked iterable carrying a derivative has no rule)."""
     loops = [node for node in walk(block) if isinstance(node, Loop)
@@ -114,12 +112,25 @@ def refuse_unsupported_marks(block: list, activity, parsed) -> None:
     ids = set(map(id, loops))
     writes_objects = any(op.writes_attribute or op.callee is method_update
                          for op in operations(block))
+    own = _own_names(block, params)
     for loop in loops:
         reason = None
+        foreign = sorted(name for name in map(written_into, operations(loop.body))
+                         if name is not None and (name not in own or aliases.points_to.get(
+                             name, {name}) & set(params)))
+        effects = [op for op in operations(loop.body) if op.kind == "effect"
+                   and not (getattr(op.callee, "__module__", None) or "").startswith("srcad.")]
         if loop.iterable in activity.active:
             reason = "it loops over values that carry a derivative"
-        elif any(op.kind == "jump" for op in operations(loop.body)):
+        elif effects:
+            where = parsed.location(effects[0].statement)
+            reason = (f"`{where.line.strip() if where else 'a call'}` runs for its effect, "
+                      "which a segment run again would repeat")
+        elif any(op.kind == "jump" for op in _own_operations(loop.body)):
             reason = "its body leaves it early (`break` or `return`)"
+        elif foreign:
+            reason = (f"it writes into `{foreign[0]}`, which may be the caller's (an argument, "
+                      "a global): a segment run again would write into it again")
         elif any(isinstance(node, Loop) and id(node) in ids for node in walk(loop.body)):
             reason = "a loop inside it is marked too"
         elif writes_objects:
@@ -129,6 +140,24 @@ def refuse_unsupported_marks(block: list, activity, parsed) -> None:
                 f"srcad cannot checkpoint this loop: {reason}.", parsed.location(loop.statement),
                 "remove the `srcad.checkpointed` mark, or checkpoint a helper the loop calls "
                 "with `srcad.checkpoint`.")
+
+
+def _own_operations(body: list):
+    """The operations of a loop's body, but for those of the loops inside it."""
+    for node in body:
+        if isinstance(node, Operation):
+            yield node
+        elif isinstance(node, Branch):
+            yield from _own_operations(node.body)
+            yield from _own_operations(node.orelse)
+
+
+def _own_names(block: list, params) -> set:
+    """The names the function binds (its parameters too), not those bound for the
+    generated code."""
+    return {*params} | {name for node in walk(block) for name in (
+        node.targets if isinstance(node, Operation) else (node.element,)
+        if isinstance(node, Loop) else ())}
 
 
 def _changing(block: list, params) -> set:
@@ -153,7 +182,12 @@ def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
     again = record_loop(loop, sweep.recorded, sweep.trips, tape, bind, sweep.shapes,
                         sweep.ranges, over=segment)
     written = {written_into(op) for op in operations(sweep.block)} - {None}
-    state = sorted(_exposed(again) & changing)
+    # A name bound in the loop alone and read before it is bound only by the recording of
+    # its old value needs no keeping: the backward sweep pops that value back into it for
+    # nothing (the segment run next binds it before reading it; code before the loop
+    # never read it).
+    read = _exposed(again, skip=lambda statement: _pushes(statement, tape))
+    state = sorted(_exposed(again) & changing & (read | _bound_outside(loop, sweep.block)))
     copied = [k for k, name in enumerate(state) if _shares(name, written, sweep.aliases)]
     values = gast.Tuple([load(n) for n in state], gast.Load())
     maker = load(bind("LoopCheckpoints", LoopCheckpoints))
@@ -181,6 +215,19 @@ def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
                  rerun, [], None)])
     made.rebound |= set(state) | _stored(again)
     made.unbound_first |= set(state)
+
+
+def _bound_outside(loop: Loop, block: list) -> set:
+    inside = {id(node) for node in walk(loop.body)}
+    return {t for op in operations(block) if id(op) not in inside for t in op.targets}
+
+
+def _pushes(statement, tape) -> bool:
+    """Whether `statement` is a push onto the tape (`stack.append(v)`)."""
+    call = getattr(statement, "value", None)
+    return isinstance(statement, gast.Expr) and isinstance(call, gast.Call) \
+        and isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
+        and isinstance(call.func.value, gast.Name) and call.func.value.id in tape.names
 
 
 def _written_own(sweep, own: set) -> set:
@@ -227,23 +274,26 @@ def _stored(statements: list) -> set:
     return set().union(*(_reads_as(statement, gast.Store) for statement in statements))
 
 
-def _exposed(statements: list, bound: frozenset = frozenset()) -> set:
+def _exposed(statements: list, bound: frozenset = frozenset(), skip=None) -> set:
     """The names `statements` may read before binding them, run from the top with `bound`
-    bound; a loop's body counts as run any number of times."""
+    bound; a loop's body counts as run any number of times; statements that `skip` are
+    left out."""
     exposed, bound = set(), set(bound)
     for statement in statements:
+        if skip is not None and skip(statement):
+            continue
         if isinstance(statement, gast.If):
             exposed |= _reads(statement.test) - bound
-            exposed |= _exposed(statement.body, frozenset(bound))
-            exposed |= _exposed(statement.orelse, frozenset(bound))
+            exposed |= _exposed(statement.body, frozenset(bound), skip)
+            exposed |= _exposed(statement.orelse, frozenset(bound), skip)
             bound |= _surely_bound(statement.body) & _surely_bound(statement.orelse)
         elif isinstance(statement, (gast.For, gast.While)):
             head = statement.iter if isinstance(statement, gast.For) else statement.test
             exposed |= _reads(head) - bound
             inner = bound | (_reads_as(statement.target, gast.Store)
                              if isinstance(statement, gast.For) else set())
-            exposed |= _exposed(statement.body, frozenset(inner))
-            exposed |= _exposed(statement.orelse, frozenset(bound))
+            exposed |= _exposed(statement.body, frozenset(inner), skip)
+            exposed |= _exposed(statement.orelse, frozenset(bound), skip)
         else:
             exposed |= _reads(statement) - bound
             bound |= _reads_as(statement, gast.Store)

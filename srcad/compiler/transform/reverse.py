@@ -66,7 +66,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     output is read for its shape alone (fuse.py seeds with it and returns no value), so the
     forward sweep computes of it and what leads only to it no more (outline.py).
     `typed_tape`: a list per recorded name and loop, not one stack (recording.Tape)."""
-    refuse_unsupported_marks(block, activity, parsed)
+    refuse_unsupported_marks(block, activity, parsed, param_names(simple_fn), aliases)
     sequences = sequence_names(block, containers)
     adjoints = Adjoints(namer, bindings, sequences, numbers=activity.scalars)
     tape = Tape(namer, typed_tape)
