@@ -7,20 +7,11 @@ import pytest
 
 import srcad
 from srcad.api.testing import numerical_gradient
+from srcad.bench.workloads import lotka_volterra
 from srcad.compiler import numba_backend
 from srcad.errors import UsageError
 
 numba = pytest.importorskip("numba")
-
-
-def lotka(p, start):
-    u, v = start[0], start[1]
-    for _ in range(200):
-        du = p[0] * u - p[1] * u * v
-        dv = p[2] * u * v - p[3] * v
-        u = u + 0.01 * du
-        v = v + 0.01 * dv
-    return u * u + v
 
 
 def clipped(a, b):
@@ -49,7 +40,7 @@ def vector_loop(x, a):
 
 
 CASES = [
-    (lotka, (np.array([1.1, 0.4, 0.1, 0.4]), np.array([1.0, 0.5])), 0),
+    (lotka_volterra, (np.array([1.1, 0.4, 0.1, 0.4]), np.array([1.0, 0.5])), 0),
     (clipped, (1.1, 0.4), (0, 1)),
     (newton, (2.0,), 0),
     (vector_loop, (np.array([0.3, -0.2, 0.5]), np.array([0.9, 1.1, -0.4])), (0, 1)),
@@ -78,10 +69,10 @@ def test_value_and_grad_on_floats(fn, args, wrt):
 
 
 def test_programs_of_numbers_are_compiled_and_array_helpers_fall_back():
-    srcad.grad(lotka, backend="numba")(*CASES[0][1])
+    srcad.grad(lotka_volterra, backend="numba")(*CASES[0][1])
     srcad.grad(vector_loop, (0, 1), backend="numba")(*CASES[3][1])
     compiled = [code.co_name for code in numba_backend.compiled_codes()]
-    assert any(name.startswith("lotka") for name in compiled)
+    assert "lotka_volterra_grad" in compiled
     assert not any(name.startswith("vector_loop") for name in compiled)
 
 
