@@ -69,7 +69,7 @@ class Sweep:
         self.ranges = ranges_bound_once(self.block)
 
 
-class Checkpointed:
+class FrameNames:
     """What reverse.py needs to know of the rewrite: the names the backward sweep now binds
     in the forward sweep's frame, and those to bind to None first (they may be unbound
     when a segment's state is kept)."""
@@ -80,11 +80,11 @@ class Checkpointed:
 
 
 def checkpoint_loops(forward: list, backward: list, sweep: Sweep, params,
-                     maybe_unbound) -> Checkpointed:
+                     maybe_unbound) -> FrameNames:
     """Rewrite, in place, `forward` and `backward` for each marked loop the backward sweep
     replays."""
     block = sweep.block
-    made = Checkpointed()
+    made = FrameNames()
     marked = [node for node in walk(block) if isinstance(node, Loop)
               and id(node) in sweep.trips and _mark_of(node, block) is not None]
     if not marked:
@@ -174,7 +174,7 @@ def _changing(block: list, params) -> set:
 
 
 def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
-             made: Checkpointed) -> None:
+             made: FrameNames) -> None:
     """`changing`: the function's names whose value may differ when a segment runs again
     (rebound, or showing memory the function writes into)."""
     namer, tape, bind = sweep.namer, sweep.tape, sweep.bindings.name_for
