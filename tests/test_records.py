@@ -491,3 +491,36 @@ def test_an_object_built_twice_has_a_hessian():
     numeric = np.array([(gradient(X + step * e) - gradient(X - step * e)) / (2 * step)
                         for e in np.eye(3)])
     np.testing.assert_allclose(hessian, numeric, rtol=1e-5, atol=1e-7)
+
+
+class Called:
+    def __init__(self, total):
+        self.total = total
+        self.count = 0
+
+    def __call__(self, v):
+        return np.sum(np.tanh(v)) * self.total
+
+
+def called_then_written(x):
+    memo = Called(np.arctan(1.0))
+    memo.v = np.arctan(x + np.arctan(x))
+    memo.total = memo(memo.v) + memo.count
+    s = memo.total * np.sum(memo.v)
+    with np.errstate(over="ignore"):
+        again = Called(np.arctan(s + x[0]))  # (the class is called again after `memo`
+        again.v = np.arctan(x)               # was written)
+        again.total = again(again.v) + again.count
+        return again.total * np.sum(again.v)
+
+
+def test_an_object_called_then_written_has_a_hessian():
+    """(The fuzzer found this: the tangent program passes `method_update`, a helper of
+    srcad's, to `call_jvp`, and aliasing took that function for memory the object shares,
+    so the Hessian was refused.)"""
+    hessian = srcad.hessian(called_then_written)(X)
+    gradient = srcad.grad(called_then_written)
+    step = 1e-6
+    numeric = np.array([(gradient(X + step * e) - gradient(X - step * e)) / (2 * step)
+                        for e in np.eye(3)])
+    np.testing.assert_allclose(hessian, numeric, rtol=1e-5, atol=1e-7)

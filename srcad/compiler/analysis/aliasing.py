@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import operator
+import types
 
 import gast
 import numpy as np
@@ -462,6 +463,9 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     _refuse_operators_on_records(block, parsed)
     later, argument_writes = {}, {}
     _live(block, {output}, later)
+    bound = {*params} | {name for node in walk(block) for name in (
+        node.targets if isinstance(node, Operation) else ())} | {
+        node.element for node in walk(block) if isinstance(node, Loop)}
     updated = {op.targets[0] for op in walk(block) if isinstance(op, Operation)
                and op.callee is method_update and op.targets}  # (normalize._record_update)
     copies = {versions.get(op.targets[0], op.targets[0]): versions.get(op.args[0].id,
@@ -503,7 +507,8 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
             argument_writes[param] = refusal
         shared = sorted(n for n in later[id(node)] if versions.get(n, n) not in (variable, owner)
                         and n not in node.targets  # (`x += v`'s result is the `x` updated)
-                        and reach(state.get(n, {n}), state, _HOLDS) & objects)
+                        and reach(state.get(n, {n}), state, _HOLDS) & objects
+                        and not (n not in bound and _is_code(value_of(n))))
         if shared:
             other = versions.get(shared[0], shared[0])  # (the user's names, not versions)
             raise UnsoundAliasingError(
@@ -560,6 +565,13 @@ def _record_names(block) -> set:
         elif op.callee is method_update:
             updated.add(op.targets[0])
     return names
+
+
+def _is_code(value) -> bool:
+    """A function, class or module a free name is bound to (`method_update`, passed by a
+    derivative program to srcad's call helpers): it holds no memory an array write shows."""
+    return isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type,
+                              types.ModuleType, np.ufunc))
 
 
 def written_into(op: Operation) -> str | None:
