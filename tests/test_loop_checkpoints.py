@@ -285,6 +285,20 @@ def appends_to_an_argument(W, h, log):
     return np.sum(h)
 
 
+def advances_an_iterator(W, h, xs):
+    rows = iter(xs)
+    for t in marked(range(3)):
+        h = np.tanh(W @ h + next(rows))
+    return np.sum(h)
+
+
+def test_a_loop_advancing_an_iterator_is_refused():
+    """Run again, a segment would take the next rows, not its own (found by review: a bare
+    StopIteration)."""
+    with pytest.raises(UnsupportedDerivativeError, match="advances an iterator"):
+        srcad.grad(advances_an_iterator)(*SMALL, RNG.standard_normal((3, 3)))
+
+
 def test_a_loop_writing_into_the_callers_objects_is_refused():
     """Run again, its segments would write into them again (or leave them as the first
     segment left them): what the caller sees would change."""

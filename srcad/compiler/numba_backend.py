@@ -32,10 +32,18 @@ def lower(module: gast.Module, name: str, numbers: frozenset, bindings) -> None:
     """Make the program `name` of `module` numba's (see the module's docstring), in place."""
     function = next(node for node in gast.walk(module)
                     if isinstance(node, gast.FunctionDef) and node.name == name)
-    function.body = _lowered(function.body, numbers, bindings)
+    function.body = _lowered(function.body, numbers)
+    for node in gast.walk(function):
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and bindings.named(node.func.id) is seed_for and len(node.args) == 1 \
+                and isinstance(node.args[0], gast.Name) and node.args[0].id in numbers:
+            # (`seed_for(y)` of a number is 1.0: written `float(1.0)`, a call in its place)
+            node.func = load(bindings.name_for("float", builtins.float))
+            node.args = [gast.Constant(1.0, None)]
 
 
-def _lowered(statements: list, numbers: frozenset, bindings) -> list:
+def _lowered(statements: list, numbers: frozenset) -> list:
+    """`statements` without `del`, and a number set to None set to 0.0 instead."""
     kept = []
     for statement in statements:
         if isinstance(statement, gast.Delete):
@@ -48,15 +56,8 @@ def _lowered(statements: list, numbers: frozenset, bindings) -> list:
         for field in ("body", "orelse"):
             inner = getattr(statement, field, None)
             if isinstance(inner, list) and inner:
-                setattr(statement, field, _lowered(inner, numbers, bindings) or [gast.Pass()])
+                setattr(statement, field, _lowered(inner, numbers) or [gast.Pass()])
         kept.append(statement)
-    for statement in kept:
-        for node in gast.walk(statement):
-            if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
-                    and bindings.named(node.func.id) is seed_for and len(node.args) == 1 \
-                    and isinstance(node.args[0], gast.Name) and node.args[0].id in numbers:
-                node.func, node.args = load(bindings.name_for("float", builtins.float)), \
-                    [gast.Constant(1.0, None)]
     return kept
 
 

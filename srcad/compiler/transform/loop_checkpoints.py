@@ -35,6 +35,7 @@ returns them rewritten.
 """
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass
 
 import gast
@@ -119,13 +120,14 @@ def refuse_unsupported_marks(block: list, activity, parsed, params, aliases) -> 
                          if name is not None and (name not in own or aliases.points_to.get(
                              name, {name}) & set(params)))
         effects = [op for op in operations(loop.body) if op.kind == "effect"
-                   and not (getattr(op.callee, "__module__", None) or "").startswith("srcad.")]
+                   and not (getattr(op.callee, "__module__", None) or "").startswith("srcad.")
+                   or op.callee is builtins.next]  # (an iterator is state srcad keeps not)
         if loop.iterable in activity.active:
             reason = "it loops over values that carry a derivative"
         elif effects:
             where = parsed.location(effects[0].statement)
-            reason = (f"`{where.line.strip() if where else 'a call'}` runs for its effect, "
-                      "which a segment run again would repeat")
+            reason = (f"`{where.line.strip() if where else 'a call'}` runs for its effect "
+                      "(or advances an iterator), which a segment run again would repeat")
         elif any(op.kind == "jump" for op in _own_operations(loop.body)):
             reason = "its body leaves it early (`break` or `return`)"
         elif foreign:
