@@ -28,7 +28,12 @@ def test_rows_say_which_rules_each_callable_has():
 def test_every_callable_of_the_registry_has_one_row():
     rows = rule_rows(include_internal=True)
     known = [op for op in registry.records() if op.vjp or op.jvp or op.nondifferentiable]
-    assert len(rows) == len(known) == len({row.name for row in rows})
+    assert len(rows) == len(known)
+    # (two callables of the user's may share a name: the `softplus` of defvjp's and of
+    # defjvp's docstring examples, both registered when their doctests run in one process)
+    users = {display_name(op.primal) for op in known if op.owner == "user"}
+    names = [row.name for row in rows if row.name not in users]
+    assert len(names) == len(set(names))
 
 
 def test_srcad_internal_helpers_are_listed_only_when_asked():
