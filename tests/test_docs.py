@@ -12,6 +12,8 @@ A fence names its language, which says what the test does with the block:
   defined in a ```python block.
 - ```text output: what the ```python blocks since the previous such block printed,
   compared line by line (trailing spaces aside): generated listings shown in the docs.
+- ```python excerpt: lines quoted from srcad's source, not run; its first line is a comment
+  naming the file (`# srcad/ops/numpy_ufuncs.py`), and the rest must appear there verbatim.
 - ```text, ```console: not run (a diagram, a table, an error message, a shell session).
 
 Any other fence, or one without a language, fails: say which of these it is.
@@ -75,7 +77,11 @@ def run_blocks(document: str, text: str, directory: Path) -> None:
         language = info.split()[0] if info else ""
         assert language in LANGUAGES, (
             f"{where}: fence it as one of {', '.join(LANGUAGES)} (```{info}```)")
-        if language == "python":
+        if info == "python excerpt":
+            quoted_from, _, excerpt = body.partition("\n")
+            source = (ROOT / quoted_from.removeprefix("# ")).read_text()
+            assert excerpt in source, f"{where}: {quoted_from[2:]} no longer reads so"
+        elif language == "python":
             run_python(body, directory / f"{stem}_{line}.py", namespace, printed)
         elif language == "pycon":
             run_doctest(body, where, line, namespace)
@@ -95,6 +101,7 @@ def test_every_code_block_runs_as_written(document, tmp_path):
     ("```python\nprint('a')\n```\n\n```text output\nb\n```\n", "print something else"),
     ("```pycon\n>>> 1 + 1\n3\n```\n", "Expected"),
     ("```\nx = 1\n```\n", "fence it as one of"),
+    ("```python excerpt\n# srcad/version.py\n__version__ = 'x'\n```\n", "no longer reads so"),
     ("```python\nimport numpy as np\n```\n\n```python\nnp.undefined\n```\n", "undefined"),
 ])
 def test_a_block_that_is_wrong_fails(text, complaint, tmp_path):
