@@ -43,7 +43,7 @@ import gast
 from srcad.compiler.analysis.aliasing import written_into
 from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations, walk
 from srcad.compiler.transform.adjoints import assign, load, store
-from srcad.compiler.transform.recording import (Tape, ranges_bound_once, record,
+from srcad.compiler.transform.recording import (Tape, is_push, ranges_bound_once, record,
                                                  record_loop)
 from srcad.errors import UnsupportedDerivativeError
 from srcad.kernels.loop_checkpoints import LoopCheckpoints
@@ -188,7 +188,8 @@ def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
     # its old value needs no keeping: the backward sweep pops that value back into it for
     # nothing (the segment run next binds it before reading it; code before the loop
     # never read it).
-    read = _exposed(again, skip=lambda statement: _pushes(statement, tape))
+    stacks = set(tape.names)
+    read = _exposed(again, skip=lambda statement: is_push(statement, stacks))
     state = sorted(_exposed(again) & changing & (read | _bound_outside(loop, sweep.block)))
     copied = [k for k, name in enumerate(state) if _shares(name, written, sweep.aliases)]
     values = gast.Tuple([load(n) for n in state], gast.Load())
@@ -222,14 +223,6 @@ def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
 def _bound_outside(loop: Loop, block: list) -> set:
     inside = {id(node) for node in walk(loop.body)}
     return {t for op in operations(block) if id(op) not in inside for t in op.targets}
-
-
-def _pushes(statement, tape) -> bool:
-    """Whether `statement` is a push onto the tape (`stack.append(v)`)."""
-    call = getattr(statement, "value", None)
-    return isinstance(statement, gast.Expr) and isinstance(call, gast.Call) \
-        and isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
-        and isinstance(call.func.value, gast.Name) and call.func.value.id in tape.names
 
 
 def _written_own(sweep, own: set) -> set:
