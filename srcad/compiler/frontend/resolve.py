@@ -292,11 +292,24 @@ def operations(block):
     return (node for node in walk(block) if isinstance(node, Operation))
 
 
-def bound_names(block, params) -> set:
-    """The names the operations of `block` bind, but for `params`: a parameter holds what the
-    caller gave until it is bound, which no fixpoint over the bindings (`surely`) vouches
-    for (`x = x * 2` keeps a list a list)."""
-    return {t for op in operations(block) for t in op.targets} - set(params)
+def bound_names(block, params=()) -> set:
+    """The names the function binds (the targets of the operations of `block` and the
+    elements of its loops), but for `params`: a parameter holds what the caller gave until
+    it is bound, which no fixpoint over the bindings (`surely`) vouches for (`x = x * 2`
+    keeps a list a list)."""
+    bound = set()
+    for node in walk(block):
+        if isinstance(node, Operation):
+            bound.update(node.targets)
+        elif isinstance(node, Loop) and node.element:
+            bound.add(node.element)
+    return bound - set(params)
+
+
+def own_names(block, params) -> set:
+    """The function's own names, its parameters and those it binds: not the free names it
+    reads, nor those the generated code binds beside them."""
+    return bound_names(block) | set(params)
 
 
 def surely(block, candidates, makes) -> frozenset:

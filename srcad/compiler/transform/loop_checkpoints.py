@@ -41,7 +41,8 @@ from dataclasses import dataclass
 import gast
 
 from srcad.compiler.analysis.aliasing import written_into
-from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations, walk
+from srcad.compiler.frontend.resolve import (Branch, Loop, Operation, operations, own_names,
+                                             walk)
 from srcad.compiler.transform.adjoints import assign, load, store
 from srcad.compiler.transform.recording import (Tape, is_push, ranges_bound_once, record,
                                                  record_loop)
@@ -90,7 +91,7 @@ def checkpoint_loops(forward: list, backward: list, sweep: Sweep, params,
               and id(node) in sweep.trips and _mark_of(node, block) is not None]
     if not marked:
         return made
-    own = _own_names(block, params)
+    own = own_names(block, params)
     changing = _changing(block, params) | _written_own(sweep, own)
     for loop in marked:
         _rewrite(loop, forward, backward, sweep, changing, made)
@@ -113,7 +114,7 @@ def refuse_unsupported_marks(block: list, activity, parsed, params, aliases) -> 
     ids = set(map(id, loops))
     writes_objects = any(op.writes_attribute or op.callee is method_update
                          for op in operations(block))
-    own = _own_names(block, params)
+    own = own_names(block, params)
     for loop in loops:
         reason = None
         foreign = sorted(name for name in map(written_into, operations(loop.body))
@@ -152,14 +153,6 @@ def _own_operations(body: list):
         elif isinstance(node, Branch):
             yield from _own_operations(node.body)
             yield from _own_operations(node.orelse)
-
-
-def _own_names(block: list, params) -> set:
-    """The names the function binds (its parameters too), not those bound for the
-    generated code."""
-    return {*params} | {name for node in walk(block) for name in (
-        node.targets if isinstance(node, Operation) else (node.element,)
-        if isinstance(node, Loop) else ())}
 
 
 def _changing(block: list, params) -> set:
