@@ -43,6 +43,7 @@ import gast
 from srcad.compiler.analysis.aliasing import written_into
 from srcad.compiler.frontend.resolve import (Branch, Loop, Operation, operations, own_names,
                                              walk)
+from srcad.compiler.frontend.scopes import scope_names
 from srcad.compiler.transform.adjoints import assign, load, store
 from srcad.compiler.transform.recording import (Tape, is_push, ranges_bound_once, record,
                                                  record_loop)
@@ -95,7 +96,7 @@ def checkpoint_loops(forward: list, backward: list, sweep: Sweep, params,
     changing = _changing(block, params) | _written_own(sweep, own)
     for loop in marked:
         _rewrite(loop, forward, backward, sweep, changing, made)
-    local = {*params} | _stored(forward)
+    local = {*params} | scope_names(forward, gast.Store)
     made.rebound &= local
     made.unbound_first &= set(maybe_unbound)
     return made
@@ -209,7 +210,7 @@ def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
         gast.For(gast.Tuple([store(segment), store(kept)], gast.Store()),
                  gast.Call(gast.Attribute(load(saved), "in_reverse", gast.Load()), [], []),
                  rerun, [], None)])
-    made.rebound |= set(state) | _stored(again)
+    made.rebound |= set(state) | scope_names(again, gast.Store)
     made.unbound_first |= set(state)
 
 
@@ -258,10 +259,6 @@ def _replace(statements: list, belongs, replacement: list) -> bool:
     return False
 
 
-def _stored(statements: list) -> set:
-    return set().union(*(_reads_as(statement, gast.Store) for statement in statements))
-
-
 def _exposed(statements: list, bound: frozenset = frozenset(), skip=None) -> set:
     """The names `statements` may read before binding them, run from the top with `bound`
     bound; a loop's body counts as run any number of times; statements that `skip` are
@@ -278,41 +275,21 @@ def _exposed(statements: list, bound: frozenset = frozenset(), skip=None) -> set
         elif isinstance(statement, (gast.For, gast.While)):
             head = statement.iter if isinstance(statement, gast.For) else statement.test
             exposed |= _reads(head) - bound
-            inner = bound | (_reads_as(statement.target, gast.Store)
+            inner = bound | (scope_names(statement.target, gast.Store)
                              if isinstance(statement, gast.For) else set())
             exposed |= _exposed(statement.body, frozenset(inner), skip)
             exposed |= _exposed(statement.orelse, frozenset(bound), skip)
         else:
             exposed |= _reads(statement) - bound
-            bound |= _reads_as(statement, gast.Store)
-            bound -= _reads_as(statement, gast.Del)
+            bound |= scope_names(statement, gast.Store)
+            bound -= scope_names(statement, gast.Del)
     return exposed
 
 
 def _surely_bound(statements: list) -> set:
-    return set().union(*(_reads_as(s, gast.Store) for s in statements
-                         if not isinstance(s, (gast.If, gast.For, gast.While))))
+    return scope_names([s for s in statements
+                        if not isinstance(s, (gast.If, gast.For, gast.While))], gast.Store)
 
 
 def _reads(node) -> set:
-    return _reads_as(node, gast.Load) | _reads_as(node, gast.Del)
-
-
-def _reads_as(node, context) -> set:
-    """The names of `node`'s own scope in `context`: a function or lambda it defines binds
-    its name, and reads, when called, the names its body reads and does not bind."""
-    found, todo = set(), [node]
-    while todo:
-        current = todo.pop()
-        if isinstance(current, (gast.FunctionDef, gast.Lambda)) and current is not node:
-            if context is gast.Store and isinstance(current, gast.FunctionDef):
-                found.add(current.name)
-            elif context is gast.Load:
-                inner = [n for n in gast.walk(current) if isinstance(n, gast.Name)]
-                found |= {n.id for n in inner if isinstance(n.ctx, gast.Load)} - {
-                    n.id for n in inner if isinstance(n.ctx, (gast.Store, gast.Param))}
-            continue
-        if isinstance(current, gast.Name) and isinstance(current.ctx, context):
-            found.add(current.id)
-        todo.extend(gast.iter_child_nodes(current))
-    return found
+    return scope_names(node, gast.Load) | scope_names(node, gast.Del)
