@@ -127,6 +127,16 @@ def over_rows_written_after(W, h, X):
     return np.sum(h) + np.sum(X)
 
 
+def checks_and_contexts(W, h):
+    for t in marked(range(7), every=3):  # (`with`, `assert` and `raise` run again as written)
+        with np.errstate(over="raise"):
+            h = np.tanh(W @ h)
+        assert h.shape == (3,), "a state of three"
+        if np.any(np.isnan(h)):
+            raise FloatingPointError("a NaN state")
+    return np.sum(h * h)
+
+
 RNG = np.random.default_rng(7)
 SMALL = (RNG.standard_normal((3, 3)) * 0.4, RNG.standard_normal(3))
 CASES = [
@@ -141,6 +151,7 @@ CASES = [
     (tries_and_nests, (0.7, np.array([0.3, 0.5])), (0, 1)),
     (breaks_inside, SMALL, (0, 1)),
     (over_rows_written_after, (*SMALL, RNG.standard_normal((5, 3))), (0, 1)),
+    (checks_and_contexts, SMALL, (0, 1)),
 ]
 
 
@@ -307,6 +318,23 @@ def test_a_loop_writing_into_the_callers_objects_is_refused():
     with pytest.raises(UnsupportedDerivativeError, match="`log`, which may be the caller's"):
         srcad.grad(appends_to_an_argument)(*SMALL, [])
     assert LOG == []
+
+
+def notes_on_an_argument(W, h, note):
+    for t in marked(range(4)):
+        h = np.tanh(W @ h)
+        note.last = t
+    return np.sum(h)
+
+
+def test_a_loop_setting_the_callers_attributes_is_refused():
+    """Run again last segment first, the loop would leave `note.last` as the first segment
+    left it (2, where the plain run leaves 3): srcad's `obj.name = v` is a call made for its
+    effect, not a statement of control the registry lets the loop run again."""
+    note = State()
+    with pytest.raises(UnsupportedDerivativeError, match=r"`note\.last = t` runs for its effect"):
+        srcad.grad(notes_on_an_argument)(*SMALL, note)
+    assert not hasattr(note, "last")
 
 
 def test_only_the_state_a_segment_reads_is_kept():

@@ -49,6 +49,7 @@ from srcad.compiler.transform.recording import (Tape, is_push, ranges_bound_once
                                                  record_loop)
 from srcad.errors import UnsupportedDerivativeError
 from srcad.kernels.loop_checkpoints import LoopCheckpoints
+from srcad.ops.registry import is_control
 from srcad.runtime.methods import method_update
 from srcad.runtime.control import checkpointed
 
@@ -122,7 +123,7 @@ def refuse_unsupported_marks(block: list, activity, parsed, params, aliases) -> 
                          if name is not None and (name not in own or aliases.points_to.get(
                              name, {name}) & set(params)))
         effects = [op for op in operations(loop.body) if op.kind == "effect"
-                   and not (getattr(op.callee, "__module__", None) or "").startswith("srcad.")
+                   and not is_control(op.callee)
                    or op.callee is builtins.next]  # (an iterator is state srcad keeps not)
         if loop.iterable in activity.active:
             reason = "it loops over values that carry a derivative"
