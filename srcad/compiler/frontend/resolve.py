@@ -207,20 +207,15 @@ class Resolver:
 
     def peek_chain(self, node):
         """Like `chain_value`, recording no guard (None where the chain names nothing)."""
-        attributes = []
-        while isinstance(node, gast.Attribute):
-            attributes.append(node.attr)
-            node = node.value
-        value = self.peek(node.id) if isinstance(node, gast.Name) else None
-        for attribute in reversed(attributes):
+        root, attributes = trees.attribute_chain(node)
+        value = self.peek(root.id) if isinstance(root, gast.Name) else None
+        for attribute in attributes:
             value = getattr(value, attribute, None)
         return None if value is _MISSING else value
 
     def chain_value(self, node):
         """The object an attribute chain of globals names now, or None (records guards)."""
-        root = node
-        while isinstance(root, gast.Attribute):
-            root = root.value
+        root, _ = trees.attribute_chain(node)
         if not isinstance(root, gast.Name) or root.id in self.local_names:
             return None
         try:
@@ -230,22 +225,19 @@ class Resolver:
 
     def resolve_chain(self, node):
         """The object an attribute chain such as `np.linalg.norm` names."""
-        attributes = []
-        while isinstance(node, gast.Attribute):
-            attributes.append(node.attr)
-            node = node.value
+        node, attributes = trees.attribute_chain(node)
         root = value = self.lookup(node.id)
         if value is _MISSING:
             raise UnresolvedNameError(
                 f"srcad cannot resolve the name {node.id!r} called in {self.parsed.name}.",
                 self.parsed.location(node), "define or import it before calling the derivative.")
-        for attribute in reversed(attributes):
+        for attribute in attributes:
             if not hasattr(value, attribute):
                 raise UnresolvedNameError(
                     f"{gast_label(node)!r} has no attribute {attribute!r}.",
                     self.parsed.location(node))
             value = getattr(value, attribute)
-        guard = chain_guard(root, node.id, reversed(attributes))
+        guard = chain_guard(root, node.id, attributes)
         if guard is not None:
             self.rely_on(guard)
         return value
