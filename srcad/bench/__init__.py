@@ -12,29 +12,72 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import importlib.util
+import os
+from pathlib import Path
 
-from srcad.bench.contenders import CONTENDERS
-from srcad.bench.measure import measure
+from srcad.bench.contenders import CONTENDERS, missing, not_installed
+from srcad.bench.environment import describe
+from srcad.bench.measure import WARM_UP_ROUNDS, measure
+from srcad.bench.progress import Progress
 from srcad.bench.report import plot, tables, write_json
 from srcad.bench.workloads import WORKLOADS
+from srcad.errors import UsageError
 
 
-def run(only=None, contenders=None, quick=False, json_path=None, plot_path=None, out=print):
-    """Measure the workloads named in `only` (default all) for `contenders` (default all;
-    "hand" is always included, as the baseline), print the tables, return the results."""
+def run(only=None, contenders=None, quick=False, json_path=None, plot_path=None, out=print,
+        progress_to=None):
+    """Measure the workloads named in `only` (default all) for `contenders` (default all
+    that are installed; "hand" is always included, as the baseline), print the tables with
+    `out`, return the results. Progress goes to `progress_to` (default stderr).
+
+    Every option is checked before anything is timed: an unknown name, a contender or
+    workload asked for by name whose package is not installed, an output that cannot be
+    written, `plot_path` without matplotlib all raise `UsageError` saying what to do."""
     chosen = _select(WORKLOADS, only, lambda w: w.name, "workload")
     names = _select(list(CONTENDERS), contenders, lambda c: c, "contender")
     if "hand" not in names:
         names.insert(0, "hand")
+    for path, option in ((json_path, "--json"), (plot_path, "--plot")):
+        if path is not None:
+            _check_writable(Path(path), option)
+    if plot_path is not None:
+        _check_plot(Path(plot_path))
+    not_run = {name: reason for name in names if (reason := missing(name))}
+    skipped = {w.name: reasons[0] for w in chosen
+               if (reasons := [r for p in w.needs if (r := not_installed(p))])}
+    for asked, unavailable, option in ((contenders, not_run, "--contenders"),
+                                       (only, skipped, "--only")):
+        for name in asked or ():
+            if name in unavailable:
+                raise UsageError(f"{name} cannot run: {unavailable[name]}; or leave it out "
+                                 f"of {option}")
+    ran = [name for name in names if name not in not_run]
+    chosen = [w for w in chosen if w.name not in skipped]
     rounds, sample = (3, 0.002) if quick else (15, 0.02)
+    progress = Progress(len(chosen), stream=progress_to)
+    progress.say(f"python -m srcad.bench: {len(chosen)} workloads x {len(ran)} contenders "
+                 f"({', '.join(ran)}), {WARM_UP_ROUNDS} warm-up and {rounds} timed rounds "
+                 f"each; the tables follow on stdout")
+    for reason in dict.fromkeys(not_run.values()):
+        progress.say(f"not run: {', '.join(n for n in not_run if not_run[n] == reason)}: "
+                     f"{reason}")
+    for name, reason in skipped.items():
+        progress.say(f"workload not run: {name}: {reason}")
     results = []
     for workload in chosen:
-        results += measure(workload, names, rounds, sample)
-    out(tables(results, names))
+        progress.workload_starts(workload)
+        measured = measure(workload, ran, rounds, sample)
+        progress.workload_ends(measured)
+        results += measured
+    metadata = {**describe(ran), "quick": quick, "timed_rounds": rounds,
+                "warm_up_rounds": WARM_UP_ROUNDS, "sample_seconds": sample,
+                "not_run": not_run, "workloads_not_run": skipped}
+    out(tables(results, ran, metadata, {**not_run, **skipped}))
     if json_path:
-        write_json(results, json_path)
+        write_json(results, metadata, json_path)
     if plot_path:
-        plot(results, names, plot_path)
+        plot(results, metadata, plot_path)
     return results
 
 
@@ -62,6 +105,25 @@ def _select(items, names, name_of, what):
     known = {name_of(item): item for item in items}
     unknown = [n for n in names if n not in known]
     if unknown:
-        raise ValueError(f"unknown {what}(s) {', '.join(unknown)}; choose from "
+        raise UsageError(f"unknown {what}(s) {', '.join(unknown)}; choose from "
                          f"{', '.join(known)}")
     return [known[n] for n in names]
+
+
+def _check_writable(path: Path, option: str) -> None:
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir() or not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise UsageError(f"{option} {path}: cannot write a file there (is {folder} an "
+                         "existing folder you may write in?)")
+
+
+def _check_plot(path: Path) -> None:
+    """matplotlib is installed and knows the format `path`'s suffix names."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise UsageError("--plot needs matplotlib, which is not installed: pip install "
+                         "matplotlib (or pip install 'srcad[plot]')")
+    from matplotlib.backend_bases import FigureCanvasBase
+    formats = FigureCanvasBase.get_supported_filetypes()
+    if path.suffix.lstrip(".").lower() not in formats:
+        raise UsageError(f"--plot {path}: name the format by the file's suffix, one of "
+                         f"{', '.join('.' + f for f in sorted(formats))}")
