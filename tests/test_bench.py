@@ -17,6 +17,7 @@ import srcad.bench as bench
 import srcad.bench.__main__ as bench_main
 from srcad.bench import checkpointing, contenders, environment, first_call, run
 from srcad.bench.measure import Result
+from srcad.bench.progress import Progress
 from srcad.bench.report import plot, tables
 from srcad.bench.workloads import WORKLOADS
 from srcad.errors import UsageError
@@ -75,6 +76,29 @@ def test_progress_comes_as_each_workload_ends_before_the_tables():
     first_done = next(i for i, t in enumerate(texts) if t.startswith("[1/2] scalar took"))
     second_start = next(i for i, t in enumerate(texts) if t.startswith("[2/2] while:"))
     assert first_done < second_start  # (the first workload is told before the second runs)
+
+
+def test_progress_estimates_the_time_left_from_the_workloads_done():
+    now = [100.0]
+    stream = io.StringIO()
+    progress = Progress(3, stream=stream, clock=lambda: now[0])
+    workload = WORKLOADS[0]
+    progress.workload_starts(workload)
+    progress.timing_starts(1.0)   # (short: not announced)
+    progress.timing_starts(42.0)
+    now[0] += 12.0
+    hand, srcad_row = Result(workload.name, "hand", first_call=1e-6), \
+        Result(workload.name, "srcad", first_call=0.03)
+    hand.set_samples([1e-6, 1e-6, 1e-6])
+    srcad_row.set_samples([2e-6, 3e-6, 4e-6])
+    progress.workload_ends([hand, srcad_row, Result(workload.name, "tape", note="refuses")])
+    assert stream.getvalue().splitlines() == [
+        f"[1/3] scalar: {workload.description}",
+        "[1/3] timing the contenders together: about 42 s",
+        "[1/3] scalar hand   1 us ±0% (1.0x), first call 1 us",
+        "[1/3] scalar srcad  3 us ±17% (3.0x), first call 30 ms",
+        "[1/3] scalar tape   n/a: refuses",
+        "[1/3] scalar took 12 s; about 24 s left"]
 
 
 def test_a_missing_peer_is_one_line_and_one_note(monkeypatch):
@@ -227,11 +251,14 @@ def test_tables_show_spread_ratios_and_flag_wrong_results():
     srcad_row.set_samples([4e-6, 4.5e-6, 5e-6, 5.5e-6, 9e-6])
     assert (srcad_row.lower_quartile, srcad_row.upper_quartile) == pytest.approx((4.5e-6,
                                                                                   5.5e-6))
-    text = tables([hand, srcad_row, Result("w", "tape", note="refuses")],
-                  ["hand", "srcad", "tape"])
+    compiled = Result("w", "srcad.numba", agrees=True)
+    compiled.set_samples([7.2e-8])
+    text = tables([hand, srcad_row, Result("w", "tape", note="refuses"), compiled],
+                  ["hand", "srcad", "tape", "srcad.numba"])
     assert "5 us ±10% (2.5x) WRONG" in text and "2 us ±0% (1.0x)" in text
+    assert "72 ns ±0% (0.036x)" in text
     assert "20 ms" in text and "2 kB" in text and "over 5 samples" in text
-    assert text.splitlines()[3].split()[-1] == "n/a"  # (tape's cell in the first table)
+    assert text.splitlines()[3].split()[-5] == "n/a"  # (tape's cell in the first table)
 
 
 @pytest.mark.parametrize("name, source", [

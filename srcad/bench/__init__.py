@@ -44,35 +44,24 @@ def run(only=None, contenders=None, quick=False, json_path=None, plot_path=None,
     if plot_path is not None:
         _check_plot(Path(plot_path))
     not_run = {name: reason for name in names if (reason := missing(name))}
-    skipped = {w.name: reasons[0] for w in chosen
-               if (reasons := [r for p in w.needs if (r := not_installed(p))])}
-    for asked, unavailable, option in ((contenders, not_run, "--contenders"),
-                                       (only, skipped, "--only")):
-        for name in asked or ():
-            if name in unavailable:
-                raise UsageError(f"{name} cannot run: {unavailable[name]}; or leave it out "
-                                 f"of {option}")
+    skipped = {w.name: reason for w in chosen if (reason := _missing_package(w))}
+    _check_asked_for(contenders, not_run, "--contenders")
+    _check_asked_for(only, skipped, "--only")
     ran = [name for name in names if name not in not_run]
     chosen = [w for w in chosen if w.name not in skipped]
     rounds, sample = (3, 0.002) if quick else (15, 0.02)
     progress = Progress(len(chosen), stream=progress_to)
-    progress.say(f"python -m srcad.bench: {len(chosen)} workloads x {len(ran)} contenders "
-                 f"({', '.join(ran)}), {WARM_UP_ROUNDS} warm-up and {rounds} timed rounds "
-                 f"each; the tables follow on stdout")
-    for reason in dict.fromkeys(not_run.values()):
-        progress.say(f"not run: {', '.join(n for n in not_run if not_run[n] == reason)}: "
-                     f"{reason}")
-    for name, reason in skipped.items():
-        progress.say(f"workload not run: {name}: {reason}")
-    results = []
-    for workload in chosen:
-        progress.workload_starts(workload)
-        measured = measure(workload, ran, rounds, sample)
-        progress.workload_ends(measured)
-        results += measured
+    progress.run_starts(ran, f"{WARM_UP_ROUNDS} warm-up and {rounds} timed rounds each",
+                        {**not_run, **skipped})
     metadata = {**describe(ran), "quick": quick, "timed_rounds": rounds,
                 "warm_up_rounds": WARM_UP_ROUNDS, "sample_seconds": sample,
                 "not_run": not_run, "workloads_not_run": skipped}
+    results = []
+    for workload in chosen:
+        progress.workload_starts(workload)
+        measured = measure(workload, ran, rounds, sample, progress.timing_starts)
+        progress.workload_ends(measured)
+        results += measured
     out(tables(results, ran, metadata, {**not_run, **skipped}))
     if json_path:
         write_json(results, metadata, json_path)
@@ -108,6 +97,19 @@ def _select(items, names, name_of, what):
         raise UsageError(f"unknown {what}(s) {', '.join(unknown)}; choose from "
                          f"{', '.join(known)}")
     return [known[n] for n in names]
+
+
+def _missing_package(workload) -> str | None:
+    """Why `workload` cannot run here (a package its objective imports is not installed)."""
+    return next(filter(None, map(not_installed, workload.needs)), None)
+
+
+def _check_asked_for(names, unavailable: dict, option: str) -> None:
+    """Refuse what is not installed but was asked for by name (rather than skip it)."""
+    for name in names or ():
+        if name in unavailable:
+            raise UsageError(f"{name} cannot run: {unavailable[name]}; or leave it out of "
+                             f"{option}")
 
 
 def _check_writable(path: Path, option: str) -> None:

@@ -50,9 +50,11 @@ class Result:
         self.minimum, self.maximum = min(samples), max(samples)
 
 
-def measure(workload, contenders, rounds: int, sample_seconds: float) -> list[Result]:
+def measure(workload, contenders, rounds: int, sample_seconds: float,
+            timing_starts=lambda seconds: None) -> list[Result]:
     """One result per contender, in the order of `contenders`: the first call of each, then
-    all of them timed together."""
+    all of them timed together (`timing_starts(seconds)` is called before, with an estimate
+    of how long that takes)."""
     import srcad
     expected = workload.hand(*workload.make_args())
     primal = workload.fn(*workload.make_args()[:-1 if workload.kind == "hvp" else None])
@@ -79,7 +81,7 @@ def measure(workload, contenders, rounds: int, sample_seconds: float) -> list[Re
         if contender not in _UNTRACED:
             result.peak_memory = _peak_memory(call)
         calls[contender] = call
-    samples = _interleaved(calls, rounds, sample_seconds)
+    samples = _interleaved(calls, rounds, sample_seconds, timing_starts)
     for result in results:
         if samples.get(result.contender):
             result.set_samples(samples[result.contender])
@@ -113,8 +115,8 @@ def _peak_memory(call) -> int:
         tracemalloc.stop()
 
 
-def _batch_size(call, sample_seconds: float) -> int:
-    """How many calls make one sample of about `sample_seconds`."""
+def _batch_size(call, sample_seconds: float) -> tuple[int, float]:
+    """How many calls make one sample of about `sample_seconds`, and the seconds one takes."""
     number = 1
     while True:
         start = time.perf_counter()
@@ -122,16 +124,18 @@ def _batch_size(call, sample_seconds: float) -> int:
             call()
         elapsed = time.perf_counter() - start
         if elapsed >= sample_seconds / 4 or number >= 1 << 16:
-            return max(1, int(number * sample_seconds / max(elapsed, 1e-9)))
-        number *= 4
+            return max(1, int(number * sample_seconds / max(elapsed, 1e-9))), elapsed / number
 
 
-def _interleaved(calls: dict, rounds: int, sample_seconds: float,
+def _interleaved(calls: dict, rounds: int, sample_seconds: float, timing_starts,
                  warm_up: int = WARM_UP_ROUNDS) -> dict:
     """Samples of each call's time, `rounds` of them, after `warm_up` rounds not kept: a
     process's first second or so (its heap growing to its working size, the caches of the
-    CPU and of the interpreter filling) runs every contender slower, and not alike."""
-    numbers = {name: _batch_size(call, sample_seconds) for name, call in calls.items()}
+    CPU and of the interpreter filling) runs every contender slower, and not alike.
+    `timing_starts` is told first how many seconds the rounds will take, about."""
+    batches = {name: _batch_size(call, sample_seconds) for name, call in calls.items()}
+    numbers = {name: number for name, (number, _) in batches.items()}
+    timing_starts((warm_up + rounds) * sum(n * seconds for n, seconds in batches.values()))
     samples = {name: [] for name in calls}
     names = list(calls)
     for round_index in range(-warm_up, rounds):

@@ -37,7 +37,7 @@ def tables(results, contenders, metadata=None, not_run=None) -> str:
             primal = by_cell.get((r.workload, "primal"))
             if r.median is None or not (primal and primal.median):
                 return NOT_AVAILABLE
-            return f"{r.median / primal.median:.1f}x"
+            return _multiple(r.median / primal.median)
         sections.insert(1, ("Time per derivative call / time of one call of the function "
                             "itself", primal_cell))
     out = [summary(metadata)] if metadata else []
@@ -61,7 +61,12 @@ def spread_text(result) -> str:
 
 def ratio_text(result, hand) -> str:
     """The median as a multiple of the hand-written derivative's: "(1.2x)", or ""."""
-    return f"({result.median / hand.median:.1f}x)" if hand and hand.median else ""
+    return f"({_multiple(result.median / hand.median)})" if hand and hand.median else ""
+
+
+def _multiple(ratio: float) -> str:
+    """"2.5x", and two figures below 0.1 ("0.036x", not "0.0x")."""
+    return f"{ratio:.1f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
 
 
 def _notes(results, not_run) -> list[str]:
