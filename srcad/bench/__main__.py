@@ -36,8 +36,8 @@ def main(argv=None) -> int:
                     if getattr(options, name) not in (None, False)]
     if (options.first_call or options.checkpoint) and main_options:
         parser.error(f"{'--first-call' if options.first_call else '--checkpoint'} prints its "
-                     f"own table: leave out {', '.join(main_options)} (they are the main "
-                     "benchmark's)")
+                     "own table and takes none of the main benchmark's options: leave out "
+                     f"{', '.join(main_options)}")
     if options.first_call:
         scaling()
         return 0
