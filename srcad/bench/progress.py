@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 import time
 
-from srcad.bench.report import NOT_AVAILABLE, duration, ratio_text, spread_text
+from srcad.bench.report import NOT_AVAILABLE, by_reason, duration, ratio_text, spread_text
 
 
 LONG_TIMING_SECONDS = 5.0
@@ -37,8 +37,7 @@ class Progress:
         self.say(f"python -m srcad.bench: {_count(self.total, 'workload')} x "
                  f"{_count(len(contenders), 'contender')} ({', '.join(contenders)}), "
                  f"{rounds}; the tables follow on stdout")
-        for reason in dict.fromkeys(not_run.values()):
-            names = [name for name, why in not_run.items() if why == reason]
+        for reason, names in by_reason(not_run).items():
             self.say(f"not run: {', '.join(names)}: {reason}")
 
     def workload_starts(self, workload) -> None:

@@ -9,6 +9,8 @@ from dataclasses import asdict
 
 from srcad.bench.environment import summary
 
+NOT_AVAILABLE = "n/a"  # a cell without a figure (the notes say why)
+
 
 def tables(results, contenders, metadata=None, not_run=None) -> str:
     """The tables as text: `contenders` are the columns, `metadata` (environment.describe)
@@ -50,9 +52,6 @@ def tables(results, contenders, metadata=None, not_run=None) -> str:
     return "\n\n".join(out) + "\n"
 
 
-NOT_AVAILABLE = "n/a"
-
-
 def spread_text(result) -> str:
     """The median and half the interquartile range, in percent of the median: "765 us ±2%"."""
     half_range = (result.upper_quartile - result.lower_quartile) / 2
@@ -76,13 +75,18 @@ def _notes(results, not_run) -> list[str]:
     for r in results:
         if r.note:
             workloads_of.setdefault((r.contender, r.note), []).append(r.workload)
-    contenders_of = {}
-    for contender, reason in not_run.items():
-        contenders_of.setdefault(reason, []).append(contender)
-    return ([f"- {', '.join(names)}: not run, {reason}" for reason, names in
-             contenders_of.items()] +
+    return ([f"- {', '.join(names)}: not run, {reason}"
+             for reason, names in by_reason(not_run).items()] +
             [f"- {contender} on {', '.join(names)}: {note}"
              for (contender, note), names in sorted(workloads_of.items())])
+
+
+def by_reason(not_run: dict) -> dict:
+    """{name: why} → {why: [names]}, in first-seen order: one line per reason."""
+    names_of = {}
+    for name, reason in not_run.items():
+        names_of.setdefault(reason, []).append(name)
+    return names_of
 
 
 def _grid(header, rows) -> str:
