@@ -121,3 +121,21 @@ def of_a_number(x):
 def test_the_namespace_of_a_numpy_number():
     np.testing.assert_allclose(srcad.grad(of_a_number)(X),
                                numerical_gradient(of_a_number, (X,), 0), rtol=1e-6)
+
+
+class ForeignArray:
+    """An array of another Array API library (as array_api_strict's): not NumPy's."""
+
+    def __array_namespace__(self, api_version=None):
+        return np
+
+    def __dlpack__(self, *args, **kwargs):
+        return np.ones(2).__dlpack__(*args, **kwargs)
+
+
+def test_an_array_of_another_library_is_refused():
+    with pytest.raises(srcad.errors.NonDifferentiableInputError,
+                       match=r"an array of \w+: srcad differentiates NumPy arrays") as raised:
+        srcad.grad(by_method)(ForeignArray())
+    assert "np.from_dlpack(x)" in str(raised.value)
+    assert isinstance(raised.value, TypeError)

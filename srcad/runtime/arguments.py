@@ -212,6 +212,11 @@ def promote(value, name: str):
             fix="use `srcad.tape.grad(f)` inside (tape mode differentiates its own "
             "derivatives), or differentiate the outer function with `srcad.grad` (source mode "
             "differentiates both kinds).")
+    elif hasattr(type(value), "__array_namespace__"):  # (array_api_strict's, for one)
+        raise NonDifferentiableInputError(
+            f"argument {name!r} in wrt is an array of {type(value).__module__.split('.')[0]}: "
+            "srcad differentiates NumPy arrays (Array API code included), not other array "
+            "libraries.", fix="convert it to a NumPy array, e.g. `np.from_dlpack(x)`.")
     else:
         what = f"a value of type {type(value).__name__}"
     hint = ("convert it with `x.astype(float)`" if isinstance(value, np.ndarray)
