@@ -7,24 +7,26 @@ recorded name and loop: transform/recording.py `Tape`), then made numba's:
 - a name recorded before its first binding starts as 0.0, not None, where it holds a
   number (a list of floats, not of optional floats);
 - the seed of a number output is 1.0; `del` statements go (numba frees at the end);
-- srcad's helpers are called as numba twins (`_TWINS`): an element's adjoint scattered
-  into zeros, or added into the adjoint of its array.
+- it is made without the rewrites that serve Python alone (PYTHON_ONLY);
+- srcad's helpers it calls (`unbroadcast`, `add_at`, `matmul_vjp_a`, ...) keep their names:
+  runtime/numba_twins.py gives numba an implementation of each.
 
 The generated Python stays the program's readable reference, and the fallback: where numba
-is not installed, or the program calls anything numba cannot compile (an array helper of
-srcad's, a function of the user's, a global array numba would freeze as a constant), or
-numba cannot type it at its first call, the Python program runs, and keeps running for it.
+is not installed, or the program calls anything numba cannot compile (a helper of srcad's
+without a twin, a function of the user's, a global array numba would freeze as a constant),
+or numba cannot type it at its first call, the Python program runs, and keeps running for
+it; so does a call on arrays of another precision than float64 (the twins compute in it).
 """
 from __future__ import annotations
 
 import builtins
 import types
+import warnings
 
 import gast
 import numpy as np
 
 from srcad.compiler.transform.adjoints import load
-from srcad.kernels import adjoints as helpers
 from srcad.runtime.arguments import seed_for
 
 
@@ -61,18 +63,10 @@ def _lowered(statements: list, numbers: frozenset) -> list:
     return kept
 
 
-def _index_adjoint(g, x, index):
-    out = np.zeros(x.shape)
-    out[index] = g
-    return out
+PYTHON_ONLY = ("outline", "reuse", "release", "specialise")
+"""The rewrites a program for numba is made without: outlines are objects numba cannot type,
+and the others save memory or NumPy's dispatch, which numba's compiled loops do not pay."""
 
-
-def _add_at(total, g, x, index):
-    total[index] += g
-    return total
-
-
-_TWINS = {helpers.index_adjoint: _index_adjoint, helpers.add_at: _add_at}
 _failed: set = set()  # code objects numba could not compile: they run as Python
 _compiled: set = set()  # those it did
 
@@ -85,27 +79,29 @@ def compiled_codes() -> frozenset:
 def compiled(program, bound: types.FunctionType):
     """`bound` (`program` bound to the user's function: CompiledAdjoint.bind) compiled by
     numba, or `bound` itself where it cannot be (see the module's docstring). A program
-    that may write into its arguments is left to Python: a call numba's arithmetic fails
+    that may write into its arguments is left to Python, since a call numba's arithmetic fails
     (a float divided by zero raises where NumPy's gives inf) runs again as Python, which
     decides what the call gives."""
     code = bound.__code__
-    if program.writes or code in _failed:
+    if program.argument_writes or code in _failed:
         return bound
     try:
         import numba
     except ImportError:
         _failed.add(code)
         return bound
-    cells = _numba_cells(bound)
-    if cells is None or not _plain_globals(bound):
+    if not (_twinned_cells(bound) and _plain_globals(bound)):
         _failed.add(code)
         return bound
-    jitted = numba.njit(types.FunctionType(code, bound.__globals__, bound.__name__,
-                                           bound.__defaults__, cells))
+    jitted = numba.njit(bound)
 
     def first(*args):  # (numba compiles at the first call)
+        if not _twinned_arguments(args):
+            return bound(*args)
         try:
-            result = jitted(*args)
+            with warnings.catch_warnings():  # (numba's advice on the generated code is
+                warnings.simplefilter("ignore", numba.core.errors.NumbaPerformanceWarning)  # not the user's)
+                result = jitted(*args)
         except numba.core.errors.NumbaError:
             _failed.add(code)
             current[0] = bound
@@ -117,6 +113,8 @@ def compiled(program, bound: types.FunctionType):
         return result
 
     def then(*args):
+        if not _twinned_arguments(args):
+            return bound(*args)
         try:
             return jitted(*args)
         except Exception:
@@ -126,21 +124,22 @@ def compiled(program, bound: types.FunctionType):
     return lambda *args: current[0](*args)
 
 
-def _numba_cells(bound) -> tuple | None:
-    """The closure of `bound` with srcad's helpers replaced by their twins, or None if it
-    holds anything else that is not NumPy's, math's or a builtin."""
-    import numba
-    cells = []
-    for cell in bound.__closure__ or ():
-        value = cell.cell_contents
-        twin = _TWINS.get(value) if _hashable(value) else None
-        if twin is not None:
-            cells.append(types.CellType(numba.njit(twin)))
-        elif _numpy_or_math(value):
-            cells.append(cell)
-        else:
-            return None
-    return tuple(cells)
+def _twinned_arguments(args: tuple) -> bool:
+    """Whether the arrays among `args` are float64 or hold no numbers with a derivative
+    (integer or boolean data): the twins compute in float64, as numba's programs do."""
+    return all(type(a) is not np.ndarray or a.dtype.kind not in "fc" or a.dtype == _FLOAT64
+               for a in args)
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _twinned_cells(bound) -> bool:
+    """Whether the closure of `bound` holds only srcad's helpers that have numba twins
+    (runtime/numba_twins.py registers them with numba) and NumPy's, math's or builtins."""
+    from srcad.runtime.numba_twins import TWINNED
+    return all((_hashable(cell.cell_contents) and cell.cell_contents in TWINNED)
+               or _numpy_or_math(cell.cell_contents) for cell in bound.__closure__ or ())
 
 
 def _plain_globals(bound) -> bool:

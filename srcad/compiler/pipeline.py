@@ -233,12 +233,14 @@ def run_passes(program: Program, upto: str | None = None) -> Program:
         raise UsageError(f"mode {program.mode!r} has no pass {upto!r}; its passes are "
                          f"{', '.join(p.name for p in passes)}, then emit; or "
                          f"{DIFFERENTIATE!r}, the plain derivative.")
+    unfit = numba_backend.PYTHON_ONLY if program.backend == "numba" else ()
     try:
-        for step in passes:
-            if not (step.optional and not enabled(step.name)):
-                step.run(program)
-            if step.name == upto:
-                break
+        with off_in_this_thread(*unfit):
+            for step in passes:
+                if not (step.optional and not enabled(step.name)):
+                    step.run(program)
+                if step.name == upto:
+                    break
     except SrcadError:
         if not program.inlined:
             raise
