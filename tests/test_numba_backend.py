@@ -89,6 +89,13 @@ def layer(W, b, c, X):
     return np.sum(H * H) + np.max(np.array([1.0, 1.0]) * np.sum(b))
 
 
+def uniform_times_a_row(A, w):
+    total = 0.0
+    for _ in range(2):  # (sum's cotangent, a number, times w: smaller than A * w)
+        total = total + np.sum(A * w)
+    return total
+
+
 RNG = np.random.default_rng(0)
 CASES = [
     (lotka_volterra, (np.array([1.1, 0.4, 0.1, 0.4]), np.array([1.0, 0.5])), 0),
@@ -103,6 +110,7 @@ CASES = [
     (heat, (0.2, np.sin(np.linspace(0.0, 3.0, 12))), (0, 1)),
     (layer, (RNG.standard_normal((3, 4)), RNG.standard_normal(4), RNG.standard_normal((1, 4)),
              RNG.standard_normal((5, 3))), (0, 1, 2)),
+    (uniform_times_a_row, (np.arange(6.0).reshape(2, 3), np.array([0.2, 0.3, 0.4])), (0, 1)),
 ]
 
 
@@ -132,11 +140,29 @@ def solves(A, b):
     return np.sum(np.linalg.solve(A @ A.T + np.eye(2), b) ** 2)
 
 
-def test_a_helper_without_a_twin_runs_the_python_program():
-    A, b = np.array([[1.0, 0.2], [0.1, 0.9]]), np.array([0.5, -1.0])
-    got = srcad.grad(solves, backend="numba")(A, b)
-    np.testing.assert_allclose(got, srcad.grad(solves)(A, b), rtol=1e-13)
-    assert "solves_grad" not in {code.co_name for code in numba_backend.compiled_codes()}
+def repeated_indices(x):
+    total = 0.0
+    for _ in range(2):  # (x[index] with an index repeated: numba would drop a repeat)
+        total = total + np.sum(x[np.array([0, 1, 1])] ** 2)
+    return total
+
+
+def max_with_initial(x):
+    total = 0.0
+    for _ in range(2):
+        total = total + np.max(x * x, initial=0.5)
+    return total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (solves, (np.array([[1.0, 0.2], [0.1, 0.9]]), np.array([0.5, -1.0]))),
+    (repeated_indices, (np.array([0.5, -1.0, 2.0]),)),
+    (max_with_initial, (np.array([0.5, -1.0, 0.3]),))], ids=lambda v: getattr(v, "__name__", ""))
+def test_a_call_without_a_twin_runs_the_python_program(fn, args):
+    got = srcad.grad(fn, backend="numba")(*args)
+    np.testing.assert_allclose(got, srcad.grad(fn)(*args), rtol=1e-13)
+    np.testing.assert_allclose(got, numerical_gradient(fn, args, 0), rtol=1e-6, atol=1e-8)
+    assert fn.__name__ + "_grad" not in {code.co_name for code in numba_backend.compiled_codes()}
 
 
 def test_arrays_of_another_precision_run_the_python_program():

@@ -22,6 +22,7 @@ from __future__ import annotations
 import builtins
 import types
 import warnings
+import weakref
 
 import gast
 import numpy as np
@@ -67,8 +68,10 @@ PYTHON_ONLY = ("outline", "reuse", "release", "specialise")
 """The rewrites a program for numba is made without: outlines are objects numba cannot type,
 and the others save memory or NumPy's dispatch, which numba's compiled loops do not pay."""
 
-_failed: set = set()  # code objects numba could not compile: they run as Python
-_compiled: set = set()  # those it did
+# the code objects of programs numba could not compile (they run as Python), and of those it
+# did: weak, so that a program the cache lets go is let go here too
+_failed: weakref.WeakSet = weakref.WeakSet()
+_compiled: weakref.WeakSet = weakref.WeakSet()
 
 
 def compiled_codes() -> frozenset:
@@ -100,7 +103,8 @@ def compiled(program, bound: types.FunctionType):
             return bound(*args)
         try:
             with warnings.catch_warnings():  # (numba's advice on the generated code is
-                warnings.simplefilter("ignore", numba.core.errors.NumbaPerformanceWarning)  # not the user's)
+                warnings.simplefilter(       # not the user's)
+                    "ignore", numba.core.errors.NumbaPerformanceWarning)
                 result = jitted(*args)
         except numba.core.errors.NumbaError:
             _failed.add(code)

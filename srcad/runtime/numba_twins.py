@@ -45,8 +45,16 @@ def _none(t) -> bool:
 
 
 def _basic(index) -> bool:
-    """An index numba reads and writes as NumPy does: an integer or a slice."""
+    """An index that picks each element once (an integer, a slice, a tuple of them), which
+    numba reads and writes as NumPy does; an array of indices may repeat one."""
+    if isinstance(index, types.BaseTuple):
+        return all(_basic(part) for part in index.types)
     return isinstance(index, (types.Integer, types.SliceType))
+
+
+def _left_out(*ts) -> bool:
+    """Whether each optional argument was left at its default None."""
+    return all(t is None or isinstance(t, (types.NoneType, types.Omitted)) for t in ts)
 
 
 def _rank(t) -> int:
@@ -90,6 +98,8 @@ def _unbroadcast(g, x):
     if isinstance(x, types.Array):
         if _number(g):
             return lambda g, x: np.full(x.shape, g)
+        if g.ndim < x.ndim:
+            return None  # (no rule hands an operand a cotangent of fewer axes)
         if g.ndim == x.ndim:
             def same_rank(g, x):
                 if g.shape == x.shape:
@@ -102,9 +112,15 @@ def _unbroadcast(g, x):
 
 @_twin(outlines.unbroadcast_from)
 def _unbroadcast_from(g, out, x):
-    if _number(g) and isinstance(out, types.Array):
-        return lambda g, out, x: adjoints.unbroadcast(np.full(out.shape, g), x)
-    return lambda g, out, x: adjoints.unbroadcast(g, x)
+    if not isinstance(out, types.Array):
+        return lambda g, out, x: adjoints.unbroadcast(g, x)
+    if _number(g) or g.ndim != out.ndim:  # (`g` stands for its broadcast to `out`)
+        return lambda g, out, x: adjoints.unbroadcast(np.zeros(out.shape) + g, x)
+    def spread(g, out, x):
+        if g.shape != out.shape:
+            return adjoints.unbroadcast(np.zeros(out.shape) + g, x)
+        return adjoints.unbroadcast(g, x)
+    return spread
 
 
 @_twin(outlines.cotangent_number)
@@ -130,7 +146,7 @@ def _shape_of(x):  # (the Python program keeps shapes to free arrays: numba keep
     return lambda x: x
 
 
-# ---- adding up adjoints --------------------------------------------------------------------------
+# ---- adding up adjoints ---------------------------------------------------------------------
 @_twin(adjoints.add_into)
 def _add_into(total, other):
     return lambda total, other: total + other
@@ -169,10 +185,10 @@ def _accumulate(total, extra):
     return added
 
 
-# ---- element reads and writes --------------------------------------------------------------------
+# ---- element reads and writes ----------------------------------------------------------------
 @_twin(adjoints.index_adjoint)
 def _index_adjoint(g, x, index):
-    if isinstance(x, types.Array):
+    if isinstance(x, types.Array) and _basic(index):
         def scattered(g, x, index):
             out = np.zeros(x.shape)
             out[index] = g
@@ -185,7 +201,8 @@ def _index_adjoint(g, x, index):
 def _add_at(total, g, x, index):
     if _none(total):
         return lambda total, g, x, index: adjoints.index_adjoint(g, x, index)
-    if isinstance(total, (types.Array, types.Optional)):  # (an Optional is None at first)
+    if isinstance(total, (types.Array, types.Optional)) and _basic(index):
+        # (an Optional adjoint is None until its first contribution)
         def added(total, g, x, index):
             if total is None:
                 return adjoints.index_adjoint(g, x, index)
@@ -204,7 +221,7 @@ def _accumulate_at(total, g, x, index):
 
 @_twin(adjoints.expand_reduced)
 def _expand_reduced(g, x, axis=None, keepdims=False):
-    if _number(g) and isinstance(x, types.Array) and (axis is None or _none(axis)):
+    if _number(g) and isinstance(x, types.Array) and _left_out(axis):
         return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g)
     if _number(g) and _number(x):
         return lambda g, x, axis=None, keepdims=False: g
@@ -240,7 +257,7 @@ def _region_adjoint(g, index, value, target=None):
 
 @_twin(regions.cleared_region)
 def _cleared_region(g, index):
-    if isinstance(g, types.Array):
+    if isinstance(g, types.Array) and _basic(index):
         def cleared(g, index):
             g[index] = 0.0
             return g
@@ -248,7 +265,7 @@ def _cleared_region(g, index):
     return None
 
 
-# ---- rules of srcad's that gradient programs call ------------------------------------------------
+# ---- rules of srcad's that gradient programs call --------------------------------------------
 @_twin(numpy_contractions.matmul_vjp_a)
 def _matmul_vjp_a(g, ans, a, b):
     if not _arrays_of_floats(a, b):
@@ -281,7 +298,8 @@ def _matmul_vjp_b(g, ans, a, b):
 
 @_twin(numpy_reductions.extremum_vjp)
 def _extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
-    if not (isinstance(a, types.Array) and _number(ans) and (axis is None or _none(axis))):
+    if not (isinstance(a, types.Array) and _number(ans) and _left_out(axis, out, initial)
+            and (where is True or isinstance(where, types.Omitted))):
         return None
     def shared(g, ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
         winners = (a == ans).astype(np.float64)  # (ties share the cotangent equally)
@@ -291,7 +309,7 @@ def _extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, 
 
 @_twin(fused_softmax.softmax_vjp)
 def _softmax_vjp(g, ans, axis=None):
-    if axis is None or _none(axis):
+    if _left_out(axis):
         return lambda g, ans, axis=None: (g - np.sum(g * ans)) * ans
     return None
 
