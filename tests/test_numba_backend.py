@@ -136,6 +136,32 @@ def test_value_and_grad_on_floats(fn, args, wrt):
     np.testing.assert_allclose(gradients, srcad.grad(fn, wrt)(*args), rtol=1e-13)
 
 
+def test_value_and_grad_on_arrays():
+    fn, args, wrt = CASES[4]
+    value, gradients = srcad.value_and_grad(fn, wrt, backend="numba")(*args)
+    expected_value, expected = srcad.value_and_grad(fn, wrt)(*args)
+    assert value == pytest.approx(expected_value, rel=1e-14)
+    for got, want in zip(gradients, expected):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    fused = {code.co_name for code in numba_backend.compiled_codes()}
+    assert "recurrent_grad" in fused
+
+
+def accumulates_in_place(x):
+    out = np.zeros(1)
+    for i in range(3):
+        out[0] = out[0] + np.sum(x * x) * i
+    return out
+
+
+def test_value_and_grad_of_an_output_written_in_place():
+    # (the fused program's backward sweep restores `out`: the general program runs)
+    x = np.array([1.0, 2.0])
+    value, gradient = srcad.value_and_grad(accumulates_in_place, backend="numba")(x)
+    np.testing.assert_array_equal(value, accumulates_in_place(x))
+    np.testing.assert_allclose(gradient, 6.0 * x)
+
+
 def solves(A, b):
     return np.sum(np.linalg.solve(A @ A.T + np.eye(2), b) ** 2)
 
