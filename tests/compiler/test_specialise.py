@@ -157,3 +157,33 @@ def test_reductions_of_arrays_run_as_ufunc_reductions_with_numpys_results():
     np.testing.assert_allclose(srcad.grad(reductions)(x), tape_gradients(reductions, (x,), (0,))[0],
                                rtol=1e-12)
     check_grads(reductions, (x,))
+
+
+def matrix_times_vector(A, x):
+    return np.sum(np.tanh(A @ x))
+
+
+def vector_times_matrix(x, A):
+    return np.sum(np.tanh(x @ A))
+
+
+def logistic(w, X, y):
+    return np.mean(np.log1p(np.exp(-y * (X @ w))))
+
+
+PRODUCTS = [(matrix_times_vector, {"A": 2, "x": 1}, ((4, 3), (3,))),
+            (vector_times_matrix, {"x": 1, "A": 2}, ((3,), (3, 5))),
+            (logistic, {"w": 1, "X": 2, "y": 1}, ((3,), (6, 3), (6,)))]
+
+
+@pytest.mark.parametrize("fn, ranks, shapes", PRODUCTS, ids=lambda v: getattr(v, "__name__", ""))
+def test_products_of_vectors_and_matrices_become_numpy_products(fn, ranks, shapes):
+    """`matmul_vjp_a`/`_b` of a matrix and a vector: an outer product or `A.T @ g`,
+    reached through the outlines, uniform cotangents and in-place helpers before them."""
+    source = specialised(fn, tuple(ranks)[:2], **ranks).source
+    assert "matmul_vjp" not in source, source
+    args = [np.random.default_rng(3).standard_normal(shape) for shape in shapes]
+    got = srcad.grad(fn, wrt=(0, 1))(*args)
+    for g, expected in zip(got, tape_gradients(fn, args, (0, 1))):
+        np.testing.assert_allclose(g, expected, rtol=1e-12, atol=1e-14)
+    check_grads(fn, tuple(args), wrt=(0, 1))

@@ -14,6 +14,7 @@ the NumPy code of the helper's common case:
     b_x = add_at(b_x, h, x, slice(1, None))                 ─▶  b_x[1:] += h
     b_a = multiply_into(b_a, c)                             ─▶  b_a = np.multiply(b_a, c, b_a)
     b_A = matmul_vjp_a(g, None, A, B)                       ─▶  b_A = g @ B.T
+    b_w = matmul_vjp_b(g, None, X, w)                       ─▶  b_w = X.T @ g
     b_s = unbroadcast(g, s)                                 ─▶  b_s = g
     m = np.max(S, axis=1, keepdims=True)                    ─▶  m = np.maximum.reduce(S, ...)
 
@@ -181,13 +182,31 @@ class _Rewriter:
         return [assign(target, call)]
 
     def _matmul(self, target, first: bool, nodes, arguments):
+        """`matmul_vjp_a`/`_b` of vectors and matrices as the product its common case
+        computes: `g @ B.T`, `A.T @ g`, an outer product, or `g * b` for two vectors."""
         g, _, a, b = arguments
-        if not all(is_array(v) and v.rank == 2 for v in (g, a, b)):
+        if not (is_array(a) and is_array(b) and a.rank in (1, 2) and b.rank in (1, 2)):
             return None
-        self.known.facts[target] = Known("array", 2)
-        transposed = gast.Attribute(nodes[3] if first else nodes[2], "T", gast.Load())
-        product = gast.BinOp(nodes[0], gast.MatMult(), transposed) if first \
-            else gast.BinOp(transposed, gast.MatMult(), nodes[0])
+        ranks = (a.rank, b.rank)
+        if not (is_number(g, outline=False) if ranks == (1, 1)
+                else is_array(g) and g.rank == (2 if ranks == (2, 2) else 1)):
+            return None
+        self.known.facts[target] = Known("array", a.rank if first else b.rank)
+        cotangent, other = nodes[0], nodes[3] if first else nodes[2]
+        if ranks == (1, 1):
+            product = gast.BinOp(cotangent, gast.Mult(), other)
+        elif ranks == (2, 1) if first else ranks == (1, 2):  # an outer product
+            column = gast.Subscript(cotangent if first else other, gast.Tuple(
+                [gast.Slice(None, None, None), gast.Constant(None, None)], gast.Load()),
+                gast.Load())
+            product = gast.BinOp(column, gast.Mult(), other if first else cotangent)
+        elif first:  # g @ B.T, or B @ g for a vector a
+            product = gast.BinOp(cotangent, gast.MatMult(), gast.Attribute(
+                other, "T", gast.Load())) if ranks == (2, 2) \
+                else gast.BinOp(other, gast.MatMult(), cotangent)
+        else:  # A.T @ g
+            product = gast.BinOp(gast.Attribute(other, "T", gast.Load()), gast.MatMult(),
+                                 cotangent)
         return [assign(target, product)]
 
     def _numpy(self) -> str:
