@@ -89,6 +89,23 @@ def layer(W, b, c, X):
     return np.sum(H * H) + np.max(np.array([1.0, 1.0]) * np.sum(b))
 
 
+def grid(x):
+    U = np.zeros((2, 3))
+    for i in range(2):
+        for j in range(3):  # (U[i - 1, j]: an index computed from the loop's, an integer)
+            U[i, j] = x[i] * x[j] + U[i - 1, j]
+    return np.sum(U * U)
+
+
+def rows(x, A):
+    U = np.zeros((3, 4))
+    for i in range(3):
+        U[i] = np.tanh(A[i] * x[i])
+        U[i, 1:3] = U[i, 1:3] * x[0] + U[i - 1, :2]
+        U[:, -1] = U[:, 0] * x[1]
+    return np.sum(U ** 2)
+
+
 def uniform_times_a_row(A, w):
     total = 0.0
     for _ in range(2):  # (sum's cotangent, a number, times w: smaller than A * w)
@@ -111,6 +128,8 @@ CASES = [
     (layer, (RNG.standard_normal((3, 4)), RNG.standard_normal(4), RNG.standard_normal((1, 4)),
              RNG.standard_normal((5, 3))), (0, 1, 2)),
     (uniform_times_a_row, (np.arange(6.0).reshape(2, 3), np.array([0.2, 0.3, 0.4])), (0, 1)),
+    (grid, (np.array([0.3, -0.8, 1.2]),), 0),
+    (rows, (RNG.standard_normal(3), RNG.standard_normal((3, 4))), (0, 1)),
 ]
 
 
@@ -180,15 +199,61 @@ def max_with_initial(x):
     return total
 
 
+def integer_buffer(x):
+    b = np.zeros(3, dtype=np.int64)
+    for i in range(3):  # (b truncates what is written into it: no derivative reaches x[i])
+        b[i] = x[i] * 2.7
+    return np.sum(b * x)
+
+
+def random_weights(x):
+    total = 0.0
+    for _ in range(2):  # (numba's np.random draws from a generator of its own)
+        total = total + np.sum(x * np.random.rand(3))
+    return total
+
+
 @pytest.mark.parametrize("fn, args", [
     (solves, (np.array([[1.0, 0.2], [0.1, 0.9]]), np.array([0.5, -1.0]))),
     (repeated_indices, (np.array([0.5, -1.0, 2.0]),)),
-    (max_with_initial, (np.array([0.5, -1.0, 0.3]),))], ids=lambda v: getattr(v, "__name__", ""))
+    (max_with_initial, (np.array([0.5, -1.0, 0.3]),)),
+    (integer_buffer, (np.array([0.9, 2.4, 1.3]),)),
+    (random_weights, (np.ones(3),))], ids=lambda v: getattr(v, "__name__", ""))
 def test_a_call_without_a_twin_runs_the_python_program(fn, args):
+    np.random.seed(0)
     got = srcad.grad(fn, backend="numba")(*args)
+    np.random.seed(0)
     np.testing.assert_allclose(got, srcad.grad(fn)(*args), rtol=1e-13)
+    if fn is random_weights:
+        return
     np.testing.assert_allclose(got, numerical_gradient(fn, args, 0), rtol=1e-6, atol=1e-8)
     assert fn.__name__ + "_grad" not in {code.co_name for code in numba_backend.compiled_codes()}
+
+
+def out_of_range(x):
+    total = 0.0
+    for i in range(4):
+        total = total + x[i] * x[0]
+    return total
+
+
+def square_roots(x):
+    total = 0.0
+    for i in range(2):
+        total = total + math.sqrt(x[i]) + x[i] * x[i]
+    return total
+
+
+@pytest.mark.parametrize("fn, error", [(out_of_range, IndexError), (square_roots, ValueError)])
+def test_errors_are_pythons(fn, error):
+    """numba reads past an array's end and gives nan for math.sqrt(-1.0): its call runs again
+    as Python (an index out of range raises in numba's code; a result not finite is
+    Python's to give), which raises as the function does."""
+    x = np.array([-1.0, 2.0, 3.0])
+    with pytest.raises(error):
+        fn(x)
+    with pytest.raises(error):
+        srcad.grad(fn, backend="numba")(x)
 
 
 def test_arrays_of_another_precision_run_the_python_program():

@@ -20,6 +20,7 @@ it; so does a call on arrays of another precision than float64 (the twins comput
 from __future__ import annotations
 
 import builtins
+import math
 import types
 import warnings
 import weakref
@@ -35,7 +36,7 @@ def lower(module: gast.Module, name: str, numbers: frozenset, bindings) -> None:
     """Make the program `name` of `module` numba's (see the module's docstring), in place."""
     function = next(node for node in gast.walk(module)
                     if isinstance(node, gast.FunctionDef) and node.name == name)
-    function.body = _lowered(function.body, numbers)
+    function.body = _lowered(function.body, numbers, _integers(function) & numbers)
     for node in gast.walk(function):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
                 and bindings.named(node.func.id) is seed_for and len(node.args) == 1 \
@@ -45,8 +46,49 @@ def lower(module: gast.Module, name: str, numbers: frozenset, bindings) -> None:
             node.args = [gast.Constant(1.0, None)]
 
 
-def _lowered(statements: list, numbers: frozenset) -> list:
-    """`statements` without `del`, and a number set to None set to 0.0 instead."""
+def _integers(function: gast.FunctionDef) -> set:
+    """The names `function` binds to integers alone: a loop's element (of a range, where it
+    is a number), and integer arithmetic of them and of integer constants (`i - 1`). A
+    placeholder None, a value popped off the tape and `del` leave a name's kind as it is."""
+    assigned: dict = {}
+    for node in gast.walk(function):
+        if isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+            assigned.setdefault(node.target.id, []).append(_COUNTER)
+        elif isinstance(node, gast.Assign):
+            for target in node.targets:
+                for name in gast.walk(target):
+                    if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
+                        value = node.value if target is name else None  # (unpacked: unknown)
+                        assigned.setdefault(name.id, []).append(value)
+    integers = set(assigned)
+    while True:
+        size = len(integers)
+        integers = {name for name in integers
+                    if all(_integer(value, integers) for value in assigned[name])}
+        if len(integers) == size:
+            return integers
+
+
+_COUNTER = gast.Constant(0, None)  # (what a loop over a range binds, for `_integers`)
+
+
+def _integer(value, integers: set) -> bool:
+    if isinstance(value, gast.Constant):
+        return value.value is None or type(value.value) is int
+    if isinstance(value, gast.Name):
+        return value.id in integers
+    if isinstance(value, gast.BinOp):
+        return isinstance(value.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)) \
+            and _integer(value.left, integers) and _integer(value.right, integers)
+    if isinstance(value, gast.UnaryOp):
+        return isinstance(value.op, gast.USub) and _integer(value.operand, integers)
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+        and value.func.attr == "pop" and not value.args  # (off the tape: as it was pushed)
+
+
+def _lowered(statements: list, numbers: frozenset, counters: set) -> list:
+    """`statements` without `del`, and a number set to None set to 0.0 instead (to 0 for
+    the `counters`, integers: an index numba must see as one)."""
     kept = []
     for statement in statements:
         if isinstance(statement, gast.Delete):
@@ -55,11 +97,12 @@ def _lowered(statements: list, numbers: frozenset) -> list:
                 and isinstance(statement.targets[0], gast.Name) \
                 and statement.targets[0].id in numbers \
                 and isinstance(statement.value, gast.Constant) and statement.value.value is None:
-            statement.value = gast.Constant(0.0, None)
+            statement.value = gast.Constant(0 if statement.targets[0].id in counters else 0.0,
+                                            None)
         for field in ("body", "orelse"):
             inner = getattr(statement, field, None)
             if isinstance(inner, list) and inner:
-                setattr(statement, field, _lowered(inner, numbers) or [gast.Pass()])
+                setattr(statement, field, _lowered(inner, numbers, counters) or [gast.Pass()])
         kept.append(statement)
     return kept
 
@@ -81,10 +124,10 @@ def compiled_codes() -> frozenset:
 
 def compiled(program, bound: types.FunctionType):
     """`bound` (`program` bound to the user's function: CompiledAdjoint.bind) compiled by
-    numba, or `bound` itself where it cannot be (see the module's docstring). A program
-    that may write into its arguments is left to Python, since a call numba's arithmetic fails
-    (a float divided by zero raises where NumPy's gives inf) runs again as Python, which
-    decides what the call gives."""
+    numba, or `bound` itself where it cannot be (see the module's docstring). A call that
+    raises in numba's code (a float divided by zero, where NumPy's gives inf; an index out
+    of range), or whose result is not finite, runs again as Python, which decides what it
+    gives; so a program that may write into its arguments is left to Python."""
     code = bound.__code__
     if program.argument_writes or code in _failed:
         return bound
@@ -96,46 +139,54 @@ def compiled(program, bound: types.FunctionType):
     if not (_twinned_cells(bound) and _plain_globals(bound)):
         _failed.add(code)
         return bound
-    jitted = numba.njit(bound)
+    jitted = numba.njit(boundscheck=True)(bound)  # (an index out of range raises)
 
-    def first(*args):  # (numba compiles at the first call)
-        if not _twinned_arguments(args):
+    def run(*args):
+        if code in _failed or not _numba_arguments(args):
             return bound(*args)
         try:
-            with warnings.catch_warnings():  # (numba's advice on the generated code is
-                warnings.simplefilter(       # not the user's)
-                    "ignore", numba.core.errors.NumbaPerformanceWarning)
+            if code in _compiled:
                 result = jitted(*args)
+            else:  # (numba compiles at the first call: its advice on generated code is
+                with warnings.catch_warnings():  # not the user's)
+                    warnings.simplefilter("ignore", numba.core.errors.NumbaPerformanceWarning)
+                    result = jitted(*args)
+                _compiled.add(code)
         except numba.core.errors.NumbaError:
             _failed.add(code)
-            current[0] = bound
             return bound(*args)
         except Exception:
             return bound(*args)
-        _compiled.add(code)
-        current[0] = then
-        return result
-
-    def then(*args):
-        if not _twinned_arguments(args):
-            return bound(*args)
-        try:
-            return jitted(*args)
-        except Exception:
-            return bound(*args)
-
-    current = [first]
-    return lambda *args: current[0](*args)
+        return result if _finite(result) else bound(*args)
+    return run
 
 
-def _twinned_arguments(args: tuple) -> bool:
-    """Whether the arrays among `args` are float64 or hold no numbers with a derivative
-    (integer or boolean data): the twins compute in float64, as numba's programs do."""
-    return all(type(a) is not np.ndarray or a.dtype.kind not in "fc" or a.dtype == _FLOAT64
-               for a in args)
+def _numba_arguments(args: tuple) -> bool:
+    """Whether numba computes with `args` as NumPy and Python do: arrays of float64, int64
+    or booleans (the twins compute in float64; NumPy keeps a uint8's wrap-around, numba
+    promotes it), and integers that fit in 64 bits."""
+    for value in args:
+        kind = type(value)
+        if kind is np.ndarray and value.dtype not in _NUMBA_DTYPES \
+                or kind is int and not -2 ** 63 <= value < 2 ** 63:
+            return False
+    return True
 
 
-_FLOAT64 = np.dtype(np.float64)
+def _finite(result) -> bool:
+    """Whether the numbers of `result` are finite: where one is not, the Python program
+    decides what the call gives (`math.sqrt(-1.0)` raises there, numba's gives nan; NumPy's
+    inf may come with a warning the user asked to be raised)."""
+    if type(result) is tuple:
+        return all(_finite(part) for part in result)
+    if type(result) is float:
+        return math.isfinite(result)
+    if type(result) is np.ndarray and result.dtype.kind in "fc":
+        return bool(np.isfinite(result).all())
+    return True
+
+
+_NUMBA_DTYPES = frozenset(map(np.dtype, (np.float64, np.int64, np.bool_)))
 
 
 def _twinned_cells(bound) -> bool:
@@ -149,9 +200,9 @@ def _twinned_cells(bound) -> bool:
 def _plain_globals(bound) -> bool:
     """Whether the globals the program reads are NumPy, math and their functions (numba
     would freeze an array or a number it reads as a constant)."""
-    namespace = bound.__globals__
-    return all(_numpy_or_math(namespace[name]) for name in bound.__code__.co_names
-               if name in namespace)
+    namespace, names = bound.__globals__, bound.__code__.co_names
+    return "random" not in names and all(  # (numba's np.random is a generator of its own)
+        _numpy_or_math(namespace[name]) for name in names if name in namespace)
 
 
 def _numpy_or_math(value) -> bool:

@@ -57,9 +57,23 @@ def _left_out(*ts) -> bool:
     return all(t is None or isinstance(t, (types.NoneType, types.Omitted)) for t in ts)
 
 
-def _rank(t) -> int:
-    """The number of axes of an array type, or of the array an Optional may hold."""
-    return (t.type if isinstance(t, types.Optional) else t).ndim
+def _literally(t, value) -> bool:
+    """Whether the optional argument `t` is `value` (True or False), given or left out."""
+    return t is value or isinstance(t, types.Omitted) and t.value is value \
+        or isinstance(t, types.BooleanLiteral) and t.literal_value is value
+
+
+def _array(t):
+    """The array type `t` is, or an Optional may hold (None until first set); else None."""
+    t = t.type if isinstance(t, types.Optional) else t
+    return t if isinstance(t, types.Array) else None
+
+
+def _element(array, index) -> bool:
+    """Whether `array[index]` is one element: an integer per axis."""
+    array = array.type if isinstance(array, types.Optional) else array
+    indices = index.types if isinstance(index, types.BaseTuple) else (index,)
+    return len(indices) == array.ndim and all(isinstance(i, types.Integer) for i in indices)
 
 
 def _arrays_of_floats(*ts) -> bool:
@@ -67,13 +81,13 @@ def _arrays_of_floats(*ts) -> bool:
 
 
 # ---- sums over broadcast axes ------------------------------------------------------------------
-@numba.njit(cache=False)
+@numba.njit
 def _summed_into(g, shape):
     """`g` (C order) summed over the axes along which an array of `shape` was broadcast to
     `g`'s shape: the leading axes, and those where `shape` has length 1."""
     out = np.zeros(shape)
     flat, source = out.reshape(-1), np.ascontiguousarray(g).reshape(-1)
-    g_shape, rank, extra = g.shape, len(shape), g.ndim - len(shape)
+    g_shape, extra = g.shape, g.ndim - len(shape)
     for i in range(source.size):
         rest, at, stride = i, 0, 1
         for axis in range(g.ndim - 1, -1, -1):
@@ -85,7 +99,6 @@ def _summed_into(g, shape):
                     at += index * stride
                 stride *= shape[own]
         flat[at] += source[i]
-    assert rank >= 0
     return out
 
 
@@ -116,10 +129,9 @@ def _unbroadcast_from(g, out, x):
         return lambda g, out, x: adjoints.unbroadcast(g, x)
     if _number(g) or g.ndim != out.ndim:  # (`g` stands for its broadcast to `out`)
         return lambda g, out, x: adjoints.unbroadcast(np.zeros(out.shape) + g, x)
+
     def spread(g, out, x):
-        if g.shape != out.shape:
-            return adjoints.unbroadcast(np.zeros(out.shape) + g, x)
-        return adjoints.unbroadcast(g, x)
+        return adjoints.unbroadcast(g if g.shape == out.shape else np.zeros(out.shape) + g, x)
     return spread
 
 
@@ -221,7 +233,7 @@ def _accumulate_at(total, g, x, index):
 
 @_twin(adjoints.expand_reduced)
 def _expand_reduced(g, x, axis=None, keepdims=False):
-    if _number(g) and isinstance(x, types.Array) and _left_out(axis):
+    if _number(g) and _array(x) and _left_out(axis) and _literally(keepdims, False):
         return lambda g, x, axis=None, keepdims=False: np.full(x.shape, g)
     if _number(g) and _number(x):
         return lambda g, x, axis=None, keepdims=False: g
@@ -231,7 +243,7 @@ def _expand_reduced(g, x, axis=None, keepdims=False):
 @_twin(regions.saved_region)
 def _saved_region(y, index):
     if isinstance(y, types.Array) and _basic(index):
-        if y.ndim == 1 and isinstance(index, types.Integer):
+        if _element(y, index):
             return lambda y, index: y[index]
         return lambda y, index: y[index].copy()
     return None
@@ -241,8 +253,10 @@ def _saved_region(y, index):
 def _region_adjoint(g, index, value, target=None):
     if _none(g):
         return lambda g, index, value, target=None: None
+    if isinstance(target, types.Array) and not isinstance(target.dtype, types.Float):
+        return None  # (integers written into truncate `value`: no derivative reaches it)
     if isinstance(g, (types.Array, types.Optional)) and _basic(index):
-        element = isinstance(index, types.Integer) and _rank(g) == 1
+        element = _element(g, index)
 
         def part(g, index, value, target=None):
             if g is None:
@@ -299,7 +313,7 @@ def _matmul_vjp_b(g, ans, a, b):
 @_twin(numpy_reductions.extremum_vjp)
 def _extremum_vjp(g, ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
     if not (isinstance(a, types.Array) and _number(ans) and _left_out(axis, out, initial)
-            and (where is True or isinstance(where, types.Omitted))):
+            and _literally(keepdims, False) and _literally(where, True)):
         return None
     def shared(g, ans, a, axis=None, out=None, keepdims=False, initial=None, where=True):
         winners = (a == ans).astype(np.float64)  # (ties share the cotangent equally)
