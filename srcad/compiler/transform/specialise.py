@@ -257,9 +257,11 @@ def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: se
     the cotangent of the other factor of a product summed; computed, it costs one more
     array and one more pass over memory, for `e`'s own values:
 
-        t = b_sum * x                                    (x: an argument)
-        b_y = np.add(b_y, multiply_into(t, np.cos(y)))   ─▶  np.add(b_y, multiply_into(np.cos(y), x))
-        b_x = b_sum * e                                  ─▶  b_x = e   (e: made here, read no more)
+        t = b_sum * x                              (x: an argument)
+        b_y = add_into(b_y, multiply_into(t, c))   ─▶  b_y = add_into(b_y, multiply_into(c, x))
+        b_x = b_sum * e                            ─▶  b_x = e   (e: made here, read no more)
+
+    (`c` a new array: `np.cos(y)`).
 
     The product's one reader multiplying it into a new array writes `e` into that array
     instead; an array `e` of the function's own (a ufunc's or an operator's, bound once)
