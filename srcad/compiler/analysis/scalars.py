@@ -28,6 +28,7 @@ import numpy as np
 
 from srcad.compiler.frontend import trees
 from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
+from srcad.ops.numpy_arrays import filled
 
 _ARITHMETIC = {"+", "-", "*", "/", "**", "%", "//", "unary -", "unary +"}
 _NUMBER_BUILTINS = {builtins.abs, builtins.float, builtins.pow}
@@ -89,6 +90,84 @@ def element_sources(block: list, arrays: dict) -> dict:
     bound = {t for op in operations(block) for t in op.targets}
     bound.update(node.element for node in walk(block) if isinstance(node, Loop))
     return {name: rank for name, rank in arrays.items() if name not in bound}
+
+
+def array_ranks(block: list, params, arrays: dict, numbers: frozenset) -> dict:
+    """The names of `block` that hold float64 arrays of one known rank on every path, and
+    that rank, given the parameters of `arrays` (parameter → the rank of the float64 array
+    it holds) and the names of `numbers`: arithmetic and one-output ufuncs of such arrays
+    and numbers (arrays of one rank), copies, and buffers filled element by element
+    (`filled`, one axis). An element read of one of them (`y[0]` of an RK4 state) is then a
+    number, as an element of such a parameter is. Writes into them keep both dtype and rank.
+    A greatest fixpoint: each definition must give the rank its name is given."""
+    if not arrays:
+        return {}
+    ranks: dict = {name: rank for name, rank in arrays.items()}
+    for node in walk(block):
+        if isinstance(node, Operation):
+            for target in node.targets:
+                ranks.setdefault(target, None)
+    excluded = (set(params) - set(arrays)) | {
+        node.element for node in walk(block) if isinstance(node, Loop) and node.element}
+    for name in excluded:
+        ranks.pop(name, None)
+    while True:  # (optimistic: a name's rank is the first its definitions give)
+        changed = False
+        for node in walk(block):
+            if isinstance(node, Operation) and len(node.targets) == 1 \
+                    and ranks.get(node.targets[0], 0) is None:
+                rank = _array_rank(node, ranks, numbers)
+                if rank:
+                    ranks[node.targets[0]] = rank
+                    changed = True
+        if not changed:
+            break
+    ranks = {name: rank for name, rank in ranks.items() if rank}
+    while True:  # (then every definition must give it, else the name goes)
+        size = len(ranks)
+        for node in walk(block):
+            if isinstance(node, Operation) and node.targets and (
+                    len(node.targets) != 1 or _array_rank(node, ranks, numbers)
+                    != ranks.get(node.targets[0])):
+                for target in node.targets:
+                    ranks.pop(target, None)
+        if len(ranks) == size:
+            return ranks
+
+
+def _array_rank(op: Operation, ranks: dict, numbers) -> int | None:
+    """The rank of the float64 array `op` makes from those of `ranks` and `numbers`, or None."""
+    if op.keywords:
+        return None
+    if op.kind == "copy":
+        return ranks.get(op.args[0].id) if isinstance(op.args[0], gast.Name) else None
+    if op.kind != "call" or op.method:
+        return None
+    if op.callee is filled:  # (np.zeros(n) written element by element: else it raises)
+        return 1
+    if not (op.label in _ARRAY_ARITHMETIC or _float64_ufunc(op.callee, len(op.args))):
+        return None
+    found = set()
+    for argument in op.args:
+        if isinstance(argument, gast.Name) and ranks.get(argument.id):
+            found.add(ranks[argument.id])
+        elif not _is_number_atom(argument, numbers):
+            return None
+    return found.pop() if len(found) == 1 else None
+
+
+_ARRAY_ARITHMETIC = {"+", "-", "*", "/", "**", "unary -", "unary +"}
+
+
+def _float64_ufunc(callee, count: int) -> bool:
+    """Whether `callee` is a ufunc of one output that gives float64 for float64 inputs."""
+    if not (isinstance(callee, np.ufunc) and callee.nout == 1 and callee.nin == count):
+        return False
+    try:
+        with np.errstate(all="ignore"):
+            return type(callee(*[np.float64(0.5)] * count)) is np.float64
+    except Exception:
+        return False
 
 
 def makes_a_number(op: Operation, numbers: set, elements: dict | None = None) -> bool:
