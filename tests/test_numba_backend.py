@@ -7,7 +7,7 @@ import pytest
 
 import srcad
 from srcad.api.testing import numerical_gradient
-from srcad.bench.workloads import lotka_volterra
+from srcad.bench.workloads import lotka_volterra, rk4_pendulum
 from srcad.compiler import numba_backend
 from srcad.errors import UsageError
 
@@ -44,22 +44,6 @@ def recurrent(Wh, Wx, X):
     for t in range(X.shape[0]):
         h = np.tanh(Wh @ h + Wx @ X[t])
     return np.sum(h * h) + np.sum(Wx.T @ Wh[:, :2])
-
-
-def _pendulum(y, p):
-    dy = np.zeros(2)
-    dy[0] = y[1]
-    dy[1] = -p[0] * np.sin(y[0]) - p[1] * y[1]
-    return dy
-
-
-def runge_kutta(p, start):
-    y, h = start, 0.05
-    for _ in range(20):
-        k1 = _pendulum(y, p)
-        k2 = _pendulum(y + 0.5 * h * k1, p)
-        y = y + h * k2
-    return y[0] ** 2 + y[1] ** 2
 
 
 def mixture(means, logits, X):
@@ -121,7 +105,7 @@ CASES = [
     (vector_loop, (np.array([0.3, -0.2, 0.5]), np.array([0.9, 1.1, -0.4])), (0, 1)),
     (recurrent, (RNG.standard_normal((4, 4)) / 3, RNG.standard_normal((4, 3)) / 3,
                  RNG.standard_normal((6, 3))), (0, 1)),
-    (runge_kutta, (np.array([9.81, 0.3]), np.array([1.0, 0.0])), (0, 1)),
+    (rk4_pendulum, (np.array([9.81, 0.3]), np.array([1.0, 0.0])), (0, 1)),
     (mixture, (RNG.standard_normal((3, 2)), np.array([0.1, 0.1, -0.3]),  # (a tie in max)
                RNG.standard_normal((5, 2))), (0, 1)),
     (heat, (0.2, np.sin(np.linspace(0.0, 3.0, 12))), (0, 1)),
