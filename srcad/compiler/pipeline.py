@@ -132,10 +132,10 @@ def analyze(program: Program) -> None:
     params = param_names(program.simple)
     numbers = scalar_names(block, params, program.scalars, program.simple.return_variable,
                            elements)
-    if program.arrays:  # (elements of float64 arrays the function makes are numbers too)
-        numbers = scalar_names(block, params, program.scalars,
-                               program.simple.return_variable,
-                               array_ranks(block, params, dict(program.arrays), numbers))
+    ranks = array_ranks(block, params, dict(program.arrays), numbers)
+    if ranks.keys() - elements.keys():  # (elements of arrays the function makes: numbers too)
+        numbers = scalar_names(block, params, program.scalars, program.simple.return_variable,
+                               ranks)
     program.activity = replace(activity, scalars=numbers, elements=elements,
                                shapes=shape_classes(block, wrt - program.containers, numbers))
     program.aliases = check_in_place_updates(

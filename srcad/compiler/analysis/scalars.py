@@ -12,7 +12,8 @@ result, another loop's element, a value written in place) is not.
 Where parameters hold float64 arrays of known ranks (`grad`'s gradient-only program, made
 for such arrays), an element read by integer indices (`p[0]`, `W[i, j]`) is a number too,
 a NumPy float64: an ODE whose rates are `p[0]`..`p[3]` is then scalar code, with no
-`unbroadcast` per operation and no copy of a rate pushed per step.
+`unbroadcast` per operation and no copy of a rate pushed per step. So is an element of a
+float64 array the function makes of them (`array_ranks`): an integrator's state `y[0]`.
 
 `only_numbers` tells whether a whole function is such arithmetic (plus comparisons and
 `range` loops): then `grad` may run an optimistic variant of it with `math` in place of
@@ -163,11 +164,18 @@ def _float64_ufunc(callee, count: int) -> bool:
     """Whether `callee` is a ufunc of one output that gives float64 for float64 inputs."""
     if not (isinstance(callee, np.ufunc) and callee.nout == 1 and callee.nin == count):
         return False
-    try:
-        with np.errstate(all="ignore"):
-            return type(callee(*[np.float64(0.5)] * count)) is np.float64
-    except Exception:
-        return False
+    known = _FLOAT64_UFUNCS.get(callee)
+    if known is None:
+        try:
+            with np.errstate(all="ignore"):
+                known = type(callee(*[np.float64(0.5)] * count)) is np.float64
+        except Exception:
+            known = False
+        _FLOAT64_UFUNCS[callee] = known
+    return known
+
+
+_FLOAT64_UFUNCS: dict = {}  # ufunc → whether it gives float64 for float64 inputs
 
 
 def makes_a_number(op: Operation, numbers: set, elements: dict | None = None) -> bool:
