@@ -240,6 +240,18 @@ def _expand_reduced(g, x, axis=None, keepdims=False):
     return None
 
 
+@_twin(adjoints.add_spread)
+def _add_spread(total, g, x, axis=None, keepdims=False):
+    if _number(g) and _array(x) and _array(total) and _left_out(axis) \
+            and _literally(keepdims, False):
+        def added(total, g, x, axis=None, keepdims=False):
+            if total is None:
+                return np.full(x.shape, g)
+            return total + g
+        return added
+    return None
+
+
 @_twin(regions.saved_region)
 def _saved_region(y, index):
     if isinstance(y, types.Array) and _basic(index):
