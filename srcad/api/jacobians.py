@@ -16,6 +16,7 @@ the backward sweep's closures and stack.) The Hessian is the Jacobian of the gra
 from __future__ import annotations
 
 import functools
+import itertools
 from typing import Callable
 
 import numpy as np
@@ -95,10 +96,15 @@ class _Jacobian(DerivativeFunction):
             if self.mode != "auto":  # `defvjp` habit): reverse mode computes it
                 raise
             output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
+        return self.assembled(output, blocks, inputs)
+
+    def assembled(self, output, blocks, inputs):
+        """The Jacobian, nested as the output and the `wrt` arguments, from its blocks."""
         per_output_leaf = []
         for per_input in blocks:
             arguments = [rebuilt(x, iter(parts)) for x, parts in zip(inputs, per_input)]
-            per_output_leaf.append(tuple(arguments) if several else arguments[0])
+            per_output_leaf.append(tuple(arguments) if isinstance(self.wrt, tuple)
+                                   else arguments[0])
         return rebuilt(output, iter(per_output_leaf))
 
 
@@ -106,9 +112,10 @@ class _Columns:
     """The Jacobian column by column (where `jacobian_batches` has no batched program): one
     run of the tangent program per input element, the program compiled once per `wrt`
     argument and called directly. The first run also gives the output, which `auto` needs
-    to choose a mode."""
+    to choose a mode. `chosen`, a range of the columns, runs those alone (a block an
+    executor computes)."""
 
-    def __init__(self, fn, args, kwargs, positions):
+    def __init__(self, fn, args, kwargs, positions, chosen: range | None = None):
         self.fn, self.positions, self.kwargs = fn, positions, kwargs
         self.args = list(args)
         names, _ = wrt_parameters(code_of(fn), tuple(positions))
@@ -121,7 +128,8 @@ class _Columns:
             for position, name in zip(positions, names)]
         self.programs = [c.bound(function) for c in compiled]
         self.writes = any(c.writes for c in compiled)  # each run then gets its own copies
-        self.units = iter(_units(self.args, positions))
+        self.units = iter(_units(self.args, positions)) if chosen is None else \
+            itertools.islice(_units(self.args, positions), chosen.start, chosen.stop)
         self.runs = []
         first = next(self.units, None)
         if first is None:
@@ -138,18 +146,29 @@ class _Columns:
 
     def all(self):
         """Blocks `[output leaf][wrt argument][input leaf]`, each `out.shape + in.shape`."""
+        return [_split(column, out, [self.args[p] for p in self.positions])
+                for column, out in zip(self.matrices(), leaves(self.output))]
+
+    def matrices(self) -> list:
+        """Per output leaf, its columns: `(leaf size, columns run)`."""
         for which, tangent in self.units:
             self._run(which, tangent)
         outputs = leaves(self.output)
-        flat = [np.array([np.reshape(leaves(run)[o], -1) for run in self.runs]).reshape(
-            len(self.runs), -1) for o in range(len(outputs))]
-        return [_split(column.T, out, [self.args[p] for p in self.positions])
-                for column, out in zip(flat, outputs)]
+        return [np.array([np.reshape(leaves(run)[o], -1) for run in self.runs]).reshape(
+            len(self.runs), -1).T for o in range(len(outputs))]
 
 
 def _by_rows(fn, args, kwargs, wrt):
     """The output, and blocks as in `_Columns.all` from one backward sweep per output
     element."""
+    output, flat = _rows(fn, args, kwargs, wrt)
+    inputs = [args[p] for p in _positional(fn, wrt, "jacobian")[1]]
+    return output, _row_blocks(flat, output, inputs)
+
+
+def _rows(fn, args, kwargs, wrt, chosen: range | None = None):
+    """The output, and the Jacobian's rows (those of `chosen` alone if given) as one
+    matrix `(rows, all input elements)`."""
     derivative = api.Derivative(fn, wrt)
     output, backward, originals, replayable = derivative.forward_sweep(copied(list(args)),
                                                                        copied(kwargs))
@@ -162,23 +181,29 @@ def _by_rows(fn, args, kwargs, wrt):
         # each sweep pops what it saved, and may write into (copies of) the arguments
         _, sweep, again = derivative.forward(copied(list(args)), copied(kwargs))
         return derivative.gradients(sweep, cotangent, again)
-    inputs = [args[p] for p in _positional(fn, wrt, "jacobian")[1]]
     outputs = leaves(output)
+    units = ((index, unit) for index, leaf in enumerate(outputs) for unit in _unit_arrays(leaf))
+    if chosen is not None:
+        units = itertools.islice(units, chosen.start, chosen.stop)
     rows = []
-    for index, leaf in enumerate(outputs):
-        for unit in _unit_arrays(leaf):
-            cotangent = rebuilt(output, iter(
-                [unit if k == index else _zero_like(o) for k, o in enumerate(outputs)]))
-            gradients = pullback(cotangent)
-            gradients = gradients if isinstance(wrt, tuple) else (gradients,)
-            rows.append(np.concatenate([np.reshape(g, -1) for gradient in gradients
-                                        for g in leaves(gradient)]))
-    flat = np.array(rows).reshape(len(rows), -1)
+    for index, unit in units:
+        cotangent = rebuilt(output, iter(
+            [unit if k == index else _zero_like(o) for k, o in enumerate(outputs)]))
+        gradients = pullback(cotangent)
+        gradients = gradients if isinstance(wrt, tuple) else (gradients,)
+        rows.append(np.concatenate([np.reshape(g, -1) for gradient in gradients
+                                    for g in leaves(gradient)]))
+    return output, np.array(rows).reshape(len(rows), -1)
+
+
+def _row_blocks(flat, output, inputs) -> list:
+    """Blocks as in `_Columns.all` from the Jacobian as one matrix `(all output elements,
+    all input elements)`."""
     blocks, start = [], 0
-    for leaf in outputs:
+    for leaf in leaves(output):
         blocks.append(_split(flat[start:start + _size(leaf)], leaf, inputs))
         start += _size(leaf)
-    return output, blocks
+    return blocks
 
 
 def _split(matrix, output_leaf, inputs):
@@ -262,7 +287,8 @@ def _tangent_source(fn, names) -> str:
 
 @api_boundary
 def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
-             argnums: Wrt | None = None) -> Callable:
+             argnums: Wrt | None = None, executor=None,
+             block_size: int | None = None) -> Callable:
     """The Jacobian of a function.
 
     Parameters
@@ -274,6 +300,11 @@ def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
     mode : {"auto", "fwd", "rev"}
         "fwd" runs the tangent program once per input element, "rev" the backward sweep
         once per output element, "auto" whichever runs fewer times.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Run those rows or columns in blocks there (docs/distributed.md); the result is
+        the same, bit for bit. "dask" names the current Dask client.
+    block_size : int, optional
+        Rows or columns per task (about four tasks per worker by default).
 
     Returns
     -------
@@ -290,6 +321,8 @@ def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
            [1., 0.]])
     """
     wrt = chosen_wrt(wrt, argnums)
+    if executor is not None or block_size is not None:
+        return _on_executor(fn, ("jacobian", wrt, mode), executor, block_size)
     if per_call(fn, wrt):
         return PerArity(fn, wrt, lambda f, w: _Jacobian(f, w, mode))
     return api.shared(fn, ("jacobian", wrt, mode), lambda: _Jacobian(fn, wrt, mode))
@@ -395,7 +428,8 @@ class _Hessian(_Jacobian):
 
 
 @api_boundary
-def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable:
+def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
+            executor=None, block_size: int | None = None) -> Callable:
     """The Hessian of a function of real, one-element output.
 
     Parameters
@@ -405,6 +439,8 @@ def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None)
         the tangent program it generates).
     wrt, argnums : int, str or tuple, optional
         As for `grad`.
+    executor, block_size : optional
+        As for `jacobian`: columns computed in blocks on an executor.
 
     Returns
     -------
@@ -422,6 +458,8 @@ def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None)
            [2., 0.]])
     """
     wrt = chosen_wrt(wrt, argnums)
+    if executor is not None or block_size is not None:
+        return _on_executor(fn, ("hessian", wrt, None), executor, block_size)
     if per_call(fn, wrt):
         return PerArity(fn, wrt, _Hessian)
     return api.shared(fn, ("hessian", wrt), lambda: _Hessian(fn, wrt))
@@ -445,38 +483,53 @@ class _BatchJacobian:
 
     @api_boundary
     def __call__(self, *args):
+        return self.finished(args, *self.directions(args, self.batch_of(args)))
+
+    def batch_of(self, args) -> np.ndarray:
+        """The argument `wrt`, checked: real, with a batch axis."""
         x = np.asarray(args[self.position])
         _refuse_complex([x], "argument")
         if x.ndim == 0:
             raise UsageError("batch_jacobian needs an argument with a batch axis first.")
-        example = x[0]
-        stacked = self._all_at_once(args, x)
-        if stacked is None:  # one run of the tangent program per element of an example
-            columns = []
-            for unit in _unit_arrays(example.astype(np.promote_types(x.dtype, np.float16))):
-                tangents = [None] * len(args)
-                tangents[self.position] = np.broadcast_to(unit, x.shape).copy()
-                output, tangent = jvp(self.fn, tuple(args), tuple(tangents))
-                columns.append(tangent)
-            stacked = output, np.stack(columns, axis=-1)  # batch + out + (in elements)
-        output, columns = stacked
+        return x
+
+    def finished(self, args, output, columns):
+        """The Jacobians from `directions`' output and columns (all of them)."""
+        x = np.asarray(args[self.position])
         if np.ndim(output) == 0 or np.shape(output)[0] != x.shape[0]:
             raise UsageError(f"batch_jacobian needs an output with the batch axis first "
                              f"({x.shape[0]} rows); got shape {np.shape(output)}.")
         self._check_independent(args, output)
-        return columns.reshape(np.shape(output) + example.shape)
+        return columns.reshape(np.shape(output) + x.shape[1:])
 
-    def _all_at_once(self, args, x):
+    def directions(self, args, x, chosen: range | None = None):
+        """`(output, columns)`: the derivatives along each unit direction of an example
+        (those of `chosen` alone if given) repeated over the batch, stacked on a last axis."""
+        chosen = range(int(np.prod(x.shape[1:], dtype=int))) if chosen is None else chosen
+        stacked = self._all_at_once(args, x, chosen)
+        if stacked is not None:
+            return stacked
+        columns = []  # one run of the tangent program per chosen element of an example
+        example = x[0].astype(np.promote_types(x.dtype, np.float16))
+        for unit in itertools.islice(_unit_arrays(example), chosen.start, chosen.stop):
+            tangents = [None] * len(args)
+            tangents[self.position] = np.broadcast_to(unit, x.shape).copy()
+            output, tangent = jvp(self.fn, tuple(args), tuple(tangents))
+            columns.append(tangent)
+        return output, np.stack(columns, axis=-1)  # batch + out + (in elements)
+
+    def _all_at_once(self, args, x, chosen: range):
         """`(output, columns)` from one run of the batched tangent program, seeded with
-        each unit direction of an example repeated over the batch, or None."""
+        each chosen unit direction of an example repeated over the batch, or None."""
         size = int(np.prod(x.shape[1:], dtype=int))
-        unit = basis(size, np.promote_types(x.dtype, np.float16)).reshape((size, 1) + x.shape[1:])
-        ran = self.batched.run(0, np.broadcast_to(unit, (size,) + x.shape), args, {})
+        unit = basis(size, np.promote_types(x.dtype, np.float16)).reshape(
+            (size, 1) + x.shape[1:])[chosen.start:chosen.stop]
+        ran = self.batched.run(0, np.broadcast_to(unit, (len(chosen),) + x.shape), args, {})
         if ran is None:
             return None
         output, tangent = ran
         if tangent is None:
-            return output, np.zeros(np.shape(output) + (size,))
+            return output, np.zeros(np.shape(output) + (len(chosen),))
         return output, np.moveaxis(np.asarray(tangent), 0, -1)
 
     def _check_independent(self, args, output):
@@ -497,8 +550,8 @@ class _BatchJacobian:
 
 
 @api_boundary
-def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *,
-                   argnums: Wrt | None = None) -> Callable:
+def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
+                   executor=None, block_size: int | None = None) -> Callable:
     """Per-example Jacobians of a function that treats the rows of a batch apart.
 
     Parameters
@@ -508,6 +561,8 @@ def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *,
         depends only on row i of `x` (a function that mixes rows is refused).
     wrt, argnums : int or str, optional
         The one array argument `x`, as for `grad`.
+    executor, block_size : optional
+        As for `jacobian`: the directions of an example computed in blocks on an executor.
 
     Returns
     -------
@@ -526,7 +581,18 @@ def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *,
            [[6., 0.],
             [0., 8.]]])
     """
-    return _BatchJacobian(fn, chosen_wrt(wrt, argnums))
+    wrt = chosen_wrt(wrt, argnums)
+    if executor is not None or block_size is not None:
+        return _on_executor(fn, ("batch_jacobian", wrt, None), executor, block_size)
+    return _BatchJacobian(fn, wrt)
+
+
+def _on_executor(fn, made: tuple, executor, block_size):
+    if executor is None:
+        raise UsageError("block_size= cuts the work into tasks for an executor; no "
+                         "executor= was given.", fix="pass executor=, or leave block_size out.")
+    from srcad.api.executors import on_executor  # (it builds on this module)
+    return on_executor(fn, made, executor, block_size)
 
 
 # ---- Jacobians, Hessians and hvps called where srcad differentiates ---------------------------
