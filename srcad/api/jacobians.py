@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import types
 from typing import Callable
 
 import numpy as np
@@ -28,7 +29,8 @@ from srcad.runtime.arguments import (Wrt, chosen_wrt, copied, is_container, leav
 from srcad.api.adapters import PerArity, per_call, transformable
 from srcad.api.fast_paths import guards_of
 from srcad.api.forward import checked_tangent, jvp, like_output
-from srcad.api.jacobian_batches import BatchedColumns
+from srcad.api.executors import OnExecutor
+from srcad.api.jacobian_batches import BatchedColumns, seed_of
 from srcad.compiler.frontend.parse import code_of
 from srcad.compiler.passes import enabled
 from srcad.errors import MissingJVPRuleError, UnsupportedDerivativeError, UsageError
@@ -106,6 +108,55 @@ class _Jacobian(DerivativeFunction):
             per_output_leaf.append(tuple(arguments) if isinstance(self.wrt, tuple)
                                    else arguments[0])
         return rebuilt(output, iter(per_output_leaf))
+
+    # ---- in blocks, on an executor (api/executors.py) ----
+    def parts(self, args, kwargs):
+        """`(way, [(which, count)])`: how the local call computes this Jacobian ("batched",
+        "columns" or "rows", decided as `__call__` decides, by a run of one column) and how
+        many rows or columns there are (per `wrt` argument when "batched")."""
+        inputs = [args[p] for p in self.positions]
+        _refuse_complex(inputs, "argument")
+        try:
+            if self.mode != "rev" and enabled("batch") and all(
+                    seed_of(args[p]) is not None for p in self.positions):
+                ran = self.batched.run(0, seed_of(args[self.positions[0]])[:1], args, kwargs)
+                if ran is not None and (self.mode == "fwd" or _size(ran[0]) >= _size(inputs)):
+                    return "batched", [(which, _size(args[p]))
+                                       for which, p in enumerate(self.positions)]
+            if self.mode != "rev":
+                output = _Columns(self.fn, args, kwargs, self.positions, range(1)).output
+                _refuse_complex([output], "output")
+                if self.mode == "fwd" or _size(output) >= _size(inputs):
+                    return "columns", [(0, _size(inputs))]
+        except MissingJVPRuleError:  # as in `__call__`
+            if self.mode != "auto":
+                raise
+        return "rows", [(0, _size(self.fn(*copied(args), **copied(kwargs))))]
+
+    def part(self, args, kwargs, way: str, which: int, chosen: range):
+        """`(output, matrix)`: the rows `chosen` (rows × all input elements) or the columns
+        (all output elements × columns) of the `which`-th `wrt` argument when "batched"."""
+        if way == "rows":
+            return _rows(self.fn, args, kwargs, self.wrt, chosen)
+        if way == "batched":
+            x = args[self.positions[which]]
+            ran = self.batched.run(which, seed_of(x)[chosen.start:chosen.stop], args, kwargs)
+            if ran is not None:
+                output, tangent = ran
+                return output, np.zeros((_size(output), len(chosen))) if tangent is None \
+                    else np.reshape(tangent, (len(chosen), -1)).T
+            # a form without a batched rule met on this run: columns, as the local call
+            offset = sum(_size(args[p]) for p in self.positions[:which])
+            chosen = range(offset + chosen.start, offset + chosen.stop)
+        columns = _Columns(self.fn, args, kwargs, self.positions, chosen)
+        return columns.output, np.concatenate(columns.matrices(), axis=0)
+
+    def from_parts(self, args, way: str, parts: list):
+        """The Jacobian from `part`'s results, in order."""
+        output, inputs = parts[0][0], [args[p] for p in self.positions]
+        _refuse_complex([output], "output")
+        matrix = np.concatenate([m for _, m in parts], axis=0 if way == "rows" else 1)
+        return self.assembled(output, _row_blocks(matrix, output, inputs), inputs)
 
 
 class _Columns:
@@ -322,7 +373,7 @@ def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
     """
     wrt = chosen_wrt(wrt, argnums)
     if executor is not None or block_size is not None:
-        return _on_executor(fn, ("jacobian", wrt, mode), executor, block_size)
+        return _on_executor(fn, wrt, _Jacobian, (wrt, mode), executor, block_size)
     if per_call(fn, wrt):
         return PerArity(fn, wrt, lambda f, w: _Jacobian(f, w, mode))
     return api.shared(fn, ("jacobian", wrt, mode), lambda: _Jacobian(fn, wrt, mode))
@@ -459,7 +510,7 @@ def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
     """
     wrt = chosen_wrt(wrt, argnums)
     if executor is not None or block_size is not None:
-        return _on_executor(fn, ("hessian", wrt, None), executor, block_size)
+        return _on_executor(fn, wrt, _Hessian, (wrt,), executor, block_size)
     if per_call(fn, wrt):
         return PerArity(fn, wrt, _Hessian)
     return api.shared(fn, ("hessian", wrt), lambda: _Hessian(fn, wrt))
@@ -492,6 +543,18 @@ class _BatchJacobian:
         if x.ndim == 0:
             raise UsageError("batch_jacobian needs an argument with a batch axis first.")
         return x
+
+    # ---- in blocks, on an executor (api/executors.py) ----
+    def parts(self, args, kwargs):
+        """`("directions", [(0, count)])`: the unit directions of an example (not the
+        examples: another argument may be batched as well)."""
+        return "directions", [(0, int(np.prod(self.batch_of(args).shape[1:], dtype=int)))]
+
+    def part(self, args, kwargs, way: str, which: int, chosen: range):
+        return self.directions(args, self.batch_of(args), chosen)
+
+    def from_parts(self, args, way: str, parts: list):
+        return self.finished(args, parts[0][0], np.concatenate([c for _, c in parts], axis=-1))
 
     def finished(self, args, output, columns):
         """The Jacobians from `directions`' output and columns (all of them)."""
@@ -583,16 +646,20 @@ def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None 
     """
     wrt = chosen_wrt(wrt, argnums)
     if executor is not None or block_size is not None:
-        return _on_executor(fn, ("batch_jacobian", wrt, None), executor, block_size)
+        return _on_executor(fn, wrt, _BatchJacobian, (wrt,), executor, block_size)
     return _BatchJacobian(fn, wrt)
 
 
-def _on_executor(fn, made: tuple, executor, block_size):
+def _on_executor(fn, wrt, kind, options: tuple, executor, block_size):
+    """`kind(fn, *options)` (a class above) computed in blocks on `executor`."""
     if executor is None:
         raise UsageError("block_size= cuts the work into tasks for an executor; no "
                          "executor= was given.", fix="pass executor=, or leave block_size out.")
-    from srcad.api.executors import on_executor  # (it builds on this module)
-    return on_executor(fn, made, executor, block_size)
+    if per_call(fn, wrt) and isinstance(fn, types.FunctionType):
+        raise UsageError("an executor runs a Python function with named parameters and no "
+                         "derivative rules of its own.",
+                         fix="wrap the callable in a function defined in your script.")
+    return OnExecutor(fn, kind, options, executor, block_size)
 
 
 # ---- Jacobians, Hessians and hvps called where srcad differentiates ---------------------------
