@@ -12,6 +12,7 @@ import pytest
 
 import srcad
 from srcad.errors import UsageError
+from srcad.runtime.arguments import leaves, rebuilt
 
 A = np.arange(12.0).reshape(3, 4) / 7.0
 
@@ -65,18 +66,12 @@ def executor(request):
 
 def assert_identical(got, expected):
     """The same nesting, and at each leaf the same shape, dtype and bits."""
-    if isinstance(expected, dict):
-        assert isinstance(got, dict) and got.keys() == expected.keys()
-        for key in expected:
-            assert_identical(got[key], expected[key])
-    elif isinstance(expected, tuple):
-        assert isinstance(got, tuple) and len(got) == len(expected)
-        for g, e in zip(got, expected):
-            assert_identical(g, e)
-    else:
-        assert np.shape(got) == np.shape(expected)
-        assert np.asarray(got).dtype == np.asarray(expected).dtype
-        np.testing.assert_array_equal(got, expected)
+    got_leaves, expected_leaves = leaves(got), leaves(expected)
+    numbered = iter(range(len(expected_leaves)))
+    assert rebuilt(got, iter(range(len(got_leaves)))) == rebuilt(expected, numbered)
+    for g, e in zip(got_leaves, expected_leaves):
+        assert np.shape(g) == np.shape(e) and np.asarray(g).dtype == np.asarray(e).dtype
+        np.testing.assert_array_equal(g, e)
 
 
 X = np.linspace(0.1, 1.3, 4)
