@@ -62,6 +62,6 @@ if __name__ == "__main__":
             with Client(sys.argv[2]) as client:
                 main(size, client)
         else:
-            with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None,
+            with LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0",
                               silence_logs=40) as cluster, Client(cluster) as client:
                 main(size, client)

@@ -13,9 +13,15 @@ one of its own).
   the same numbers; blocks are only concatenated, never summed.
 - What a task carries: the function as a `shipping.Parcel` (its source, globals, closure
   and the user's rules), pickled once per call, with its digest; the derivative's class
-  (pickled by reference) and options; the arguments; its block. A worker rebuilds a parcel
-  once (`_REBUILT`, by digest) and srcad's cache keeps the programs it generates from it,
-  so later blocks and later calls of an unchanged function reuse them.
+  (pickled by reference) and options; the generated source here (`.source`); the
+  arguments; its block. A worker rebuilds a parcel once (`_REBUILT`, by digest) and
+  srcad's cache keeps the programs it generates from it, so later blocks and later calls
+  of an unchanged function reuse them.
+- The generated source is sent as the contract, not as the code to run: a program binds
+  objects (rules, helpers, the user's globals) as cells, which text cannot carry, so the
+  worker generates its own from the function's source. srcad's names are deterministic, so
+  the two are the same text, and the worker refuses to run a block if they are not (another
+  srcad version there, a rule it lacks): bit-identical results rest on the same program.
 - Failures: every block is awaited and the first error raised (the others cancelled), so a
   result is complete or there is none. Dask reruns a task whose worker died
   (`distributed.scheduler.allowed-failures`); a process pool reports its broken pool.
@@ -32,8 +38,9 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from srcad.api import shipping
-from srcad.errors import UsageError
+from srcad.errors import SrcadError, UsageError
 from srcad.tracebacks import api_boundary
+from srcad.version import __version__
 
 _INSTALL = "pip install 'srcad[dask]'"
 _BLOCKS_PER_WORKER = 4  # default blocks: a few per worker, so a slow worker holds up little
@@ -45,6 +52,7 @@ class _Task:
     parcel: bytes
     kind: type       # jacobians._Jacobian, _Hessian or _BatchJacobian
     options: tuple   # kind(fn, *options)
+    source: str | None  # kind(fn, *options).source here (None: it has none to show)
     args: tuple
     kwargs: dict
     way: str         # what `kind.parts` said
@@ -74,14 +82,22 @@ class OnExecutor:
             return self.local(*args, **kwargs)
         parcel = shipping.dumped(shipping.packed(self.fn))  # (globals as they are now)
         digest = hashlib.sha256(parcel).hexdigest()
-        tasks = [_Task(digest, parcel, self.kind, self.options, args, kwargs, way, which,
-                       chosen) for which, chosen in blocks]
+        source = _source(self.local)
+        tasks = [_Task(digest, parcel, self.kind, self.options, source, args, kwargs, way,
+                       which, chosen) for which, chosen in blocks]
         return self.local.from_parts(args, way, _gathered(self.executor, tasks))
 
     def _ranges(self, count: int) -> list:
         size = self.block_size or max(1, math.ceil(count / (
             _BLOCKS_PER_WORKER * _workers(self.executor))))
         return [range(start, min(start + size, count)) for start in range(0, count, size)]
+
+
+def _source(derivative) -> str | None:
+    try:
+        return derivative.source
+    except SrcadError:  # (a program that exists only for some arguments, or none at all)
+        return None
 
 
 # ---- on a worker ------------------------------------------------------------------------------
@@ -96,8 +112,13 @@ def run_block(task: _Task):
     with _lock:
         local = _REBUILT.get(key)
         if local is None:
-            local = _REBUILT[key] = task.kind(shipping.unpacked(pickle.loads(task.parcel)),
-                                              *task.options)
+            local = task.kind(shipping.unpacked(pickle.loads(task.parcel)), *task.options)
+            if _source(local) != task.source:
+                raise UsageError(
+                    f"this worker generates another program for {task.kind.__name__} than "
+                    f"the process that sent it (srcad {__version__} here).",
+                    fix="install the same srcad version on the workers as on the client.")
+            _REBUILT[key] = local
             while len(_REBUILT) > _REBUILT_KEPT:
                 _REBUILT.popitem(last=False)
         _REBUILT.move_to_end(key)

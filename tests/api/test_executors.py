@@ -6,6 +6,7 @@ import concurrent.futures
 import logging
 import multiprocessing
 import os
+from collections import OrderedDict
 
 import numpy as np
 import pytest
@@ -47,7 +48,7 @@ def with_rule(x):
 def dask_client():
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(n_workers=2, processes=True, threads_per_worker=1,
-                                  dashboard_address=None, silence_logs=logging.ERROR) as cluster, \
+                                  dashboard_address=":0", silence_logs=logging.ERROR) as cluster, \
             distributed.Client(cluster) as client:
         yield client
 
@@ -165,12 +166,23 @@ def test_a_thread_pool_and_a_changed_global():
         jacobian = srcad.jacobian(simulator, executor=pool)
         first = jacobian(X)
         assert_identical(first, srcad.jacobian(simulator)(X))
+        misses = srcad.cache_info().misses
+        assert_identical(jacobian(X), first)
+        assert srcad.cache_info().misses == misses  # (compiled once, here and on the worker)
         saved, A = A, A * 2.0  # globals are read at each call, as locally
         try:
             assert_identical(jacobian(X), srcad.jacobian(simulator)(X))
             assert not np.array_equal(jacobian(X), first)
         finally:
             A = saved
+
+
+def test_a_worker_generating_another_program_refuses(monkeypatch):
+    monkeypatch.setattr(srcad.api.executors, "_REBUILT", OrderedDict())  # (none rebuilt yet)
+    monkeypatch.setattr(srcad.api.executors, "_source", lambda derivative: str(id(derivative)))
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        with pytest.raises(UsageError, match="same srcad version"):
+            srcad.jacobian(simulator, executor=pool)(X)
 
 
 def test_errors_say_what_to_pass(monkeypatch):
