@@ -86,6 +86,11 @@ def test_function_of_this_file(executor, mode):
     assert_identical(srcad.jacobian(simulator, mode=mode, executor=executor)(X), local)
 
 
+def test_the_current_dask_client_by_name(dask_client):
+    assert_identical(srcad.hessian(energy, executor="dask")({"w": X, "b": X + 1.0}),
+                     srcad.hessian(energy)({"w": X, "b": X + 1.0}))
+
+
 def test_float32_and_a_closure(executor):
     closure = scaled_sine(np.float32(3.0))
     x = X.astype(np.float32)
