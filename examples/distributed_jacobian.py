@@ -2,8 +2,8 @@
 
 A reaction-diffusion model steps a field `u` of n cells forward in time; the sensitivity of
 the final field to the initial one is an n x n Jacobian. `srcad.jacobian(simulate,
-executor=client)` cuts its columns into blocks, ships the simulator's source (this file is
-not imported by the workers) and gathers the blocks: the result is the local call's, bit for
+executor=client)` cuts its columns into blocks, ships the simulator's source (the workers
+need not be able to import this file) and gathers the blocks: the result is the local call's, bit for
 bit, which this script checks, along with central finite differences for a few columns.
 
     python examples/distributed_jacobian.py              # n = 200 on a LocalCluster of 2

@@ -44,6 +44,14 @@ def with_rule(x):
     return steep(x) + np.sin(x)
 
 
+def damped(x):
+    return np.exp(-x) * x
+
+
+def uses_a_helper(x, *, scale=1.0):
+    return scale * damped(x[::-1]) + simulator(x)[0]
+
+
 @pytest.fixture(scope="module")
 def dask_client():
     distributed = pytest.importorskip("distributed")
@@ -84,6 +92,13 @@ def test_function_of_this_file(executor, mode):
     assert_identical(srcad.jacobian(simulator, mode=mode, executor=executor,
                                     block_size=1)(X), local)
     assert_identical(srcad.jacobian(simulator, mode=mode, executor=executor)(X), local)
+
+
+def test_a_helper_of_this_file_and_a_keyword_argument(executor):
+    for mode in ("rev", "fwd"):
+        assert_identical(srcad.jacobian(uses_a_helper, mode=mode, executor=executor,
+                                        block_size=3)(X, scale=2.5),
+                         srcad.jacobian(uses_a_helper, mode=mode)(X, scale=2.5))
 
 
 def test_the_current_dask_client_by_name(dask_client):
