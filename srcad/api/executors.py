@@ -11,12 +11,14 @@ one of its own).
   call decides; this module only cuts, ships and gathers.
 - Bit-identical to the local call: each row or column is computed by the same program from
   the same numbers; blocks are only concatenated, never summed.
-- What a task carries: the function as a `shipping.Parcel` (its source, globals, closure
-  and the user's rules), pickled once per call, with its digest; the derivative's class
-  (pickled by reference) and options; the generated source here (`.source`); the
-  arguments; its block. A worker rebuilds a parcel once (`_REBUILT`, by digest) and
-  srcad's cache keeps the programs it generates from it, so later blocks and later calls
-  of an unchanged function reuse them.
+- What a task carries: its block, and a `_Job` shared by the blocks of a call: the
+  function as a `shipping.Parcel` (its source, globals, closure and the user's rules),
+  pickled once per call, with its digest; the derivative's class (pickled by reference)
+  and options; the generated source here (`.source`); the arguments. Dask gets the job
+  once, as the result of a task the blocks depend on, and moves it to each worker once; a
+  process pool pickles it with every task. A worker rebuilds a parcel once (`_REBUILT`, by digest) and srcad's cache keeps
+  the programs it generates from it, so later blocks and later calls of an unchanged
+  function reuse them.
 - The generated source is sent as the contract, not as the code to run: a program binds
   objects (rules, helpers, the user's globals) as cells, which text cannot carry, so the
   worker generates its own from the function's source. srcad's names are deterministic, so
@@ -47,7 +49,9 @@ _BLOCKS_PER_WORKER = 4  # default blocks: a few per worker, so a slow worker hol
 
 
 @dataclass(frozen=True)
-class _Task:
+class _Job:
+    """What every block of one call needs."""
+
     digest: str
     parcel: bytes
     kind: type       # jacobians._Jacobian, _Hessian or _BatchJacobian
@@ -56,8 +60,6 @@ class _Task:
     args: tuple
     kwargs: dict
     way: str         # what `kind.parts` said
-    which: int
-    chosen: range
 
 
 class OnExecutor:
@@ -82,10 +84,9 @@ class OnExecutor:
             return self.local(*args, **kwargs)
         parcel = shipping.dumped(shipping.packed(self.fn))  # (globals as they are now)
         digest = hashlib.sha256(parcel).hexdigest()
-        source = _source(self.local)
-        tasks = [_Task(digest, parcel, self.kind, self.options, source, args, kwargs, way,
-                       which, chosen) for which, chosen in blocks]
-        return self.local.from_parts(args, way, _gathered(self.executor, tasks))
+        job = _Job(digest, parcel, self.kind, self.options, _source(self.local), args, kwargs,
+                   way)
+        return self.local.from_parts(args, way, _gathered(self.executor, job, blocks))
 
     def _ranges(self, count: int) -> list:
         size = self.block_size or max(1, math.ceil(count / (
@@ -106,23 +107,23 @@ _REBUILT_KEPT = 16
 _lock = threading.Lock()
 
 
-def run_block(task: _Task):
-    """What a worker runs: the derivative's `part` for the task's block."""
-    key = (task.digest, task.kind, task.options)
+def run_block(job: _Job, which: int, chosen: range):
+    """What a worker runs: the derivative's `part` for one block."""
+    key = (job.digest, job.kind, job.options)
     with _lock:
         local = _REBUILT.get(key)
         if local is None:
-            local = task.kind(shipping.unpacked(pickle.loads(task.parcel)), *task.options)
-            if _source(local) != task.source:
+            local = job.kind(shipping.unpacked(pickle.loads(job.parcel)), *job.options)
+            if _source(local) != job.source:
                 raise UsageError(
-                    f"this worker generates another program for {task.kind.__name__} than "
+                    f"this worker generates another program for {job.kind.__name__} than "
                     f"the process that sent it (srcad {__version__} here).",
                     fix="install the same srcad version on the workers as on the client.")
             _REBUILT[key] = local
             while len(_REBUILT) > _REBUILT_KEPT:
                 _REBUILT.popitem(last=False)
         _REBUILT.move_to_end(key)
-    return local.part(task.args, task.kwargs, task.way, task.which, task.chosen)
+    return local.part(job.args, job.kwargs, job.way, which, chosen)
 
 
 # ---- executors --------------------------------------------------------------------------------
@@ -168,16 +169,24 @@ def _workers(executor) -> int:
     return getattr(executor, "_max_workers", None) or os.cpu_count() or 1
 
 
-def _gathered(executor, tasks: list) -> list:
-    """Each task's result, in order; the first failure is raised and the rest cancelled."""
+def _returned(job: _Job) -> _Job:
+    return job
+
+
+def _gathered(executor, job: _Job, blocks: list) -> list:
+    """Each block's result, in order; the first failure is raised and the rest cancelled."""
     if _is_dask_client(executor):
-        futures = [executor.submit(run_block, task, pure=False) for task in tasks]
+        # the job as a task's result, not scattered data: a worker that dies with it loses
+        # nothing the scheduler cannot compute again
+        shared = executor.submit(_returned, job, pure=False)
+        futures = [executor.submit(run_block, shared, which, chosen, pure=False)
+                   for which, chosen in blocks]
         try:
             return executor.gather(futures)
         except BaseException:
             executor.cancel(futures)
             raise
-    futures = [executor.submit(run_block, task) for task in tasks]
+    futures = [executor.submit(run_block, job, which, chosen) for which, chosen in blocks]
     try:
         return [future.result() for future in futures]
     except BaseException:

@@ -128,7 +128,7 @@ class _Packer:
             None if fn.__kwdefaults__ is None else {
                 k: self.value(v, parcel) for k, v in fn.__kwdefaults__.items()})
         names = parcel.namespaces[namespace]
-        for name in _global_names(code):
+        for name in sorted(_global_names(code)):
             if name in fn.__globals__ and name not in names:
                 names[name] = self.value(fn.__globals__[name], parcel)
         self.rules_of(fn, parcel)
