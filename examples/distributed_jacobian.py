@@ -3,8 +3,9 @@
 A reaction-diffusion model steps a field `u` of n cells forward in time; the sensitivity of
 the final field to the initial one is an n x n Jacobian. `srcad.jacobian(simulate,
 executor=client)` cuts its columns into blocks, ships the simulator's source (the workers
-need not be able to import this file) and gathers the blocks: the result is the local call's, bit for
-bit, which this script checks, along with central finite differences for a few columns.
+need not be able to import this file) and gathers the blocks: the result is the local
+call's, bit for bit, which this script checks, along with central finite differences for a
+few columns.
 
     python examples/distributed_jacobian.py              # n = 200 on a LocalCluster of 2
     python examples/distributed_jacobian.py 2000         # the 2,000 x 2,000 Jacobian

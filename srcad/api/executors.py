@@ -16,9 +16,9 @@ one of its own).
   pickled once per call, with its digest; the derivative's class (pickled by reference)
   and options; the generated source here (`.source`); the arguments. Dask gets the job
   once, as the result of a task the blocks depend on, and moves it to each worker once; a
-  process pool pickles it with every task. A worker rebuilds a parcel once (`_REBUILT`, by digest) and srcad's cache keeps
-  the programs it generates from it, so later blocks and later calls of an unchanged
-  function reuse them.
+  process pool pickles it with every task. A worker rebuilds a parcel once (`_REBUILT`,
+  by digest) and srcad's cache keeps the programs it generates from it, so later blocks
+  and later calls of an unchanged function reuse them.
 - The generated source is sent as the contract, not as the code to run: a program binds
   objects (rules, helpers, the user's globals) as cells, which text cannot carry, so the
   worker generates its own from the function's source. srcad's names are deterministic, so
