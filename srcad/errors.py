@@ -94,6 +94,10 @@ class NotCallableError(SrcadError, TypeError):
     """A srcad wrapper of functions (`checkpoint`) was given something that cannot be called."""
 
 
+class AuxOutputError(SrcadError, TypeError):
+    """A function differentiated with `has_aux=True` did not return a pair `(output, aux)`."""
+
+
 class UsageError(SrcadError, ValueError):
     """An option of a srcad function has a bad value."""
 

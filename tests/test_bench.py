@@ -1,6 +1,11 @@
 """The benchmark runs (a smoke run on two workloads, as CI does) and its pieces report what
-they should. No timing is asserted: timings belong to `python -m srcad.bench`."""
+they should: progress while it runs, options checked before it, spread and metadata beside
+the figures, a plot of what ran. No timing is asserted: timings belong to
+`python -m srcad.bench`."""
+import io
 import json
+import platform
+import re
 import subprocess
 import sys
 
@@ -8,10 +13,14 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.bench import checkpointing, contenders, first_call, run
+import srcad.bench as bench
+import srcad.bench.__main__ as bench_main
+from srcad.bench import checkpointing, contenders, environment, first_call, run
 from srcad.bench.measure import Result
-from srcad.bench.report import tables
+from srcad.bench.progress import Progress
+from srcad.bench.report import plot, tables
 from srcad.bench.workloads import WORKLOADS
+from srcad.errors import UsageError
 
 
 def test_quick_run_on_two_workloads_writes_agreeing_results(tmp_path):
@@ -22,11 +31,169 @@ def test_quick_run_on_two_workloads_writes_agreeing_results(tmp_path):
         capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr
     assert "Median time per derivative call" in completed.stdout
-    rows = json.loads(path.read_text())
+    assert f"numpy {np.__version__}" in completed.stdout  # (the metadata heads the tables)
+    report = json.loads(path.read_text())
+    rows = report["results"]
     assert {(r["workload"], r["contender"]) for r in rows} == {
         (w, c) for w in ("scalar", "rnn") for c in ("hand", "srcad", "tape")}
     for row in rows:
         assert row["agrees"] is True and row["median"] > 0 and row["first_call"] > 0
+        assert len(row["samples"]) == 3 and row["minimum"] == min(row["samples"])
+        assert row["minimum"] <= row["lower_quartile"] <= row["median"] \
+            <= row["upper_quartile"] <= row["maximum"] == max(row["samples"])
+        assert row["median"] == sorted(row["samples"])[1]
+    metadata = report["metadata"]
+    assert metadata["versions"]["numpy"] == np.__version__
+    assert metadata["cores"] >= 1 and metadata["python"].endswith(platform.python_version())
+    assert metadata["blas"] and metadata["cpu"] and metadata["timed_rounds"] == 3
+    assert "autograd" not in metadata["versions"]  # (only the packages of what ran)
+    # progress: the run announced, a line per workload and contender, the time left
+    progress = completed.stderr.splitlines()
+    assert progress[0].startswith("python -m srcad.bench: 2 workloads x 3 contenders")
+    for workload, number in (("scalar", 1), ("rnn", 2)):
+        for contender in ("hand", "srcad", "tape"):
+            assert any(line.startswith(f"[{number}/2] {workload} {contender} ")
+                       and "first call" in line for line in progress), completed.stderr
+    assert re.search(r"\[1/2\] scalar took .*; about .* left", completed.stderr)
+    assert progress[-1].endswith("all done")
+
+
+def test_progress_comes_as_each_workload_ends_before_the_tables():
+    events = []
+
+    class Recorder:
+        def write(self, text):
+            if text.strip():
+                events.append(("progress", text.strip()))
+
+        def flush(self):
+            pass
+    run(only=["scalar", "while"], contenders=["srcad"], quick=True,
+        out=lambda text: events.append(("tables", text)), progress_to=Recorder())
+    kinds = [kind for kind, _ in events]
+    assert kinds[-1] == "tables" and kinds.count("tables") == 1
+    texts = [text for _, text in events]
+    first_done = next(i for i, t in enumerate(texts) if t.startswith("[1/2] scalar took"))
+    second_start = next(i for i, t in enumerate(texts) if t.startswith("[2/2] while:"))
+    assert first_done < second_start  # (the first workload is told before the second runs)
+
+
+def test_progress_estimates_the_time_left_from_the_workloads_done():
+    now = [100.0]
+    stream = io.StringIO()
+    progress = Progress(3, stream=stream, clock=lambda: now[0])
+    workload = WORKLOADS[0]
+    progress.workload_starts(workload)
+    progress.timing_starts(1.0)   # (short: not announced)
+    progress.timing_starts(42.0)
+    now[0] += 12.0
+    hand, srcad_row = Result(workload.name, "hand", first_call=1e-6), \
+        Result(workload.name, "srcad", first_call=0.03)
+    hand.set_samples([1e-6, 1e-6, 1e-6])
+    srcad_row.set_samples([2e-6, 3e-6, 4e-6])
+    progress.workload_ends([hand, srcad_row, Result(workload.name, "tape", note="refuses")])
+    assert stream.getvalue().splitlines() == [
+        f"[1/3] scalar: {workload.description}",
+        "[1/3] timing the contenders together: about 42 s",
+        "[1/3] scalar hand   1 us ±0% (1.0x), first call 1 us",
+        "[1/3] scalar srcad  3 us ±17% (3.0x), first call 30 ms",
+        "[1/3] scalar tape   n/a: refuses",
+        "[1/3] scalar took 12 s; about 24 s left"]
+
+
+def test_a_missing_peer_is_one_line_and_one_note(monkeypatch):
+    """A peer that is not installed is skipped when all contenders run, said once (not once
+    per workload), and refused before any timing when asked for by name."""
+    monkeypatch.setitem(contenders.PACKAGES, "autograd", "srcad_bench_no_such_package")
+    progress, printed = io.StringIO(), []
+    results = run(only=["scalar", "while"], quick=True, out=printed.append,
+                  progress_to=progress)
+    assert "autograd" not in {r.contender for r in results}
+    assert progress.getvalue().count("srcad_bench_no_such_package is not installed") == 1
+    notes = printed[0].split("Notes")[1]
+    assert notes.count("srcad_bench_no_such_package is not installed") == 1
+    assert "- autograd: not run, srcad_bench_no_such_package is not installed (pip install" \
+        in notes
+    monkeypatch.setattr(bench, "measure", _no_timing)
+    with pytest.raises(UsageError, match="autograd cannot run: .* leave it out of --contenders"):
+        run(only=["scalar"], contenders=["autograd"], quick=True, out=printed.append)
+
+
+def test_refusals_are_notes_not_failures(monkeypatch):
+    monkeypatch.setitem(contenders._MAKERS, "tape", lambda w: (_ for _ in ()).throw(
+        contenders._Unavailable("tape refuses this program")))
+    printed = []
+    results = run(only=["scalar", "while"], contenders=["srcad", "tape"], quick=True,
+                  out=printed.append, progress_to=io.StringIO())
+    tape_rows = [r for r in results if r.contender == "tape"]
+    assert all(r.median is None and r.note == "tape refuses this program" for r in tape_rows)
+    assert "- tape on scalar, while: tape refuses this program" in printed[0]
+
+
+def _no_timing(*args, **kwargs):
+    raise AssertionError("an option error must stop the run before anything is timed")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--plot", "{tmp}/bench.png"], "--plot needs matplotlib, which is not installed: pip "
+                                    "install matplotlib (or pip install 'srcad[plot]')"),
+    (["--json", "{tmp}/no/such/folder/bench.json"], "--json .*: cannot write a file there"),
+    (["--only", "nope"], "unknown workload(s) nope; choose from scalar, ode"),
+    (["--contenders", "srcad,jaxx"], "unknown contender(s) jaxx"),
+], ids=["plot-without-matplotlib", "json-folder", "workload", "contender"])
+def test_options_are_checked_before_the_run(argv, message, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # (as if it were not installed)
+    monkeypatch.setattr(bench, "measure", _no_timing)
+    monkeypatch.setattr(bench_main, "steady_heap", lambda: True)
+    code = bench_main.main([a.replace("{tmp}", str(tmp_path)) for a in argv])
+    error = capsys.readouterr().err
+    assert code == 2 and len(error.splitlines()) == 1, error
+    assert error.startswith("python -m srcad.bench: error: ")
+    assert re.search(re.escape(message).replace(r"\.\*", ".*"), error), error
+
+
+def test_plot_format_is_checked_before_the_run(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    monkeypatch.setattr(bench, "measure", _no_timing)
+    with pytest.raises(UsageError, match=r"name the format by the file's suffix, one of .*\.png"):
+        run(only=["scalar"], plot_path=tmp_path / "bench.xyz", out=lambda s: None)
+
+
+@pytest.mark.parametrize("mode", ["--first-call", "--checkpoint"])
+def test_options_of_the_main_benchmark_are_refused_with_another_table(mode, capsys):
+    with pytest.raises(SystemExit) as stopped:
+        bench_main.main([mode, "--json", "x.json"])
+    assert stopped.value.code == 2
+    assert "leave out --json" in capsys.readouterr().err
+
+
+def test_plot_shows_the_contenders_that_ran_and_marks_what_did_not(tmp_path):
+    pytest.importorskip("matplotlib")
+    path = tmp_path / "bench.png"
+    run(only=["scalar", "jacobian"], contenders=["srcad", "srcad.numba", "tape"], quick=True,
+        plot_path=path, out=lambda s: None, progress_to=io.StringIO())
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+
+
+def test_plot_legend_title_and_not_available_marks():
+    matplotlib = pytest.importorskip("matplotlib")
+    results = [Result("a", "hand", median=1e-6, lower_quartile=0.9e-6, upper_quartile=1.1e-6),
+               Result("a", "srcad", median=3e-6, lower_quartile=2e-6, upper_quartile=4e-6),
+               Result("a", "tape", note="refuses"),
+               Result("b", "hand", median=1e-6, lower_quartile=1e-6, upper_quartile=1e-6),
+               Result("b", "srcad", median=2e-6, lower_quartile=2e-6, upper_quartile=2e-6),
+               Result("b", "tape", median=5e-6, lower_quartile=4e-6, upper_quartile=6e-6),
+               Result("b", "jax", note="jax is not installed")]
+    figure = plot(results, environment.describe(["srcad"]), io.BytesIO())
+    axes = figure.axes[0]
+    labels = [text.get_text() for text in axes.get_legend().get_texts()]
+    assert labels == ["hand-written NumPy (= 1)", "srcad", "tape"]  # (jax never ran)
+    assert [t.get_text() for t in axes.texts] == ["n/a"]  # (tape on a)
+    assert "lower is better" in axes.get_ylabel() and axes.get_title()
+    heights = sorted(round(bar.get_height(), 6) for bar in axes.patches)
+    assert heights == [2.0, 3.0, 5.0]  # (the ratios to the hand-written medians)
+    assert any(f"numpy {np.__version__}" in t.get_text() for t in figure.texts)
+    assert isinstance(figure, matplotlib.figure.Figure)
 
 
 @pytest.mark.parametrize("workload", WORKLOADS, ids=lambda w: w.name)
@@ -72,25 +239,26 @@ def _assert_same_tree(got, expected):
         np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-10)
 
 
-def test_missing_peers_and_refusals_are_notes_not_failures(monkeypatch):
-    monkeypatch.setitem(contenders._MAKERS, "torch", lambda w: (_ for _ in ()).throw(
-        contenders._Unavailable("torch is not installed")))
-    results = run(only=["while"], contenders=["srcad", "torch"], quick=True, out=lambda s: None)
-    torch_row = next(r for r in results if r.contender == "torch")
-    assert torch_row.median is None and "not installed" in torch_row.note
-
-
 def test_unknown_names_are_refused():
     with pytest.raises(ValueError, match="unknown workload"):
         run(only=["nope"], out=lambda s: None)
 
 
-def test_tables_show_ratios_and_flag_wrong_results():
-    results = [Result("w", "hand", median=2e-6, first_call=1e-5, peak_memory=0, agrees=True),
-               Result("w", "srcad", median=5e-6, first_call=2e-2, peak_memory=2048,
-                      agrees=False)]
-    text = tables(results, ["hand", "srcad"])
-    assert "5 us (2.5x) WRONG" in text and "20 ms" in text and "2 kB" in text
+def test_tables_show_spread_ratios_and_flag_wrong_results():
+    hand, srcad_row = Result("w", "hand", first_call=1e-5, peak_memory=0, agrees=True), \
+        Result("w", "srcad", first_call=2e-2, peak_memory=2048, agrees=False)
+    hand.set_samples([2e-6] * 5)
+    srcad_row.set_samples([4e-6, 4.5e-6, 5e-6, 5.5e-6, 9e-6])
+    assert (srcad_row.lower_quartile, srcad_row.upper_quartile) == pytest.approx((4.5e-6,
+                                                                                  5.5e-6))
+    compiled = Result("w", "srcad.numba", agrees=True)
+    compiled.set_samples([7.2e-8])
+    text = tables([hand, srcad_row, Result("w", "tape", note="refuses"), compiled],
+                  ["hand", "srcad", "tape", "srcad.numba"])
+    assert "5 us ±10% (2.5x) WRONG" in text and "2 us ±0% (1.0x)" in text
+    assert "72 ns ±0% (0.036x)" in text
+    assert "20 ms" in text and "2 kB" in text and "over 5 samples" in text
+    assert text.splitlines()[3].split()[-5] == "n/a"  # (tape's cell in the first table)
 
 
 @pytest.mark.parametrize("name, source", [

@@ -27,10 +27,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).parent.parent
-# docs/benchmarks.md is left to the benchmark's rewrite (issue 32), which fences its tables
-# as ```text; it joins DOCUMENTS then.
-DOCUMENTS = ["README.md"] + sorted(
-    f"docs/{path.name}" for path in (ROOT / "docs").glob("*.md") if path.name != "benchmarks.md")
+DOCUMENTS = ["README.md"] + sorted(f"docs/{path.name}" for path in (ROOT / "docs").glob("*.md"))
 LANGUAGES = ("python", "pycon", "text", "console")
 FENCE = re.compile(r"^```(.*)$")
 

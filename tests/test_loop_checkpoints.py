@@ -8,6 +8,8 @@ import pytest
 
 import srcad
 from srcad.errors import SrcadError, UnsupportedDerivativeError, UsageError
+from srcad.kernels import loop_checkpoints
+from srcad.kernels.loop_checkpoints import LoopCheckpoints
 from tests.checks import assert_gradient_matches_finite_differences, peak_memory
 
 marked = srcad.checkpointed
@@ -127,6 +129,16 @@ def over_rows_written_after(W, h, X):
     return np.sum(h) + np.sum(X)
 
 
+def checks_and_contexts(W, h):
+    for t in marked(range(7), every=3):  # (`with`, `assert` and `raise` run again as written)
+        with np.errstate(over="raise"):
+            h = np.tanh(W @ h)
+        assert h.shape == (3,), "a state of three"
+        if np.any(np.isnan(h)):
+            raise FloatingPointError("a NaN state")
+    return np.sum(h * h)
+
+
 RNG = np.random.default_rng(7)
 SMALL = (RNG.standard_normal((3, 3)) * 0.4, RNG.standard_normal(3))
 CASES = [
@@ -141,6 +153,7 @@ CASES = [
     (tries_and_nests, (0.7, np.array([0.3, 0.5])), (0, 1)),
     (breaks_inside, SMALL, (0, 1)),
     (over_rows_written_after, (*SMALL, RNG.standard_normal((5, 3))), (0, 1)),
+    (checks_and_contexts, SMALL, (0, 1)),
 ]
 
 
@@ -309,6 +322,23 @@ def test_a_loop_writing_into_the_callers_objects_is_refused():
     assert LOG == []
 
 
+def notes_on_an_argument(W, h, note):
+    for t in marked(range(4)):
+        h = np.tanh(W @ h)
+        note.last = t
+    return np.sum(h)
+
+
+def test_a_loop_setting_the_callers_attributes_is_refused():
+    """Run again last segment first, the loop would leave `note.last` as the first segment
+    left it (2, where the plain run leaves 3): srcad's `obj.name = v` is a call made for its
+    effect, not a statement of control the registry lets the loop run again."""
+    note = State()
+    with pytest.raises(UnsupportedDerivativeError, match=r"`note\.last = t` runs for its effect"):
+        srcad.grad(notes_on_an_argument)(*SMALL, note)
+    assert not hasattr(note, "last")
+
+
 def test_only_the_state_a_segment_reads_is_kept():
     program = srcad.grad(rnn, (0, 1)).source
     kept = next(line for line in program.splitlines() if ".keep(" in line)
@@ -352,3 +382,43 @@ def test_every_must_be_a_positive_whole_number(every):
 def test_the_mark_iterates_what_it_marks():
     assert list(marked(range(4), every=2)) == [0, 1, 2, 3]
     assert repr(marked(range(2), every=1)) == "srcad.checkpointed(range(0, 2), every=1)"
+
+
+@pytest.mark.parametrize("changed_in", [0, 1, 2])
+def test_a_segment_run_again_must_end_where_it_ended(changed_in):
+    """Each segment's run again is checked against the state it ended in: the next
+    segment's kept state, or the loop's last (the first segment's and the last's too)."""
+    checkpoints = LoopCheckpoints(range(9), "here")
+    assert len(checkpoints.segments) == 3
+    total = 0
+    for segment in checkpoints.segments:
+        checkpoints.keep((total,), ())
+        total = total + sum(segment)
+    checkpoints.finish((total,))
+    numbers = reversed(range(len(checkpoints.segments)))
+    with pytest.raises(UnsupportedDerivativeError, match="other values when run again"):
+        for number, (segment, (total,)) in zip(numbers, checkpoints.in_reverse()):
+            total = total + sum(segment) + (number == changed_in)
+            checkpoints.check((total,))
+    assert number == changed_in  # (the later segments passed the check)
+
+
+def test_each_segments_end_is_hashed_once_each_way(monkeypatch):
+    """Forward, the state a segment ends in is hashed once (as the next one's kept state, or
+    the loop's last); backward, once more for the check of its run again."""
+    hashed = []
+    monkeypatch.setattr(loop_checkpoints, "digest", lambda leaves: hashed.append(leaves)
+                        or repr(leaves).encode())
+    checkpoints = LoopCheckpoints(range(10), "here")
+    h = np.zeros(2)
+    for segment in checkpoints.segments:
+        checkpoints.keep((h,), ())
+        for t in segment:
+            h = np.tanh(h + t)
+    checkpoints.finish((h,))
+    assert len(hashed) == len(checkpoints.segments) == 3
+    for segment, (h,) in checkpoints.in_reverse():
+        for t in segment:
+            h = np.tanh(h + t)
+        checkpoints.check((h,))
+    assert len(hashed) == 2 * len(checkpoints.segments)

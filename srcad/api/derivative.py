@@ -175,11 +175,30 @@ class Derivative:
         argument is a Python float passed by position (the common scalar case), else by the
         forward sweep and its backward closure."""
         result = None if kwargs else self.fused_call(args)
+        if result is None and self.backend == "numba" and not kwargs:
+            result = self._fused_on_arrays(args)
         if result is not None:
             return result
         output, backward, originals = self.forward(args, kwargs)
         seed = seed_for(output[0] if self.has_aux else output)
         return output, self.gradients(backward, seed, originals)
+
+    def _fused_on_arrays(self, args):
+        """For backend="numba": `(output, gradients)` by the fused program, which numba
+        compiles, where every `wrt` argument is a float64 array passed by position; None
+        where one is not, or where the program writes into arrays in place (its backward
+        sweep restores them, and the output may be one of them)."""
+        if not self.positional or self.last_position >= len(args):
+            return None
+        for position in self.positions:
+            value = args[position]
+            if type(value) is not np.ndarray or value.dtype != np.float64:
+                return None
+        compiled, _ = self._program(frozenset(), (False,) * len(self.positions), "fused")
+        if compiled.writes:
+            return None
+        _, (output, raw), originals = self._run(args, {}, "fused")
+        return output, self._shaped(raw, originals)
 
     def gradients(self, backward, cotangent, originals):
         return self._shaped(backward(cotangent), originals)

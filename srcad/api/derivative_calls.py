@@ -132,6 +132,8 @@ def _derivative(fn, args: tuple, kwargs: dict) -> api.Derivative:
     """The Derivative a call of `fn` with these arguments runs."""
     if type(fn).kind == "grad_with_aux":
         _refuse_aux("srcad.grad(..., has_aux=True)")
+    if type(fn).kind == "with_aux":
+        _refuse_aux(f"srcad.{fn.what}(..., has_aux=True)")
     if type(fn).kind not in ("grad", "value_and_grad"):
         raise MissingRuleError(
             f"srcad differentiates calls of {fn!r}, a pullback `srcad.vjp` made, to second "

@@ -14,8 +14,8 @@ import numpy as np
 from srcad.errors import TangentError, UsageError
 from srcad.kernels.adjoints import dtype_of
 from srcad.runtime import calls
-from srcad.runtime.arguments import (children, is_container, like_argument, promote, rebuild,
-                                     unshared)
+from srcad.runtime.arguments import (children, is_container, like_argument, output_and_aux,
+                                     promote, rebuild, unshared)
 from srcad.tracebacks import api_boundary
 
 
@@ -62,7 +62,8 @@ def jvp(fn: Callable, primals: tuple | list, tangents: tuple | list, *,
     checked = tuple(checked_tangent(tangents[i], args[i], f"tangents[{i}]") for i in active)
     output, tangent = calls.jvp_call(fn, active, checked, args, {}, reached=False)
     if has_aux:  # (the aux's tangent, computed with the output's, is dropped)
-        (output, aux), tangent = output, None if tangent is None else tangent[0]
+        (output, aux), tangent = output_and_aux(output, "jvp"), \
+            None if tangent is None else tangent[0]
         return output, unshared(like_output(tangent, output), (primals, tangents)), aux
     return output, unshared(like_output(tangent, output), (primals, tangents))
 

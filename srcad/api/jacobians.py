@@ -25,7 +25,7 @@ import numpy as np
 from srcad.api import derivative as api
 from srcad.compiler import cache
 from srcad.runtime.arguments import (Wrt, chosen_wrt, copied, is_container, leaves, like_argument,
-                                     promote, rebuilt, wrt_parameters)
+                                     output_and_aux, promote, rebuilt, wrt_parameters)
 from srcad.api.adapters import PerArity, per_call, transformable
 from srcad.api.fast_paths import guards_of
 from srcad.api.forward import checked_tangent, jvp, like_output
@@ -338,7 +338,7 @@ def _tangent_source(fn, names) -> str:
 
 @api_boundary
 def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
-             argnums: Wrt | None = None, executor=None,
+             argnums: Wrt | None = None, has_aux: bool = False, executor=None,
              block_size: int | None = None) -> Callable:
     """The Jacobian of a function.
 
@@ -351,6 +351,10 @@ def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
     mode : {"auto", "fwd", "rev"}
         "fwd" runs the tangent program once per input element, "rev" the backward sweep
         once per output element, "auto" whichever runs fewer times.
+    has_aux : bool
+        `fn` returns `(output, aux)`: only `output` is differentiated, and the Jacobian
+        function returns `(jacobian, aux)`, as JAX's `jacrev(f, has_aux=True)` (the aux
+        from one more plain run of `fn`, as with `hessian` and `hvp`).
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Run those rows or columns in blocks there (docs/distributed.md); the result is
         the same, bit for bit. "dask" names the current Dask client.
@@ -370,13 +374,60 @@ def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
     >>> srcad.jacobian(f)(np.array([0.0, 2.0]))
     array([[2., 0.],
            [1., 0.]])
+    >>> def f_with_aux(x):
+    ...     y = x ** 2
+    ...     return y, {"total": np.sum(y)}
+    >>> srcad.jacobian(f_with_aux, has_aux=True)(np.array([1.0, 3.0]))
+    (array([[2., 0.],
+           [0., 6.]]), {'total': np.float64(10.0)})
     """
     wrt = chosen_wrt(wrt, argnums)
     if executor is not None or block_size is not None:
-        return _on_executor(fn, wrt, _Jacobian, (wrt, mode), executor, block_size)
+        return _on_executor(fn, wrt, _Jacobian, (wrt, mode), executor, block_size, has_aux)
+    if has_aux:
+        return _with_aux(fn, ("jacobian", wrt, mode), lambda f: jacobian(f, wrt, mode),
+                         "jacobian")
     if per_call(fn, wrt):
         return PerArity(fn, wrt, lambda f, w: _Jacobian(f, w, mode))
     return api.shared(fn, ("jacobian", wrt, mode), lambda: _Jacobian(fn, wrt, mode))
+
+
+def _output_of(fn, what: str):
+    """`fn` returning the first of the pair `(output, aux)` it returns, with `fn`'s
+    signature (`wrt` names its parameters): what `has_aux` differentiates."""
+    @functools.wraps(fn)
+    def output(*args, **kwargs):
+        return output_and_aux(fn(*args, **kwargs), what)[0]
+    return output
+
+
+class _WithAux(DerivativeFunction):
+    """A derivative function of `fn`'s output with `has_aux`: `(derivative, aux)`, the aux
+    from one more run of `fn` (the derivative's runs keep only the output). `trailing`
+    counts the arguments that are the derivative's own (hvp's `v`), not `fn`'s."""
+
+    kind = "with_aux"  # (not differentiated where it is called: api/derivative_calls.py)
+
+    def __init__(self, fn, derivative, what: str, trailing: int = 0):
+        self.fn, self.derivative, self.what, self.trailing = fn, derivative, what, trailing
+        functools.update_wrapper(self, fn, updated=())
+
+    @property
+    def source(self) -> str:
+        return self.derivative.source
+
+    @api_boundary
+    def __call__(self, *args, **kwargs):
+        derivative = self.derivative(*args, **kwargs)
+        own = args[:len(args) - self.trailing]
+        return derivative, output_and_aux(self.fn(*own, **kwargs), self.what)[1]
+
+
+def _with_aux(fn, key: tuple, make, what: str, trailing: int = 0):
+    """The derivative function `make(f)` builds of `fn`, with `has_aux`: shared per `fn`
+    and `key` as the others are."""
+    return api.shared(fn, (*key, "has_aux"), lambda: _WithAux(
+        fn, make(_output_of(fn, what)), what, trailing))
 
 
 class _HVP(DerivativeFunction):
@@ -437,7 +488,8 @@ class _HVP(DerivativeFunction):
 
 
 @api_boundary
-def hvp(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> Callable:
+def hvp(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
+        has_aux: bool = False) -> Callable:
     """Hessian-vector products of a function of real, one-element output.
 
     Parameters
@@ -446,6 +498,9 @@ def hvp(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> 
         The function, twice differentiable where it is evaluated.
     wrt, argnums : int or str, optional
         The one argument to differentiate in, as for `grad`.
+    has_aux : bool
+        `fn` returns `(output, aux)`: only `output` is differentiated, and the product
+        function returns `(H v, aux)`.
 
     Returns
     -------
@@ -459,8 +514,14 @@ def hvp(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None) -> 
     ...     return np.sum(x ** 3)
     >>> srcad.hvp(f)(np.array([1.0, 2.0]), np.array([1.0, 1.0]))
     array([ 6., 12.])
+    >>> def f_with_aux(x):
+    ...     return np.sum(x ** 3), len(x)
+    >>> srcad.hvp(f_with_aux, has_aux=True)(np.array([1.0, 2.0]), np.array([1.0, 0.0]))
+    (array([6., 0.]), 2)
     """
     wrt = chosen_wrt(wrt, argnums)
+    if has_aux:
+        return _with_aux(fn, ("hvp", wrt), lambda f: hvp(f, wrt), "hvp", trailing=1)
     if per_call(fn, wrt):
         return PerArity(fn, wrt, _HVP, trailing=1)
     return api.shared(fn, ("hvp", wrt), lambda: _HVP(fn, wrt))
@@ -480,7 +541,7 @@ class _Hessian(_Jacobian):
 
 @api_boundary
 def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
-            executor=None, block_size: int | None = None) -> Callable:
+            has_aux: bool = False, executor=None, block_size: int | None = None) -> Callable:
     """The Hessian of a function of real, one-element output.
 
     Parameters
@@ -490,6 +551,9 @@ def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
         the tangent program it generates).
     wrt, argnums : int, str or tuple, optional
         As for `grad`.
+    has_aux : bool
+        `fn` returns `(output, aux)`: only `output` is differentiated, and the Hessian
+        function returns `(hessian, aux)`.
     executor, block_size : optional
         As for `jacobian`: columns computed in blocks on an executor.
 
@@ -507,10 +571,17 @@ def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
     >>> srcad.hessian(f)(np.array([1.0, 3.0]))
     array([[6., 2.],
            [2., 0.]])
+    >>> def f_with_aux(x):
+    ...     return x[0] ** 2 * x[1], "fitted"
+    >>> srcad.hessian(f_with_aux, has_aux=True)(np.array([1.0, 3.0]))
+    (array([[6., 2.],
+           [2., 0.]]), 'fitted')
     """
     wrt = chosen_wrt(wrt, argnums)
     if executor is not None or block_size is not None:
-        return _on_executor(fn, wrt, _Hessian, (wrt,), executor, block_size)
+        return _on_executor(fn, wrt, _Hessian, (wrt,), executor, block_size, has_aux)
+    if has_aux:
+        return _with_aux(fn, ("hessian", wrt), lambda f: hessian(f, wrt), "hessian")
     if per_call(fn, wrt):
         return PerArity(fn, wrt, _Hessian)
     return api.shared(fn, ("hessian", wrt), lambda: _Hessian(fn, wrt))
@@ -650,11 +721,14 @@ def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None 
     return _BatchJacobian(fn, wrt)
 
 
-def _on_executor(fn, wrt, kind, options: tuple, executor, block_size):
+def _on_executor(fn, wrt, kind, options: tuple, executor, block_size, has_aux=False):
     """`kind(fn, *options)` (a class above) computed in blocks on `executor`."""
     if executor is None:
         raise UsageError("block_size= cuts the work into tasks for an executor; no "
                          "executor= was given.", fix="pass executor=, or leave block_size out.")
+    if has_aux:
+        raise UsageError("has_aux= is not taken with executor= yet.",
+                         fix="compute the aux by a call of the function itself.")
     if per_call(fn, wrt) and isinstance(fn, types.FunctionType):
         raise UsageError("an executor runs a Python function with named parameters and no "
                          "derivative rules of its own.",

@@ -8,6 +8,7 @@ from srcad.bench import checkpointing, run, steady_heap
 from srcad.bench.contenders import CONTENDERS
 from srcad.bench.first_call import scaling
 from srcad.bench.workloads import WORKLOADS
+from srcad.errors import UsageError
 
 
 def main(argv=None) -> int:
@@ -19,15 +20,24 @@ def main(argv=None) -> int:
     parser.add_argument("--contenders", help="comma-separated contenders: " + ", ".join(
         CONTENDERS))
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
-    parser.add_argument("--plot", metavar="PATH", help="also draw the ratios (needs matplotlib)")
+    parser.add_argument("--plot", metavar="PATH", help=(
+        "also draw the ratios to the hand-written derivative, as PATH.png, .svg or .pdf "
+        "(needs matplotlib: pip install 'srcad[plot]')"))
     parser.add_argument("--quick", action="store_true",
                         help="few short samples: a smoke run, not a measurement")
-    parser.add_argument("--first-call", action="store_true", help=(
+    instead = parser.add_mutually_exclusive_group()
+    instead.add_argument("--first-call", action="store_true", help=(
         "print instead how the first gradient's time grows with the function's length"))
-    parser.add_argument("--checkpoint", action="store_true", help=(
+    instead.add_argument("--checkpoint", action="store_true", help=(
         "print instead the memory and time of a long RNN's gradient with and without "
         "srcad.checkpoint"))
     options = parser.parse_args(argv)
+    main_options = [f"--{name}" for name in ("only", "contenders", "json", "plot", "quick")
+                    if getattr(options, name) not in (None, False)]
+    if (options.first_call or options.checkpoint) and main_options:
+        parser.error(f"{'--first-call' if options.first_call else '--checkpoint'} prints its "
+                     "own table and takes none of the main benchmark's options: leave out "
+                     f"{', '.join(main_options)}")
     if options.first_call:
         scaling()
         return 0
@@ -38,8 +48,9 @@ def main(argv=None) -> int:
     try:
         run(only=_names(options.only), contenders=_names(options.contenders),
             quick=options.quick, json_path=options.json, plot_path=options.plot)
-    except ValueError as error:
-        parser.error(str(error))
+    except UsageError as error:  # (found before anything is timed: one line, no usage)
+        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        return 2
     return 0
 
 

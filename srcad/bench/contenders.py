@@ -1,17 +1,37 @@
 """contenders: how each tool computes a workload's derivative, as a zero-argument callable.
 
-`make(contender, workload)` returns `(call, None)` or `(None, reason)` when the contender
-cannot run this workload (not installed, refuses the program, cannot compile it). Peers get
-the workload's own source with `np` rebound to their array module, so every contender runs
-the same program. Imports of peers happen here, lazily.
+`missing(contender)` says, before anything runs, why a contender whose package is not
+installed cannot run at all; `make(contender, workload)` returns `(call, None)` or
+`(None, reason)` when the contender cannot run this workload (refuses the program, cannot
+compile it). Peers get the workload's own source with `np` rebound to their array module, so
+every contender runs the same program. Imports of peers happen here, lazily.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import types
 
 CONTENDERS = ("hand", "primal", "srcad", "srcad.numba", "tape", "autograd", "jax", "jax.jit",
               "torch")
+
+# The package each peer needs (the others need srcad and NumPy alone), and how to get it.
+PACKAGES = {"srcad.numba": "numba", "autograd": "autograd", "jax": "jax", "jax.jit": "jax",
+            "torch": "torch"}
+_INSTALL = {"numba": "pip install 'srcad[numba]'"}
+
+
+def missing(contender: str) -> str | None:
+    """Why `contender` cannot run here (its package is not installed), or None."""
+    return not_installed(PACKAGES[contender]) if contender in PACKAGES else None
+
+
+def not_installed(package: str) -> str | None:
+    """"numba is not installed (pip install ...)" when it is not, else None. Looks the
+    package up without importing it (importing JAX or PyTorch takes seconds)."""
+    if importlib.util.find_spec(package) is not None:
+        return None
+    return f"{package} is not installed ({_INSTALL.get(package, f'pip install {package}')})"
 
 
 def make(contender: str, workload):

@@ -4,17 +4,21 @@ on one workload.
 Timing is interleaved: each round times every contender once (a batch of calls sized so a
 sample lasts a few milliseconds), in an order that rotates between rounds, so drift of a
 shared machine reaches all contenders alike; the first rounds warm up and are not kept; the
-reported figure is the median sample.
+reported figure is the median sample, with the quartiles, least and greatest beside it as
+its spread.
 """
 from __future__ import annotations
 
+import statistics
 import time
 import tracemalloc
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from srcad.bench.contenders import make
+
+WARM_UP_ROUNDS = 3  # timed, not kept: see _interleaved
 
 # Peers whose arrays live outside NumPy's allocator: tracemalloc cannot see their memory.
 _UNTRACED = {"jax", "jax.jit", "torch"}
@@ -24,14 +28,33 @@ _UNTRACED = {"jax", "jax.jit", "torch"}
 class Result:
     workload: str
     contender: str
-    median: float | None = None       # seconds per derivative call
+    median: float | None = None       # seconds per derivative call, the median sample
+    lower_quartile: float | None = None
+    upper_quartile: float | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    samples: list[float] = field(default_factory=list)  # seconds per call, one per round
     first_call: float | None = None   # seconds: transformation, compilation and one call
     peak_memory: int | None = None    # bytes allocated at the peak of one call
     agrees: bool | None = None        # with the hand-written derivative
     note: str = ""
 
 
-def measure(workload, contenders, rounds: int, sample_seconds: float) -> list[Result]:
+    def set_samples(self, samples: list[float]) -> None:
+        self.samples = samples
+        if len(samples) == 1:
+            self.lower_quartile = self.median = self.upper_quartile = samples[0]
+        else:
+            self.lower_quartile, self.median, self.upper_quartile = statistics.quantiles(
+                samples, n=4, method="inclusive")
+        self.minimum, self.maximum = min(samples), max(samples)
+
+
+def measure(workload, contenders, rounds: int, sample_seconds: float,
+            timing_starts=lambda seconds: None) -> list[Result]:
+    """One result per contender, in the order of `contenders`: the first call of each, then
+    all of them timed together (`timing_starts(seconds)` is called before, with an estimate
+    of how long that takes)."""
     import srcad
     expected = workload.hand(*workload.make_args())
     primal = workload.fn(*workload.make_args()[:-1 if workload.kind == "hvp" else None])
@@ -58,10 +81,10 @@ def measure(workload, contenders, rounds: int, sample_seconds: float) -> list[Re
         if contender not in _UNTRACED:
             result.peak_memory = _peak_memory(call)
         calls[contender] = call
-    samples = _interleaved(calls, rounds, sample_seconds)
+    samples = _interleaved(calls, rounds, sample_seconds, timing_starts)
     for result in results:
-        if result.contender in samples:
-            result.median = float(np.median(samples[result.contender]))
+        if samples.get(result.contender):
+            result.set_samples(samples[result.contender])
     return results
 
 
@@ -92,8 +115,8 @@ def _peak_memory(call) -> int:
         tracemalloc.stop()
 
 
-def _batch_size(call, sample_seconds: float) -> int:
-    """How many calls make one sample of about `sample_seconds`."""
+def _batch_size(call, sample_seconds: float) -> tuple[int, float]:
+    """How many calls make one sample of about `sample_seconds`, and the seconds one takes."""
     number = 1
     while True:
         start = time.perf_counter()
@@ -101,15 +124,18 @@ def _batch_size(call, sample_seconds: float) -> int:
             call()
         elapsed = time.perf_counter() - start
         if elapsed >= sample_seconds / 4 or number >= 1 << 16:
-            return max(1, int(number * sample_seconds / max(elapsed, 1e-9)))
-        number *= 4
+            return max(1, int(number * sample_seconds / max(elapsed, 1e-9))), elapsed / number
 
 
-def _interleaved(calls: dict, rounds: int, sample_seconds: float, warm_up: int = 3) -> dict:
+def _interleaved(calls: dict, rounds: int, sample_seconds: float, timing_starts,
+                 warm_up: int = WARM_UP_ROUNDS) -> dict:
     """Samples of each call's time, `rounds` of them, after `warm_up` rounds not kept: a
     process's first second or so (its heap growing to its working size, the caches of the
-    CPU and of the interpreter filling) runs every contender slower, and not alike."""
-    numbers = {name: _batch_size(call, sample_seconds) for name, call in calls.items()}
+    CPU and of the interpreter filling) runs every contender slower, and not alike.
+    `timing_starts` is told first how many seconds the rounds will take, about."""
+    batches = {name: _batch_size(call, sample_seconds) for name, call in calls.items()}
+    numbers = {name: number for name, (number, _) in batches.items()}
+    timing_starts((warm_up + rounds) * sum(n * seconds for n, seconds in batches.values()))
     samples = {name: [] for name in calls}
     names = list(calls)
     for round_index in range(-warm_up, rounds):

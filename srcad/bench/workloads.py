@@ -32,6 +32,7 @@ class Workload:
     hand: Callable               # the hand-written derivative, same arguments and result
     kind: str = "grad"           # "grad", "jacobian", "hessian" or "hvp"
     notes: dict = field(default_factory=dict)  # contender → why it is not run here
+    needs: tuple = ()            # packages the objective itself imports (none runs it without)
 
 
 # ---- a scalar expression on Python floats: per-call overhead ---------------------------------
@@ -543,7 +544,7 @@ WORKLOADS = [
              notes={"jax.jit": _UNROLLED}),
     Workload("scipy_hessian", "(20, 20) Hessian of an NLL written with scipy.stats.norm",
              normal_nll, _normal_nll_args, 0, normal_nll_hessian_hand, kind="hessian",
-             notes={"jax": _SCIPY, "jax.jit": _SCIPY, "torch": _SCIPY}),
+             notes={"jax": _SCIPY, "jax.jit": _SCIPY, "torch": _SCIPY}, needs=("scipy",)),
     Workload("elementwise", "sum(sin(x) * x) on 10^7 elements: time and memory at scale",
              elementwise, lambda: (np.linspace(-3.0, 3.0, 10_000_000),), 0,
              elementwise_hand),

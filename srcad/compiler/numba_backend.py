@@ -7,24 +7,28 @@ recorded name and loop: transform/recording.py `Tape`), then made numba's:
 - a name recorded before its first binding starts as 0.0, not None, where it holds a
   number (a list of floats, not of optional floats);
 - the seed of a number output is 1.0; `del` statements go (numba frees at the end);
-- srcad's helpers are called as numba twins (`_TWINS`): an element's adjoint scattered
-  into zeros, or added into the adjoint of its array.
+- it is made without the rewrites that serve Python alone (PYTHON_ONLY);
+- srcad's helpers it calls (`unbroadcast`, `add_at`, `matmul_vjp_a`, ...) keep their names:
+  runtime/numba_twins.py gives numba an implementation of each.
 
 The generated Python stays the program's readable reference, and the fallback: where numba
-is not installed, or the program calls anything numba cannot compile (an array helper of
-srcad's, a function of the user's, a global array numba would freeze as a constant), or
-numba cannot type it at its first call, the Python program runs, and keeps running for it.
+is not installed, or the program calls anything numba cannot compile (a helper of srcad's
+without a twin, a function of the user's, a global array numba would freeze as a constant),
+or numba cannot type it at its first call, the Python program runs, and keeps running for
+it; so does a call on arrays of another precision than float64 (the twins compute in it).
 """
 from __future__ import annotations
 
 import builtins
+import math
 import types
+import warnings
+import weakref
 
 import gast
 import numpy as np
 
 from srcad.compiler.transform.adjoints import load
-from srcad.kernels import adjoints as helpers
 from srcad.runtime.arguments import seed_for
 
 
@@ -32,7 +36,7 @@ def lower(module: gast.Module, name: str, numbers: frozenset, bindings) -> None:
     """Make the program `name` of `module` numba's (see the module's docstring), in place."""
     function = next(node for node in gast.walk(module)
                     if isinstance(node, gast.FunctionDef) and node.name == name)
-    function.body = _lowered(function.body, numbers)
+    function.body = _lowered(function.body, numbers, _integers(function) & numbers)
     for node in gast.walk(function):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
                 and bindings.named(node.func.id) is seed_for and len(node.args) == 1 \
@@ -42,8 +46,49 @@ def lower(module: gast.Module, name: str, numbers: frozenset, bindings) -> None:
             node.args = [gast.Constant(1.0, None)]
 
 
-def _lowered(statements: list, numbers: frozenset) -> list:
-    """`statements` without `del`, and a number set to None set to 0.0 instead."""
+def _integers(function: gast.FunctionDef) -> set:
+    """The names `function` binds to integers alone: a loop's element (of a range, where it
+    is a number), and integer arithmetic of them and of integer constants (`i - 1`). A
+    placeholder None, a value popped off the tape and `del` leave a name's kind as it is."""
+    assigned: dict = {}
+    for node in gast.walk(function):
+        if isinstance(node, gast.For) and isinstance(node.target, gast.Name):
+            assigned.setdefault(node.target.id, []).append(_COUNTER)
+        elif isinstance(node, gast.Assign):
+            for target in node.targets:
+                for name in gast.walk(target):
+                    if isinstance(name, gast.Name) and isinstance(name.ctx, gast.Store):
+                        value = node.value if target is name else None  # (unpacked: unknown)
+                        assigned.setdefault(name.id, []).append(value)
+    integers = set(assigned)
+    while True:
+        size = len(integers)
+        integers = {name for name in integers
+                    if all(_integer(value, integers) for value in assigned[name])}
+        if len(integers) == size:
+            return integers
+
+
+_COUNTER = gast.Constant(0, None)  # (what a loop over a range binds, for `_integers`)
+
+
+def _integer(value, integers: set) -> bool:
+    if isinstance(value, gast.Constant):
+        return value.value is None or type(value.value) is int
+    if isinstance(value, gast.Name):
+        return value.id in integers
+    if isinstance(value, gast.BinOp):
+        return isinstance(value.op, (gast.Add, gast.Sub, gast.Mult, gast.FloorDiv, gast.Mod)) \
+            and _integer(value.left, integers) and _integer(value.right, integers)
+    if isinstance(value, gast.UnaryOp):
+        return isinstance(value.op, gast.USub) and _integer(value.operand, integers)
+    return isinstance(value, gast.Call) and isinstance(value.func, gast.Attribute) \
+        and value.func.attr == "pop" and not value.args  # (off the tape: as it was pushed)
+
+
+def _lowered(statements: list, numbers: frozenset, counters: set) -> list:
+    """`statements` without `del`, and a number set to None set to 0.0 instead (to 0 for
+    the `counters`, integers: an index numba must see as one)."""
     kept = []
     for statement in statements:
         if isinstance(statement, gast.Delete):
@@ -52,29 +97,24 @@ def _lowered(statements: list, numbers: frozenset) -> list:
                 and isinstance(statement.targets[0], gast.Name) \
                 and statement.targets[0].id in numbers \
                 and isinstance(statement.value, gast.Constant) and statement.value.value is None:
-            statement.value = gast.Constant(0.0, None)
+            statement.value = gast.Constant(0 if statement.targets[0].id in counters else 0.0,
+                                            None)
         for field in ("body", "orelse"):
             inner = getattr(statement, field, None)
             if isinstance(inner, list) and inner:
-                setattr(statement, field, _lowered(inner, numbers) or [gast.Pass()])
+                setattr(statement, field, _lowered(inner, numbers, counters) or [gast.Pass()])
         kept.append(statement)
     return kept
 
 
-def _index_adjoint(g, x, index):
-    out = np.zeros(x.shape)
-    out[index] = g
-    return out
+PYTHON_ONLY = ("outline", "reuse", "release", "specialise")
+"""The rewrites a program for numba is made without: outlines are objects numba cannot type,
+and the others save memory or NumPy's dispatch, which numba's compiled loops do not pay."""
 
-
-def _add_at(total, g, x, index):
-    total[index] += g
-    return total
-
-
-_TWINS = {helpers.index_adjoint: _index_adjoint, helpers.add_at: _add_at}
-_failed: set = set()  # code objects numba could not compile: they run as Python
-_compiled: set = set()  # those it did
+# the code objects of programs numba could not compile (they run as Python), and of those it
+# did: weak, so that a program the cache lets go is let go here too
+_failed: weakref.WeakSet = weakref.WeakSet()
+_compiled: weakref.WeakSet = weakref.WeakSet()
 
 
 def compiled_codes() -> frozenset:
@@ -84,71 +124,85 @@ def compiled_codes() -> frozenset:
 
 def compiled(program, bound: types.FunctionType):
     """`bound` (`program` bound to the user's function: CompiledAdjoint.bind) compiled by
-    numba, or `bound` itself where it cannot be (see the module's docstring). A program
-    that may write into its arguments is left to Python: a call numba's arithmetic fails
-    (a float divided by zero raises where NumPy's gives inf) runs again as Python, which
-    decides what the call gives."""
+    numba, or `bound` itself where it cannot be (see the module's docstring). A call that
+    raises in numba's code (a float divided by zero, where NumPy's gives inf; an index out
+    of range), or whose result is not finite, runs again as Python, which decides what it
+    gives; so a program that may write into its arguments is left to Python."""
     code = bound.__code__
-    if program.writes or code in _failed:
+    if program.argument_writes or code in _failed:
         return bound
     try:
         import numba
     except ImportError:
         _failed.add(code)
         return bound
-    cells = _numba_cells(bound)
-    if cells is None or not _plain_globals(bound):
+    if not (_twinned_cells(bound) and _plain_globals(bound)):
         _failed.add(code)
         return bound
-    jitted = numba.njit(types.FunctionType(code, bound.__globals__, bound.__name__,
-                                           bound.__defaults__, cells))
+    jitted = numba.njit(boundscheck=True)(bound)  # (an index out of range raises)
 
-    def first(*args):  # (numba compiles at the first call)
+    def run(*args):
+        if code in _failed or not _numba_arguments(args):
+            return bound(*args)
         try:
-            result = jitted(*args)
+            if code in _compiled:
+                result = jitted(*args)
+            else:  # (numba compiles at the first call: its advice on generated code is
+                with warnings.catch_warnings():  # not the user's)
+                    warnings.simplefilter("ignore", numba.core.errors.NumbaPerformanceWarning)
+                    result = jitted(*args)
+                _compiled.add(code)
         except numba.core.errors.NumbaError:
             _failed.add(code)
-            current[0] = bound
             return bound(*args)
         except Exception:
             return bound(*args)
-        _compiled.add(code)
-        current[0] = then
-        return result
-
-    def then(*args):
-        try:
-            return jitted(*args)
-        except Exception:
-            return bound(*args)
-
-    current = [first]
-    return lambda *args: current[0](*args)
+        return result if _finite(result) else bound(*args)
+    return run
 
 
-def _numba_cells(bound) -> tuple | None:
-    """The closure of `bound` with srcad's helpers replaced by their twins, or None if it
-    holds anything else that is not NumPy's, math's or a builtin."""
-    import numba
-    cells = []
-    for cell in bound.__closure__ or ():
-        value = cell.cell_contents
-        twin = _TWINS.get(value) if _hashable(value) else None
-        if twin is not None:
-            cells.append(types.CellType(numba.njit(twin)))
-        elif _numpy_or_math(value):
-            cells.append(cell)
-        else:
-            return None
-    return tuple(cells)
+def _numba_arguments(args: tuple) -> bool:
+    """Whether numba computes with `args` as NumPy and Python do: arrays of float64, int64
+    or booleans (the twins compute in float64; NumPy keeps a uint8's wrap-around, numba
+    promotes it), and integers that fit in 64 bits."""
+    for value in args:
+        kind = type(value)
+        if kind is np.ndarray and value.dtype not in _NUMBA_DTYPES \
+                or kind is int and not -2 ** 63 <= value < 2 ** 63:
+            return False
+    return True
+
+
+def _finite(result) -> bool:
+    """Whether the numbers of `result` are finite: where one is not, the Python program
+    decides what the call gives (`math.sqrt(-1.0)` raises there, numba's gives nan; NumPy's
+    inf may come with a warning the user asked to be raised)."""
+    if type(result) is tuple:
+        return all(_finite(part) for part in result)
+    if type(result) is float:
+        return math.isfinite(result)
+    if type(result) is np.ndarray and result.dtype.kind in "fc":
+        return bool(np.isfinite(result).all())
+    return True
+
+
+_NUMBA_DTYPES = frozenset(map(np.dtype, (np.float64, np.int64, np.bool_)))
+
+
+def _twinned_cells(bound) -> bool:
+    """Whether the closure of `bound` holds only srcad's helpers that have numba twins
+    (runtime/numba_twins.py registers them with numba) and NumPy's, math's or builtins."""
+    from srcad.runtime.numba_twins import TWINNED
+    return all((_hashable(cell.cell_contents) and cell.cell_contents in TWINNED)
+               or _numpy_or_math(cell.cell_contents) for cell in bound.__closure__ or ())
 
 
 def _plain_globals(bound) -> bool:
     """Whether the globals the program reads are NumPy, math and their functions (numba
     would freeze an array or a number it reads as a constant)."""
-    namespace = bound.__globals__
-    return all(_numpy_or_math(namespace[name]) for name in bound.__code__.co_names
-               if name in namespace)
+    namespace, names = bound.__globals__, bound.__code__.co_names
+    return "random" not in names and all(  # (numba's np.random is a generator of its own)
+        _numpy_or_math(namespace[name]) for name in names if name in namespace)
 
 
 def _numpy_or_math(value) -> bool:

@@ -27,7 +27,8 @@ from srcad.compiler.analysis.aliasing import Aliases, check_in_place_updates, re
 from srcad.compiler.analysis.arrays import resolve_array_methods, surely_ndarrays
 from srcad.compiler.transform.sequences import (resolve_container_copies,
                                        resolve_sequence_arithmetic, sequences_as_arrays)
-from srcad.compiler.analysis.scalars import element_sources, only_numbers, scalar_names
+from srcad.compiler.analysis.scalars import (array_ranks, element_sources, only_numbers,
+                                             scalar_names)
 from srcad.compiler.analysis.shapes import shape_classes
 from srcad.compiler import numba_backend
 from srcad.compiler.emit import CompiledAdjoint, compile_adjoint, python_source
@@ -128,8 +129,13 @@ def analyze(program: Program) -> None:
     resolve_sequence_arithmetic(block, param_names(program.simple), program.containers,
                                 activity.active)
     elements = element_sources(block, dict(program.arrays))
-    numbers = scalar_names(block, param_names(program.simple), program.scalars,
-                           program.simple.return_variable, elements)
+    params = param_names(program.simple)
+    numbers = scalar_names(block, params, program.scalars, program.simple.return_variable,
+                           elements)
+    ranks = array_ranks(block, params, dict(program.arrays), numbers)
+    if ranks.keys() - elements.keys():  # (elements of arrays the function makes: numbers too)
+        numbers = scalar_names(block, params, program.scalars, program.simple.return_variable,
+                               ranks)
     program.activity = replace(activity, scalars=numbers, elements=elements,
                                shapes=shape_classes(block, wrt - program.containers, numbers))
     program.aliases = check_in_place_updates(
@@ -233,12 +239,14 @@ def run_passes(program: Program, upto: str | None = None) -> Program:
         raise UsageError(f"mode {program.mode!r} has no pass {upto!r}; its passes are "
                          f"{', '.join(p.name for p in passes)}, then emit; or "
                          f"{DIFFERENTIATE!r}, the plain derivative.")
+    unfit = numba_backend.PYTHON_ONLY if program.backend == "numba" else ()
     try:
-        for step in passes:
-            if not (step.optional and not enabled(step.name)):
-                step.run(program)
-            if step.name == upto:
-                break
+        with off_in_this_thread(*unfit):
+            for step in passes:
+                if not (step.optional and not enabled(step.name)):
+                    step.run(program)
+                if step.name == upto:
+                    break
     except SrcadError:
         if not program.inlined:
             raise

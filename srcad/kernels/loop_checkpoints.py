@@ -5,8 +5,9 @@ it over `LoopCheckpoints.segments` and, before each segment, `keep`s the values 
 reads from before it; the backward sweep takes the segments last first (`in_reverse`), with
 those values put back, and runs each again. Arrays, lists and dicts that the function writes
 into are kept as copies of what they hold and written back into the same object, so names
-that share them still do; every other value is kept by reference. A hash of each kept state
-checks that running a segment again ends where its first run did.
+that share them still do; every other value is kept by reference. The state each segment
+ends in (the next one's kept state, or the loop's last) is hashed once, to check that
+running the segment again ends where its first run did.
 """
 from __future__ import annotations
 
@@ -36,18 +37,20 @@ class LoopCheckpoints:
         self.segments = [items[start:start + size] for start in range(0, len(items), size)]
         self.where = where
         self._kept: list = []
-        self._hashes: list = []
+        self._ends: list = []  # the hash of the state each segment ended in, first first
 
     def keep(self, values: tuple, written: tuple) -> None:
         """Before a segment: the loop's state `values`; `written` the positions among them of
-        the arrays, lists and dicts the function writes into (kept as copies)."""
+        the arrays, lists and dicts the function writes into (kept as copies). Hashed once,
+        as the state the segment before ended in (the first segment's has none)."""
+        if self._kept:
+            self._ends.append(digest(_leaves(values)))
         contents = tuple(_contents(values[k], self.where) for k in written)
         self._kept.append((values, written, contents))
-        self._hashes.append(digest(_leaves(values)))
 
     def finish(self, values: tuple) -> None:
-        """After the loop: its state, to check the last segment's second run against."""
-        self._hashes.append(digest(_leaves(values)))
+        """After the loop: the state the last segment ended in."""
+        self._ends.append(digest(_leaves(values)))
 
     def in_reverse(self):
         """Each segment with the state kept before it, last first, what the function writes
@@ -60,7 +63,7 @@ class LoopCheckpoints:
 
     def check(self, values: tuple) -> None:
         """The state a segment's second run ended in: the state its first run ended in."""
-        expected = self._hashes.pop()
+        expected = self._ends.pop()
         if digest(_leaves(values)) != expected:
             raise UnsupportedDerivativeError(
                 f"the loop marked `srcad.checkpointed` at {self.where} computed other values "

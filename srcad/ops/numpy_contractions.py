@@ -55,6 +55,8 @@ def matmul_vjp_a(g, ans, a, b):
             return g @ _transposed(b)
         if b_ndim == 1:
             return g[:, np.newaxis] * b  # np.outer(g, b), with rules
+    elif a_ndim == 1 and type(b) is np.ndarray and (b_ndim == 1 or b_ndim == 2):
+        return g * b if b_ndim == 1 else b @ g  # a dot product, a row times a matrix
     g2, a2, b2 = _as_matrices(g, a, b)
     grad = g2 @ _swap_last_axes(b2)
     if np.ndim(a) == 1:
@@ -69,6 +71,8 @@ def matmul_vjp_b(g, ans, a, b):
         return _transposed(a) @ g
     if a_ndim == 1 and b_ndim == 2:
         return a[:, np.newaxis] * g  # np.outer(a, g), with rules
+    if a_ndim == 1 and b_ndim == 1 and type(a) is np.ndarray:  # a dot product
+        return g * a
     g2, a2, b2 = _as_matrices(g, a, b)
     grad = _swap_last_axes(a2) @ g2
     if np.ndim(b) == 1:

@@ -1,5 +1,5 @@
-"""Rules for `np.linalg.norm`, every `ord` and `axis` NumPy accepts, and `keepdims`, and for
-`np.linalg.cond`.
+"""Rules for `np.linalg.norm`, every `ord` and `axis` NumPy accepts, and `keepdims`, for
+NumPy 2's `np.linalg.vector_norm` and `np.linalg.matrix_norm`, and for `np.linalg.cond`.
 
 Vector norms (2, 1, ±inf, general p) and matrix norms ('fro', 'nuc', ±1, ±2, ±inf). At
 kinks the conventions of srcad's other rules hold: ties for ±inf and the induced ±1/±inf
@@ -25,8 +25,15 @@ def _norm_axes(x, ord, axis):
         if ord is None:
             return "vector", None
         axis = tuple(range(ndim))
-    axes = tuple(a % ndim for a in (axis if isinstance(axis, tuple) else (axis,)))
+    axes = _axes(x, axis)
     return ("vector" if len(axes) == 1 else "matrix"), axes
+
+
+def _axes(x, axis):
+    """`axis` (an int or a tuple) as a tuple of nonnegative axes of `x`; None (all) kept."""
+    if axis is None:
+        return None
+    return tuple(a % np.ndim(x) for a in (axis if isinstance(axis, tuple) else (axis,)))
 
 
 def _kept(value, x, axes):
@@ -157,6 +164,30 @@ def norm_jvp(g, ans, x, ord=None, axis=None, keepdims=False):
 
 defvjp(np.linalg.norm, norm_vjp)
 defjvp(np.linalg.norm, norm_jvp)
+
+
+# NumPy 2's Array API norms: `vector_norm` is the p-norm over any axes (all by default),
+# `matrix_norm` is `norm` over the last two axes
+def vector_norm_vjp(g, ans, x, *, axis=None, keepdims=False, ord=2):
+    return _vector_norm_vjp(g, ans, x, ord, _axes(x, axis))
+
+
+def vector_norm_jvp(g, ans, x, *, axis=None, keepdims=False, ord=2):
+    return _vector_norm_jvp(g, ans, x, ord, _axes(x, axis), keepdims)
+
+
+def matrix_norm_vjp(g, ans, x, *, keepdims=False, ord="fro"):
+    return norm_vjp(g, ans, x, ord, (-2, -1), keepdims)
+
+
+def matrix_norm_jvp(g, ans, x, *, keepdims=False, ord="fro"):
+    return norm_jvp(g, ans, x, ord, (-2, -1), keepdims)
+
+
+defvjp(np.linalg.vector_norm, vector_norm_vjp)
+defjvp(np.linalg.vector_norm, vector_norm_jvp)
+defvjp(np.linalg.matrix_norm, matrix_norm_vjp)
+defjvp(np.linalg.matrix_norm, matrix_norm_jvp)
 
 
 # ---- condition numbers -----------------------------------------------------------------------

@@ -307,6 +307,8 @@ def assertion_failed(*message):
 
 
 nondifferentiable(raised, assertion_failed)
+declare(raised, control=True)
+declare(assertion_failed, control=True)
 
 
 # ---- `+` and `*` of lists and tuples: concatenation and repetition ---------------------------

@@ -23,7 +23,7 @@ import threading
 from srcad.errors import Location, SrcadError, UnsoundAliasingError, UnsupportedDerivativeError
 from srcad.kernels.pytrees import record_attribute_check
 from srcad.kernels.snapshots import snapshot
-from srcad.ops.registry import nondifferentiable
+from srcad.ops.registry import declare, nondifferentiable
 
 
 class _OpenContexts(threading.local):
@@ -183,3 +183,7 @@ def deleted_positions(items: list, index: slice) -> list:
 
 nondifferentiable(entered, exited, handles, reraised, attribute_set, new_record, position_of,
                   deleted_positions)
+declare(entered, control=True)  # (stand-ins for `with` and `try`: their effect is the statement's)
+declare(exited, control=True)
+declare(handles, control=True)
+declare(reraised, control=True)

@@ -72,6 +72,9 @@ class Op:
     methods: tuple = ()              # the ndarray methods that call it (np.sum: "sum")
     batched: Callable | None = None  # its rule on batched tangents (kernels/batched.py), for
     #                                  a callable that is not elementwise
+    control: bool = False            # srcad's own stand-in for a statement of control (`with`,
+    #                                  `try`, `raise`, `assert`): made for its effect, which is
+    #                                  the statement's, so code run again runs it again as such
 
 
 _OPS: dict = {}
@@ -101,8 +104,8 @@ def _record(fn) -> Op:
 def declare(fn: Callable, **facts) -> None:
     """Record facts of `fn` the compiler, the runtime and the tape rely on (`Op` lists
     them: `view`, `new_array`, `elementwise`, `math_twin`, `promotes`, `reduction`,
-    `pure`, `sequence`, `takes_sequences`, `methods`, `batched`); srcad's modules declare
-    them beside the rules (docs/architecture.md)."""
+    `pure`, `sequence`, `takes_sequences`, `methods`, `batched`, `control`); srcad's modules
+    declare them beside the rules (docs/architecture.md)."""
     op = _record(fn)
     for fact, value in facts.items():
         if fact not in _FACTS:
@@ -113,7 +116,7 @@ def declare(fn: Callable, **facts) -> None:
 
 
 _FACTS = ("view", "new_array", "elementwise", "math_twin", "promotes", "reduction", "pure",
-          "sequence", "takes_sequences", "methods", "batched")
+          "sequence", "takes_sequences", "methods", "batched", "control")
 _METHODS: dict = {}  # ndarray method name -> the callable whose record says it calls it
 
 
@@ -260,6 +263,13 @@ def has_user_rules(fn) -> bool:
 def is_nondifferentiable(fn) -> bool:
     op = op_of(fn)
     return op is not None and op.nondifferentiable
+
+
+def is_control(fn) -> bool:
+    """Whether `fn` is srcad's own stand-in for a statement of control (`Op.control`): a
+    call made for its effect that a pass may take for the statement."""
+    op = op_of(fn)
+    return op is not None and op.control
 
 
 def is_view(fn) -> bool:

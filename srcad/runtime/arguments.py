@@ -17,8 +17,8 @@ import numbers
 
 import numpy as np
 
-from srcad.errors import (NonDifferentiableInputError, NonScalarOutputError, SrcadError,
-                          UsageError, WrtError)
+from srcad.errors import (AuxOutputError, NonDifferentiableInputError, NonScalarOutputError,
+                          SrcadError, UsageError, WrtError)
 from srcad.kernels.outlines import Outline
 from srcad.kernels.pytrees import node
 
@@ -212,6 +212,11 @@ def promote(value, name: str):
             fix="use `srcad.tape.grad(f)` inside (tape mode differentiates its own "
             "derivatives), or differentiate the outer function with `srcad.grad` (source mode "
             "differentiates both kinds).")
+    elif hasattr(type(value), "__array_namespace__"):  # (array_api_strict's, for one)
+        raise NonDifferentiableInputError(
+            f"argument {name!r} in wrt is an array of {type(value).__module__.split('.')[0]}: "
+            "srcad differentiates NumPy arrays (Array API code included), not other array "
+            "libraries.", fix="convert it to a NumPy array, e.g. `np.from_dlpack(x)`.")
     else:
         what = f"a value of type {type(value).__name__}"
     hint = ("convert it with `x.astype(float)`" if isinstance(value, np.ndarray)
@@ -252,6 +257,18 @@ def seed_for(output):
         f"one returned {_describe(output)}.",
         fix="use `srcad.vjp` (or `srcad.jacobian`) for other outputs, or reduce the output "
         "to a scalar, e.g. with `np.sum`.")
+
+
+def output_and_aux(result, what: str) -> tuple:
+    """`(output, aux)` from what a function differentiated with `has_aux=True` returned
+    (`what` names the derivative: "jacobian"), or a clear error if it is not a pair."""
+    if isinstance(result, (tuple, list)) and len(result) == 2:
+        return tuple(result)
+    raise AuxOutputError(
+        f"srcad.{what}(..., has_aux=True) differentiates a function that returns a pair "
+        f"(output, aux); this one returned {_describe(result)}"
+        f"{f' of length {len(result)}' if isinstance(result, (tuple, list)) else ''}.",
+        fix="return `output, aux` from the function, or drop has_aux=True.")
 
 
 def _describe(value) -> str:

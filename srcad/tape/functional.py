@@ -22,8 +22,8 @@ import numpy as np
 
 from srcad.errors import WrtError
 from srcad.ops.callables import unwrapped
-from srcad.runtime.arguments import (Wrt, chosen_wrt, is_container, like_argument, promote,
-                                     seed_for, wrt_parameters)
+from srcad.runtime.arguments import (Wrt, chosen_wrt, is_container, like_argument,
+                                     output_and_aux, promote, seed_for, wrt_parameters)
 from srcad.runtime.hooks import ABOVE, DerivativeFunction
 import srcad.tape.nest as nest
 from srcad.tape.dispatch import is_live, new_tensor, value_of
@@ -33,10 +33,11 @@ from srcad.tracebacks import api_boundary
 
 
 def grad(fn: Callable | None = None, wrt: Wrt | None = None, *,
-         argnums: Wrt | None = None) -> TapeGradient | Callable:
+         argnums: Wrt | None = None, has_aux: bool = False) -> TapeGradient | Callable:
     """The gradient of `fn` computed by recording it on a GradientTape, with `srcad.grad`'s
     conventions: `wrt` (or JAX's `argnums`) is an index, a name, or a tuple of them, and
-    without `fn` this is a decorator.
+    without `fn` this is a decorator. With `has_aux`, `fn` returns `(output, aux)`, only
+    `output` is differentiated, and the gradient function returns `(gradient, aux)`.
 
     Examples
     --------
@@ -44,10 +45,14 @@ def grad(fn: Callable | None = None, wrt: Wrt | None = None, *,
     ...     return np.sum(x * y)
     >>> srcad.tape.grad(f, 1)(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
     array([1., 2.])
+    >>> def f_with_aux(x):
+    ...     return np.sum(x ** 2), "aux"
+    >>> srcad.tape.grad(f_with_aux, has_aux=True)(np.array([1.0, 2.0]))
+    (array([2., 4.]), 'aux')
     """
     if fn is None:
-        return functools.partial(grad, wrt=wrt, argnums=argnums)
-    return TapeGradient(fn, chosen_wrt(wrt, argnums))
+        return functools.partial(grad, wrt=wrt, argnums=argnums, has_aux=has_aux)
+    return TapeGradient(fn, chosen_wrt(wrt, argnums), has_aux)
 
 
 class TapeGradient(DerivativeFunction):
@@ -55,8 +60,8 @@ class TapeGradient(DerivativeFunction):
 
     _source_twin = None
 
-    def __init__(self, fn, wrt=0):
-        self.fn, self.wrt = fn, wrt
+    def __init__(self, fn, wrt=0, has_aux=False):
+        self.fn, self.wrt, self.has_aux = fn, wrt, has_aux
         target = unwrapped(fn)
         function = getattr(target, "__func__", target)  # a bound method's function
         code = getattr(function, "__code__", None)
@@ -84,6 +89,8 @@ class TapeGradient(DerivativeFunction):
                 sources.append([leaf._id for leaf in leaves])  # before any in-place write
                 self._set(args, kwargs, position, name, argument)
             output = self.fn(*args, **kwargs)
+            if self.has_aux:
+                output, aux = output_and_aux(output, "tape.grad")
         seed = seed_for(value_of(output))
         tape._begin_derivative()
         cotangents = tape._sweep({output._id: seed}, [i for ids in sources for i in ids]) \
@@ -91,13 +98,17 @@ class TapeGradient(DerivativeFunction):
         tape._end_derivative()
         gradients = tuple(_like(original, [cotangents.get(i) for i in ids])
                           for ids, original in zip(sources, originals))
-        return gradients if isinstance(self.wrt, tuple) else gradients[0]
+        gradients = gradients if isinstance(self.wrt, tuple) else gradients[0]
+        if self.has_aux:  # (its tensors as values, but where an outer tape tracks them)
+            return gradients, nest.pack_as(aux, [_plain_unless_live(leaf)
+                                                 for leaf in nest.flatten(aux)])
+        return gradients
 
     def in_source_mode(self):
         """`srcad.grad(fn, wrt)`, which computes the function this one does: its derivatives
         are this one's (`__wrapped__`, fn, would give fn's derivatives instead)."""
         if self._source_twin is None:
-            self._source_twin = ABOVE.grad(self.fn, wrt=self.wrt)
+            self._source_twin = ABOVE.grad(self.fn, wrt=self.wrt, has_aux=self.has_aux)
         return self._source_twin
 
     def _bound(self, args, kwargs):

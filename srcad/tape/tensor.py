@@ -288,6 +288,11 @@ class Tensor:
         return format(self._value, spec)
 
     # ---- NumPy's dispatch protocols ---------------------------------------------------------
+    def __array_namespace__(self, *, api_version=None):
+        """The Array API namespace of its value, NumPy's: its functions called with tensors
+        come back through the protocols below (`xp = x.__array_namespace__(); xp.sin(x)`)."""
+        return self._value.__array_namespace__(api_version=api_version)
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         out = kwargs.pop("out", None)
         if method != "__call__":

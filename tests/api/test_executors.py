@@ -215,6 +215,8 @@ def test_errors_say_what_to_pass(monkeypatch):
             srcad.batch_jacobian(simulator, executor=pool, block_size=0)
         with pytest.raises(UsageError, match="defined in the user's code"):
             srcad.jacobian(np.sin, executor=pool)
+        with pytest.raises(UsageError, match="has_aux"):
+            srcad.hessian(energy, executor=pool, has_aux=True)
     monkeypatch.setitem(__import__("sys").modules, "distributed", None)  # not installed
     with pytest.raises(UsageError, match=r"pip install 'srcad\[dask\]'"):
         srcad.jacobian(simulator, executor="dask")

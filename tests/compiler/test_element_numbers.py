@@ -3,6 +3,8 @@ program (analysis/scalars.py), and their adjoints in a loop are summed as number
 into the array's adjoint once (transform/element_adjoints.py): the gradients stay those of
 finite differences, tape mode and value_and_grad wherever the array is also used whole,
 written, indexed by a loop variable, or read in nested, zero-trip and while loops."""
+import re
+
 import numpy as np
 import pytest
 
@@ -124,6 +126,33 @@ def test_an_element_of_an_array_another_argument_writes_is_read_at_each_step():
                                [10.0, 0.0])
 
 
+def _slope(y, p):
+    dy = np.zeros(2)
+    dy[0] = y[1]
+    dy[1] = -p[0] * np.sin(y[0]) - p[1] * y[1]
+    return dy
+
+
+def midpoint(p, start):
+    """Its state `y` is the function's own array: arithmetic of `start` and of buffers
+    filled element by element, so `y[0]` is a number."""
+    y = start
+    for _ in range(20):
+        k1 = _slope(y, p)
+        k2 = _slope(y + 0.025 * k1, p)
+        y = y + 0.05 * k2
+    return y[0] ** 2 + y[1]
+
+
+def rank_by_branch(p, start, outer):
+    y = np.outer(start, start) if outer else start * 1.0
+    total = 0.0
+    for _ in range(3):  # (y[0] is a row on one path: not a number)
+        total = total + np.sum(y[0] * p[0])
+        y = y * p[1]
+    return total
+
+
 R = np.random.default_rng(7)
 CASES = [
     (rates, (np.array([1.1, 0.4, 0.1, 0.4]), np.array([2.0, 1.5])), (0, 1)),
@@ -135,6 +164,9 @@ CASES = [
     (maybe_no_trips, (R.standard_normal(2), 3), 0),
     (maybe_no_trips, (R.standard_normal(2), 0), 0),
     (rebound, (R.standard_normal(3) * 0.5, R.standard_normal(3)), (0, 1)),
+    (midpoint, (np.array([9.81, 0.3]), np.array([1.0, 0.0])), (0, 1)),
+    (rank_by_branch, (np.array([0.7, 0.9]), np.array([1.0, 2.0]), True), (0, 1)),
+    (rank_by_branch, (np.array([0.7, 0.9]), np.array([1.0, 2.0]), False), (0, 1)),
 ]
 
 
@@ -175,3 +207,14 @@ def test_an_array_also_used_whole_keeps_its_adjoint_added_in_the_loop():
 def test_a_rebound_parameter_gives_no_numbers():
     source = _gradient_source(rebound, {("p", 1), ("x", 1)})
     assert "b_p_at" not in source and "unbroadcast" in source
+
+
+def test_elements_of_an_array_the_function_makes_are_numbers():
+    """`y[0]` of the state an integrator makes from `start` by arithmetic and filled
+    buffers: the products of its elements are numbers, no unbroadcast per operation."""
+    element = re.compile(r"unbroadcast\([^,]+, (item|neg|sin|mul)_\d+\)")
+    source = _gradient_source(midpoint, {("p", 1), ("start", 1)})
+    assert "unbroadcast(b_sin" not in source and "unbroadcast(b_neg" not in source, source
+    assert not [m for m in element.finditer(source) if "item" in m.group()]
+    mixed = _gradient_source(rank_by_branch, {("p", 1), ("start", 1)})
+    assert [m for m in element.finditer(mixed) if "item" in m.group()], mixed

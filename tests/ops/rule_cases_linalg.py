@@ -259,6 +259,15 @@ ON_CUBE = [  # x of shape (2, 3, 4), no zeros
     (np.linalg.norm, lambda x: np.linalg.norm(x, -1, axis=(2, 1), keepdims=True)),
     (np.linalg.norm, lambda x: np.linalg.norm(x, np.inf, axis=(1, 2))),
     (np.linalg.norm, lambda x: np.linalg.norm(x, -np.inf, axis=(2, 0))),
+    (np.linalg.vector_norm, lambda x: np.linalg.vector_norm(x)),
+    (np.linalg.vector_norm, lambda x: np.linalg.vector_norm(x, axis=(0, 2), ord=3)),
+    (np.linalg.vector_norm, lambda x: np.linalg.vector_norm(x, axis=-1, keepdims=True, ord=1)),
+    (np.linalg.vector_norm, lambda x: np.linalg.vector_norm(x, axis=1, ord=np.inf)),
+    (np.linalg.vector_norm, lambda x: np.linalg.vector_norm(x, keepdims=True, ord=-1.5)),
+    (np.linalg.matrix_norm, lambda x: np.linalg.matrix_norm(x)),
+    (np.linalg.matrix_norm, lambda x: np.linalg.matrix_norm(x, ord="nuc", keepdims=True)),
+    (np.linalg.matrix_norm, lambda x: np.linalg.matrix_norm(x, ord=2)),
+    (np.linalg.matrix_norm, lambda x: np.linalg.matrix_norm(x, ord=-np.inf)),
 ]
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import srcad
-from srcad.ops import registry
+from srcad.ops import python_builtins, python_statements, registry
 from srcad.kernels.tangents import zero_tangent
 from srcad.ops.python_builtins import indexable, joined, repeated, sorted_jvp
 from tests.ops.test_rules import CASES, make_args
@@ -272,11 +272,61 @@ def check_batched(op):
         np.testing.assert_allclose(batched[k], (along(1) - along(-1)) / (2 * step), atol=1e-9)
 
 
+class Manager:
+    """A context manager that counts how often it was entered and left."""
+
+    def __init__(self):
+        self.entries = self.exits = 0
+
+    def __enter__(self):
+        self.entries += 1
+        return self
+
+    def __exit__(self, *exception):
+        self.exits += 1
+
+
+# statements the frontend writes as calls of srcad's helpers (frontend/desugar.py,
+# try_blocks.py), as functions of a context manager and an exception: `with`, `except`,
+# `finally`, `raise` and `assert`
+STATEMENTS = {
+    python_statements.entered: lambda manager, error: (python_statements.entered(manager),
+                                                       python_statements.exited(manager)),
+    python_statements.exited: lambda manager, error: (python_statements.entered(manager),
+                                                      python_statements.exited(manager)),
+    python_statements.handles: lambda manager, error: (
+        python_statements.handles(error, ValueError), python_statements.handles(None, ValueError)),
+    python_statements.reraised: lambda manager, error: (python_statements.reraised(None),
+                                                        python_statements.reraised(error)),
+    python_builtins.raised: lambda manager, error: python_builtins.raised(error),
+    python_builtins.assertion_failed: lambda manager, error: python_builtins.assertion_failed(
+        *error.args),
+}
+
+
+def _outcome(statement, *parts):
+    try:
+        return statement(*parts)
+    except Exception as error:
+        return type(error), error.args
+
+
+def check_control(op):
+    """srcad's own, with no derivative, and its statement run again does what it did: gives
+    or raises the same, a manager left as often as it was entered, the exception as it was."""
+    assert op.owner == "srcad" and op.nondifferentiable
+    assert op.primal.__module__.startswith("srcad.")
+    manager, error = Manager(), ValueError("a statement's")
+    first, again = [_outcome(STATEMENTS[op.primal], manager, error) for _ in range(2)]
+    assert first == again
+    assert manager.entries == manager.exits and error.args == ("a statement's",)
+
+
 CHECKS = {"view": check_view, "new_array": check_new_array, "elementwise": check_elementwise,
           "math_twin": check_math_twin, "promotes": check_promotes,
           "reduction": check_reduction, "pure": check_pure, "sequence": check_sequence,
           "takes_sequences": check_takes_sequences, "methods": check_methods,
-          "batched": check_batched}
+          "batched": check_batched, "control": check_control}
 
 
 def _stated(op) -> list:

@@ -25,7 +25,7 @@ import numpy as np
 from srcad.compiler.analysis.arrays import among
 from srcad.compiler.frontend import trees
 from srcad.compiler.frontend.resolve import (IN_PLACE_KINDS, OPERATORS, Branch, Loop, Operation,
-                                            walk)
+                                            own_names, walk)
 from srcad.errors import MissingRuleError, UnsoundAliasingError
 from srcad.kernels.adjoints import (field, field_tangent, held_attribute, held_item,
                                     held_tangent, record_tangent)
@@ -463,9 +463,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     _refuse_operators_on_records(block, parsed)
     later, argument_writes = {}, {}
     _live(block, {output}, later)
-    bound = {*params} | {name for node in walk(block) for name in (
-        node.targets if isinstance(node, Operation) else ())} | {
-        node.element for node in walk(block) if isinstance(node, Loop)}
+    bound = own_names(block, params)
     updated = {op.targets[0] for op in walk(block) if isinstance(op, Operation)
                and op.callee is method_update and op.targets}  # (normalize._record_update)
     copies = {versions.get(op.targets[0], op.targets[0]): versions.get(op.args[0].id,

@@ -99,7 +99,8 @@ def _makes_an_array(op: Operation, arrays: set) -> bool:
     of_arrays = {a.id for a in op.args if hasattr(a, "id")} <= arrays
     if op.kind == "copy" or among(op.callee, _ARITHMETIC):
         return of_arrays  # (`+` of two lists is a list)
-    if method_function(op.method) is not None and op.method not in ("item", "nonzero"):
+    if method_function(op.method) is not None \
+            and op.method not in ("item", "nonzero", "__array_namespace__"):
         return getattr(op.args[0], "id", None) in arrays  # (an array's method)
     if op.callee is operator.getitem or isinstance(op.callee, types.GetSetDescriptorType) \
             and op.callee.__objclass__ is np.ndarray:  # an element, a view or a gather of an

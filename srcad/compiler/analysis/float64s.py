@@ -44,6 +44,8 @@ _SAMPLES = {INT: 2, FLOAT: 0.5}
 _OPERATORS = {gast.Add: operator.add, gast.Sub: operator.sub, gast.Mult: operator.mul,
               gast.Div: operator.truediv, gast.Pow: operator.pow}
 REDUCTIONS = (np.sum, np.mean, np.max, np.min, np.amax, np.amin, np.prod)
+_WRITTEN_INTO = {helpers.add_into: operator.add, helpers.subtract_into: operator.sub,
+                 helpers.multiply_into: operator.mul, helpers.divide_into: operator.truediv}
 
 
 class Knowledge:
@@ -133,11 +135,25 @@ class Knowledge:
             return self._reduction(node)
         if callee is helpers.shape_of and arguments and isinstance(arguments[0], Known):
             return replace(arguments[0], outline=True)  # (a Shape: the array's rank and class)
-        if callee is helpers.unbroadcast and len(arguments) == 2:
-            g, like = arguments
-            if isinstance(g, Known) and g.form == "array" and isinstance(like, Known) \
-                    and like.rank is not None:
+        if (callee is helpers.unbroadcast and len(arguments) == 2) \
+                or (callee is outlines.unbroadcast_from and len(arguments) == 3):
+            # (unbroadcast_from's `g` may also be a number standing for its broadcast)
+            g, like = arguments[0], arguments[-1]
+            if isinstance(g, Known) and not g.outline and (
+                    g.form == "array" or callee is outlines.unbroadcast_from) \
+                    and isinstance(like, Known) and like.rank is not None:
                 return Known("array" if like.rank else "either", like.rank, like.shape)
+        if callee in _WRITTEN_INTO and len(arguments) == 2:  # (`total op other`, in place)
+            return _elementwise(_WRITTEN_INTO[callee], arguments)
+        if callee is outlines.outline and len(node.args) >= 2:  # (its elements not computed)
+            known = _elementwise(self.bindings.callee(node.args[0]), arguments[1:])
+            return replace(known, outline=True) if isinstance(known, Known) else None
+        if callee is helpers.reduced_size:
+            return INT
+        if callee is outlines.reduction_outline and len(node.args) == 2 \
+                and self.bindings.callee(node.args[0]) in (np.sum, np.mean) \
+                and isinstance(arguments[1], Known):  # (a float64 array's or outline's)
+            return Known("number", outline=True)
         if callee in (seed_for, outlines.cotangent_number) and isinstance(arguments[0], Known) \
                 and arguments[0].form == "number":
             return Known("number")

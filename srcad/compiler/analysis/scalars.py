@@ -12,7 +12,8 @@ result, another loop's element, a value written in place) is not.
 Where parameters hold float64 arrays of known ranks (`grad`'s gradient-only program, made
 for such arrays), an element read by integer indices (`p[0]`, `W[i, j]`) is a number too,
 a NumPy float64: an ODE whose rates are `p[0]`..`p[3]` is then scalar code, with no
-`unbroadcast` per operation and no copy of a rate pushed per step.
+`unbroadcast` per operation and no copy of a rate pushed per step. So is an element of a
+float64 array the function makes of them (`array_ranks`): an integrator's state `y[0]`.
 
 `only_numbers` tells whether a whole function is such arithmetic (plus comparisons and
 `range` loops): then `grad` may run an optimistic variant of it with `math` in place of
@@ -28,6 +29,7 @@ import numpy as np
 
 from srcad.compiler.frontend import trees
 from srcad.compiler.frontend.resolve import Loop, Operation, operations, walk
+from srcad.ops.numpy_arrays import filled
 
 _ARITHMETIC = {"+", "-", "*", "/", "**", "%", "//", "unary -", "unary +"}
 _NUMBER_BUILTINS = {builtins.abs, builtins.float, builtins.pow}
@@ -89,6 +91,91 @@ def element_sources(block: list, arrays: dict) -> dict:
     bound = {t for op in operations(block) for t in op.targets}
     bound.update(node.element for node in walk(block) if isinstance(node, Loop))
     return {name: rank for name, rank in arrays.items() if name not in bound}
+
+
+def array_ranks(block: list, params, arrays: dict, numbers: frozenset) -> dict:
+    """The names of `block` that hold float64 arrays of one known rank on every path, and
+    that rank, given the parameters of `arrays` (parameter → the rank of the float64 array
+    it holds) and the names of `numbers`: arithmetic and one-output ufuncs of such arrays
+    and numbers (arrays of one rank), copies, and buffers filled element by element
+    (`filled`, one axis). An element read of one of them (`y[0]` of an RK4 state) is then a
+    number, as an element of such a parameter is. Writes into them keep both dtype and rank.
+    A greatest fixpoint: each definition must give the rank its name is given."""
+    if not arrays:
+        return {}
+    ranks: dict = {name: rank for name, rank in arrays.items()}
+    for node in walk(block):
+        if isinstance(node, Operation):
+            for target in node.targets:
+                ranks.setdefault(target, None)
+    excluded = (set(params) - set(arrays)) | {
+        node.element for node in walk(block) if isinstance(node, Loop) and node.element}
+    for name in excluded:
+        ranks.pop(name, None)
+    while True:  # (optimistic: a name's rank is the first its definitions give)
+        changed = False
+        for node in walk(block):
+            if isinstance(node, Operation) and len(node.targets) == 1 \
+                    and ranks.get(node.targets[0], 0) is None:
+                rank = _array_rank(node, ranks, numbers)
+                if rank:
+                    ranks[node.targets[0]] = rank
+                    changed = True
+        if not changed:
+            break
+    ranks = {name: rank for name, rank in ranks.items() if rank}
+    while True:  # (then every definition must give it, else the name goes)
+        size = len(ranks)
+        for node in walk(block):
+            if isinstance(node, Operation) and node.targets and (
+                    len(node.targets) != 1 or _array_rank(node, ranks, numbers)
+                    != ranks.get(node.targets[0])):
+                for target in node.targets:
+                    ranks.pop(target, None)
+        if len(ranks) == size:
+            return ranks
+
+
+def _array_rank(op: Operation, ranks: dict, numbers) -> int | None:
+    """The rank of the float64 array `op` makes from those of `ranks` and `numbers`, or None."""
+    if op.keywords:
+        return None
+    if op.kind == "copy":
+        return ranks.get(op.args[0].id) if isinstance(op.args[0], gast.Name) else None
+    if op.kind != "call" or op.method:
+        return None
+    if op.callee is filled:  # (np.zeros(n) written element by element: else it raises)
+        return 1
+    if not (op.label in _ARRAY_ARITHMETIC or _float64_ufunc(op.callee, len(op.args))):
+        return None
+    found = set()
+    for argument in op.args:
+        if isinstance(argument, gast.Name) and ranks.get(argument.id):
+            found.add(ranks[argument.id])
+        elif not _is_number_atom(argument, numbers):
+            return None
+    return found.pop() if len(found) == 1 else None
+
+
+_ARRAY_ARITHMETIC = {"+", "-", "*", "/", "**", "unary -", "unary +"}
+
+
+def _float64_ufunc(callee, count: int) -> bool:
+    """Whether `callee` is a ufunc of one output that gives float64 for float64 inputs."""
+    if not (isinstance(callee, np.ufunc) and callee.nout == 1 and callee.nin == count):
+        return False
+    known = _FLOAT64_UFUNCS.get(callee)
+    if known is None:
+        try:
+            with np.errstate(all="ignore"):
+                known = type(callee(*[np.float64(0.5)] * count)) is np.float64
+        except Exception:
+            known = False
+        _FLOAT64_UFUNCS[callee] = known
+    return known
+
+
+_FLOAT64_UFUNCS: dict = {}  # ufunc → whether it gives float64 for float64 inputs
 
 
 def makes_a_number(op: Operation, numbers: set, elements: dict | None = None) -> bool:

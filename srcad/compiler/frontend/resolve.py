@@ -207,20 +207,15 @@ class Resolver:
 
     def peek_chain(self, node):
         """Like `chain_value`, recording no guard (None where the chain names nothing)."""
-        attributes = []
-        while isinstance(node, gast.Attribute):
-            attributes.append(node.attr)
-            node = node.value
-        value = self.peek(node.id) if isinstance(node, gast.Name) else None
-        for attribute in reversed(attributes):
+        root, attributes = trees.attribute_chain(node)
+        value = self.peek(root.id) if isinstance(root, gast.Name) else None
+        for attribute in attributes:
             value = getattr(value, attribute, None)
         return None if value is _MISSING else value
 
     def chain_value(self, node):
         """The object an attribute chain of globals names now, or None (records guards)."""
-        root = node
-        while isinstance(root, gast.Attribute):
-            root = root.value
+        root, _ = trees.attribute_chain(node)
         if not isinstance(root, gast.Name) or root.id in self.local_names:
             return None
         try:
@@ -230,22 +225,19 @@ class Resolver:
 
     def resolve_chain(self, node):
         """The object an attribute chain such as `np.linalg.norm` names."""
-        attributes = []
-        while isinstance(node, gast.Attribute):
-            attributes.append(node.attr)
-            node = node.value
+        node, attributes = trees.attribute_chain(node)
         root = value = self.lookup(node.id)
         if value is _MISSING:
             raise UnresolvedNameError(
                 f"srcad cannot resolve the name {node.id!r} called in {self.parsed.name}.",
                 self.parsed.location(node), "define or import it before calling the derivative.")
-        for attribute in reversed(attributes):
+        for attribute in attributes:
             if not hasattr(value, attribute):
                 raise UnresolvedNameError(
                     f"{gast_label(node)!r} has no attribute {attribute!r}.",
                     self.parsed.location(node))
             value = getattr(value, attribute)
-        guard = chain_guard(root, node.id, reversed(attributes))
+        guard = chain_guard(root, node.id, attributes)
         if guard is not None:
             self.rely_on(guard)
         return value
@@ -292,11 +284,24 @@ def operations(block):
     return (node for node in walk(block) if isinstance(node, Operation))
 
 
-def bound_names(block, params) -> set:
-    """The names the operations of `block` bind, but for `params`: a parameter holds what the
-    caller gave until it is bound, which no fixpoint over the bindings (`surely`) vouches
-    for (`x = x * 2` keeps a list a list)."""
-    return {t for op in operations(block) for t in op.targets} - set(params)
+def bound_names(block, params=()) -> set:
+    """The names the function binds (the targets of the operations of `block` and the
+    elements of its loops), but for `params`: a parameter holds what the caller gave until
+    it is bound, which no fixpoint over the bindings (`surely`) vouches for (`x = x * 2`
+    keeps a list a list)."""
+    bound = set()
+    for node in walk(block):
+        if isinstance(node, Operation):
+            bound.update(node.targets)
+        elif isinstance(node, Loop) and node.element:
+            bound.add(node.element)
+    return bound - set(params)
+
+
+def own_names(block, params) -> set:
+    """The function's own names, its parameters and those it binds: not the free names it
+    reads, nor those the generated code binds beside them."""
+    return bound_names(block) | set(params)
 
 
 def surely(block, candidates, makes) -> frozenset:

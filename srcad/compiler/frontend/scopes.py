@@ -38,6 +38,29 @@ def default_reads(arguments: gast.arguments) -> set:
             if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Load)}
 
 
+def scope_names(node, context: type) -> set:
+    """The names `node` (a node or a list of them) reads (`context` gast.Load), binds
+    (gast.Store) or deletes (gast.Del) in its own scope: `t += 1` reads `t` too; a function
+    or lambda it defines is a scope of its own, which binds the function's name and reads
+    what it captures (when called) and what its defaults read (where it is defined)."""
+    found, todo = set(), list(node) if type(node) is list else [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, (gast.FunctionDef, gast.Lambda)):
+            if context is gast.Store and isinstance(current, gast.FunctionDef):
+                found.add(current.name)
+            elif context is gast.Load:
+                found |= captured_names(current) | default_reads(current.args)
+            continue
+        if isinstance(current, gast.Name) and isinstance(current.ctx, context):
+            found.add(current.id)
+        elif context is gast.Load and isinstance(current, gast.AugAssign) \
+                and isinstance(current.target, gast.Name):
+            found.add(current.target.id)
+        todo.extend(gast.iter_child_nodes(current))
+    return found
+
+
 def enclosing_reads(scope) -> frozenset:
     """The enclosing function's names a nested function or lambda depends on without
     receiving them as arguments at its calls: what it captures and what its defaults read

@@ -267,6 +267,16 @@ _FIELDS_WITHOUT_NAMES = frozenset({"ctx", "op", "ops", "type_comment", "kind", "
 NAME_FIELDS = _NameFields()
 
 
+def attribute_chain(node) -> tuple:
+    """`(root, attributes)` of an attribute chain: of `np.linalg.norm`, the node `np` and
+    `["linalg", "norm"]`; a node that is no attribute is its own root, of no attributes."""
+    attributes = []
+    while isinstance(node, gast.Attribute):
+        attributes.append(node.attr)
+        node = node.value
+    return node, attributes[::-1]
+
+
 def names_in(node) -> set:
     """The names `node` mentions, read, bound or deleted."""
     return {name.id for name in name_nodes(node)}

@@ -30,7 +30,7 @@ import gast
 
 from srcad.compiler.frontend.exits import walk_local
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
-from srcad.compiler.frontend.scopes import captured_names, default_reads, surely_bound_by
+from srcad.compiler.frontend.scopes import scope_names, surely_bound_by
 from srcad.compiler.frontend.trees import walk
 from srcad.errors import UnsupportedSyntaxError
 from srcad.ops import python_statements
@@ -80,17 +80,6 @@ def _reading_names(nodes) -> list:
             and (isinstance(n.ctx, gast.Load) or id(n) in augmented)]
 
 
-def _read_in(statements) -> set:
-    """Variables the statements read (a function or lambda they define: those it captures
-    and its defaults read)."""
-    nodes = list(_local_nodes(statements))
-    functions = [s for s in statements if isinstance(s, gast.FunctionDef)] + [
-        child for n in nodes for child in gast.iter_child_nodes(n)
-        if isinstance(child, (gast.FunctionDef, gast.Lambda))]
-    return {n.id for n in _reading_names(nodes)} | {
-        name for f in functions for name in captured_names(f) | default_reads(f.args)}
-
-
 def _surely_bound(statements) -> set:
     """Names the top level of a block binds on every path through it."""
     return set().union(*map(surely_bound_by, statements))
@@ -101,10 +90,10 @@ def _read_first(statements, name) -> bool:
     it."""
     for statement in statements:
         if isinstance(statement, gast.With):
-            if any(name in _read_in([gast.Expr(item.context_expr)]) for item in statement.items) \
+            if any(name in scope_names(item.context_expr, gast.Load) for item in statement.items) \
                     or _read_first(statement.body, name):
                 return True
-        elif name in _read_in([statement]):
+        elif name in scope_names(statement, gast.Load):
             return True
         if name in _surely_bound([statement]):
             return False
@@ -228,12 +217,12 @@ class _Outliner:
         inside = {id(n) for s in node.body for n in walk(s)}
         read_outside = {n.id for n in _reading_names(walk(self.fn)) if id(n) not in inside}
         if self.loops:  # (what the body reads before binding it, it reads from the last trip)
-            read_outside |= {n for n in _read_in(body) if _read_first(body, n)}
+            read_outside |= {n for n in scope_names(body, gast.Load) if _read_first(body, n)}
         bound = [n for n in _bound_in(body) if n != returned and n not in self.outlined
                  and n in read_outside]  # (what the body makes for itself stays there)
         kept = self._kept_on_exception(node, body, bound)
         surely = _surely_bound(body)
-        passed = {n for n in _read_in(body) & self.local if _read_first(body, n)
+        passed = {n for n in scope_names(body, gast.Load) & self.local if _read_first(body, n)
                   and self._maybe_bound_before(node, n)}
         passed |= {n for n in bound if (n not in surely or n in kept)
                    and self._maybe_bound_before(node, n)}
@@ -294,7 +283,8 @@ class _Outliner:
             for n in walk(t) if not isinstance(n, gast.expr_context)) \
             and not set(_bound_in(body[:-1])) & _surely_bound([last]) else set()
         kept = set()
-        for name in set(bound) & _read_in(node.finalbody):  # (it runs after a raise too)
+        # (`finally:` runs after a raise too)
+        for name in set(bound) & scope_names(node.finalbody, gast.Load):
             if name not in lastly:
                 self._refuse(node.finalbody[0], f"this `try`: when its body raises, `finally:` "
                              f"may read `{name}`, which the body may have bound before it "
@@ -306,7 +296,7 @@ class _Outliner:
             for name in bound:
                 if not (_read_first(handler.body, name) or (
                         name not in _surely_bound(handler.body)
-                        and (name in after or name in _read_in(node.finalbody)))):
+                        and (name in after or name in scope_names(node.finalbody, gast.Load)))):
                     continue
                 if name not in lastly:
                     self._refuse(handler, f"this `try`: when its body raises, the handler "

@@ -41,12 +41,15 @@ from dataclasses import dataclass
 import gast
 
 from srcad.compiler.analysis.aliasing import written_into
-from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations, walk
+from srcad.compiler.frontend.resolve import (Branch, Loop, Operation, operations, own_names,
+                                             walk)
+from srcad.compiler.frontend.scopes import scope_names
 from srcad.compiler.transform.adjoints import assign, load, store
-from srcad.compiler.transform.recording import (Tape, ranges_bound_once, record,
+from srcad.compiler.transform.recording import (Tape, is_push, ranges_bound_once, record,
                                                  record_loop)
 from srcad.errors import UnsupportedDerivativeError
 from srcad.kernels.loop_checkpoints import LoopCheckpoints
+from srcad.ops.registry import is_control
 from srcad.runtime.methods import method_update
 from srcad.runtime.control import checkpointed
 
@@ -90,11 +93,11 @@ def checkpoint_loops(forward: list, backward: list, sweep: Sweep, params,
               and id(node) in sweep.trips and _mark_of(node, block) is not None]
     if not marked:
         return made
-    own = _own_names(block, params)
+    own = own_names(block, params)
     changing = _changing(block, params) | _written_own(sweep, own)
     for loop in marked:
         _rewrite(loop, forward, backward, sweep, changing, made)
-    local = {*params} | _stored(forward)
+    local = {*params} | scope_names(forward, gast.Store)
     made.rebound &= local
     made.unbound_first &= set(maybe_unbound)
     return made
@@ -113,14 +116,14 @@ def refuse_unsupported_marks(block: list, activity, parsed, params, aliases) -> 
     ids = set(map(id, loops))
     writes_objects = any(op.writes_attribute or op.callee is method_update
                          for op in operations(block))
-    own = _own_names(block, params)
+    own = own_names(block, params)
     for loop in loops:
         reason = None
         foreign = sorted(name for name in map(written_into, operations(loop.body))
                          if name is not None and (name not in own or aliases.points_to.get(
                              name, {name}) & set(params)))
         effects = [op for op in operations(loop.body) if op.kind == "effect"
-                   and not (getattr(op.callee, "__module__", None) or "").startswith("srcad.")
+                   and not is_control(op.callee)
                    or op.callee is builtins.next]  # (an iterator is state srcad keeps not)
         if loop.iterable in activity.active:
             reason = "it loops over values that carry a derivative"
@@ -154,14 +157,6 @@ def _own_operations(body: list):
             yield from _own_operations(node.orelse)
 
 
-def _own_names(block: list, params) -> set:
-    """The names the function binds (its parameters too), not those bound for the
-    generated code."""
-    return {*params} | {name for node in walk(block) for name in (
-        node.targets if isinstance(node, Operation) else (node.element,)
-        if isinstance(node, Loop) else ())}
-
-
 def _changing(block: list, params) -> set:
     """The names bound more than once (a parameter counts as bound), or in a loop (its
     element too)."""
@@ -188,7 +183,8 @@ def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
     # its old value needs no keeping: the backward sweep pops that value back into it for
     # nothing (the segment run next binds it before reading it; code before the loop
     # never read it).
-    read = _exposed(again, skip=lambda statement: _pushes(statement, tape))
+    stacks = set(tape.names)
+    read = _exposed(again, skip=lambda statement: is_push(statement, stacks))
     state = sorted(_exposed(again) & changing & (read | _bound_outside(loop, sweep.block)))
     copied = [k for k, name in enumerate(state) if _shares(name, written, sweep.aliases)]
     values = gast.Tuple([load(n) for n in state], gast.Load())
@@ -215,21 +211,13 @@ def _rewrite(loop: Loop, forward: list, backward: list, sweep, changing: set,
         gast.For(gast.Tuple([store(segment), store(kept)], gast.Store()),
                  gast.Call(gast.Attribute(load(saved), "in_reverse", gast.Load()), [], []),
                  rerun, [], None)])
-    made.rebound |= set(state) | _stored(again)
+    made.rebound |= set(state) | scope_names(again, gast.Store)
     made.unbound_first |= set(state)
 
 
 def _bound_outside(loop: Loop, block: list) -> set:
     inside = {id(node) for node in walk(loop.body)}
     return {t for op in operations(block) if id(op) not in inside for t in op.targets}
-
-
-def _pushes(statement, tape) -> bool:
-    """Whether `statement` is a push onto the tape (`stack.append(v)`)."""
-    call = getattr(statement, "value", None)
-    return isinstance(statement, gast.Expr) and isinstance(call, gast.Call) \
-        and isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
-        and isinstance(call.func.value, gast.Name) and call.func.value.id in tape.names
 
 
 def _written_own(sweep, own: set) -> set:
@@ -272,10 +260,6 @@ def _replace(statements: list, belongs, replacement: list) -> bool:
     return False
 
 
-def _stored(statements: list) -> set:
-    return set().union(*(_reads_as(statement, gast.Store) for statement in statements))
-
-
 def _exposed(statements: list, bound: frozenset = frozenset(), skip=None) -> set:
     """The names `statements` may read before binding them, run from the top with `bound`
     bound; a loop's body counts as run any number of times; statements that `skip` are
@@ -292,41 +276,21 @@ def _exposed(statements: list, bound: frozenset = frozenset(), skip=None) -> set
         elif isinstance(statement, (gast.For, gast.While)):
             head = statement.iter if isinstance(statement, gast.For) else statement.test
             exposed |= _reads(head) - bound
-            inner = bound | (_reads_as(statement.target, gast.Store)
+            inner = bound | (scope_names(statement.target, gast.Store)
                              if isinstance(statement, gast.For) else set())
             exposed |= _exposed(statement.body, frozenset(inner), skip)
             exposed |= _exposed(statement.orelse, frozenset(bound), skip)
         else:
             exposed |= _reads(statement) - bound
-            bound |= _reads_as(statement, gast.Store)
-            bound -= _reads_as(statement, gast.Del)
+            bound |= scope_names(statement, gast.Store)
+            bound -= scope_names(statement, gast.Del)
     return exposed
 
 
 def _surely_bound(statements: list) -> set:
-    return set().union(*(_reads_as(s, gast.Store) for s in statements
-                         if not isinstance(s, (gast.If, gast.For, gast.While))))
+    return scope_names([s for s in statements
+                        if not isinstance(s, (gast.If, gast.For, gast.While))], gast.Store)
 
 
 def _reads(node) -> set:
-    return _reads_as(node, gast.Load) | _reads_as(node, gast.Del)
-
-
-def _reads_as(node, context) -> set:
-    """The names of `node`'s own scope in `context`: a function or lambda it defines binds
-    its name, and reads, when called, the names its body reads and does not bind."""
-    found, todo = set(), [node]
-    while todo:
-        current = todo.pop()
-        if isinstance(current, (gast.FunctionDef, gast.Lambda)) and current is not node:
-            if context is gast.Store and isinstance(current, gast.FunctionDef):
-                found.add(current.name)
-            elif context is gast.Load:
-                inner = [n for n in gast.walk(current) if isinstance(n, gast.Name)]
-                found |= {n.id for n in inner if isinstance(n.ctx, gast.Load)} - {
-                    n.id for n in inner if isinstance(n.ctx, (gast.Store, gast.Param))}
-            continue
-        if isinstance(current, gast.Name) and isinstance(current.ctx, context):
-            found.add(current.id)
-        todo.extend(gast.iter_child_nodes(current))
-    return found
+    return scope_names(node, gast.Load) | scope_names(node, gast.Del)

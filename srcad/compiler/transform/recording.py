@@ -123,7 +123,7 @@ def record_loop(node: Loop, recorded, trips, tape: Tape, bind, shapes, ranges,
     if iterable in ranges and not breaks:
         # a loop over a range that never breaks runs len(range) times: no count per trip
         return [loop, tape.push(counter, gast.Call(length, [load(iterable)], []))]
-    pushes = 0 if tape.typed else sum(_is_push(statement, tape.shared) for statement in body)
+    pushes = 0 if tape.typed else sum(is_push(statement, tape.names) for statement in body)
     if pushes and not breaks and all(isinstance(s, (gast.Expr, gast.Assign, gast.AugAssign))
                                      for s in body):
         # every trip pushes the same values: the count is what the stack grew by, over that
@@ -136,11 +136,12 @@ def record_loop(node: Loop, recorded, trips, tape: Tape, bind, shapes, ranges,
     return [assign(counter, gast.Constant(0, None)), loop, tape.push(counter, counter)]
 
 
-def _is_push(statement, stack: str) -> bool:
+def is_push(statement, stacks) -> bool:
+    """Whether `statement` pushes onto one of the lists named `stacks` (`stack.append(v)`)."""
     call = getattr(statement, "value", None)
     return isinstance(statement, gast.Expr) and isinstance(call, gast.Call) \
         and isinstance(call.func, gast.Attribute) and call.func.attr == "append" \
-        and isinstance(call.func.value, gast.Name) and call.func.value.id == stack
+        and isinstance(call.func.value, gast.Name) and call.func.value.id in stacks
 
 
 def ranges_bound_once(block: list) -> frozenset:

@@ -14,6 +14,7 @@ the NumPy code of the helper's common case:
     b_x = add_at(b_x, h, x, slice(1, None))                 ─▶  b_x[1:] += h
     b_a = multiply_into(b_a, c)                             ─▶  b_a = np.multiply(b_a, c, b_a)
     b_A = matmul_vjp_a(g, None, A, B)                       ─▶  b_A = g @ B.T
+    b_w = matmul_vjp_b(g, None, X, w)                       ─▶  b_w = X.T @ g
     b_s = unbroadcast(g, s)                                 ─▶  b_s = g
     m = np.max(S, axis=1, keepdims=True)                    ─▶  m = np.maximum.reduce(S, ...)
 
@@ -23,6 +24,7 @@ Statements inside loops and branches stay as they are.
 """
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 
 import gast
@@ -31,7 +33,7 @@ import numpy as np
 from srcad.kernels import outlines, adjoints as helpers
 from srcad.compiler.analysis.float64s import (FLOAT, INT, Known, Knowledge, constant, dropped_axes,
                                      is_array, is_number, same_shape)
-from srcad.compiler.frontend.trees import walk
+from srcad.compiler.frontend.trees import name_nodes, walk
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.ops.numpy_contractions import matmul_vjp_a, matmul_vjp_b
 from srcad.ops.registry import reduction_of
@@ -48,7 +50,10 @@ def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings)
     forward names' shape classes."""
     rewriter = _Rewriter(Knowledge(arrays, shapes, bindings), bindings)
     body = [new for statement in function.body for new in rewriter.rewritten(statement)]
-    function.body = _without_unread_outlines(body, rewriter.outlined)
+    body = _without_unread_outlines(body, rewriter.outlined)
+    if bindings.named_already(FLOAT64_ONE):
+        body = _seed_products_elided(body, rewriter.known, bindings, set(arrays))
+    function.body = body
 
 
 class _Rewriter:
@@ -181,13 +186,31 @@ class _Rewriter:
         return [assign(target, call)]
 
     def _matmul(self, target, first: bool, nodes, arguments):
+        """`matmul_vjp_a`/`_b` of vectors and matrices as the product its common case
+        computes: `g @ B.T`, `A.T @ g`, an outer product, or `g * b` for two vectors."""
         g, _, a, b = arguments
-        if not all(is_array(v) and v.rank == 2 for v in (g, a, b)):
+        if not (is_array(a) and is_array(b) and a.rank in (1, 2) and b.rank in (1, 2)):
             return None
-        self.known.facts[target] = Known("array", 2)
-        transposed = gast.Attribute(nodes[3] if first else nodes[2], "T", gast.Load())
-        product = gast.BinOp(nodes[0], gast.MatMult(), transposed) if first \
-            else gast.BinOp(transposed, gast.MatMult(), nodes[0])
+        ranks = (a.rank, b.rank)
+        if not (is_number(g, outline=False) if ranks == (1, 1)
+                else is_array(g) and g.rank == (2 if ranks == (2, 2) else 1)):
+            return None
+        self.known.facts[target] = Known("array", a.rank if first else b.rank)
+        cotangent, other = nodes[0], nodes[3] if first else nodes[2]
+        if ranks == (1, 1):
+            product = gast.BinOp(cotangent, gast.Mult(), other)
+        elif ranks == (2, 1) if first else ranks == (1, 2):  # an outer product
+            column = gast.Subscript(cotangent if first else other, gast.Tuple(
+                [gast.Slice(None, None, None), gast.Constant(None, None)], gast.Load()),
+                gast.Load())
+            product = gast.BinOp(column, gast.Mult(), other if first else cotangent)
+        elif first:  # g @ B.T, or B @ g for a vector a
+            product = gast.BinOp(cotangent, gast.MatMult(), gast.Attribute(
+                other, "T", gast.Load())) if ranks == (2, 2) \
+                else gast.BinOp(other, gast.MatMult(), cotangent)
+        else:  # A.T @ g
+            product = gast.BinOp(gast.Attribute(other, "T", gast.Load()), gast.MatMult(),
+                                 cotangent)
         return [assign(target, product)]
 
     def _numpy(self) -> str:
@@ -226,3 +249,110 @@ def _without_unread_outlines(body: list, outlined: set) -> list:
             statement.targets = [t for t in statement.targets
                                  if not (isinstance(t, gast.Name) and t.id in removed)]
     return [s for s in kept if not (isinstance(s, gast.Delete) and not s.targets)]
+
+
+def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: set) -> list:
+    """`body` without the products of the seed 1.0 and a float64 array `e` that it can do
+    without. Such a product, `t = b * e` with `b` the seed of a sum (or a copy of it), is
+    the cotangent of the other factor of a product summed; computed, it costs one more
+    array and one more pass over memory, for `e`'s own values:
+
+        t = b_sum * x                              (x: an argument)
+        b_y = add_into(b_y, multiply_into(t, c))   ─▶  b_y = add_into(b_y, multiply_into(c, x))
+        b_x = b_sum * e                            ─▶  b_x = e   (e: made here, read no more)
+
+    (`c` a new array: `np.cos(y)`).
+
+    The product's one reader multiplying it into a new array writes `e` into that array
+    instead; an array `e` of the function's own (a ufunc's or an operator's, bound once)
+    that nothing reads afterwards gives the product its memory. Names bound more than once
+    are left alone: what is known of them holds where they are bound last."""
+    one = bindings.name_for("float64_one", FLOAT64_ONE)
+    bound, reads = Counter(), Counter()
+    for node in name_nodes(body):
+        if isinstance(node.ctx, gast.Store):
+            bound[node.id] += 1
+        elif isinstance(node.ctx, gast.Load):
+            reads[node.id] += 1
+    ones = {one}
+    made_here = set()  # arrays of the function's own: a ufunc's or an operator's, new
+    kept, dropped = [], set()
+    for position, statement in enumerate(body):
+        target = _single_target(statement)
+        if target is None:
+            kept.append(statement)
+            continue
+        value, once = statement.value, bound[target] == 1
+        if once and isinstance(value, gast.Name) and value.id in ones:
+            ones.add(target)
+        elif once and _makes_new_array(value, known, bindings):
+            made_here.add(target)
+        factor = _times_one(value, ones)
+        if factor is None or bound[factor] != (factor not in parameters) \
+                or not is_array(known.value_of(load(factor))):  # (bound once, or an argument)
+            kept.append(statement)
+            continue
+        reader = once and _multiplied_into_new_array(body[position + 1:], target, reads, known,
+                                                     bindings)
+        if reader:  # (the new array takes `e`'s values: t is not made)
+            reader.args = [reader.args[1], load(factor)]
+            dropped.add(target)
+            continue
+        if factor in made_here and factor not in parameters and reads[factor] == 1:
+            statement.value = load(factor)  # (t takes e's array: nothing reads e again)
+        kept.append(statement)
+    for statement in kept:  # (`del t` of a product not made)
+        if isinstance(statement, gast.Delete):
+            statement.targets = [t for t in statement.targets
+                                 if not (isinstance(t, gast.Name) and t.id in dropped)]
+    return [s for s in kept if not (isinstance(s, gast.Delete) and not s.targets)]
+
+
+def _single_target(statement) -> str | None:
+    if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
+            and isinstance(statement.targets[0], gast.Name):
+        return statement.targets[0].id
+    return None
+
+
+def _times_one(value, ones: set) -> str | None:
+    """`e` of `value`, where it is `one * e` or `e * one` of names, `one` among `ones`."""
+    if not (isinstance(value, gast.BinOp) and isinstance(value.op, gast.Mult)
+            and isinstance(value.left, gast.Name) and isinstance(value.right, gast.Name)):
+        return None
+    if value.left.id in ones and value.right.id not in ones:
+        return value.right.id
+    if value.right.id in ones and value.left.id not in ones:
+        return value.left.id
+    return None
+
+
+def _makes_new_array(value, known: Knowledge, bindings) -> bool:
+    """Whether `value` surely gives a float64 array no other name holds: an operator on
+    arrays and numbers, or a ufunc of one output called with its inputs alone."""
+    if not is_array(known.value_of(value)):
+        return False
+    if isinstance(value, gast.BinOp):
+        return True
+    if isinstance(value, gast.Call) and not value.keywords:
+        callee = bindings.callee(value.func)
+        return isinstance(callee, np.ufunc) and callee.nout == 1 and len(value.args) == callee.nin
+    return False
+
+
+def _multiplied_into_new_array(rest: list, name: str, reads: Counter, known, bindings):
+    """The call `multiply_into(name, other)` in `rest`, where it is `name`'s one reader and
+    `other` a new float64 array of `name`'s shape class; None where there is none."""
+    if reads[name] != 1:
+        return None
+    for statement in rest:
+        for node in walk(statement):
+            if isinstance(node, gast.Call) and len(node.args) == 2 and not node.keywords \
+                    and isinstance(node.args[0], gast.Name) and node.args[0].id == name \
+                    and bindings.callee(node.func) is helpers.multiply_into:
+                mine, other = known.value_of(node.args[0]), known.value_of(node.args[1])
+                if _makes_new_array(node.args[1], known, bindings) and is_array(mine) \
+                        and mine.shape is not None and other.shape == mine.shape:
+                    return node
+                return None
+    return None
