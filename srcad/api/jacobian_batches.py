@@ -37,12 +37,8 @@ class BatchedColumns:
         output, per_argument = None, []
         for which, position in enumerate(self.positions):
             x = args[position]
-            if type(x) is np.ndarray and x.dtype.kind == "f":
-                seed = basis(x.size, x.dtype).reshape((x.size,) + x.shape)
-            elif type(x) is float or isinstance(x, np.floating):
-                seed = basis(1, np.promote_types(getattr(x, "dtype", np.float64),
-                                               np.float16)).reshape(1)
-            else:
+            seed = seed_of(x)
+            if seed is None:
                 return None
             ran = self.run(which, seed, args, kwargs)
             if ran is None:
@@ -78,6 +74,16 @@ class BatchedColumns:
         found = [_program(self.function, name) for name in self.names]
         self.programs = False if None in found else found
         return self.programs
+
+
+def seed_of(x):
+    """The seed of a batched run for the argument `x`: one unit direction per element, or
+    None for an argument that is not a float array or number."""
+    if type(x) is np.ndarray and x.dtype.kind == "f":
+        return basis(x.size, x.dtype).reshape((x.size,) + x.shape)
+    if type(x) is float or isinstance(x, np.floating):
+        return basis(1, np.promote_types(getattr(x, "dtype", np.float64), np.float16)).reshape(1)
+    return None
 
 
 def _block(tangent, output, x):

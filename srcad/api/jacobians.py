@@ -16,6 +16,8 @@ the backward sweep's closures and stack.) The Hessian is the Jacobian of the gra
 from __future__ import annotations
 
 import functools
+import itertools
+import types
 from typing import Callable
 
 import numpy as np
@@ -27,7 +29,8 @@ from srcad.runtime.arguments import (Wrt, chosen_wrt, copied, is_container, leav
 from srcad.api.adapters import PerArity, per_call, transformable
 from srcad.api.fast_paths import guards_of
 from srcad.api.forward import checked_tangent, jvp, like_output
-from srcad.api.jacobian_batches import BatchedColumns
+from srcad.api.executors import OnExecutor
+from srcad.api.jacobian_batches import BatchedColumns, seed_of
 from srcad.compiler.frontend.parse import code_of
 from srcad.compiler.passes import enabled
 from srcad.errors import MissingJVPRuleError, UnsupportedDerivativeError, UsageError
@@ -95,20 +98,75 @@ class _Jacobian(DerivativeFunction):
             if self.mode != "auto":  # `defvjp` habit): reverse mode computes it
                 raise
             output, blocks = _by_rows(self.fn, args, kwargs, self.wrt)
+        return self.assembled(output, blocks, inputs)
+
+    def assembled(self, output, blocks, inputs):
+        """The Jacobian, nested as the output and the `wrt` arguments, from its blocks."""
         per_output_leaf = []
         for per_input in blocks:
             arguments = [rebuilt(x, iter(parts)) for x, parts in zip(inputs, per_input)]
-            per_output_leaf.append(tuple(arguments) if several else arguments[0])
+            per_output_leaf.append(tuple(arguments) if isinstance(self.wrt, tuple)
+                                   else arguments[0])
         return rebuilt(output, iter(per_output_leaf))
+
+    # ---- in blocks, on an executor (api/executors.py) ----
+    def parts(self, args, kwargs):
+        """`(way, [(which, count)])`: how the local call computes this Jacobian ("batched",
+        "columns" or "rows", decided as `__call__` decides, by a run of one column) and how
+        many rows or columns there are (per `wrt` argument when "batched")."""
+        inputs = [args[p] for p in self.positions]
+        _refuse_complex(inputs, "argument")
+        try:
+            if self.mode != "rev" and enabled("batch") and all(
+                    seed_of(args[p]) is not None for p in self.positions):
+                ran = self.batched.run(0, seed_of(args[self.positions[0]])[:1], args, kwargs)
+                if ran is not None and (self.mode == "fwd" or _size(ran[0]) >= _size(inputs)):
+                    return "batched", [(which, _size(args[p]))
+                                       for which, p in enumerate(self.positions)]
+            if self.mode != "rev":
+                output = _Columns(self.fn, args, kwargs, self.positions, range(1)).output
+                _refuse_complex([output], "output")
+                if self.mode == "fwd" or _size(output) >= _size(inputs):
+                    return "columns", [(0, _size(inputs))]
+        except MissingJVPRuleError:  # as in `__call__`
+            if self.mode != "auto":
+                raise
+        return "rows", [(0, _size(self.fn(*copied(args), **copied(kwargs))))]
+
+    def part(self, args, kwargs, way: str, which: int, chosen: range):
+        """`(output, matrix)`: the rows `chosen` (rows × all input elements) or the columns
+        (all output elements × columns) of the `which`-th `wrt` argument when "batched"."""
+        if way == "rows":
+            return _rows(self.fn, args, kwargs, self.wrt, chosen)
+        if way == "batched":
+            x = args[self.positions[which]]
+            ran = self.batched.run(which, seed_of(x)[chosen.start:chosen.stop], args, kwargs)
+            if ran is not None:
+                output, tangent = ran
+                return output, np.zeros((_size(output), len(chosen))) if tangent is None \
+                    else np.reshape(tangent, (len(chosen), -1)).T
+            # a form without a batched rule met on this run: columns, as the local call
+            offset = sum(_size(args[p]) for p in self.positions[:which])
+            chosen = range(offset + chosen.start, offset + chosen.stop)
+        columns = _Columns(self.fn, args, kwargs, self.positions, chosen)
+        return columns.output, np.concatenate(columns.matrices(), axis=0)
+
+    def from_parts(self, args, way: str, parts: list):
+        """The Jacobian from `part`'s results, in order."""
+        output, inputs = parts[0][0], [args[p] for p in self.positions]
+        _refuse_complex([output], "output")
+        matrix = np.concatenate([m for _, m in parts], axis=0 if way == "rows" else 1)
+        return self.assembled(output, _row_blocks(matrix, output, inputs), inputs)
 
 
 class _Columns:
     """The Jacobian column by column (where `jacobian_batches` has no batched program): one
     run of the tangent program per input element, the program compiled once per `wrt`
     argument and called directly. The first run also gives the output, which `auto` needs
-    to choose a mode."""
+    to choose a mode. `chosen`, a range of the columns, runs those alone (a block an
+    executor computes)."""
 
-    def __init__(self, fn, args, kwargs, positions):
+    def __init__(self, fn, args, kwargs, positions, chosen: range | None = None):
         self.fn, self.positions, self.kwargs = fn, positions, kwargs
         self.args = list(args)
         names, _ = wrt_parameters(code_of(fn), tuple(positions))
@@ -121,7 +179,8 @@ class _Columns:
             for position, name in zip(positions, names)]
         self.programs = [c.bound(function) for c in compiled]
         self.writes = any(c.writes for c in compiled)  # each run then gets its own copies
-        self.units = iter(_units(self.args, positions))
+        self.units = iter(_units(self.args, positions)) if chosen is None else \
+            itertools.islice(_units(self.args, positions), chosen.start, chosen.stop)
         self.runs = []
         first = next(self.units, None)
         if first is None:
@@ -138,18 +197,29 @@ class _Columns:
 
     def all(self):
         """Blocks `[output leaf][wrt argument][input leaf]`, each `out.shape + in.shape`."""
+        return [_split(column, out, [self.args[p] for p in self.positions])
+                for column, out in zip(self.matrices(), leaves(self.output))]
+
+    def matrices(self) -> list:
+        """Per output leaf, its columns: `(leaf size, columns run)`."""
         for which, tangent in self.units:
             self._run(which, tangent)
         outputs = leaves(self.output)
-        flat = [np.array([np.reshape(leaves(run)[o], -1) for run in self.runs]).reshape(
-            len(self.runs), -1) for o in range(len(outputs))]
-        return [_split(column.T, out, [self.args[p] for p in self.positions])
-                for column, out in zip(flat, outputs)]
+        return [np.array([np.reshape(leaves(run)[o], -1) for run in self.runs]).reshape(
+            len(self.runs), -1).T for o in range(len(outputs))]
 
 
 def _by_rows(fn, args, kwargs, wrt):
     """The output, and blocks as in `_Columns.all` from one backward sweep per output
     element."""
+    output, flat = _rows(fn, args, kwargs, wrt)
+    inputs = [args[p] for p in _positional(fn, wrt, "jacobian")[1]]
+    return output, _row_blocks(flat, output, inputs)
+
+
+def _rows(fn, args, kwargs, wrt, chosen: range | None = None):
+    """The output, and the Jacobian's rows (those of `chosen` alone if given) as one
+    matrix `(rows, all input elements)`."""
     derivative = api.Derivative(fn, wrt)
     output, backward, originals, replayable = derivative.forward_sweep(copied(list(args)),
                                                                        copied(kwargs))
@@ -162,23 +232,29 @@ def _by_rows(fn, args, kwargs, wrt):
         # each sweep pops what it saved, and may write into (copies of) the arguments
         _, sweep, again = derivative.forward(copied(list(args)), copied(kwargs))
         return derivative.gradients(sweep, cotangent, again)
-    inputs = [args[p] for p in _positional(fn, wrt, "jacobian")[1]]
     outputs = leaves(output)
+    units = ((index, unit) for index, leaf in enumerate(outputs) for unit in _unit_arrays(leaf))
+    if chosen is not None:
+        units = itertools.islice(units, chosen.start, chosen.stop)
     rows = []
-    for index, leaf in enumerate(outputs):
-        for unit in _unit_arrays(leaf):
-            cotangent = rebuilt(output, iter(
-                [unit if k == index else _zero_like(o) for k, o in enumerate(outputs)]))
-            gradients = pullback(cotangent)
-            gradients = gradients if isinstance(wrt, tuple) else (gradients,)
-            rows.append(np.concatenate([np.reshape(g, -1) for gradient in gradients
-                                        for g in leaves(gradient)]))
-    flat = np.array(rows).reshape(len(rows), -1)
+    for index, unit in units:
+        cotangent = rebuilt(output, iter(
+            [unit if k == index else _zero_like(o) for k, o in enumerate(outputs)]))
+        gradients = pullback(cotangent)
+        gradients = gradients if isinstance(wrt, tuple) else (gradients,)
+        rows.append(np.concatenate([np.reshape(g, -1) for gradient in gradients
+                                    for g in leaves(gradient)]))
+    return output, np.array(rows).reshape(len(rows), -1)
+
+
+def _row_blocks(flat, output, inputs) -> list:
+    """Blocks as in `_Columns.all` from the Jacobian as one matrix `(all output elements,
+    all input elements)`."""
     blocks, start = [], 0
-    for leaf in outputs:
+    for leaf in leaves(output):
         blocks.append(_split(flat[start:start + _size(leaf)], leaf, inputs))
         start += _size(leaf)
-    return output, blocks
+    return blocks
 
 
 def _split(matrix, output_leaf, inputs):
@@ -262,7 +338,8 @@ def _tangent_source(fn, names) -> str:
 
 @api_boundary
 def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
-             argnums: Wrt | None = None, has_aux: bool = False) -> Callable:
+             argnums: Wrt | None = None, has_aux: bool = False, executor=None,
+             block_size: int | None = None) -> Callable:
     """The Jacobian of a function.
 
     Parameters
@@ -278,6 +355,11 @@ def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
         `fn` returns `(output, aux)`: only `output` is differentiated, and the Jacobian
         function returns `(jacobian, aux)`, as JAX's `jacrev(f, has_aux=True)` (the aux
         from one more plain run of `fn`, as with `hessian` and `hvp`).
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Run those rows or columns in blocks there (docs/distributed.md); the result is
+        the same, bit for bit. "dask" names the current Dask client.
+    block_size : int, optional
+        Rows or columns per task (about four tasks per worker by default).
 
     Returns
     -------
@@ -300,6 +382,8 @@ def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
            [0., 6.]]), {'total': np.float64(10.0)})
     """
     wrt = chosen_wrt(wrt, argnums)
+    if executor is not None or block_size is not None:
+        return _on_executor(fn, wrt, _Jacobian, (wrt, mode), executor, block_size, has_aux)
     if has_aux:
         return _with_aux(fn, ("jacobian", wrt, mode), lambda f: jacobian(f, wrt, mode),
                          "jacobian")
@@ -457,7 +541,7 @@ class _Hessian(_Jacobian):
 
 @api_boundary
 def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
-            has_aux: bool = False) -> Callable:
+            has_aux: bool = False, executor=None, block_size: int | None = None) -> Callable:
     """The Hessian of a function of real, one-element output.
 
     Parameters
@@ -470,6 +554,8 @@ def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
     has_aux : bool
         `fn` returns `(output, aux)`: only `output` is differentiated, and the Hessian
         function returns `(hessian, aux)`.
+    executor, block_size : optional
+        As for `jacobian`: columns computed in blocks on an executor.
 
     Returns
     -------
@@ -492,6 +578,8 @@ def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
            [2., 0.]]), 'fitted')
     """
     wrt = chosen_wrt(wrt, argnums)
+    if executor is not None or block_size is not None:
+        return _on_executor(fn, wrt, _Hessian, (wrt,), executor, block_size, has_aux)
     if has_aux:
         return _with_aux(fn, ("hessian", wrt), lambda f: hessian(f, wrt), "hessian")
     if per_call(fn, wrt):
@@ -517,38 +605,65 @@ class _BatchJacobian:
 
     @api_boundary
     def __call__(self, *args):
+        return self.finished(args, *self.directions(args, self.batch_of(args)))
+
+    def batch_of(self, args) -> np.ndarray:
+        """The argument `wrt`, checked: real, with a batch axis."""
         x = np.asarray(args[self.position])
         _refuse_complex([x], "argument")
         if x.ndim == 0:
             raise UsageError("batch_jacobian needs an argument with a batch axis first.")
-        example = x[0]
-        stacked = self._all_at_once(args, x)
-        if stacked is None:  # one run of the tangent program per element of an example
-            columns = []
-            for unit in _unit_arrays(example.astype(np.promote_types(x.dtype, np.float16))):
-                tangents = [None] * len(args)
-                tangents[self.position] = np.broadcast_to(unit, x.shape).copy()
-                output, tangent = jvp(self.fn, tuple(args), tuple(tangents))
-                columns.append(tangent)
-            stacked = output, np.stack(columns, axis=-1)  # batch + out + (in elements)
-        output, columns = stacked
+        return x
+
+    # ---- in blocks, on an executor (api/executors.py) ----
+    def parts(self, args, kwargs):
+        """`("directions", [(0, count)])`: the unit directions of an example (not the
+        examples: another argument may be batched as well)."""
+        return "directions", [(0, int(np.prod(self.batch_of(args).shape[1:], dtype=int)))]
+
+    def part(self, args, kwargs, way: str, which: int, chosen: range):
+        return self.directions(args, self.batch_of(args), chosen)
+
+    def from_parts(self, args, way: str, parts: list):
+        return self.finished(args, parts[0][0], np.concatenate([c for _, c in parts], axis=-1))
+
+    def finished(self, args, output, columns):
+        """The Jacobians from `directions`' output and columns (all of them)."""
+        x = np.asarray(args[self.position])
         if np.ndim(output) == 0 or np.shape(output)[0] != x.shape[0]:
             raise UsageError(f"batch_jacobian needs an output with the batch axis first "
                              f"({x.shape[0]} rows); got shape {np.shape(output)}.")
         self._check_independent(args, output)
-        return columns.reshape(np.shape(output) + example.shape)
+        return columns.reshape(np.shape(output) + x.shape[1:])
 
-    def _all_at_once(self, args, x):
+    def directions(self, args, x, chosen: range | None = None):
+        """`(output, columns)`: the derivatives along each unit direction of an example
+        (those of `chosen` alone if given) repeated over the batch, stacked on a last axis."""
+        chosen = range(int(np.prod(x.shape[1:], dtype=int))) if chosen is None else chosen
+        stacked = self._all_at_once(args, x, chosen)
+        if stacked is not None:
+            return stacked
+        columns = []  # one run of the tangent program per chosen element of an example
+        example = x[0].astype(np.promote_types(x.dtype, np.float16))
+        for unit in itertools.islice(_unit_arrays(example), chosen.start, chosen.stop):
+            tangents = [None] * len(args)
+            tangents[self.position] = np.broadcast_to(unit, x.shape).copy()
+            output, tangent = jvp(self.fn, tuple(args), tuple(tangents))
+            columns.append(tangent)
+        return output, np.stack(columns, axis=-1)  # batch + out + (in elements)
+
+    def _all_at_once(self, args, x, chosen: range):
         """`(output, columns)` from one run of the batched tangent program, seeded with
-        each unit direction of an example repeated over the batch, or None."""
+        each chosen unit direction of an example repeated over the batch, or None."""
         size = int(np.prod(x.shape[1:], dtype=int))
-        unit = basis(size, np.promote_types(x.dtype, np.float16)).reshape((size, 1) + x.shape[1:])
-        ran = self.batched.run(0, np.broadcast_to(unit, (size,) + x.shape), args, {})
+        unit = basis(size, np.promote_types(x.dtype, np.float16)).reshape(
+            (size, 1) + x.shape[1:])[chosen.start:chosen.stop]
+        ran = self.batched.run(0, np.broadcast_to(unit, (len(chosen),) + x.shape), args, {})
         if ran is None:
             return None
         output, tangent = ran
         if tangent is None:
-            return output, np.zeros(np.shape(output) + (size,))
+            return output, np.zeros(np.shape(output) + (len(chosen),))
         return output, np.moveaxis(np.asarray(tangent), 0, -1)
 
     def _check_independent(self, args, output):
@@ -569,8 +684,8 @@ class _BatchJacobian:
 
 
 @api_boundary
-def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *,
-                   argnums: Wrt | None = None) -> Callable:
+def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
+                   executor=None, block_size: int | None = None) -> Callable:
     """Per-example Jacobians of a function that treats the rows of a batch apart.
 
     Parameters
@@ -580,6 +695,8 @@ def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *,
         depends only on row i of `x` (a function that mixes rows is refused).
     wrt, argnums : int or str, optional
         The one array argument `x`, as for `grad`.
+    executor, block_size : optional
+        As for `jacobian`: the directions of an example computed in blocks on an executor.
 
     Returns
     -------
@@ -598,7 +715,25 @@ def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *,
            [[6., 0.],
             [0., 8.]]])
     """
-    return _BatchJacobian(fn, chosen_wrt(wrt, argnums))
+    wrt = chosen_wrt(wrt, argnums)
+    if executor is not None or block_size is not None:
+        return _on_executor(fn, wrt, _BatchJacobian, (wrt,), executor, block_size)
+    return _BatchJacobian(fn, wrt)
+
+
+def _on_executor(fn, wrt, kind, options: tuple, executor, block_size, has_aux=False):
+    """`kind(fn, *options)` (a class above) computed in blocks on `executor`."""
+    if executor is None:
+        raise UsageError("block_size= cuts the work into tasks for an executor; no "
+                         "executor= was given.", fix="pass executor=, or leave block_size out.")
+    if has_aux:
+        raise UsageError("has_aux= is not taken with executor= yet.",
+                         fix="compute the aux by a call of the function itself.")
+    if per_call(fn, wrt) and isinstance(fn, types.FunctionType):
+        raise UsageError("an executor runs a Python function with named parameters and no "
+                         "derivative rules of its own.",
+                         fix="wrap the callable in a function defined in your script.")
+    return OnExecutor(fn, kind, options, executor, block_size)
 
 
 # ---- Jacobians, Hessians and hvps called where srcad differentiates ---------------------------

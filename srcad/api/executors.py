@@ -1,0 +1,195 @@
+"""executors: a Jacobian, Hessian or batch Jacobian computed in blocks on other processes.
+
+`srcad.jacobian(f, executor=ex, block_size=k)` → an `OnExecutor`: a callable that cuts the
+work the local call would do into blocks of `k` rows or columns and runs each block as one
+task on `ex`, a `concurrent.futures.Executor` (a process or thread pool) or a
+`dask.distributed.Client` (recognised by its type: Dask is imported only when the object is
+one of its own).
+
+- What a block is, the derivative object says (jacobians.py: `parts`, `part`,
+  `from_parts`): the rows, columns or directions its local call computes, decided as that
+  call decides; this module only cuts, ships and gathers.
+- Bit-identical to the local call: each row or column is computed by the same program from
+  the same numbers; blocks are only concatenated, never summed.
+- What a task carries: its block, and a `_Job` shared by the blocks of a call: the
+  function as a `shipping.Parcel` (its source, globals, closure and the user's rules),
+  pickled once per call, with its digest; the derivative's class (pickled by reference)
+  and options; the generated source here (`.source`); the arguments. Dask gets the job
+  once, as the result of a task the blocks depend on, and moves it to each worker once; a
+  process pool pickles it with every task. A worker rebuilds a parcel once (`_REBUILT`,
+  by digest) and srcad's cache keeps the programs it generates from it, so later blocks
+  and later calls of an unchanged function reuse them.
+- The generated source is sent as the contract, not as the code to run: a program binds
+  objects (rules, helpers, the user's globals) as cells, which text cannot carry, so the
+  worker generates its own from the function's source. srcad's names are deterministic, so
+  the two are the same text, and the worker refuses to run a block if they are not (another
+  srcad version there, a rule it lacks): bit-identical results rest on the same program.
+- Failures: every block is awaited and the first error raised (the others cancelled), so a
+  result is complete or there is none. Dask reruns a task whose worker died
+  (`distributed.scheduler.allowed-failures`); a process pool reports its broken pool.
+"""
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import math
+import os
+import pickle
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+
+from srcad.api import shipping
+from srcad.errors import SrcadError, UsageError
+from srcad.tracebacks import api_boundary
+from srcad.version import __version__
+
+_INSTALL = "pip install 'srcad[dask]'"
+_BLOCKS_PER_WORKER = 4  # default blocks: a few per worker, so a slow worker holds up little
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every block of one call needs."""
+
+    digest: str
+    parcel: bytes
+    kind: type       # jacobians._Jacobian, _Hessian or _BatchJacobian
+    options: tuple   # kind(fn, *options)
+    source: str | None  # kind(fn, *options).source here (None: it has none to show)
+    args: tuple
+    kwargs: dict
+    way: str         # what `kind.parts` said
+
+
+class OnExecutor:
+    """`kind(fn, *options)` whose blocks run on an executor; `.source` is the local one's."""
+
+    def __init__(self, fn, kind: type, options: tuple, executor, block_size):
+        shipping.packed(fn)  # (refuses what cannot ship now, not at the first call)
+        self.fn, self.kind, self.options = fn, kind, options
+        self.executor = _checked_executor(executor)
+        self.block_size = _checked_block_size(block_size)
+        self.local = kind(fn, *options)
+
+    @property
+    def source(self) -> str:
+        return self.local.source
+
+    @api_boundary
+    def __call__(self, *args, **kwargs):
+        way, counts = self.local.parts(args, kwargs)
+        blocks = [(which, chosen) for which, count in counts for chosen in self._ranges(count)]
+        if not blocks:  # (no rows or columns: nothing to send)
+            return self.local(*args, **kwargs)
+        parcel = shipping.dumped(shipping.packed(self.fn))  # (globals as they are now)
+        digest = hashlib.sha256(parcel).hexdigest()
+        job = _Job(digest, parcel, self.kind, self.options, _source(self.local), args, kwargs,
+                   way)
+        return self.local.from_parts(args, way, _gathered(self.executor, job, blocks))
+
+    def _ranges(self, count: int) -> list:
+        size = self.block_size or max(1, math.ceil(count / (
+            _BLOCKS_PER_WORKER * _workers(self.executor))))
+        return [range(start, min(start + size, count)) for start in range(0, count, size)]
+
+
+def _source(derivative) -> str | None:
+    try:
+        return derivative.source
+    except SrcadError:  # (a program that exists only for some arguments, or none at all)
+        return None
+
+
+# ---- on a worker ------------------------------------------------------------------------------
+_REBUILT: OrderedDict = OrderedDict()  # (digest, kind, options) → the derivative made there
+_REBUILT_KEPT = 16
+_lock = threading.Lock()
+
+
+def run_block(job: _Job, which: int, chosen: range):
+    """What a worker runs: the derivative's `part` for one block."""
+    key = (job.digest, job.kind, job.options)
+    with _lock:
+        local = _REBUILT.get(key)
+        if local is None:
+            local = job.kind(shipping.unpacked(pickle.loads(job.parcel)), *job.options)
+            if _source(local) != job.source:
+                raise UsageError(
+                    f"this worker generates another program for {job.kind.__name__} than "
+                    f"the process that sent it (srcad {__version__} here).",
+                    fix="install the same srcad version on the workers as on the client.")
+            _REBUILT[key] = local
+            while len(_REBUILT) > _REBUILT_KEPT:
+                _REBUILT.popitem(last=False)
+        _REBUILT.move_to_end(key)
+    return local.part(job.args, job.kwargs, job.way, which, chosen)
+
+
+# ---- executors --------------------------------------------------------------------------------
+def _is_dask_client(executor) -> bool:
+    return type(executor).__module__.split(".")[0] == "distributed" and hasattr(
+        executor, "submit") and hasattr(executor, "gather")
+
+
+def _checked_executor(executor):
+    """A `concurrent.futures.Executor`, a `dask.distributed.Client`, or "dask" (the client
+    `distributed.get_client()` finds)."""
+    if isinstance(executor, concurrent.futures.Executor) or _is_dask_client(executor):
+        return executor
+    if isinstance(executor, str) and executor == "dask":
+        try:
+            from distributed import get_client
+        except ImportError:
+            raise UsageError("executor=\"dask\" needs Dask's distributed scheduler, which "
+                             "is not installed.", fix=_INSTALL) from None
+        try:
+            return get_client()
+        except ValueError:
+            raise UsageError("executor=\"dask\" found no Dask client.",
+                             fix="start one first: `from distributed import Client; "
+                             "client = Client()`, or pass the client itself.") from None
+    raise UsageError(f"executor= takes a concurrent.futures.Executor (a process or thread "
+                     f"pool) or a dask.distributed.Client; got {executor!r}.",
+                     fix=f"pass `concurrent.futures.ProcessPoolExecutor()`, or for Dask "
+                     f"({_INSTALL}) a `distributed.Client`.")
+
+
+def _checked_block_size(block_size):
+    if block_size is None or (type(block_size) is int and block_size >= 1):
+        return block_size
+    raise UsageError(f"block_size= is the number of rows or columns per task, a positive "
+                     f"int; got {block_size!r}.",
+                     fix="leave it out for about four tasks per worker.")
+
+
+def _workers(executor) -> int:
+    if _is_dask_client(executor):
+        return max(1, sum(executor.nthreads().values()))
+    return getattr(executor, "_max_workers", None) or os.cpu_count() or 1
+
+
+def _returned(job: _Job) -> _Job:
+    return job
+
+
+def _gathered(executor, job: _Job, blocks: list) -> list:
+    """Each block's result, in order; the first failure is raised and the rest cancelled."""
+    if _is_dask_client(executor):
+        # the job as a task's result, not scattered data: a worker that dies with it loses
+        # nothing the scheduler cannot compute again
+        shared = executor.submit(_returned, job, pure=False)
+        futures = [executor.submit(run_block, shared, which, chosen, pure=False)
+                   for which, chosen in blocks]
+        try:
+            return executor.gather(futures)
+        except BaseException:
+            executor.cancel(futures)
+            raise
+    futures = [executor.submit(run_block, job, which, chosen) for which, chosen in blocks]
+    try:
+        return [future.result() for future in futures]
+    except BaseException:
+        for future in futures:
+            future.cancel()
+        raise
