@@ -87,7 +87,8 @@ def _srcad_numba(workload):
     call()
     if not any(code.co_name.startswith(workload.fn.__name__ + "_")  # (its programs' names)
                for code in numba_backend.compiled_codes()):
-        raise _Unavailable("numba cannot compile this program (srcad runs it in Python)")
+        raise _Unavailable("numba does not compile this program (no loop, or a call it cannot "
+                           "type): srcad runs it in Python")
     return call
 
 
