@@ -1,11 +1,12 @@
-"""numba_backend: a gradient program of numbers compiled to machine code by numba.
+"""numba_backend: a gradient program compiled to machine code by numba.
 
 `srcad.grad(f, backend="numba")` asks for it. The program is the one srcad makes anyway,
-for Python floats ("fused") or float64 arrays ("gradient"), with a typed tape (a list per
-recorded name and loop: transform/recording.py `Tape`), then made numba's:
+for Python floats ("fused") or float64 arrays ("gradient"; "fused" for `value_and_grad`),
+with a typed tape (a list per recorded name and loop: transform/recording.py `Tape`), then
+made numba's:
 
-- a name recorded before its first binding starts as 0.0, not None, where it holds a
-  number (a list of floats, not of optional floats);
+- a name recorded before its first binding starts as 0.0 (0 for an integer), not None,
+  where it holds a number (a list of floats, not of optional floats);
 - the seed of a number output is 1.0; `del` statements go (numba frees at the end);
 - it is made without the rewrites that serve Python alone (PYTHON_ONLY);
 - it is compiled only where it runs a loop: a gradient of whole-array NumPy calls is
@@ -15,9 +16,11 @@ recorded name and loop: transform/recording.py `Tape`), then made numba's:
 
 The generated Python stays the program's readable reference, and the fallback: where numba
 is not installed, or the program calls anything numba cannot compile (a helper of srcad's
-without a twin, a function of the user's, a global array numba would freeze as a constant),
-or numba cannot type it at its first call, the Python program runs, and keeps running for
-it; so does a call on arrays of another precision than float64 (the twins compute in it).
+without a twin, a function of the user's, a global array numba would freeze as a constant,
+`np.random`), or numba cannot type it at its first call, the Python program runs, and keeps
+running for it; so does a call on arrays numba would compute with otherwise (float32,
+uint8), and a call whose result numba finds not finite or that raises in numba's code.
+One difference is left: an integer the program computes past 64 bits wraps in numba's code.
 """
 from __future__ import annotations
 
