@@ -72,20 +72,26 @@ def filled(*values):
     buffer filled element by element so, compiler/frontend/desugar.py): the same array,
     each value cast as the element writes cast it, and one rule per element instead of a
     saved and restored region per write."""
+    for value in values:
+        if type(value) not in _NUMBERS:
+            break
+    else:  # (the common case, numbers: one call, where writing each costs a call of its own)
+        return np.array(values, np.float64)
     out = np.zeros(len(values))
     for position, value in enumerate(values):
         out[position] = value
     return out
 
 
+_NUMBERS = frozenset({float, int, np.float64})
 FILLED_MOST = 16  # elements of a buffer written out as `filled`, at most
 
 
 def _filled_vjp(position: int):
     def rule(g, ans, *values):
-        part = g[position]
-        return part if np.ndim(values[position]) == 0 else np.reshape(part, np.shape(
-            values[position]))
+        part, value = g[position], values[position]
+        return part if type(value) in _NUMBERS or np.ndim(value) == 0 \
+            else np.reshape(part, np.shape(value))
     return rule
 
 
