@@ -7,7 +7,7 @@ import pytest
 
 import srcad
 from srcad.api.testing import numerical_gradient
-from srcad.bench.workloads import lotka_volterra, rk4_pendulum
+from srcad.bench.workloads import lotka_volterra, mixture_loops, rk4_pendulum
 from srcad.compiler import numba_backend
 from srcad.errors import UsageError
 
@@ -44,20 +44,6 @@ def recurrent(Wh, Wx, X):
     for t in range(X.shape[0]):
         h = np.tanh(Wh @ h + Wx @ X[t])
     return np.sum(h * h) + np.sum(Wx.T @ Wh[:, :2])
-
-
-def mixture(means, logits, X):
-    weights = np.exp(logits - np.max(logits))
-    weights = weights / np.sum(weights)
-    total = np.zeros(X.shape[0])
-    for i in range(X.shape[0]):
-        scores = np.empty(means.shape[0])
-        for j in range(means.shape[0]):
-            z = X[i] - means[j]
-            scores[j] = np.log(weights[j]) - 0.5 * (z @ z)
-        top = np.max(scores)
-        total[i] = top + np.log(np.sum(np.exp(scores - top)))
-    return -np.sum(total)
 
 
 def heat(k, start):
@@ -109,8 +95,9 @@ CASES = [
     (recurrent, (RNG.standard_normal((4, 4)) / 3, RNG.standard_normal((4, 3)) / 3,
                  RNG.standard_normal((6, 3))), (0, 1)),
     (rk4_pendulum, (np.array([9.81, 0.3]), np.array([1.0, 0.0])), (0, 1)),
-    (mixture, (RNG.standard_normal((3, 2)), np.array([0.1, 0.1, -0.3]),  # (a tie in max)
-               RNG.standard_normal((5, 2))), (0, 1)),
+    (mixture_loops, (RNG.standard_normal((3, 2)), RNG.standard_normal((3, 2)) * 0.3,
+                     np.array([0.1, 0.1, -0.3]), RNG.standard_normal((5, 2))),  # (a tie in max)
+     (0, 1, 2)),
     (heat, (0.2, np.sin(np.linspace(0.0, 3.0, 12))), (0, 1)),
     (layer, (RNG.standard_normal((3, 4)), RNG.standard_normal(4), RNG.standard_normal((1, 4)),
              RNG.standard_normal((5, 3))), (0, 1, 2)),
