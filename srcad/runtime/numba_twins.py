@@ -37,6 +37,9 @@ def _twin(helper):
 
 
 def _number(t) -> bool:
+    """Whether `t` is a number's type, or an Optional's that holds one (an adjoint that is
+    None until its first contribution)."""
+    t = t.type if isinstance(t, types.Optional) else t
     return isinstance(t, (types.Number, types.Boolean))
 
 
