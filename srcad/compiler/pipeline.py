@@ -36,12 +36,13 @@ from srcad.compiler.frontend.fence import fence
 from srcad.compiler.frontend.container_writes import surely_lists
 from srcad.compiler.frontend.functional import call_written_helpers, forget_variants
 from srcad.compiler.frontend.inline import inline_helpers
+from srcad.compiler.frontend.kept import forget_frontends, frontend_of
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import (ParsedFunction, forget_parses, param_names,
                                            parse_function)
 from srcad.compiler.frontend.resolve import Operation, Resolver, operations, resolve
 from srcad.compiler.frontend.trees import walk
-from srcad.compiler.passes import OPTIONAL, enabled, off_in_this_thread
+from srcad.compiler.passes import OPTIONAL, enabled, off_in_this_thread, switched_off
 from srcad.compiler.transform.batched import BatchedTangents
 from srcad.compiler.transform.bindings import Bindings
 from srcad.compiler.transform.forward import forward
@@ -390,22 +391,40 @@ def describe_passes() -> str:
 
 
 def _frontend(fn, arrays: frozenset, inline: bool = False):
-    """parse ─▶ (inline) ─▶ fence ─▶ normalize ─▶ resolve, and the rewrites that need
-    resolved callees (a list handed to NumPy, a helper that writes into an array of
-    `arrays`); last, whether helpers were written out."""
+    """parse ─▶ (inline) ─▶ fence ─▶ normalize ─▶ resolve, made once for every program of
+    the function (frontend/kept.py), and the rewrites that need resolved callees and the
+    parameters holding arrays, `arrays` (a helper that writes into one); last, whether
+    helpers were written out."""
+    parsed, namer, resolver, simple, block, inlined = frontend_of(
+        fn, (inline, switched_off(), RULES_EDITION[0]), lambda: _simple_form(fn, inline))
+    try:
+        ndarrays = surely_ndarrays(block, param_names(simple), arrays)
+        if call_written_helpers(simple, block, resolver, namer, ndarrays, parameters_written):
+            block = resolve(simple, resolver)
+        _refuse_constructors_writing_arguments(block, parsed)
+    except SrcadError:  # (the calls as they were: see run_passes)
+        if not inlined:
+            raise
+        return _frontend(fn, arrays)
+    return parsed, namer, resolver, simple, block, inlined
+
+
+def _simple_form(fn, inline: bool) -> tuple:
+    """The function in simple form, its operations resolved (a list handed to NumPy made
+    an array), with helpers written out where `inline` and they can be."""
     parsed = parse_function(fn)                                  # parse
     resolver = Resolver(fn, parsed)
     written_out = inline_helpers(parsed, resolver) if inline else None
     if written_out is None:
-        return (*_simple_form(parsed, resolver, arrays), False)
+        return (*_resolved(parsed, resolver), False)
     resolver.parsed = written_out                                # inline
     try:
-        return (*_simple_form(written_out, resolver, arrays), True)
-    except SrcadError:  # (the calls as they were: see run_passes)
-        return _frontend(fn, arrays)
+        return (*_resolved(written_out, resolver), True)
+    except SrcadError:
+        return _simple_form(fn, False)
 
 
-def _simple_form(parsed, resolver, arrays: frozenset) -> tuple:
+def _resolved(parsed, resolver) -> tuple:
     lists = surely_lists(parsed.node, resolver, parsed.held)
     fence(parsed, lists)                                         # fence
     namer = Namer(parsed.held.names)  # (the names the user wrote)
@@ -413,10 +432,6 @@ def _simple_form(parsed, resolver, arrays: frozenset) -> tuple:
     block = resolve(simple, resolver)                            # resolve
     if sequences_as_arrays(simple, block, resolver, namer):
         block = resolve(simple, resolver)
-    ndarrays = surely_ndarrays(block, param_names(simple), arrays)
-    if call_written_helpers(simple, block, resolver, namer, ndarrays, parameters_written):
-        block = resolve(simple, resolver)
-    _refuse_constructors_writing_arguments(block, parsed)
     return parsed, namer, resolver, simple, block
 
 
@@ -474,11 +489,12 @@ def _writes(fn) -> tuple:
 
 
 def forget_helper_analyses() -> None:
-    """Forget what `parameters_written` found, the variants made and the functions parsed
-    (`clear_cache`)."""
+    """Forget what `parameters_written` found, the variants made, the functions parsed and
+    their simple forms (`clear_cache`)."""
     _WRITTEN.clear()
     forget_variants()
     forget_parses()
+    forget_frontends()
 
 
 def _replayable(block) -> bool:

@@ -171,6 +171,14 @@ class Resolver:
         self.local_names: set[str] = set(param_names(parsed.node))
         self.helpers: dict[str, object] = {}  # name → srcad's own function, see `helper`
 
+    def copy(self, fn) -> Resolver:
+        """A resolver for `fn` (of the same code) that knows what this one knows, and records
+        guards apart from it."""
+        made = Resolver(fn, self.parsed)
+        made.guards, made.local_names, made.helpers = (
+            dict(self.guards), set(self.local_names), dict(self.helpers))
+        return made
+
     def helper(self, obj, namer) -> gast.Name:
         """A name for srcad's own `obj`, which a frontend rewrite calls (`indexable` in a
         loop over `zip`): claimed from `namer`, so it collides with nothing of the user's,

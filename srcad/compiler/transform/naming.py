@@ -29,6 +29,13 @@ class Namer:
         self.used.add(candidate)
         return candidate
 
+    def copy(self) -> Namer:
+        """A namer that has handed out what this one has, and goes on apart from it."""
+        made = Namer()
+        made.used, made._temporaries, made._suffixes = (
+            set(self.used), self._temporaries, dict(self._suffixes))
+        return made
+
     def temporary(self, base: str) -> str:
         """A numbered temporary such as `sin_0`: numbered so it never reads as a user name."""
         while True:

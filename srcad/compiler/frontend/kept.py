@@ -1,0 +1,85 @@
+"""kept: a function's simple form made once, copied for each of its programs.
+
+`grad`, `value_and_grad`, `vjp` and `jvp` of one function are different programs
+(pipeline.MODES), each made by its own passes; but the frontend (parse, inline, fence,
+normalize, resolve) makes the same simple form for each, and it costs a quarter of a long
+function's first call. The passes after it write into what it made: the forward sweep is
+its statements, rewrites change them in place, the reverse pass sets an operation's
+`forward`. So the frontend's result is kept here as a copy no pass sees, and every
+program, the first one included, gets a copy of its own: the tree cloned, the operations
+made again pointing at the clone's nodes, the namer and the resolver copied, so the names
+a program claims and the guards it records stay its own.
+
+An entry serves a function only while the bindings its frontend relied on hold (the
+resolver's guards, as for the cache's compiled programs); the key holds what else the
+frontend reads: the code, whether helpers may be written out, the passes switched off and
+the edition of the rules. At most `LIMIT` entries are kept, the least recently used
+leaving first; `forget_frontends` empties it (`clear_cache`).
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import fields, replace
+
+import gast
+
+from srcad.compiler.frontend.resolve import Branch, Loop, Operation
+from srcad.compiler.frontend.trees import clone, nodes_of
+
+LIMIT = 64
+_kept: OrderedDict = OrderedDict()  # key → (the frontend's result, the guards it recorded)
+_lock = threading.Lock()
+
+
+def frontend_of(fn, key: tuple, make) -> tuple:
+    """A copy of `make()`'s result, `(parsed, namer, resolver, simple, block, inlined)`:
+    of the one kept under `key` where its guards hold for `fn`, else of a new one, then
+    kept. `key` identifies what the frontend reads besides `fn`'s code."""
+    key = (fn.__code__, *key)
+    with _lock:
+        found = _kept.get(key)
+        if found is not None:
+            _kept.move_to_end(key)
+    if found is not None and all(guard.holds(fn) for guard in found[1]):
+        return copied(found[0], fn)
+    made = make()
+    kept = copied(made, fn)
+    with _lock:
+        _kept[key] = (kept, tuple(kept[2].guards.values()))
+        _kept.move_to_end(key)
+        while len(_kept) > LIMIT:
+            _kept.popitem(last=False)
+    return made
+
+
+def forget_frontends() -> None:
+    """Make every simple form again (`clear_cache`)."""
+    with _lock:
+        _kept.clear()
+
+
+def copied(result: tuple, fn) -> tuple:
+    """`fn`'s frontend result as `result`, which no change to it reaches, nor one to `result`
+    it (`fn`: `result`'s function, or another of the same code)."""
+    parsed, namer, resolver, simple, block, inlined = result
+    twin = clone(simple)
+    moved = {id(old): new for old, new in zip(nodes_of(simple, gast.AST),
+                                              nodes_of(twin, gast.AST))}
+    return parsed, namer.copy(), resolver.copy(fn), twin, _moved(block, moved), inlined
+
+
+def _moved(value, moved: dict):
+    """`value` (an operation, a branch, a loop, or a list or tuple of them, of nodes and of
+    other values) with each node of the simple form replaced by its twin in the clone; a
+    node outside it by a copy; other values as they are."""
+    kind = type(value)
+    if kind in (Operation, Branch, Loop):
+        return replace(value, **{f.name: _moved(getattr(value, f.name), moved)
+                                 for f in fields(value)})
+    if kind is list or kind is tuple:
+        return kind(_moved(item, moved) for item in value)
+    if isinstance(value, gast.AST):
+        twin = moved.get(id(value))
+        return clone(value) if twin is None else twin
+    return value
