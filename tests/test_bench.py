@@ -276,8 +276,9 @@ def test_first_call_functions_are_differentiated_right(name, source):
 def test_first_call_curve_has_a_row_per_length():
     printed = []
     rows = first_call.scaling(sizes=(20, 40), repeat=1, out=printed.append)
-    assert [label for label, _ in rows] == ["20-line loop", "20 lines", "40 lines"]
-    assert all(seconds > 0 for _, seconds in rows) and "x" in printed[0].splitlines()[-1]
+    assert [label for label, _ in rows] == ["20-line loop", "20 lines", "40 lines",
+                                            "then value_and_grad", "then jvp"]
+    assert all(seconds > 0 for _, seconds in rows) and "x" in printed[0].splitlines()[-3]
 
 
 def test_checkpoint_curve_agrees_and_keeps_less():

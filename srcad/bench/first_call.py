@@ -6,7 +6,8 @@ measured are generated: straight-line NumPy code of a given number of lines, wri
 way a person writes a long model (elementwise ufuncs, matrix products, indexing, sums,
 names reused and reassigned, tuples packed and unpacked), registered with `linecache` so
 srcad reads their source as it reads a module's. A short loop function measures the
-constant cost every first call pays.
+constant cost every first call pays. The other modes of a function (`value_and_grad`,
+`jvp`) made after its `grad` should cost less: they share its simple form.
 
 `python -m srcad.bench --first-call` prints the curve; `scaling` returns it.
 """
@@ -125,26 +126,49 @@ def first_call_seconds(fn, repeat: int = 1) -> float:
     return min(times)
 
 
+def later_modes_seconds(fn, repeat: int = 1) -> dict[str, float]:
+    """Seconds to the first `value_and_grad` and the first `jvp` of `fn` made after its
+    first `srcad.grad`: programs of other modes, which reuse the simple form made for
+    `grad` (srcad/compiler/frontend/kept.py). The least of `repeat` measurements."""
+    import srcad
+    x, w = arguments()
+    later = {"value_and_grad": lambda: srcad.value_and_grad(fn)(x, w),
+             "jvp": lambda: srcad.jvp(fn, (x, w), (x, w))}
+    times = {name: [] for name in later}
+    for _ in range(repeat):
+        srcad.clear_cache()
+        srcad.grad(fn)(x, w)
+        for name, call in later.items():
+            start = time.perf_counter()
+            call()
+            times[name].append(time.perf_counter() - start)
+    return {name: min(seconds) for name, seconds in times.items()}
+
+
 def scaling(sizes=SIZES, repeat: int = 3, out=print) -> list[tuple[str, float]]:
     """The first call's time for the loop function and for straight-line functions of
-    `sizes` lines, printed as a table with the growth per doubling; returns the rows. A
-    first transformation runs before, unmeasured: the first in a process also pays for
-    what srcad sets up once (rule tables, imports)."""
+    `sizes` lines, printed as a table with the growth per doubling, then the first calls of
+    `value_and_grad` and `jvp` of the longest after its `grad`; returns the rows. A first
+    transformation runs before, unmeasured: the first in a process also pays for what
+    srcad sets up once (rule tables, imports)."""
     first_call_seconds(define(straight_line_source(20, seed=1), "straight_line"))
     rows = [("20-line loop", first_call_seconds(define(loop_source(), "short_loop"), repeat))]
     for lines in sizes:
         fn = define(straight_line_source(lines), "straight_line")
         rows.append((f"{lines} lines", first_call_seconds(fn, repeat)))
+    rows += [(f"then {name}", seconds)
+             for name, seconds in later_modes_seconds(fn, repeat).items()]
     out(table(rows))
     return rows
 
 
 def table(rows) -> str:
     lines = ["First call of srcad.grad by the function's length (growth: time / time of the "
-             "row before, per doubling of length)", f"{'function':<14} {'first call':>10}  growth"]
+             "row before, per doubling of length; then the first calls of other modes of the "
+             "longest, after its grad)", f"{'function':<20} {'first call':>10}  growth"]
     previous = None
     for label, seconds in rows:
         growth = f"{seconds / previous:.2f}x" if previous and label.endswith("lines") else ""
-        lines.append(f"{label:<14} {seconds * 1e3:>7.0f} ms  {growth}")
+        lines.append(f"{label:<20} {seconds * 1e3:>7.0f} ms  {growth}")
         previous = seconds if label.endswith("lines") else None
     return "\n".join(lines)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import itertools
 import linecache
 import math
@@ -115,8 +116,15 @@ def _namespace_check(guards: list, rules_edition: int) -> types.FunctionType:
         scope[f"value_{i}"] = guard.value
         scope[f"root_{i}"] = vars(guard.root) if isinstance(guard.root, types.ModuleType) \
             and guard.attributes and guard.attributes[0] in vars(guard.root) else guard.root
-    exec(compile(source, "<srcad guards>", "exec"), scope)
+    exec(_guards_code(source), scope)
     return scope["globals_hold"]
+
+
+@functools.lru_cache(maxsize=256)
+def _guards_code(source: str) -> types.CodeType:
+    """The guards' check compiled, once per text: a function's programs of other modes
+    guard the same names."""
+    return compile(source, "<srcad guards>", "exec")
 
 
 def compile_adjoint(module: gast.Module, function_name: str, cells: dict, user_freevars,

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from dataclasses import fields, replace
 
 import gast
 
-from srcad.compiler.frontend.resolve import Branch, Loop, Operation
-from srcad.compiler.frontend.trees import clone, nodes_of
+from srcad.compiler.frontend.resolve import Branch, Operation
+from srcad.compiler.frontend.trees import clone
 
 LIMIT = 64
 _kept: OrderedDict = OrderedDict()  # key → (the frontend's result, the guards it recorded)
@@ -63,23 +62,40 @@ def copied(result: tuple, fn) -> tuple:
     """`fn`'s frontend result as `result`, which no change to it reaches, nor one to `result`
     it (`fn`: `result`'s function, or another of the same code)."""
     parsed, namer, resolver, simple, block, inlined = result
-    twin = clone(simple)
-    moved = {id(old): new for old, new in zip(nodes_of(simple, gast.AST),
-                                              nodes_of(twin, gast.AST))}
-    return parsed, namer.copy(), resolver.copy(fn), twin, _moved(block, moved), inlined
+    twins = {}
+    twin = clone(simple, twins)
+    return parsed, namer.copy(), resolver.copy(fn), twin, _moved(block, twins), inlined
 
 
-def _moved(value, moved: dict):
-    """`value` (an operation, a branch, a loop, or a list or tuple of them, of nodes and of
-    other values) with each node of the simple form replaced by its twin in the clone; a
-    node outside it by a copy; other values as they are."""
-    kind = type(value)
-    if kind in (Operation, Branch, Loop):
-        return replace(value, **{f.name: _moved(getattr(value, f.name), moved)
-                                 for f in fields(value)})
-    if kind is list or kind is tuple:
-        return kind(_moved(item, moved) for item in value)
-    if isinstance(value, gast.AST):
-        twin = moved.get(id(value))
-        return clone(value) if twin is None else twin
-    return value
+def _moved(block: list, twins: dict) -> list:
+    """The operations, branches and loops of `block` again, each node of the simple form
+    they hold (`twins`) replaced by its twin in the clone."""
+    made = []
+    for node in block:
+        kind = type(node)
+        twin = _NEW(kind)
+        twin.__dict__.update(node.__dict__)
+        twin.statement = _node(node.statement, twins)
+        if kind is Operation:
+            twin.args = tuple(_node(arg, twins) for arg in node.args)
+            twin.keywords = tuple((name, _node(value, twins)) for name, value in node.keywords)
+            twin.keys = tuple(_node(key, twins) for key in node.keys)
+            twin.forward = _node(node.forward, twins)
+        else:
+            twin.body = _moved(node.body, twins)
+            if kind is Branch:
+                twin.orelse = _moved(node.orelse, twins)
+        made.append(twin)
+    return made
+
+
+def _node(value, twins: dict):
+    """A node's twin in the clone; a node outside the simple form copied; a value that is
+    no node (None, a key's string) as it is."""
+    if not isinstance(value, gast.AST):
+        return value
+    twin = twins.get(id(value))
+    return clone(value) if twin is None else twin
+
+
+_NEW = object.__new__

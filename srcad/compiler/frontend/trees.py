@@ -18,17 +18,20 @@ import gast
 import gast.ast3
 
 
-def clone(node):
-    """A deep copy of a gast node (or list of nodes), with every attribute it carries."""
+def clone(node, twins: dict | None = None):
+    """A deep copy of a gast node (or list of nodes), with every attribute it carries;
+    `twins`, if given, gets each node's copy under the node's id."""
     if type(node) is list:
-        return [clone(item) for item in node]
+        return [clone(item, twins) for item in node]
     if not isinstance(node, gast.AST):
         return node
     kind = type(node)
     copied = kind.__new__(kind)
-    copied.__dict__.update({key: clone(value) if type(value) is list
+    copied.__dict__.update({key: clone(value, twins) if type(value) is list
                             or isinstance(value, gast.AST) else value
                             for key, value in node.__dict__.items()})
+    if twins is not None:
+        twins[id(node)] = copied
     return copied
 
 
