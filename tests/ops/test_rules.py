@@ -23,6 +23,7 @@ from hypothesis.extra import numpy as hnp
 
 import srcad
 from srcad.compiler import cache as srcad_cache
+from srcad.compiler.frontend import kept as kept_frontends
 from srcad.api import derivative as api_derivative
 from srcad.kernels import tangents
 from srcad.api.derivative import Derivative
@@ -1006,6 +1007,7 @@ def test_case_reaches_its_rule(case, monkeypatch):
     recording = _RecordingRules(registry._OPS)
     monkeypatch.setattr(registry, "_OPS", recording)
     monkeypatch.setattr(srcad_cache, "_entries", {})  # transform afresh, restored afterwards
+    monkeypatch.setattr(kept_frontends, "_kept", OrderedDict())  # (simple forms too)
     monkeypatch.setattr(api_derivative, "_SHARED", OrderedDict())  # (derivatives asked before)
     value, pullback = srcad.vjp(case.fn, *make_args(case.args, np.float64), wrt=case.wrt)
     pullback(np.ones(np.shape(value))[()])  # methods find their rule when they run
