@@ -10,7 +10,8 @@ show --passes` prints them), and a pass marked * can be switched off
 fuzzer compares each program with and without them. `srcad.show(f, upto=name)` prints the
 program after any pass. Each pass's module docstring states what it takes, what it returns
 and the invariant it guarantees to the next one. The cache (srcad.compiler.cache) calls
-`transform` once per function, `wrt` and options.
+`transform` once per function, `wrt` and options; the frontend's simple form is made once
+per function and copied for each of its programs (frontend/kept.py).
 """
 from __future__ import annotations
 
