@@ -32,9 +32,9 @@ _lock = threading.Lock()
 
 
 def frontend_of(fn, key: tuple, make) -> tuple:
-    """A copy of `make()`'s result, `(parsed, namer, resolver, simple, block, inlined)`:
-    of the one kept under `key` where its guards hold for `fn`, else of a new one, then
-    kept. `key` identifies what the frontend reads besides `fn`'s code."""
+    """`fn`'s frontend result, `(parsed, namer, resolver, simple, block, inlined)`: a copy
+    of the one kept under `key` where its guards hold for `fn`; else `make()`'s, a copy of
+    it kept. `key` identifies what the frontend reads besides `fn`'s code."""
     key = (fn.__code__, *key)
     with _lock:
         found = _kept.get(key)
@@ -44,6 +44,7 @@ def frontend_of(fn, key: tuple, make) -> tuple:
         return copied(found[0], fn)
     made = make()
     kept = copied(made, fn)
+    kept[2].fn = None  # (a copy gets the function it is for: the kept one holds none alive)
     with _lock:
         _kept[key] = (kept, tuple(kept[2].guards.values()))
         _kept.move_to_end(key)
