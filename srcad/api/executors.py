@@ -39,8 +39,11 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
+
 from srcad.api import shipping
 from srcad.errors import SrcadError, UsageError
+from srcad.runtime.arguments import leaves, rebuilt
 from srcad.tracebacks import api_boundary
 from srcad.version import __version__
 
@@ -116,7 +119,7 @@ _REBUILT_KEPT = 16
 _lock = threading.Lock()
 
 
-def rebuilt(job: Job):
+def derivative_here(job: Job):
     """`job.kind(fn, *job.options)` for the function the job ships, made once per worker (by
     digest) and checked to generate the program the sender's does."""
     key = (job.digest, job.kind, job.options)
@@ -138,7 +141,18 @@ def rebuilt(job: Job):
 
 def run_block(job: Job, which: int, chosen: range):
     """What a worker runs: the derivative's `part` for one block."""
-    return rebuilt(job).part(job.args, job.kwargs, job.way, which, chosen)
+    return derivative_here(job).part(aligned(job.args), aligned(job.kwargs), job.way, which, chosen)
+
+
+def aligned(value):
+    """`value` with each NumPy array not aligned for its dtype copied into one that is.
+    Dask hands a worker arrays unpickled at any byte offset, and NumPy computes on those
+    with its own loops instead of BLAS, which round otherwise: the numbers would differ."""
+    found = leaves(value)
+    if all(type(leaf) is not np.ndarray or leaf.flags.aligned for leaf in found):
+        return value
+    return rebuilt(value, iter([np.require(leaf, requirements="A") if type(
+        leaf) is np.ndarray else leaf for leaf in found]))
 
 
 # ---- executors --------------------------------------------------------------------------------

@@ -146,15 +146,23 @@ def test_batch_jacobian(executor):
                      srcad.batch_jacobian(per_row)(batch))
 
 
-def test_a_killed_dask_worker_is_replaced_and_the_result_complete(dask_client, tmp_path):
-    flag, client_process = str(tmp_path / "killed"), os.getpid()
+def crashing_once(flag: str):
+    """The identity, with a rule, that kills the first worker process that runs it (and
+    leaves the file `flag` to say so)."""
+    client_process = os.getpid()
 
-    def crash_once(x):  # kills the first worker process that runs it
+    def crash_once(x):
         if os.getpid() != client_process and not os.path.exists(flag):
             open(flag, "w").close()
             os._exit(1)
         return x
     srcad.defvjp(crash_once, lambda g, ans, x: g)
+    return crash_once
+
+
+def test_a_killed_dask_worker_is_replaced_and_the_result_complete(dask_client, tmp_path):
+    flag = str(tmp_path / "killed")
+    crash_once = crashing_once(flag)
 
     def fragile(x):
         return np.sin(crash_once(x)) * x
