@@ -208,7 +208,8 @@ def specialise_float64(program: Program) -> None:
     """Operations on the float64 arrays of `arrays` written for them (transform/specialise.py)."""
     if program.arrays:
         specialise(_function_named(program.module, program.name), dict(program.arrays),
-                   program.activity.shapes, program.bindings)
+                   program.activity.shapes, program.bindings,
+                   program.scalars & set(param_names(program.simple)))
 
 
 def numba_ready(program: Program) -> None:
