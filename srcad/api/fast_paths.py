@@ -186,20 +186,22 @@ def array_runner(derivative):
     return array_call
 
 
-def tree_runner(derivative):
-    """`tree_call(args)`: `grad`'s gradients when a `wrt` argument passed by position is a
-    dict, list or tuple of float arrays and Python floats (kernels/pytrees.plain_leaves)
-    and the other `wrt` arguments float arrays or Python floats: by the gradient program
-    made for those leaves (compiler/frontend/leaves.py), which takes them as parameters,
-    unpacked here once per call, and returns their gradients one by one. None for another
-    kind of call, and where the function uses such an argument otherwise than by reads at
-    fixed keys (the container program then runs, as before). The program is kept per
-    leaves' paths and kinds and the ranks of the float64 arrays among the others."""
+def tree_runner(derivative, mode: str = "gradient"):
+    """`tree_call(args)`: `grad`'s gradients (mode "gradient"), or `value_and_grad`'s
+    `(output, gradients)` (mode "rev"), when a `wrt` argument passed by position is a dict,
+    list or tuple of float arrays and Python floats (kernels/pytrees.plain_leaves) and the
+    other `wrt` arguments float arrays or Python floats: by the program made for those
+    leaves (compiler/frontend/leaves.py), which takes them as parameters, unpacked here
+    once per call, and returns their gradients one by one. None for another kind of call,
+    and where the function uses such an argument otherwise than by reads at fixed keys, or
+    (mode "rev") writes into its arguments: the container program then runs, as before.
+    The program is kept per leaves' paths and kinds and the ranks of the float64 arrays
+    among the others."""
     if not derivative.positional or derivative.receiver or derivative.dispatch is not None \
-            or derivative.backend != "python" or derivative.has_aux:
+            or derivative.backend != "python" or (derivative.has_aux and mode == "gradient"):
         return declined
     positions, names, parameters = derivative.positions, derivative.names, derivative.parameters
-    single, as_tuple = derivative.single, derivative.as_tuple
+    single, as_tuple, has_aux = derivative.single, derivative.as_tuple, derivative.has_aux
     needed, count = derivative.last_position + 1, len(parameters)
     programs = {}  # (leaves per wrt argument, ranks) → (program, guards), or None: refused
 
@@ -222,7 +224,7 @@ def tree_runner(derivative):
         if unpacked.count(None) == len(unpacked):
             return None
         refuse_not_plain_arguments(args, {})
-        ranks = float64_ranks(args, count)
+        ranks = float64_ranks(args, count) if mode == "gradient" else ()
         key = (tuple(None if u is None else u[0] for u in unpacked), ranks)
         entry = programs.get(key, False)
         if entry is False or entry is not None and not entry[1]():
@@ -233,7 +235,11 @@ def tree_runner(derivative):
         for position, found in zip(reversed(positions), reversed(unpacked)):
             if found is not None:
                 flat[position:position + 1] = found[1]
-        raw = entry[0](*flat)
+        if mode == "gradient":
+            raw = entry[0](*flat)
+        else:
+            output, backward = entry[0](*flat)
+            raw = backward(seed_for(output[0] if has_aux else output))
         if len(flat) - len(args) + len(positions) == 1:
             raw = (raw,)  # (one leaf in all: the program returns its gradient alone)
         gradients, raw = [], iter(raw)
@@ -243,9 +249,9 @@ def tree_runner(derivative):
             else:
                 gradients.append(plain_rebuilt(args[position], iter(
                     [_shaped_leaf(next(raw), leaf) for leaf in found[1]])))
-        if single:
-            return (gradients[0],) if as_tuple else gradients[0]
-        return tuple(gradients) if as_tuple else gradients[0]
+        gradients = (tuple(gradients) if as_tuple else gradients[0]) if not single \
+            else (gradients[0],) if as_tuple else gradients[0]
+        return gradients if mode == "gradient" else (output, gradients)
 
     def made(key, args):
         described, ranks = key
@@ -254,11 +260,13 @@ def tree_runner(derivative):
         numbers = frozenset(name for name, position in zip(names, positions)
                             if type(args[position]) is float)
         try:
-            compiled = cache.compiled_adjoint(derivative.function, names, mode="gradient",
+            compiled = cache.compiled_adjoint(derivative.function, names, has_aux, mode=mode,
                                               scalars=numbers,
                                               arrays=float64_arrays(parameters, ranks),
                                               leaves=leaves)
         except NotUnpackable:
+            return None
+        if mode == "rev" and compiled.writes:  # (its output may be memory it restores)
             return None
         return compiled.bind(derivative.function), derivative.guards(compiled)
     return tree_call

@@ -207,3 +207,40 @@ def test_a_rebound_global_makes_the_program_again(rng):
         np.testing.assert_allclose(srcad.grad(scaled)(params, x)["w"], np.exp(params["w"]) * x)
     finally:
         del scaled.__globals__["SCALE"]
+
+
+def logistic_with_aux(params, X, y):
+    return logistic(params, X, y), {"norm": np.sum(params["w"] ** 2)}
+
+
+def writes_into_a_leaf(params, x):
+    w = params["w"]
+    w *= 2.0
+    return np.sum(w * x)
+
+
+def test_value_and_grad_takes_the_leaves_too(rng):
+    X, y = rng.standard_normal((20, 3)), np.sign(rng.standard_normal(20))
+    params = {"w": rng.standard_normal(3), "b": -0.4}
+    value, gradient = srcad.value_and_grad(logistic)(params, X, y)
+    assert value == pytest.approx(logistic(params, X, y), rel=1e-14)
+    expected = srcad.grad(through_helper)(params, X, y)  # (the container program)
+    np.testing.assert_allclose(gradient["w"], expected["w"], rtol=1e-12)
+    assert type(gradient["b"]) is float and gradient["b"] == pytest.approx(expected["b"])
+    assert [key[2] for key in cache._entries if key[0] is logistic.__code__ and key[8]] \
+        == ["rev"]
+    (value, aux), gradient = srcad.value_and_grad(logistic_with_aux, has_aux=True)(params, X, y)
+    assert aux["norm"] == pytest.approx(np.sum(params["w"] ** 2))
+    np.testing.assert_allclose(gradient["w"], expected["w"], rtol=1e-12)
+    assert _leaves_programs_of(logistic_with_aux)
+
+
+def test_a_function_writing_into_a_leaf_leaves_the_callers_array_as_it_was(rng):
+    params, x = {"w": rng.standard_normal(3)}, rng.standard_normal(3)
+    before = params["w"].copy()
+    value, gradient = srcad.value_and_grad(writes_into_a_leaf)(params, x)
+    assert np.array_equal(params["w"], before)
+    assert value == pytest.approx(np.sum(2.0 * before * x))
+    np.testing.assert_allclose(gradient["w"], 2.0 * x)
+    np.testing.assert_allclose(srcad.grad(writes_into_a_leaf)(params, x)["w"], 2.0 * x)
+    assert np.array_equal(params["w"], before)
