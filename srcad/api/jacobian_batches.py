@@ -52,13 +52,13 @@ class BatchedColumns:
         elif seed is False:  # (rows, found before)
             return None
         ran = self.run(0, seed, args, kwargs)
-        if ran is None:
+        if ran is None or not always and (
+                ran[0].size if type(ran[0]) is np.ndarray else 1) < x.size:
+            # (another output, or rows: the general path for arguments of this kind, which
+            # would otherwise run the program twice on every call)
+            self.seeds[x.dtype, x.shape] = False
             return None
-        output, tangent = ran
-        if not always and (output.size if type(output) is np.ndarray else 1) < x.size:
-            self.seeds[x.dtype, x.shape] = False  # rows, for arguments of this kind
-            return None
-        return _block(tangent, output, x)
+        return _block(ran[1], ran[0], x)
 
     def __call__(self, args, kwargs):
         """`(output, blocks)` as `_Columns` gives them (`blocks[0][which] == [J]`), or
