@@ -30,7 +30,7 @@ from srcad.runtime.calls import fixed_arity
 from srcad.runtime.hooks import DerivativeFunction
 from srcad.tracebacks import api_boundary, hide_own_frames
 from srcad.api.fast_paths import (array_runner, float64_arrays, float64_ranks, float_program,
-                              fused_runner, guards_of)
+                              fused_runner, guards_of, tree_runner)
 
 
 _FLOATS = {(float,) * n for n in range(1, 9)}
@@ -72,6 +72,7 @@ class Derivative:
         self.latest = {}  # (wrt arguments' types, mode, ranks) → (compiled, bound, guards)
         self.fused_call = fused_runner(self)  # for Python-float wrt arguments
         self.array_call = array_runner(self)  # for float-array wrt arguments
+        self.tree_pair = tree_runner(self, "rev")  # value_and_grad of plain containers
 
     @property
     def source(self) -> str:
@@ -173,9 +174,10 @@ class Derivative:
 
     def value_and_gradients(self, args, kwargs):
         """`(output, gradients)` for `value_and_grad`: by the fused program when every `wrt`
-        argument is a Python float passed by position (the common scalar case), else by the
-        forward sweep and its backward closure."""
-        result = None if kwargs else self.fused_call(args)
+        argument is a Python float passed by position (the common scalar case), by the
+        program taking their leaves where some are plain containers (`tree_runner`), else
+        by the forward sweep and its backward closure."""
+        result = None if kwargs else self.fused_call(args) or self.tree_pair(args)
         if result is None and self.backend == "numba" and not kwargs:
             result = self._fused_on_arrays(args)
         if result is not None:

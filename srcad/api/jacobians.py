@@ -41,6 +41,7 @@ from srcad.runtime.hooks import DerivativeFunction
 from srcad.tracebacks import api_boundary
 
 _MODES = ("auto", "fwd", "rev")
+_NO_CONTAINERS = frozenset()
 
 
 class _Jacobian(DerivativeFunction):
@@ -73,6 +74,10 @@ class _Jacobian(DerivativeFunction):
     @api_boundary
     def __call__(self, *args, **kwargs):
         """The Jacobian at `args`; keyword arguments are passed on, not differentiated."""
+        if self.mode != "rev" and not isinstance(self.wrt, tuple):  # (the common case first)
+            found = self.batched.one_array(args, kwargs, always=self.mode == "fwd")
+            if found is not None:
+                return found
         inputs = [args[p] for p in self.positions]
         _refuse_complex(inputs, "argument")
         several = isinstance(self.wrt, tuple)
@@ -477,12 +482,19 @@ class _HVP(DerivativeFunction):
         """H v at `args`; keyword arguments are passed on, not differentiated."""
         *args, vector = args_and_vector
         x = args[self.position]
-        if not (type(x) is np.ndarray and type(vector) is np.ndarray  # the common case
-                and x.dtype.kind == "f" and vector.dtype.kind == "f" and x.shape == vector.shape):
+        common = type(x) is np.ndarray and type(vector) is np.ndarray \
+            and x.dtype.kind == "f" and vector.dtype.kind == "f" and x.shape == vector.shape
+        if common and not kwargs:  # arrays seen before: the gradient program's quick call
+            entry = self._derivatives.get(_NO_CONTAINERS)
+            if entry is not None and entry[0]():
+                product = entry[1].array_call(((vector,), *args))
+                if product is not None:
+                    return product
+        if not common:
             _refuse_complex([x, vector], "argument")
             x = args[self.position] = promote(x, self.name)
             vector = checked_tangent(vector, x, "v")
-        containers = frozenset({self.name}) if is_container(x) else frozenset()
+        containers = frozenset({self.name}) if is_container(x) else _NO_CONTAINERS
         # the gradient of the tangent, which has the output's shape and kind: `grad` refuses
         # it with a clear error unless it is one real number
         return self._derivative(containers).gradients_only(((vector,), *args), kwargs)
