@@ -223,16 +223,17 @@ def loaded_names(node) -> set:
     return {n.id for n in name_nodes(node) if isinstance(n.ctx, gast.Load)}
 
 
-def names_read(statements, skip=frozenset()) -> tuple[set, set]:
+def names_read(statements, skip=frozenset(), dtypes: bool = True) -> tuple[set, set]:
     """Names loaded by `statements` (leaving out those whose ids are in `skip`): those whose
-    value is read, and those read only for their shape somewhere."""
+    value is read, and those read only for their shape somewhere. `dtypes=False` leaves out
+    the reads of a dtype alone (`dtype_only`), which no element write changes."""
     values, shapes = set(), set()
     for statement in statements:
-        _gather_read(statement, skip, values, shapes)
+        _gather_read(statement, skip, values, shapes, dtypes)
     return values, shapes
 
 
-def _gather_read(node, skip, values: set, shapes: set) -> None:
+def _gather_read(node, skip, values: set, shapes: set, dtypes: bool) -> None:
     """names_read's recursion, by fields, not `gast.iter_child_nodes`: this runs on every
     first call. (A module function: a nested one calling itself is a cycle, left for the
     collector to find.)"""
@@ -240,7 +241,7 @@ def _gather_read(node, skip, values: set, shapes: set) -> None:
         return
     kind = type(node)
     if kind is gast.Name:
-        if type(node.ctx) is gast.Load:
+        if type(node.ctx) is gast.Load and (dtypes or not getattr(node, "dtype_only", False)):
             (shapes if getattr(node, "shape_only", False) else values).add(node.id)
         return
     for field in NAME_FIELDS[kind]:
@@ -248,6 +249,6 @@ def _gather_read(node, skip, values: set, shapes: set) -> None:
         if type(child) is list:
             for item in child:
                 if isinstance(item, gast.AST):
-                    _gather_read(item, skip, values, shapes)
+                    _gather_read(item, skip, values, shapes, dtypes)
         elif isinstance(child, gast.AST):
-            _gather_read(child, skip, values, shapes)
+            _gather_read(child, skip, values, shapes, dtypes)

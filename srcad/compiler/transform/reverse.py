@@ -298,6 +298,7 @@ class _Backward:
         container, index, value = op.args
         value, target = clone(value), clone(container)
         value.shape_only = target.shape_only = True  # (for unbroadcasting, and the dtype)
+        target.dtype_only = True  # (which the write keeps: no need to undo it for this read)
         region = self.bindings.name_for("region_adjoint", regions.region_adjoint)
         cotangent = gast.Call(load(region), [load(self.adjoints.name(op.mutates)), index,
                                              value, target], [])
