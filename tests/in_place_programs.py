@@ -687,17 +687,9 @@ CORPUS += [(float_parameter_multiplied_in_place_in_a_branch, (0.7, -0.2), (0, 1)
            (float_parameter_multiplied_in_place_in_a_branch, (0.2, -0.2), (0, 1))]
 
 
-def stencil_steps(k, start):
-    """An explicit stencil in place: nothing the backward sweep reads needs `u` as it was."""
-    u = start.copy()
-    for _ in range(6):
-        un = u.copy()
-        u[1:-1] = un[1:-1] + k * (un[2:] - 2.0 * un[1:-1] + un[:-2])
-    return np.sum(u ** 2)
-
-
 def stencil_read_each_step(k, start):
-    """The same, but each step reads `u` before writing it: its adjoint needs `u` back."""
+    """A stencil in place whose steps read `u` before writing it: its adjoint needs `u` back
+    (where the benchmark's `heat_equation` needs nothing of `u` as it was)."""
     u = start.copy()
     total = 0.0
     for _ in range(6):
