@@ -2,7 +2,8 @@
 Array API library calls (`xp.linalg.vecdot`, `xp.cumulative_sum`, `xp.linalg.svdvals`).
 
 Most are NumPy functions under a new name or with the last two axes fixed: their rules are
-the older function's, given the arguments it would have been called with. `np.vecdot`,
+the older function's, given the arguments it would have been called with; `np.unstack` is
+`np.split` into single slices. `np.vecdot`,
 `np.matvec` and `np.vecmat` are generalized ufuncs with rules of their own. A name the
 installed NumPy lacks is left out (each came with NumPy 2.0, `cumulative_*` with 2.1,
 `matvec` and `vecmat` with 2.2).
@@ -53,6 +54,14 @@ if hasattr(np.linalg, "trace"):
 if hasattr(np.linalg, "svdvals"):
     defvjp(np.linalg.svdvals, lambda g, ans, x: svd_vjp(g, ans, x, compute_uv=False))
     defjvp(np.linalg.svdvals, lambda g, ans, x: svd_jvp(g, ans, x, compute_uv=False))
+
+
+if hasattr(np, "unstack"):  # views of x's slices along `axis`, as np.split's pieces
+    defvjp(np.unstack, lambda g, ans, x, axis=0: np.stack(
+        [np.zeros_like(piece) if part is None else part for part, piece in zip(g, ans)],
+        axis=axis))
+    defjvp(np.unstack, lambda g, ans, x, axis=0: np.unstack(g, axis=axis))
+    declare(np.unstack, sequence="shares")
 
 
 # ---- cumulative sums and products, optionally from the empty one -------------------------------

@@ -1,7 +1,10 @@
 """Rule cases for the names NumPy 2 added for the Array API standard (srcad/ops/numpy_array_api.py):
 `np.linalg`'s last-two-axes functions, `vecdot`, `matvec`, `vecmat`, the cumulative sums and
-products with their `include_initial`, `svdvals` and `matrix_transpose`. Names the installed
+products with their `include_initial`, `svdvals`, `matrix_transpose`, `unstack` and
+`np.sort(descending=True)`. Names the installed
 NumPy lacks give no case."""
+import inspect
+
 import numpy as np
 
 from tests.ops import rule_cases_fft  # noqa: F401  (the "complex" domain)
@@ -76,6 +79,15 @@ def _vecmat(v, a):
     return np.vecmat(v, a)
 
 
+def _unstack(x):
+    first, _, third = np.unstack(x * x, axis=1)
+    return first * third
+
+
+def _sort_descending(x):
+    return np.sort(x, axis=0, descending=True) * V[:, None]
+
+
 def _cumulative_sum(x):
     return np.cumulative_sum(x)
 
@@ -114,6 +126,9 @@ CASES = (
                             (_matvec, ((COMPLEX, (3, 4)), (COMPLEX, (2, 4))), (0, 1))])
     + _cases(np, "vecmat", [(_vecmat, ((REAL, (3,)), (REAL, (2, 3, 4))), (0, 1)),
                             (_vecmat, ((COMPLEX, (2, 3)), (COMPLEX, (3, 4))), (0, 1))])
+    + _cases(np, "unstack", [(_unstack, ((REAL, (2, 3, 4)),), 0)])
+    + (_cases(np, "sort", [(_sort_descending, ((REAL, (4, 2)),), 0)])
+       if "descending" in inspect.signature(np.sort).parameters else [])  # (NumPy 2.3's)
     + _cases(np, "cumulative_sum", [(_cumulative_sum, ((REAL, (5,)),), 0),
                                     (_cumulative_sum_axis, ((REAL, (2, 4)),), 0)])
     + _cases(np, "cumulative_prod", [(_cumulative_prod, (("nonzero", (5,)),), 0),

@@ -68,6 +68,8 @@ SAMPLES = {
     np.array: lambda: (np.array, ([_x(3), _x(3, seed=1)],), {}, (0,)),
     indexable: lambda: (indexable, (_x(3),), {}, (0,)),
     np.split: lambda: (np.split, (_x(4, 3), 2), {}, ()),
+    **({np.unstack: lambda: (np.unstack, (_x(4, 3),), {"axis": 1}, ())}
+       if hasattr(np, "unstack") else {}),
     np.array_split: lambda: (np.array_split, (_x(5, 3), 2), {}, ()),
     np.hsplit: lambda: (np.hsplit, (_x(3, 4), 2), {}, ()),
     np.vsplit: lambda: (np.vsplit, (_x(4, 3), 2), {}, ()),
