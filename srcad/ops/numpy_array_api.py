@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
+import srcad.ops.numpy_contractions  # noqa: F401  (registers np.outer's rules and others', read below)
 from srcad.kernels.adjoints import unbroadcast
-from srcad.ops import numpy_contractions  # noqa: F401  (np.outer's rules and others', read below)
 from srcad.ops.numpy_arrays import diagonal_vjp
 from srcad.ops.numpy_decompositions import svd_jvp, svd_vjp
 from srcad.ops.numpy_dtypes import through_cast
