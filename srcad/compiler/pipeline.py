@@ -57,6 +57,7 @@ from srcad.errors import SrcadError, UnsoundAliasingError, UsageError
 from srcad.kernels.pytrees import constructs_record
 from srcad.ops.python_statements import ContextsUnwound, entered
 from srcad.ops.registry import RULES_EDITION
+from srcad.runtime.arguments import output_and_aux
 from srcad.runtime.methods import refuse_argument_updates
 
 
@@ -113,10 +114,11 @@ def frontend(program: Program) -> None:
     if renamed:
         _take_leaves(program, renamed)
     program.output = program.simple.body[-1].value.id
+    program.bindings = Bindings(program.namer, program.resolver)
     if program.has_aux:
         program.output, program.block = _split_aux(program.simple, program.output,
-                                                   program.block, program.namer)
-    program.bindings = Bindings(program.namer, program.resolver)
+                                                   program.block, program.namer,
+                                                   program.bindings.name_for)
     params = param_names(program.simple)
     resolve_array_methods(program.block, params, wrt - program.containers,
                           program.bindings.name_for)
@@ -543,12 +545,21 @@ def _function_named(module: gast.Module, name: str) -> gast.FunctionDef:
                 if isinstance(node, gast.FunctionDef) and node.name == name)
 
 
-def _split_aux(simple: gast.FunctionDef, returned: str, operations, namer):
-    """Unpack `(output, aux) = returned` so only `output` is differentiated."""
+def _split_aux(simple: gast.FunctionDef, returned: str, operations, namer, bind):
+    """Unpack `(output, aux) = returned` so only `output` is differentiated; the forward
+    sweep unpacks `output_and_aux(returned)`, which names the mistake where the function
+    returns no pair (`bind(name, obj)` names it for generated code)."""
     output, aux = namer.temporary("output"), namer.temporary("aux")
-    unpack = gast.Assign([gast.Tuple([gast.Name(output, gast.Store(), None, None),
-                                      gast.Name(aux, gast.Store(), None, None)], gast.Store())],
-                         gast.Name(returned, gast.Load(), None, None), None)
+
+    def unpacked(value):
+        pair = gast.Tuple([gast.Name(output, gast.Store(), None, None),
+                           gast.Name(aux, gast.Store(), None, None)], gast.Store())
+        return gast.Assign([pair], value, None)
+
+    unpack = unpacked(gast.Name(returned, gast.Load(), None, None))
     simple.body.insert(len(simple.body) - 1, unpack)
     operation = Operation(unpack, "unpack", (output, aux), args=(unpack.value,))
+    checked = gast.Call(gast.Name(bind("output_and_aux", output_and_aux), gast.Load(), None,
+                                  None), [unpack.value, gast.Constant("grad", None)], [])
+    operation.forward = gast.copy_location(unpacked(checked), unpack)
     return output, operations + [operation]
