@@ -12,8 +12,8 @@ a program claims and the guards it records stay its own.
 
 An entry serves a function only while the bindings its frontend relied on hold (the
 resolver's guards, as for the cache's compiled programs); the key holds what else the
-frontend reads: the code, whether helpers may be written out, the passes switched off and
-the edition of the rules. At most `LIMIT` entries are kept, the least recently used
+frontend reads: the code, whether helpers may be written out, the containers taken leaf by
+leaf (frontend/leaves.py), the passes switched off and the edition of the rules. At most `LIMIT` entries are kept, the least recently used
 leaving first; `forget_frontends` empties it (`clear_cache`).
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ _lock = threading.Lock()
 
 
 def frontend_of(fn, key: tuple, make) -> tuple:
-    """`fn`'s frontend result, `(parsed, namer, resolver, simple, block, inlined)`: a copy
+    """`fn`'s frontend result, `(parsed, namer, resolver, simple, block, ...)`: a copy
     of the one kept under `key` where its guards hold for `fn`; else `make()`'s, a copy of
     it kept. `key` identifies what the frontend reads besides `fn`'s code."""
     key = (fn.__code__, *key)
@@ -61,11 +61,12 @@ def forget_frontends() -> None:
 
 def copied(result: tuple, fn) -> tuple:
     """`fn`'s frontend result as `result`, which no change to it reaches, nor one to `result`
-    it (`fn`: `result`'s function, or another of the same code)."""
-    parsed, namer, resolver, simple, block, inlined = result
+    it (`fn`: `result`'s function, or another of the same code); what follows the block
+    (whether helpers were written out, the leaves' names) is not changed by any pass."""
+    parsed, namer, resolver, simple, block, *rest = result
     twins = {}
     twin = clone(simple, twins)
-    return parsed, namer.copy(), resolver.copy(fn), twin, _moved(block, twins), inlined
+    return parsed, namer.copy(), resolver.copy(fn), twin, _moved(block, twins), *rest
 
 
 def _moved(block: list, twins: dict) -> list:
