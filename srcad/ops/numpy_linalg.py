@@ -55,16 +55,28 @@ def symmetric_from(a, lower):
     return np.triu(a) + mT(np.triu(a, 1))
 
 
+@functools.lru_cache(maxsize=32)
+def halved_lower(n, dtype):
+    """(mask, weights) of an n x n lower triangle, the weights 1 below the diagonal and 1/2
+    on it: made once per size, as np.tril makes its mask on every call."""
+    mask = np.tri(n, dtype=bool)
+    weights = (mask - 0.5 * np.eye(n)).astype(dtype)
+    mask.flags.writeable = weights.flags.writeable = False
+    return mask, weights
+
+
 def onto_triangle(h, lower):
     """The adjoint of `symmetric_from`: the cotangent `h` of the symmetric (Hermitian)
-    matrix gathered onto the triangle it was read from."""
+    matrix gathered onto the triangle it was read from. For a real `h` that is
+    (h + hᵀ) on the triangle with half its diagonal."""
     if dtype_of(h).kind == "c":
         strict = (np.tril(h, -1) + np.tril(mH(h), -1) if lower
                   else np.triu(h, 1) + np.triu(mH(h), 1))
         return strict + np.real(np.diagonal(h, 0, -2, -1))[..., None, :] * eye(h)
-    if lower:
-        return np.tril(h) + np.tril(mT(h), -1)
-    return np.triu(h) + np.triu(mT(h), 1)
+    mask, weights = halved_lower(np.shape(h)[-1], dtype_of(h))
+    if not lower:
+        mask, weights = mask.T, weights.T
+    return np.where(mask, (h + mT(h)) * weights, 0)
 
 
 def rounding(values):
@@ -146,7 +158,7 @@ def _refuse_rank_deficient(a, pinv):
 
 
 nondifferentiable(refuse_repeated, refuse_zero, refuse_completion,
-                  _refuse_rank_deficient, refuse_complex_input)
+                  _refuse_rank_deficient, refuse_complex_input, halved_lower)
 
 
 # ---- triangular matrices ---------------------------------------------------------------------
@@ -205,7 +217,8 @@ def lower_inverse(l):
         matrix, lower, transposed = _in_fortran_order(l, True)
         inverse, info = trtri(matrix, lower=int(lower))
         if info == 0:  # (trtri leaves the other triangle as it found it)
-            return np.tril(inverse.T if transposed else inverse)
+            mask = halved_lower(len(l), l.dtype)[0]
+            return np.where(mask, inverse.T if transposed else inverse, 0)
     return np.linalg.inv(np.tril(l))
 
 
@@ -336,7 +349,8 @@ defjvp(np.linalg.slogdet, slogdet_jvp)
 # ---- Cholesky ----------------------------------------------------------------------------------
 def _half_diagonal(x):
     """The lower triangle of `x` with half its diagonal: Φ in dL = L Φ(L⁻¹ dS L⁻ᵀ)."""
-    return np.tril(x) - 0.5 * x * eye(x)
+    mask, weights = halved_lower(np.shape(x)[-1], dtype_of(x))
+    return np.where(mask, x * weights, 0)
 
 
 def cholesky_vjp(g, ans, a, upper=False):
