@@ -7,6 +7,10 @@ rules are built from NumPy functions that have rules themselves (matmul, solve, 
 tril, where, ...): they run on tape-mode tensors, and srcad differentiates them again for
 second derivatives. Functions with several results (slogdet, eigh, eig, svd) get their
 cotangent as a tuple with None for a result nothing read, and their JVPs return a tuple.
+Two helpers are primitives with rules of their own, so that they may call LAPACK's
+triangular routines (through SciPy, where it is installed): `solve_transposed`, the solve
+every solve's adjoint makes, which solves a triangular matrix (a Cholesky factor) as one, and
+`lower_inverse`, the inverse the Cholesky rules use.
 
 `cholesky` and `eigh` read one triangle of their argument (`upper`, `UPLO`) and so do `svd`
 and `pinv` with `hermitian=True`: their derivatives are taken with respect to that triangle,
