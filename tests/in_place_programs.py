@@ -685,3 +685,14 @@ def float_parameter_multiplied_in_place_in_a_branch(x, y):
 
 CORPUS += [(float_parameter_multiplied_in_place_in_a_branch, (0.7, -0.2), (0, 1)),
            (float_parameter_multiplied_in_place_in_a_branch, (0.2, -0.2), (0, 1))]
+
+
+def stencil_read_each_step(k, start):
+    """A stencil in place whose steps read `u` before writing it: its adjoint needs `u` back
+    (where the benchmark's `heat_equation` needs nothing of `u` as it was)."""
+    u = start.copy()
+    total = 0.0
+    for _ in range(6):
+        total = total + np.sum(u * u)
+        u[1:-1] = k * u[1:-1] + 0.5 * u[2:]
+    return total + np.sum(u)

@@ -15,7 +15,7 @@ import pytest
 import srcad
 import srcad.bench as bench
 import srcad.bench.__main__ as bench_main
-from srcad.bench import checkpointing, contenders, environment, first_call, run
+from srcad.bench import checkpointing, contenders, environment, executors, first_call, run
 from srcad.bench.measure import Result
 from srcad.bench.progress import Progress
 from srcad.bench.report import plot, tables
@@ -159,7 +159,7 @@ def test_plot_format_is_checked_before_the_run(tmp_path, monkeypatch):
         run(only=["scalar"], plot_path=tmp_path / "bench.xyz", out=lambda s: None)
 
 
-@pytest.mark.parametrize("mode", ["--first-call", "--checkpoint"])
+@pytest.mark.parametrize("mode", ["--first-call", "--checkpoint", "--scaling"])
 def test_options_of_the_main_benchmark_are_refused_with_another_table(mode, capsys):
     with pytest.raises(SystemExit) as stopped:
         bench_main.main([mode, "--json", "x.json"])
@@ -287,6 +287,20 @@ def test_checkpoint_curve_agrees_and_keeps_less():
     assert rows[-1]["checkpointed_peak"] < rows[-1]["unrolled_peak"] / 2
     assert rows[-1]["marked_peak"] < rows[-1]["unrolled_peak"] / 2
     assert "checkpointed" in printed[0]
+
+
+def test_scaling_tables_agree_bit_for_bit_and_cost_something_per_task():
+    printed = []
+    result = executors.speedups(cells=30, rows=800, features=4, repeat=1, out=printed.append)
+    setups = ["local", "pool 1", "pool 2"] + (["dask 1", "dask 2"] if "dask 1" in result[
+        "wall"][0] else [])
+    for row in result["wall"]:
+        assert row["differ"] == [] and all(row[name] > 0 for name in setups)
+    assert [row["executor"] for row in result["per_task"]][-2:] == ["pool 2", "threads 2"]
+    for row in result["per_task"]:  # (a process's task costs more than nothing)
+        assert set(row) == {"executor", "jacobian", "chunks"}
+    assert all(row["jacobian"] > 0 for row in result["per_task"][:-1])
+    assert "Jacobian 30 x 30" in printed[0] and "gradient chunk" in printed[0]
 
 
 def test_benchmark_is_not_imported_by_srcad():

@@ -152,9 +152,11 @@ def test_del_of_a_dict_key_stays_refused():
 def test_the_program_shows_the_updates_and_their_undoing():
     def f(x):
         xs = [x[0], x[1]]
+        first = xs[0] * xs[1]  # (its adjoint reads `xs` as the updates undone leave it)
         v = xs.pop(0)
         xs.insert(0, v * 2.0)
-        return xs[0] * xs[1]
+        return xs[0] * xs[1] + first
+    assert_gradient_matches_finite_differences(f, (X,), 0)
     source = srcad.grad(f).source
     for text in ("popped(xs, 0)", "list_insert(xs, 0,", "restore_inserted(xs, 0)",
                  "restore_popped(xs, 0,", "popped_adjoint("):

@@ -7,7 +7,7 @@ import pytest
 
 import srcad
 from srcad.api.testing import numerical_gradient
-from srcad.bench.workloads import lotka_volterra, mixture_loops, rk4_pendulum
+from srcad.bench.workloads import heat_equation, lotka_volterra, mixture_loops, rk4_pendulum
 from srcad.compiler import numba_backend
 from srcad.errors import UsageError
 
@@ -44,14 +44,6 @@ def recurrent(Wh, Wx, X):
     for t in range(X.shape[0]):
         h = np.tanh(Wh @ h + Wx @ X[t])
     return np.sum(h * h) + np.sum(Wx.T @ Wh[:, :2])
-
-
-def heat(k, start):
-    u = start.copy()
-    for _ in range(20):
-        un = u.copy()
-        u[1:-1] = un[1:-1] + k * (un[2:] - 2.0 * un[1:-1] + un[:-2])
-    return np.sum(u ** 2)
 
 
 def layer(W, b, c, X):
@@ -98,7 +90,7 @@ CASES = [
     (mixture_loops, (RNG.standard_normal((3, 2)), RNG.standard_normal((3, 2)) * 0.3,
                      np.array([0.1, 0.1, -0.3]), RNG.standard_normal((5, 2))),  # (a tie in max)
      (0, 1, 2)),
-    (heat, (0.2, np.sin(np.linspace(0.0, 3.0, 12))), (0, 1)),
+    (heat_equation, (0.2, np.sin(np.linspace(0.0, 3.0, 12))), (0, 1)),
     (layer, (RNG.standard_normal((3, 4)), RNG.standard_normal(4), RNG.standard_normal((1, 4)),
              RNG.standard_normal((5, 3))), (0, 1, 2)),
     (uniform_times_a_row, (np.arange(6.0).reshape(2, 3), np.array([0.2, 0.3, 0.4])), (0, 1)),

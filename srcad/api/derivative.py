@@ -20,6 +20,7 @@ from srcad.runtime.arguments import (Wrt, chosen_wrt, is_container, like_argumen
                                      refuse_not_plain_arguments, seed_for, unshared, wrt_parameters)
 from srcad.api.adapters import (adapter, by_position, has_no_body_of_its_own, per_call,
                                  transformable)
+from srcad.api.data_parallel import ChunkedGradient
 from srcad.compiler.frontend.parse import code_of
 from srcad.compiler.passes import switched_off
 from srcad.compiler.pipeline import source_after
@@ -29,7 +30,7 @@ from srcad.runtime.calls import fixed_arity
 from srcad.runtime.hooks import DerivativeFunction
 from srcad.tracebacks import api_boundary, hide_own_frames
 from srcad.api.fast_paths import (array_runner, float64_arrays, float64_ranks, float_program,
-                              fused_runner, guards_of)
+                              fused_runner, guards_of, tree_runner)
 
 
 _FLOATS = {(float,) * n for n in range(1, 9)}
@@ -71,6 +72,7 @@ class Derivative:
         self.latest = {}  # (wrt arguments' types, mode, ranks) → (compiled, bound, guards)
         self.fused_call = fused_runner(self)  # for Python-float wrt arguments
         self.array_call = array_runner(self)  # for float-array wrt arguments
+        self.tree_pair = tree_runner(self, "rev")  # value_and_grad of plain containers
 
     @property
     def source(self) -> str:
@@ -172,9 +174,10 @@ class Derivative:
 
     def value_and_gradients(self, args, kwargs):
         """`(output, gradients)` for `value_and_grad`: by the fused program when every `wrt`
-        argument is a Python float passed by position (the common scalar case), else by the
-        forward sweep and its backward closure."""
-        result = None if kwargs else self.fused_call(args)
+        argument is a Python float passed by position (the common scalar case), by the
+        program taking their leaves where some are plain containers (`tree_runner`), else
+        by the forward sweep and its backward closure."""
+        result = None if kwargs else self.fused_call(args) or self.tree_pair(args)
         if result is None and self.backend == "numba" and not kwargs:
             result = self._fused_on_arrays(args)
         if result is not None:
@@ -407,7 +410,9 @@ class _GradWithAux(_DerivativeFunction):
 
 @api_boundary
 def grad(fn: Callable | None = None, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
-         has_aux: bool = False, backend: str = "python") -> Callable:
+         has_aux: bool = False, backend: str = "python", chunks_of: Wrt | None = None,
+         reduction: str | None = None, executor=None, block_size: int | None = None
+         ) -> Callable:
     """The gradient of a function of real, one-element output.
 
     Parameters
@@ -429,6 +434,18 @@ def grad(fn: Callable | None = None, wrt: Wrt | None = None, *, argnums: Wrt | N
         float64 arrays, about 100x faster than Python. Where it cannot (numba is not
         installed, the program calls array helpers, reads a global array), the Python
         program runs, as with "python". The first call pays numba's compilation.
+    chunks_of : int, str or tuple, optional
+        Data arguments (NumPy or `dask.array` arrays, one row per example) to cut into
+        chunks of rows: the gradient is computed chunk by chunk and the chunks' gradients
+        added by a fixed-order tree (docs/distributed.md). Needs `reduction`.
+    reduction : {"sum", "mean"}, optional
+        Declares that `fn` is the sum, or the mean, of its values on the chunks: what makes
+        cutting its data right. A loss that is neither cannot be cut.
+    executor : concurrent.futures.Executor or dask.distributed.Client, optional
+        Where the chunks' gradients run (for Dask data, where its chunks are, by Dask's
+        current scheduler without one); the function's source is shipped to the workers.
+    block_size : int, optional
+        Rows per chunk of NumPy data; default one chunk, or about four per worker.
 
     Returns
     -------
@@ -457,8 +474,13 @@ def grad(fn: Callable | None = None, wrt: Wrt | None = None, *, argnums: Wrt | N
     """
     if fn is None:
         return functools.partial(grad, wrt=wrt, argnums=argnums, has_aux=has_aux,
-                                 backend=backend)
+                                 backend=backend, chunks_of=chunks_of, reduction=reduction,
+                                 executor=executor, block_size=block_size)
     wrt, backend = chosen_wrt(wrt, argnums), chosen_backend(backend)
+    if (chunks_of, reduction, executor, block_size) != (None,) * 4:
+        return ChunkedGradient(grad, fn, wrt, chunks_of=chunks_of, reduction=reduction,
+                               executor=executor, block_size=block_size, has_aux=has_aux,
+                               backend=backend)
     if has_aux:
         return shared(fn, ("grad_with_aux", wrt, backend), lambda: _GradWithAux(
             derivative_of(fn, wrt, has_aux=True, backend=backend)))
@@ -469,7 +491,9 @@ def grad(fn: Callable | None = None, wrt: Wrt | None = None, *, argnums: Wrt | N
 @api_boundary
 def value_and_grad(fn: Callable | None = None, wrt: Wrt | None = None, *,
                    argnums: Wrt | None = None, has_aux: bool = False,
-                   backend: str = "python") -> Callable:
+                   backend: str = "python", chunks_of: Wrt | None = None,
+                   reduction: str | None = None, executor=None,
+                   block_size: int | None = None) -> Callable:
     """The value of a function of real, one-element output, and its gradient.
 
     Parameters
@@ -478,6 +502,9 @@ def value_and_grad(fn: Callable | None = None, wrt: Wrt | None = None, *,
         As for `grad`; without `fn`, a decorator. `backend="numba"` compiles the program
         of Python-float arguments (array arguments run the forward and backward sweeps in
         Python).
+    chunks_of, reduction, executor, block_size
+        As for `grad`: the value and the gradient computed chunk by chunk over the rows of
+        the data arguments, each added up by the same fixed-order tree.
 
     Returns
     -------
@@ -494,8 +521,13 @@ def value_and_grad(fn: Callable | None = None, wrt: Wrt | None = None, *,
     """
     if fn is None:
         return functools.partial(value_and_grad, wrt=wrt, argnums=argnums, has_aux=has_aux,
-                                 backend=backend)
+                                 backend=backend, chunks_of=chunks_of, reduction=reduction,
+                                 executor=executor, block_size=block_size)
     wrt, backend = chosen_wrt(wrt, argnums), chosen_backend(backend)
+    if (chunks_of, reduction, executor, block_size) != (None,) * 4:
+        return ChunkedGradient(value_and_grad, fn, wrt, chunks_of=chunks_of,
+                               reduction=reduction, executor=executor, block_size=block_size,
+                               has_aux=has_aux, backend=backend)
     return shared(fn, ("value_and_grad", wrt, has_aux, backend),
                   lambda: _ValueAndGrad(derivative_of(fn, wrt, has_aux, backend)))
 

@@ -11,7 +11,7 @@ one of its own).
   call decides; this module only cuts, ships and gathers.
 - Bit-identical to the local call: each row or column is computed by the same program from
   the same numbers; blocks are only concatenated, never summed.
-- What a task carries: its block, and a `_Job` shared by the blocks of a call: the
+- What a task carries: its block, and a `Job` shared by the blocks of a call: the
   function as a `shipping.Parcel` (its source, globals, closure and the user's rules),
   pickled once per call, with its digest; the derivative's class (pickled by reference)
   and options; the generated source here (`.source`); the arguments. Dask gets the job
@@ -39,8 +39,11 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
+
 from srcad.api import shipping
 from srcad.errors import SrcadError, UsageError
+from srcad.runtime.arguments import leaves, rebuilt
 from srcad.tracebacks import api_boundary
 from srcad.version import __version__
 
@@ -49,7 +52,7 @@ _BLOCKS_PER_WORKER = 4  # default blocks: a few per worker, so a slow worker hol
 
 
 @dataclass(frozen=True)
-class _Job:
+class Job:
     """What every block of one call needs."""
 
     digest: str
@@ -59,7 +62,7 @@ class _Job:
     source: str | None  # kind(fn, *options).source here (None: it has none to show)
     args: tuple
     kwargs: dict
-    way: str         # what `kind.parts` said
+    way: object      # what `kind.parts` said (for a Jacobian's blocks)
 
 
 class OnExecutor:
@@ -68,8 +71,8 @@ class OnExecutor:
     def __init__(self, fn, kind: type, options: tuple, executor, block_size):
         shipping.packed(fn)  # (refuses what cannot ship now, not at the first call)
         self.fn, self.kind, self.options = fn, kind, options
-        self.executor = _checked_executor(executor)
-        self.block_size = _checked_block_size(block_size)
+        self.executor = checked_executor(executor)
+        self.block_size = checked_block_size(block_size)
         self.local = kind(fn, *options)
 
     @property
@@ -82,16 +85,25 @@ class OnExecutor:
         blocks = [(which, chosen) for which, count in counts for chosen in self._ranges(count)]
         if not blocks:  # (no rows or columns: nothing to send)
             return self.local(*args, **kwargs)
-        parcel = shipping.dumped(shipping.packed(self.fn))  # (globals as they are now)
-        digest = hashlib.sha256(parcel).hexdigest()
-        job = _Job(digest, parcel, self.kind, self.options, _source(self.local), args, kwargs,
-                   way)
-        return self.local.from_parts(args, way, _gathered(self.executor, job, blocks))
+        job = shipped(self.fn, self.kind, self.options, self.local, args, kwargs, way)
+        return self.local.from_parts(args, way, gathered(self.executor, job, run_block,
+                                                         blocks))
 
     def _ranges(self, count: int) -> list:
-        size = self.block_size or max(1, math.ceil(count / (
-            _BLOCKS_PER_WORKER * _workers(self.executor))))
-        return [range(start, min(start + size, count)) for start in range(0, count, size)]
+        return ranges(count, self.block_size, self.executor)
+
+
+def shipped(fn, kind: type, options: tuple, local, args: tuple, kwargs: dict, way) -> Job:
+    """The job of one call: `fn` packed with its globals as they are now."""
+    parcel = shipping.dumped(shipping.packed(fn))
+    return Job(hashlib.sha256(parcel).hexdigest(), parcel, kind, options, _source(local), args,
+               kwargs, way)
+
+
+def ranges(count: int, block_size: int | None, executor) -> list:
+    """`range(count)` cut into blocks of `block_size`, or into about four per worker."""
+    size = block_size or max(1, math.ceil(count / (_BLOCKS_PER_WORKER * workers(executor))))
+    return [range(start, min(start + size, count)) for start in range(0, count, size)]
 
 
 def _source(derivative) -> str | None:
@@ -107,8 +119,9 @@ _REBUILT_KEPT = 16
 _lock = threading.Lock()
 
 
-def run_block(job: _Job, which: int, chosen: range):
-    """What a worker runs: the derivative's `part` for one block."""
+def derivative_here(job: Job):
+    """`job.kind(fn, *job.options)` for the function the job ships, made once per worker (by
+    digest) and checked to generate the program the sender's does."""
     key = (job.digest, job.kind, job.options)
     with _lock:
         local = _REBUILT.get(key)
@@ -123,19 +136,35 @@ def run_block(job: _Job, which: int, chosen: range):
             while len(_REBUILT) > _REBUILT_KEPT:
                 _REBUILT.popitem(last=False)
         _REBUILT.move_to_end(key)
-    return local.part(job.args, job.kwargs, job.way, which, chosen)
+    return local
+
+
+def run_block(job: Job, which: int, chosen: range):
+    """What a worker runs: the derivative's `part` for one block."""
+    return derivative_here(job).part(aligned(job.args), aligned(job.kwargs), job.way, which, chosen)
+
+
+def aligned(value):
+    """`value` with each NumPy array not aligned for its dtype copied into one that is.
+    Dask hands a worker arrays unpickled at any byte offset, and NumPy computes on those
+    with its own loops instead of BLAS, which round otherwise: the numbers would differ."""
+    found = leaves(value)
+    if all(type(leaf) is not np.ndarray or leaf.flags.aligned for leaf in found):
+        return value
+    return rebuilt(value, iter([np.require(leaf, requirements="A") if type(
+        leaf) is np.ndarray else leaf for leaf in found]))
 
 
 # ---- executors --------------------------------------------------------------------------------
-def _is_dask_client(executor) -> bool:
+def is_dask_client(executor) -> bool:
     return type(executor).__module__.split(".")[0] == "distributed" and hasattr(
         executor, "submit") and hasattr(executor, "gather")
 
 
-def _checked_executor(executor):
+def checked_executor(executor):
     """A `concurrent.futures.Executor`, a `dask.distributed.Client`, or "dask" (the client
     `distributed.get_client()` finds)."""
-    if isinstance(executor, concurrent.futures.Executor) or _is_dask_client(executor):
+    if isinstance(executor, concurrent.futures.Executor) or is_dask_client(executor):
         return executor
     if isinstance(executor, str) and executor == "dask":
         try:
@@ -155,7 +184,7 @@ def _checked_executor(executor):
                      f"({_INSTALL}) a `distributed.Client`.")
 
 
-def _checked_block_size(block_size):
+def checked_block_size(block_size):
     if block_size is None or (type(block_size) is int and block_size >= 1):
         return block_size
     raise UsageError(f"block_size= is the number of rows or columns per task, a positive "
@@ -163,30 +192,30 @@ def _checked_block_size(block_size):
                      fix="leave it out for about four tasks per worker.")
 
 
-def _workers(executor) -> int:
-    if _is_dask_client(executor):
+def workers(executor) -> int:
+    if is_dask_client(executor):
         return max(1, sum(executor.nthreads().values()))
     return getattr(executor, "_max_workers", None) or os.cpu_count() or 1
 
 
-def _returned(job: _Job) -> _Job:
+def _returned(job: Job) -> Job:
     return job
 
 
-def _gathered(executor, job: _Job, blocks: list) -> list:
-    """Each block's result, in order; the first failure is raised and the rest cancelled."""
-    if _is_dask_client(executor):
+def gathered(executor, job: Job, task, blocks: list) -> list:
+    """`task(job, *block)` for each block, run on `executor`: the results in order; the first
+    failure is raised and the rest cancelled."""
+    if is_dask_client(executor):
         # the job as a task's result, not scattered data: a worker that dies with it loses
         # nothing the scheduler cannot compute again
         shared = executor.submit(_returned, job, pure=False)
-        futures = [executor.submit(run_block, shared, which, chosen, pure=False)
-                   for which, chosen in blocks]
+        futures = [executor.submit(task, shared, *block, pure=False) for block in blocks]
         try:
             return executor.gather(futures)
         except BaseException:
             executor.cancel(futures)
             raise
-    futures = [executor.submit(run_block, job, which, chosen) for which, chosen in blocks]
+    futures = [executor.submit(task, job, *block) for block in blocks]
     try:
         return [future.result() for future in futures]
     except BaseException:

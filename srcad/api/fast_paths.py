@@ -13,8 +13,10 @@ from typing import Callable, NamedTuple
 import numpy as np
 
 from srcad.compiler import cache, numba_backend
+from srcad.compiler.frontend.leaves import NotUnpackable
 from srcad.compiler.passes import enabled
 from srcad.errors import SrcadError
+from srcad.kernels.pytrees import plain_leaves, plain_rebuilt
 from srcad.runtime.arguments import like_argument, refuse_not_plain_arguments, seed_for
 
 def fused_runner(derivative):
@@ -161,6 +163,7 @@ def array_runner(derivative):
     kinds = (np.ndarray,) * len(positions)
     needed, count = derivative.last_position + 1, len(derivative.parameters)
     wrt_of = operator.itemgetter(*positions)  # args → the wrt arguments (a tuple if many)
+    tree_call = tree_runner(derivative)
 
     def array_call(args):
         if len(args) < needed:
@@ -168,7 +171,7 @@ def array_runner(derivative):
         arrays = wrt_of(args)
         for value in (arrays,) if single else arrays:
             if type(value) is not np.ndarray or value.dtype.kind not in "fc":
-                return None
+                return tree_call(args)
         if len(args) > len(positions):  # (the others may be anything: a matrix is refused)
             refuse_not_plain_arguments(args, {})
         entry = latest.get((kinds, "gradient", float64_ranks(args, count)))  # (`_run`'s key)
@@ -181,6 +184,100 @@ def array_runner(derivative):
         gradients = tuple(map(like_argument, raw, arrays))
         return gradients if as_tuple else gradients[0]
     return array_call
+
+
+def tree_runner(derivative, mode: str = "gradient"):
+    """`tree_call(args)`: `grad`'s gradients (mode "gradient"), or `value_and_grad`'s
+    `(output, gradients)` (mode "rev"), when a `wrt` argument passed by position is a dict,
+    list or tuple of float arrays and Python floats (kernels/pytrees.plain_leaves) and the
+    other `wrt` arguments float arrays or Python floats: by the program made for those
+    leaves (compiler/frontend/leaves.py), which takes them as parameters, unpacked here
+    once per call, and returns their gradients one by one. None for another kind of call,
+    and where the function uses such an argument otherwise than by reads at fixed keys, or
+    (mode "rev") writes into its arguments: the container program then runs, as before.
+    The program is kept per leaves' paths and kinds and the ranks of the float64 arrays
+    among the others."""
+    if not derivative.positional or derivative.receiver or derivative.dispatch is not None \
+            or derivative.backend != "python" or (derivative.has_aux and mode == "gradient"):
+        return declined
+    positions, names, parameters = derivative.positions, derivative.names, derivative.parameters
+    single, as_tuple, has_aux = derivative.single, derivative.as_tuple, derivative.has_aux
+    needed, count = derivative.last_position + 1, len(parameters)
+    programs = {}  # (leaves per wrt argument, ranks) → (program, guards), or None: refused
+
+    def tree_call(args):
+        if len(args) < needed:
+            return None
+        unpacked = []  # per wrt argument: its leaves' description and leaves, or None
+        for position in positions:
+            value = args[position]
+            kind = type(value)
+            if kind is dict or kind is list or kind is tuple:
+                found = plain_leaves(value)
+                if found is None:
+                    return None
+                unpacked.append(found)
+            elif kind is float or kind is np.ndarray and value.dtype.kind in "fc":
+                unpacked.append(None)
+            else:
+                return None
+        if unpacked.count(None) == len(unpacked):
+            return None
+        refuse_not_plain_arguments(args, {})
+        ranks = float64_ranks(args, count) if mode == "gradient" else ()
+        key = (tuple(None if u is None else u[0] for u in unpacked), ranks)
+        entry = programs.get(key, False)
+        if entry is False or entry is not None and not entry[1]():
+            entry = programs[key] = made(key, args)
+        if entry is None:
+            return None
+        flat = list(args)
+        for position, found in zip(reversed(positions), reversed(unpacked)):
+            if found is not None:
+                flat[position:position + 1] = found[1]
+        if mode == "gradient":
+            raw = entry[0](*flat)
+        else:
+            output, backward = entry[0](*flat)
+            raw = backward(seed_for(output[0] if has_aux else output))
+        if len(flat) - len(args) + len(positions) == 1:
+            raw = (raw,)  # (one leaf in all: the program returns its gradient alone)
+        gradients, raw = [], iter(raw)
+        for position, found in zip(positions, unpacked):
+            if found is None:
+                gradients.append(_shaped_leaf(next(raw), args[position]))
+            else:
+                gradients.append(plain_rebuilt(args[position], iter(
+                    [_shaped_leaf(next(raw), leaf) for leaf in found[1]])))
+        gradients = (tuple(gradients) if as_tuple else gradients[0]) if not single \
+            else (gradients[0],) if as_tuple else gradients[0]
+        return gradients if mode == "gradient" else (output, gradients)
+
+    def made(key, args):
+        described, ranks = key
+        leaves = tuple((name, paths) for name, paths in zip(names, described)
+                       if paths is not None)
+        numbers = frozenset(name for name, position in zip(names, positions)
+                            if type(args[position]) is float)
+        try:
+            compiled = cache.compiled_adjoint(derivative.function, names, has_aux, mode=mode,
+                                              scalars=numbers,
+                                              arrays=float64_arrays(parameters, ranks),
+                                              leaves=leaves)
+        except NotUnpackable:
+            return None
+        if mode == "rev" and compiled.writes:  # (its output may be memory it restores)
+            return None
+        return compiled.bind(derivative.function), derivative.guards(compiled)
+    return tree_call
+
+
+def _shaped_leaf(gradient, leaf):
+    """A leaf's gradient as `like_argument` gives it (a Python float's first: the common
+    case of a bias)."""
+    if type(leaf) is float and type(gradient) is float:
+        return gradient
+    return like_argument(gradient, leaf)
 
 
 def float64_arrays(parameters: tuple, ranks: tuple) -> frozenset:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import types
 from typing import Callable
 
 import numpy as np
@@ -26,7 +25,8 @@ from srcad.api import derivative as api
 from srcad.compiler import cache
 from srcad.runtime.arguments import (Wrt, chosen_wrt, copied, is_container, leaves, like_argument,
                                      output_and_aux, promote, rebuilt, wrt_parameters)
-from srcad.api.adapters import PerArity, per_call, transformable
+from srcad.api import shipping
+from srcad.api.adapters import PerArity, by_position, per_call, transformable
 from srcad.api.fast_paths import guards_of
 from srcad.api.forward import checked_tangent, jvp, like_output
 from srcad.api.executors import OnExecutor
@@ -36,11 +36,12 @@ from srcad.compiler.passes import enabled
 from srcad.errors import MissingJVPRuleError, UnsupportedDerivativeError, UsageError
 from srcad.kernels.replay import replaying
 from srcad.kernels.batched import basis
-from srcad.runtime.calls import compiled_source
+from srcad.runtime.calls import compiled_source, fixed_arity
 from srcad.runtime.hooks import DerivativeFunction
 from srcad.tracebacks import api_boundary
 
 _MODES = ("auto", "fwd", "rev")
+_NO_CONTAINERS = frozenset()
 
 
 class _Jacobian(DerivativeFunction):
@@ -73,6 +74,10 @@ class _Jacobian(DerivativeFunction):
     @api_boundary
     def __call__(self, *args, **kwargs):
         """The Jacobian at `args`; keyword arguments are passed on, not differentiated."""
+        if self.mode != "rev" and not isinstance(self.wrt, tuple):  # (the common case first)
+            found = self.batched.one_array(args, kwargs, always=self.mode == "fwd")
+            if found is not None:
+                return found
         inputs = [args[p] for p in self.positions]
         _refuse_complex(inputs, "argument")
         several = isinstance(self.wrt, tuple)
@@ -383,7 +388,8 @@ def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
     """
     wrt = chosen_wrt(wrt, argnums)
     if executor is not None or block_size is not None:
-        return _on_executor(fn, wrt, _Jacobian, (wrt, mode), executor, block_size, has_aux)
+        return _on_executor(fn, wrt, _Jacobian, (wrt, mode), executor, block_size, has_aux,
+                            "jacobian")
     if has_aux:
         return _with_aux(fn, ("jacobian", wrt, mode), lambda f: jacobian(f, wrt, mode),
                          "jacobian")
@@ -476,12 +482,19 @@ class _HVP(DerivativeFunction):
         """H v at `args`; keyword arguments are passed on, not differentiated."""
         *args, vector = args_and_vector
         x = args[self.position]
-        if not (type(x) is np.ndarray and type(vector) is np.ndarray  # the common case
-                and x.dtype.kind == "f" and vector.dtype.kind == "f" and x.shape == vector.shape):
+        common = type(x) is np.ndarray and type(vector) is np.ndarray \
+            and x.dtype.kind == "f" and vector.dtype.kind == "f" and x.shape == vector.shape
+        if common and not kwargs:  # arrays seen before: the gradient program's quick call
+            entry = self._derivatives.get(_NO_CONTAINERS)
+            if entry is not None and entry[0]():
+                product = entry[1].array_call(((vector,), *args))
+                if product is not None:
+                    return product
+        if not common:
             _refuse_complex([x, vector], "argument")
             x = args[self.position] = promote(x, self.name)
             vector = checked_tangent(vector, x, "v")
-        containers = frozenset({self.name}) if is_container(x) else frozenset()
+        containers = frozenset({self.name}) if is_container(x) else _NO_CONTAINERS
         # the gradient of the tangent, which has the output's shape and kind: `grad` refuses
         # it with a clear error unless it is one real number
         return self._derivative(containers).gradients_only(((vector,), *args), kwargs)
@@ -597,7 +610,8 @@ def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,
     """
     wrt = chosen_wrt(wrt, argnums)
     if executor is not None or block_size is not None:
-        return _on_executor(fn, wrt, _Hessian, (wrt,), executor, block_size, has_aux)
+        return _on_executor(fn, wrt, _Hessian, (wrt,), executor, block_size, has_aux,
+                            "hessian")
     if has_aux:
         return _with_aux(fn, ("hessian", wrt), lambda f: hessian(f, wrt), "hessian")
     if per_call(fn, wrt):
@@ -739,19 +753,64 @@ def batch_jacobian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None 
     return _BatchJacobian(fn, wrt)
 
 
-def _on_executor(fn, wrt, kind, options: tuple, executor, block_size, has_aux=False):
-    """`kind(fn, *options)` (a class above) computed in blocks on `executor`."""
+def _on_executor(fn, wrt, kind, options: tuple, executor, block_size, has_aux=False,
+                 what=""):
+    """`kind(fn, *options)` (a class above, `options[0]` its `wrt`) computed in blocks on
+    `executor`. With `has_aux`, the workers differentiate the output alone and the aux comes
+    from one more run here, as in the local call; a callable with rules of its own, or one
+    gathering `*args`, ships as the local call differentiates it: a function of a fixed
+    number of arguments calling it (`calls.fixed_arity`), which reaches its rules."""
     if executor is None:
         raise UsageError("block_size= cuts the work into tasks for an executor; no "
                          "executor= was given.", fix="pass executor=, or leave block_size out.")
-    if has_aux:
-        raise UsageError("has_aux= is not taken with executor= yet.",
-                         fix="compute the aux by a call of the function itself.")
-    if per_call(fn, wrt) and isinstance(fn, types.FunctionType):
-        raise UsageError("an executor runs a Python function with named parameters and no "
-                         "derivative rules of its own.",
-                         fix="wrap the callable in a function defined in your script.")
-    return OnExecutor(fn, kind, options, executor, block_size)
+    if not (has_aux or per_call(fn, wrt)):
+        return OnExecutor(fn, kind, options, executor, block_size)
+    per_arity = _ArityOnExecutor(fn, wrt, kind, what if has_aux else None, options, executor,
+                                 block_size)
+    return _WithAux(fn, per_arity, what) if has_aux else per_arity
+
+
+class _ArityOnExecutor:
+    """`kind` of `fn` (of its output without the aux, if `what` names the caller of a
+    has_aux), in blocks on an executor, as the local call differentiates it: through
+    `fixed_arity`, per count of positional arguments and names of keyword arguments of a
+    call, an `OnExecutor` shipping `fn` itself (its rules with it)."""
+
+    def __init__(self, fn, wrt, kind, what: str | None, options: tuple, executor,
+                 block_size):
+        shipping.packed(fn)  # (refuses what cannot ship now, not at the first call)
+        self.fn, self.position = fn, by_position(fn, wrt)
+        self.made = functools.partial(OnExecutor, fn, _FixedArity, executor=executor,
+                                      block_size=block_size)
+        self.kind, self.what, self.options = kind, what, options
+        self._made, self.latest = {}, None
+
+    def __call__(self, *args, **kwargs):
+        arity = (len(args), tuple(kwargs))
+        made = self._made.get(arity)
+        if made is None:
+            made = self._made[arity] = self.made((self.kind, self.what, arity, self.position,
+                                                  *self.options[1:]))
+        self.latest = made
+        return made(*args, **kwargs)
+
+    @property
+    def source(self) -> str:
+        if self.latest is None:
+            raise UsageError("the program is made for the arguments of a call (the function "
+                             "has rules, gathers `*args` or returns an aux), and it has not "
+                             "been called yet.",
+                             fix="call it once first.")
+        return self.latest.source
+
+
+class _FixedArity:
+    """`kind(f, *options)`, `f` calling `fn` (or its output without the aux) with `arity`'s
+    arguments: what the local call differentiates, made again on a worker."""
+
+    def __new__(cls, fn, kind, what: str | None, arity: tuple, *options):
+        return kind(fixed_arity(fn if what is None else _output_of(fn, what), *arity),
+                    *options)
 
 
 # ---- Jacobians, Hessians and hvps called where srcad differentiates ---------------------------

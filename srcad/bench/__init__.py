@@ -5,9 +5,9 @@ jit, PyTorch eager).
 Pipeline: `workloads` (the programs and their hand-written derivatives) → `contenders` (how
 each tool computes the derivative) → `measure` (first call, agreement with the hand-written
 result, peak memory, interleaved timing) → `report` (tables, JSON, plot), with `progress`
-telling on stderr what runs and `environment` recording where; `first_call` and
-`checkpointing` measure apart how the transformation's time grows with the function's length
-and what checkpointing trades. Nothing here is imported by `import srcad`; peers are
+telling on stderr what runs and `environment` recording where; `first_call`,
+`checkpointing` and `executors` measure apart how the transformation's time grows with the
+function's length, what checkpointing trades, and what worker processes gain and cost. Nothing here is imported by `import srcad`; peers are
 imported only when run.
 """
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from srcad.bench import checkpointing, run, steady_heap
+from srcad.bench import checkpointing, executors, run, steady_heap
 from srcad.bench.contenders import CONTENDERS
 from srcad.bench.first_call import scaling
 from srcad.bench.workloads import WORKLOADS
@@ -31,18 +31,26 @@ def main(argv=None) -> int:
     instead.add_argument("--checkpoint", action="store_true", help=(
         "print instead the memory and time of a long RNN's gradient with and without "
         "srcad.checkpoint"))
+    instead.add_argument("--scaling", action="store_true", help=(
+        "print instead the wall time of a large Jacobian and a data-parallel gradient on 1 "
+        "and 2 worker processes, and the cost of one task of each executor"))
     options = parser.parse_args(argv)
     main_options = [f"--{name}" for name in ("only", "contenders", "json", "plot", "quick")
                     if getattr(options, name) not in (None, False)]
-    if (options.first_call or options.checkpoint) and main_options:
-        parser.error(f"{'--first-call' if options.first_call else '--checkpoint'} prints its "
-                     "own table and takes none of the main benchmark's options: leave out "
-                     f"{', '.join(main_options)}")
+    table = next((f"--{name.replace('_', '-')}" for name in ("first_call", "checkpoint",
+                                                             "scaling")
+                  if getattr(options, name)), None)
+    if table and main_options:
+        parser.error(f"{table} prints its own table and takes none of the main benchmark's "
+                     f"options: leave out {', '.join(main_options)}")
     if options.first_call:
         scaling()
         return 0
     if options.checkpoint:
         checkpointing.curve()
+        return 0
+    if options.scaling:
+        executors.speedups()
         return 0
     steady_heap()  # (for the whole process: a measuring one)
     try:

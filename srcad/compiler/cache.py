@@ -35,12 +35,13 @@ _forgetters: list = []  # see forgotten_with_cache
 def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
                      containers: frozenset = frozenset(), mode: str = "rev",
                      scalars: frozenset = frozenset(), arrays: frozenset = frozenset(),
-                     backend: str = "python") -> CompiledAdjoint:
+                     backend: str = "python", leaves: tuple = ()) -> CompiledAdjoint:
     """`containers`: the `wrt` parameters that hold dicts, lists or tuples of values;
     `mode`: "rev" for the VJP maker, "fwd" for the JVP function; `scalars`: the parameters
     holding Python numbers; `arrays`: those holding float64 arrays, with their ranks (see
-    pipeline.transform); `backend`: "numba" for a program made for numba_backend."""
-    key = (fn.__code__, wrt, mode, has_aux, containers, scalars, arrays, backend,
+    pipeline.transform); `backend`: "numba" for a program made for numba_backend;
+    `leaves`: container parameters taken leaf by leaf (pipeline.transform)."""
+    key = (fn.__code__, wrt, mode, has_aux, containers, scalars, arrays, backend, leaves,
            switched_off(), __version__)
     with _lock:
         entries = _entries.get(key, ())
@@ -51,7 +52,8 @@ def compiled_adjoint(fn, wrt: tuple[str, ...], has_aux: bool = False,
                 entries.append(entries.pop(position))  # (the most recently used last)
                 return entry
         _counts["misses"] += 1
-    entry = pipeline.transform(fn, wrt, has_aux, containers, mode, scalars, arrays, backend)
+    entry = pipeline.transform(fn, wrt, has_aux, containers, mode, scalars, arrays, backend,
+                               leaves)
     with _lock:  # (entries made before a rule was registered never serve again)
         entries = _entries.pop(key, [])
         current = [e for e in entries if e.rules_edition == entry.rules_edition]

@@ -36,6 +36,7 @@ from srcad.compiler.frontend.fence import fence
 from srcad.compiler.frontend.container_writes import surely_lists
 from srcad.compiler.frontend.functional import call_written_helpers, forget_variants
 from srcad.compiler.frontend.inline import inline_helpers
+from srcad.compiler.frontend.leaves import unpacked_leaves
 from srcad.compiler.frontend.normalize import normalize
 from srcad.compiler.frontend.parse import (ParsedFunction, forget_parses, param_names,
                                            parse_function)
@@ -56,6 +57,7 @@ from srcad.errors import SrcadError, UnsoundAliasingError, UsageError
 from srcad.kernels.pytrees import constructs_record
 from srcad.ops.python_statements import ContextsUnwound, entered
 from srcad.ops.registry import RULES_EDITION
+from srcad.runtime.arguments import output_and_aux
 from srcad.runtime.methods import refuse_argument_updates
 
 
@@ -81,6 +83,8 @@ class Program:
     containers: frozenset = frozenset()  # `wrt` parameters holding dicts, lists, tuples
     scalars: frozenset = frozenset()     # parameters holding Python numbers
     arrays: frozenset = frozenset()      # (parameter, rank) of float64 arrays ("gradient")
+    leaves: tuple = ()  # (parameter, ((path, kind), ..)): taken leaf by leaf (frontend/leaves.py)
+    requested: tuple = ()  # (wrt, scalars, arrays) as asked, before `leaves` replaced them
     rules_edition: int = 0
     parsed: ParsedFunction | None = None  # frontend
     namer: Namer | None = None
@@ -104,17 +108,34 @@ def frontend(program: Program) -> None:
     with their callees resolved; `has_aux` splits the output from the aux."""
     fn, wrt = program.fn, frozenset(program.wrt)
     (program.parsed, program.namer, program.resolver, program.simple, program.block,
-     program.inlined) = _frontend(fn, wrt - program.containers - program.scalars,
-                                  program.inline and enabled("inline"))
+     program.inlined), renamed = _frontend(fn, wrt - program.containers - program.scalars,
+                                           program.inline and enabled("inline"),
+                                           program.leaves)
+    if renamed:
+        _take_leaves(program, renamed)
     program.output = program.simple.body[-1].value.id
+    program.bindings = Bindings(program.namer, program.resolver)
     if program.has_aux:
         program.output, program.block = _split_aux(program.simple, program.output,
-                                                   program.block, program.namer)
-    program.bindings = Bindings(program.namer, program.resolver)
+                                                   program.block, program.namer,
+                                                   program.bindings.name_for)
     params = param_names(program.simple)
     resolve_array_methods(program.block, params, wrt - program.containers,
                           program.bindings.name_for)
     resolve_container_copies(program.block, params, program.bindings.name_for)
+
+
+def _take_leaves(program: Program, renamed: dict) -> None:
+    """`wrt`, `scalars` and `arrays` of the program whose container parameters `renamed`
+    became their leaves' (frontend/leaves.py): a leaf of kind "float" holds a Python
+    number, one of an int kind a float64 array of that rank."""
+    program.requested = (program.wrt, program.scalars, program.arrays)
+    kinds = {name: kind for parameter, described in program.leaves
+             for name, (_, kind) in zip(renamed[parameter], described)}
+    program.wrt = tuple(leaf for name in program.wrt for leaf in renamed.get(name, (name,)))
+    program.scalars = program.scalars | {n for n, kind in kinds.items() if kind == "float"}
+    program.arrays = program.arrays | {(n, kind) for n, kind in kinds.items()
+                                       if type(kind) is int}
 
 
 def softmax_rules(program: Program) -> None:
@@ -189,7 +210,8 @@ def specialise_float64(program: Program) -> None:
     """Operations on the float64 arrays of `arrays` written for them (transform/specialise.py)."""
     if program.arrays:
         specialise(_function_named(program.module, program.name), dict(program.arrays),
-                   program.activity.shapes, program.bindings)
+                   program.activity.shapes, program.bindings,
+                   program.scalars & set(param_names(program.simple)))
 
 
 def numba_ready(program: Program) -> None:
@@ -251,17 +273,19 @@ def run_passes(program: Program, upto: str | None = None) -> Program:
         if not program.inlined:
             raise
         # (a helper written out made a program a pass refuses: the calls as they were)
-        return run_passes(Program(program.fn, program.wrt, program.mode, program.has_aux,
-                                  program.containers, program.scalars, program.arrays,
-                                  program.rules_edition, backend=program.backend,
-                                  inline=False), upto)
+        wrt, scalars, arrays = program.requested or (program.wrt, program.scalars,
+                                                     program.arrays)
+        return run_passes(Program(program.fn, wrt, program.mode, program.has_aux,
+                                  program.containers, scalars, arrays, program.leaves,
+                                  rules_edition=program.rules_edition,
+                                  backend=program.backend, inline=False), upto)
     return program
 
 
 def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
               containers: frozenset = frozenset(), mode: str = "rev",
               scalars: frozenset = frozenset(), arrays: frozenset = frozenset(),
-              backend: str = "python") -> CompiledAdjoint:
+              backend: str = "python", leaves: tuple = ()) -> CompiledAdjoint:
     """The derivative program of `fn` with respect to the parameters named in `wrt`, made
     by the passes of `mode` (MODES says what each returns) and compiled.
 
@@ -288,10 +312,14 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     `scalars` the parameters, `wrt` or not, that hold Python numbers (the code is
     specialised on it); `arrays`, for mode "gradient", `(parameter, rank)` of those that
     hold float64 arrays (transform/specialise.py). `backend="numba"` (modes "fused" and
-    "gradient"): a program made for numba_backend.compiled.
+    "gradient"): a program made for numba_backend.compiled. `leaves`, `(parameter, ((path,
+    kind), ..))` of `wrt` parameters holding dicts, lists or tuples, makes a program that
+    takes those leaf by leaf in their place and returns their gradients one by one
+    (frontend/leaves.py; kind "float", a float64 array's rank, or None), or raises
+    NotUnpackable.
     """
     with _collector_paused():
-        return _compiled(Program(fn, wrt, mode, has_aux, containers, scalars, arrays,
+        return _compiled(Program(fn, wrt, mode, has_aux, containers, scalars, arrays, leaves,
                                  rules_edition=RULES_EDITION[0],  # (a rule registered from
                                  backend=backend))                 # here on: stale)
 
@@ -389,20 +417,24 @@ def describe_passes() -> str:
     return "\n".join(lines)
 
 
-def _frontend(fn, arrays: frozenset, inline: bool = False):
-    """parse ─▶ (inline) ─▶ fence ─▶ normalize ─▶ resolve, and the rewrites that need
-    resolved callees (a list handed to NumPy, a helper that writes into an array of
-    `arrays`); last, whether helpers were written out."""
-    parsed = parse_function(fn)                                  # parse
+def _frontend(fn, arrays: frozenset, inline: bool = False, leaves: tuple = ()):
+    """parse ─▶ (leaves) ─▶ (inline) ─▶ fence ─▶ normalize ─▶ resolve, and the rewrites
+    that need resolved callees (a list handed to NumPy, a helper that writes into an array
+    of `arrays`); last, whether helpers were written out; and the leaf parameters of the
+    parameters of `leaves`."""
+    parsed, renamed = parse_function(fn), {}                     # parse
+    if leaves:
+        parsed, renamed = unpacked_leaves(parsed, leaves)        # leaves
+        arrays = arrays.union(*renamed.values())
     resolver = Resolver(fn, parsed)
     written_out = inline_helpers(parsed, resolver) if inline else None
     if written_out is None:
-        return (*_simple_form(parsed, resolver, arrays), False)
+        return (*_simple_form(parsed, resolver, arrays), False), renamed
     resolver.parsed = written_out                                # inline
     try:
-        return (*_simple_form(written_out, resolver, arrays), True)
+        return (*_simple_form(written_out, resolver, arrays), True), renamed
     except SrcadError:  # (the calls as they were: see run_passes)
-        return _frontend(fn, arrays)
+        return _frontend(fn, arrays, leaves=leaves)
 
 
 def _simple_form(parsed, resolver, arrays: frozenset) -> tuple:
@@ -460,7 +492,7 @@ def _writes(fn) -> tuple:
     _WRITTEN[fn] = None
     found = ((), set())
     try:
-        parsed, _, resolver, simple, block, _ = _frontend(fn, frozenset())
+        (parsed, _, resolver, simple, block, _), _ = _frontend(fn, frozenset())
         output = simple.body[-1].value.id
         aliases = check_in_place_updates(block, output, param_names(simple), simple.versions,
                                          parsed, simple.return_variable,
@@ -513,12 +545,21 @@ def _function_named(module: gast.Module, name: str) -> gast.FunctionDef:
                 if isinstance(node, gast.FunctionDef) and node.name == name)
 
 
-def _split_aux(simple: gast.FunctionDef, returned: str, operations, namer):
-    """Unpack `(output, aux) = returned` so only `output` is differentiated."""
+def _split_aux(simple: gast.FunctionDef, returned: str, operations, namer, bind):
+    """Unpack `(output, aux) = returned` so only `output` is differentiated; the forward
+    sweep unpacks `output_and_aux(returned)`, which names the mistake where the function
+    returns no pair (`bind(name, obj)` names it for generated code)."""
     output, aux = namer.temporary("output"), namer.temporary("aux")
-    unpack = gast.Assign([gast.Tuple([gast.Name(output, gast.Store(), None, None),
-                                      gast.Name(aux, gast.Store(), None, None)], gast.Store())],
-                         gast.Name(returned, gast.Load(), None, None), None)
+
+    def unpacked(value):
+        pair = gast.Tuple([gast.Name(output, gast.Store(), None, None),
+                           gast.Name(aux, gast.Store(), None, None)], gast.Store())
+        return gast.Assign([pair], value, None)
+
+    unpack = unpacked(gast.Name(returned, gast.Load(), None, None))
     simple.body.insert(len(simple.body) - 1, unpack)
     operation = Operation(unpack, "unpack", (output, aux), args=(unpack.value,))
+    checked = gast.Call(gast.Name(bind("output_and_aux", output_and_aux), gast.Load(), None,
+                                  None), [unpack.value, gast.Constant("grad", None)], [])
+    operation.forward = gast.copy_location(unpacked(checked), unpack)
     return output, operations + [operation]

@@ -92,10 +92,10 @@ def broadcast_like(g, ans):
 
 def apply(rule, tangents, ans, *args, **kwargs):
     """`rule(ans, tangents, *args, **kwargs)`, or None when no argument has a tangent."""
-    if all(t is None or (isinstance(t, (list, tuple)) and all(p is None for p in t))
-           for t in tangents):
-        return None
-    return rule(ans, tangents, *args, **kwargs)
+    for t in tangents:  # (a loop, not `all`: it runs once per operation of every run)
+        if t is not None and not (isinstance(t, (list, tuple)) and all(p is None for p in t)):
+            return rule(ans, tangents, *args, **kwargs)
+    return None
 
 
 def refused(what: str):

@@ -85,6 +85,59 @@ def node(value) -> tuple[list, Callable[[list], object]] | None:
     return None
 
 
+# ---- plain containers, unpacked leaf by leaf (api/fast_paths.tree_runner) -------------------
+def plain_leaves(value) -> tuple[tuple, list] | None:
+    """`(((path, kind), ..), leaves)` of a dict with string keys, a list or a tuple (exactly
+    those types, nested) whose leaves are all Python floats or float arrays: each leaf's
+    keys from the top, its kind ("float", a float64 array's rank, None for another float
+    array), and the leaves in that order; None where it holds anything else or nothing (a
+    node, an int, a string, a float32 scalar: the container program takes those)."""
+    described, found = [], []
+    if not _gathered(value, (), described, found) or not found:
+        return None
+    return tuple(described), found
+
+
+def _gathered(value, path: tuple, described: list, found: list) -> bool:
+    kind = type(value)
+    if kind is float:
+        described.append((path, "float"))
+    elif kind is np.ndarray:
+        if value.dtype.kind not in "fc":
+            return False
+        described.append((path, value.ndim if value.dtype is _FLOAT64 else None))
+    elif kind is dict:
+        for key, item in value.items():
+            if type(key) is not str or not _gathered(item, path + (key,), described, found):
+                return False
+        return True
+    elif kind is list or kind is tuple:
+        for index, item in enumerate(value):
+            if not _gathered(item, path + (index,), described, found):
+                return False
+        return True
+    else:
+        return False
+    found.append(value)
+    return True
+
+
+def plain_rebuilt(container, items):
+    """`container`'s nesting (a plain one: `plain_leaves`) holding the next of `items`, an
+    iterator, in each leaf's place."""
+    kind = type(container)
+    if kind is dict:
+        return {key: plain_rebuilt(item, items) for key, item in container.items()}
+    if kind is list:
+        return [plain_rebuilt(item, items) for item in container]
+    if kind is tuple:
+        return tuple([plain_rebuilt(item, items) for item in container])
+    return next(items)
+
+
+_FLOAT64 = np.dtype(np.float64)
+
+
 def _with(value, names, items):
     """A copy of the dataclass instance `value` whose fields `names` hold `items`, made
     without running its `__init__` or `__post_init__` (which may compute or check what a

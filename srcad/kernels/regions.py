@@ -49,6 +49,10 @@ NEW_KEY = _NewKey()
 def region_adjoint(g, index, value, target=None):
     """Cotangent of `value` in `y[index] = value`, from the cotangent `g` of `y` (`target`,
     or its shape): zero where `y` holds integers or booleans, which truncate `value`."""
+    if type(g) is np.ndarray and type(index) is slice and g.dtype.kind == "f" \
+            and (type(target) is np.ndarray and target.dtype.kind == "f"
+                 or isinstance(target, RealShape)):  # the common case, one call deep
+        return unbroadcast(g[index].copy(), value)  # (a view of g: `cleared_region` next)
     if g is None:
         return None
     if isinstance(g, dict):  # (a dict's or record's adjoint may lack a key added later)

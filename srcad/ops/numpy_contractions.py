@@ -436,6 +436,9 @@ def batched_matmul(ans, tangents, a, b):
     are aligned to the stacked product's rank (the batch axis leads, which matmul
     broadcasts), and the added axes are taken out again."""
     t_a, t_b = tangents
+    if t_a is None and type(a) is np.ndarray and a.ndim == 2 and type(b) is np.ndarray \
+            and b.ndim == 1 and batched.is_basis(t_b):  # a layer's Jacobian: `a.T`, in full
+        return a.T
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         batched.refused("matmul of a scalar")
     if t_a is None and np.ndim(a) <= 2 and np.ndim(b) == 1:  # one product: (n, k) @ (k, m)

@@ -43,25 +43,28 @@ defjvp(scattered_add, lambda g, ans, a, index, values: g, None,
 
 
 # ---- sorting ---------------------------------------------------------------------------------
-def _sort_order(a, axis):
+def _sort_order(a, axis, descending=False):
     """The permutation np.sort applies along `axis`, found by a stable sort: of elements
     that tie, the first is sorted first, and each position of the result takes the
-    derivative of exactly one element."""
+    derivative of exactly one element (NumPy 2.3's `descending=True`: largest first)."""
+    if descending is True:
+        return np.argsort(a, axis=axis, stable=True, descending=True)
     return np.argsort(a, axis=axis, kind="stable")
 
 
-def sort_vjp(g, ans, a, axis=-1, kind=None, order=None, *, stable=None):
+def sort_vjp(g, ans, a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """`np.sort`: `g` sent back through the inverse of the sorting permutation."""
     if axis is None:
-        return np.reshape(sort_vjp(g, ans, np.ravel(a)), np.shape(a))
-    return np.take_along_axis(g, np.argsort(_sort_order(a, axis), axis=axis), axis=axis)
+        return np.reshape(sort_vjp(g, ans, np.ravel(a), descending=descending), np.shape(a))
+    return np.take_along_axis(g, np.argsort(_sort_order(a, axis, descending), axis=axis),
+                              axis=axis)
 
 
-def sort_jvp(g, ans, a, axis=-1, kind=None, order=None, *, stable=None):
+def sort_jvp(g, ans, a, axis=-1, kind=None, order=None, *, stable=None, descending=False):
     """`np.sort`: `g` permuted as the values are (over the flat array for axis None)."""
     if axis is None:
-        return sort_jvp(np.ravel(g), ans, np.ravel(a))
-    return np.take_along_axis(g, _sort_order(a, axis), axis=axis)
+        return sort_jvp(np.ravel(g), ans, np.ravel(a), descending=descending)
+    return np.take_along_axis(g, _sort_order(a, axis, descending), axis=axis)
 
 
 defvjp(np.sort, sort_vjp)

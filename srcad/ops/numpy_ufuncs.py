@@ -201,6 +201,27 @@ def angle_jvp(g, ans, z, deg=False):
 defvjp(np.angle, angle_vjp)
 defjvp(np.angle, angle_jvp)
 
+
+def sign_vjp(g, ans, x):
+    """np.sign: piecewise constant for real x (0); z / |z| for complex z, whose cotangent
+    is (g - Re(g s) conj(s)) / |z| with s = z / |z| (0 at 0), from ds = (dz - s Re(conj(s)
+    dz)) / |z|."""
+    if dtype_of(x).kind != "c":
+        return np.zeros_like(g)
+    r = np.abs(x)
+    return np.where(r == 0, 0, g - np.real(g * ans) * np.conj(ans)) / np.where(r == 0, 1, r)
+
+
+def sign_jvp(g, ans, x):
+    if dtype_of(x).kind != "c":
+        return np.zeros_like(g)
+    r = np.abs(x)
+    return np.where(r == 0, 0, g - ans * np.real(np.conj(ans) * g)) / np.where(r == 0, 1, r)
+
+
+defvjp(np.sign, sign_vjp)
+defjvp(np.sign, sign_jvp)
+
 # ---- binary elementwise functions -------------------------------------------------------
 defvjp(np.logaddexp,
        lambda g, ans, x, y: unbroadcast(g * np.exp(x - ans), x),
@@ -241,7 +262,7 @@ defjvp(np.float_power,
 
 nondifferentiable(
     operator.floordiv, np.floor_divide, np.floor, np.ceil, np.trunc, np.rint, np.round,
-    np.sign, np.isfinite, np.isnan, np.isinf, np.greater, np.greater_equal, np.less,
+    np.isfinite, np.isnan, np.isinf, np.greater, np.greater_equal, np.less,
     np.less_equal, np.equal, np.not_equal, np.logical_and, np.logical_or, np.logical_not,
     operator.lt, operator.le, operator.gt, operator.ge, operator.eq, operator.ne,
     operator.not_, operator.invert, np.fix, np.signbit, np.logical_xor, np.isclose,

@@ -89,7 +89,8 @@ def op_of(fn) -> Op | None:
         op = _OPS.get(fn)
     except TypeError:  # an unhashable callable has no record
         return None
-    if op is None and _scipy_pending and _load_scipy_rules_for(fn):
+    if op is None and (_scipy_pending and _load_scipy_rules_for(fn)
+                       or _compat_pending and _load_compat_records_for(fn)):
         return _OPS.get(fn)
     return op
 
@@ -237,9 +238,13 @@ def jvp_rules(fn) -> JVPRules | None:
 
 
 def _registering() -> str:
-    """Who registers now: "scipy" in the thread loading srcad's SciPy rules (another
-    thread's registration meanwhile is still its own), else `_owner`."""
-    return "scipy" if _scipy_loader == threading.get_ident() else _owner
+    """Who registers now: "scipy" in the thread loading srcad's SciPy rules, "srcad" in the
+    thread giving array_api_compat's wrappers their records (another thread's registration
+    meanwhile is still its own), else `_owner`."""
+    thread = threading.get_ident()
+    if _scipy_loader == thread:
+        return "scipy"
+    return "srcad" if _compat_loader == thread else _owner
 
 
 def _note_user_rule(op: Op) -> None:
@@ -416,4 +421,29 @@ def _load_scipy_rules_for(fn) -> bool:
             _scipy_pending = False
         finally:
             _scipy_loader = None
+    return True
+
+
+# ---- array_api_compat's NumPy wrappers, given records on first use ----------------------------
+_compat_pending = True  # array_api_compat's wrappers have no records yet
+_compat_loader = None   # the thread giving them theirs, while it does
+
+
+def _load_compat_records_for(fn) -> bool:
+    """Give array_api_compat's NumPy wrappers NumPy's records (ops/array_namespaces.py) if
+    `fn` is one of array_api_compat's functions and they have none yet. True once they
+    have: look `fn` up again."""
+    global _compat_pending, _compat_loader
+    module = getattr(fn, "__module__", None)
+    if not (isinstance(module, str) and module.split(".")[0] == "array_api_compat"):
+        return False
+    with _scipy_lock:
+        if not _compat_pending or _compat_loader is not None:
+            return not _compat_pending
+        _compat_loader = threading.get_ident()
+        try:
+            importlib.import_module("srcad.ops.array_namespaces").learn_compat_wrappers()
+            _compat_pending = False
+        finally:
+            _compat_loader = None
     return True

@@ -126,6 +126,11 @@ def _unbroadcast(g, x):
     return None
 
 
+@_twin(adjoints.summed_product)
+def _summed_product(a, b, x):
+    return lambda a, b, x: adjoints.unbroadcast(a * b, x)
+
+
 @_twin(outlines.unbroadcast_from)
 def _unbroadcast_from(g, out, x):
     if not isinstance(out, types.Array):

@@ -204,3 +204,43 @@ def test_a_list_left_without_differentiated_items_falls_back_to_columns():
     for mode in ("fwd", "rev"):
         np.testing.assert_allclose(
             srcad.jacobian(popped_all_differentiated_items, mode=mode)(x, y), expected)
+
+
+def dense_layer(x, W, b):
+    return np.tanh(W @ x + b)
+
+
+def summary(x, A):
+    return A @ np.sin(x)
+
+
+def as_pair(x):
+    return np.sin(x), np.cos(x)
+
+
+def test_repeated_jacobians_run_the_batched_program_once_per_call(monkeypatch):
+    """The quick path (`BatchedColumns.one_array`) decides per argument dtype and shape: a
+    layer's Jacobian by one batched run, and where rows are fewer runs or the output is a
+    pair, the general path from the second call on (which tries the batched run itself),
+    without another batched run before it. Every call's Jacobian is reverse mode's."""
+    runs = []
+    original = jacobian_batches.BatchedColumns.run
+    monkeypatch.setattr(jacobian_batches.BatchedColumns, "run",
+                        lambda self, *a: runs.append(1) or original(self, *a))
+    rng = np.random.default_rng(3)
+    x, W, b, A = (rng.standard_normal(6), rng.standard_normal((6, 6)), rng.standard_normal(6),
+                  rng.standard_normal((2, 6)))
+    for fn, args in ((dense_layer, (x, W, b)), (summary, (x, A)), (as_pair, (x,))):
+        jacobian = srcad.jacobian(fn)
+        jacobian(*args)
+        for _ in range(3):
+            runs.clear()
+            got = jacobian(*args)
+            assert len(runs) == 1, fn.__name__
+            expected = srcad.jacobian(fn, mode="rev")(*args)
+            for g, e in zip(*((j,) if fn is not as_pair else j for j in (got, expected))):
+                np.testing.assert_allclose(g, e, rtol=1e-12, atol=1e-14)
+    gradient = srcad.jacobian(dense_layer)(x, W, b)
+    gradient[0, 0] = 5.0  # (the caller's own array, not the program's memory)
+    np.testing.assert_allclose(srcad.jacobian(dense_layer)(x, W, b)[0, 0],
+                               (1 - np.tanh(W @ x + b)[0] ** 2) * W[0, 0])

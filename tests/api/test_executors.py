@@ -137,6 +137,45 @@ def test_user_rule_reaches_the_workers(executor):
     np.testing.assert_allclose(np.diag(distributed), 9.0 * X ** 2 + np.cos(X))  # the rule's
 
 
+def with_aux(x):
+    y = simulator(x)
+    return y, {"total": np.sum(y), "label": "simulated"}
+
+
+def energy_with_aux(p):
+    return energy(p), p["w"] * 2.0
+
+
+def test_has_aux(executor):
+    for mode in ("rev", "fwd"):
+        local = srcad.jacobian(with_aux, mode=mode, has_aux=True)(X)
+        assert_identical(srcad.jacobian(with_aux, mode=mode, has_aux=True, executor=executor,
+                                        block_size=2)(X), local)
+        assert local[1]["label"] == "simulated"
+    p = {"w": X, "b": X[::-1] + 0.5}
+    hessian, aux = srcad.hessian(energy_with_aux, has_aux=True, executor=executor,
+                                 block_size=3)(p)
+    assert_identical(hessian, srcad.hessian(energy)(p))
+    np.testing.assert_array_equal(aux, X * 2.0)
+
+
+def gathered(*xs):
+    return xs[0] * np.sin(xs[1]) + steep(xs[1])
+
+
+def test_a_function_with_its_own_rule_or_gathering_args_directly(executor):
+    on_executor, local = (srcad.jacobian(steep, mode="rev", executor=executor, block_size=1),
+                          srcad.jacobian(steep, mode="rev"))
+    with pytest.raises(UsageError, match="not been called yet"):
+        on_executor.source  # (made for the arguments of a call)
+    distributed = on_executor(X)
+    assert_identical(distributed, local(X))
+    assert on_executor.source == local.source
+    np.testing.assert_allclose(np.diag(distributed), 9.0 * X ** 2)  # the rule's, not 3 x**2
+    assert_identical(srcad.jacobian(gathered, wrt=1, executor=executor, block_size=3)(X, X + 1),
+                     srcad.jacobian(gathered, wrt=1)(X, X + 1))
+
+
 def test_batch_jacobian(executor):
     batch = np.random.default_rng(0).standard_normal((5, 3))
 
@@ -146,15 +185,23 @@ def test_batch_jacobian(executor):
                      srcad.batch_jacobian(per_row)(batch))
 
 
-def test_a_killed_dask_worker_is_replaced_and_the_result_complete(dask_client, tmp_path):
-    flag, client_process = str(tmp_path / "killed"), os.getpid()
+def crashing_once(flag: str):
+    """The identity, with a rule, that kills the first worker process that runs it (and
+    leaves the file `flag` to say so)."""
+    client_process = os.getpid()
 
-    def crash_once(x):  # kills the first worker process that runs it
+    def crash_once(x):
         if os.getpid() != client_process and not os.path.exists(flag):
             open(flag, "w").close()
             os._exit(1)
         return x
     srcad.defvjp(crash_once, lambda g, ans, x: g)
+    return crash_once
+
+
+def test_a_killed_dask_worker_is_replaced_and_the_result_complete(dask_client, tmp_path):
+    flag = str(tmp_path / "killed")
+    crash_once = crashing_once(flag)
 
     def fragile(x):
         return np.sin(crash_once(x)) * x
@@ -215,8 +262,6 @@ def test_errors_say_what_to_pass(monkeypatch):
             srcad.batch_jacobian(simulator, executor=pool, block_size=0)
         with pytest.raises(UsageError, match="defined in the user's code"):
             srcad.jacobian(np.sin, executor=pool)
-        with pytest.raises(UsageError, match="has_aux"):
-            srcad.hessian(energy, executor=pool, has_aux=True)
     monkeypatch.setitem(__import__("sys").modules, "distributed", None)  # not installed
     with pytest.raises(UsageError, match=r"pip install 'srcad\[dask\]'"):
         srcad.jacobian(simulator, executor="dask")

@@ -112,7 +112,12 @@ def a_triple(x, w):
     lambda f: srcad.hvp(f, has_aux=True)(X, W, V),
     lambda f: srcad.jvp(f, (X, W), (V, None), has_aux=True),
     lambda f: srcad.tape.grad(f, has_aux=True)(X, W),
-], ids=["jacobian", "jacobian_fwd", "hessian", "hvp", "jvp", "tape_grad"])
+    lambda f: srcad.grad(f, has_aux=True)(X, W),
+    lambda f: srcad.value_and_grad(f, (0, 1), has_aux=True)(X, W),
+    lambda f: srcad.grad(f, has_aux=True)(0.5, 2.0),  # (the program on Python floats)
+    lambda f: srcad.grad(f, has_aux=True, backend="numba")(X, W),
+], ids=["jacobian", "jacobian_fwd", "hessian", "hvp", "jvp", "tape_grad", "grad",
+        "value_and_grad", "grad_floats", "grad_numba"])
 def test_a_function_not_returning_a_pair_is_refused(fn, derivative):
     with pytest.raises(AuxOutputError, match=r"has_aux=True\) differentiates a function "
                        r"that returns a pair") as raised:

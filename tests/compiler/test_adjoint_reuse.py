@@ -3,13 +3,17 @@ runtime's `multiply_into` and friends) and rules marked `returns_new_array`: gra
 right where the output's adjoint is handed on as well as consumed, and the generated code
 writes in place only into arrays nobody else holds."""
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import srcad
+from srcad.bench.workloads import heat_equation
 from srcad.compiler import cache
+from srcad.compiler.pipeline import source_after
 from srcad.kernels import adjoints as runtime
 from tests.checks import assert_gradient_matches_finite_differences, peak_memory
 
@@ -329,3 +333,71 @@ def test_a_negation_folds_where_the_product_stays_an_array_of_its_own(product, f
     result = fold_negations(statements, helper_of, set())
     source = [python_source(s) for s in result]
     assert source == ([folded] if folded else [product, "t = negative_into(a)"])
+
+
+# ---- a copy's adjoint gathered in the original's (reuse.accumulate_in_source) -----------------
+def stencil_step(k, u):
+    un = u.copy()               # un's adjoint: scattered slices, then added into u's
+    step = np.sum((un[1:-1] + k * (un[2:] - 2.0 * un[1:-1] + un[:-2])) ** 2)
+    return step + np.sum(u ** 2)  # (u's adjoint is made before the slices' are)
+
+
+def original_read_meanwhile(k, u):
+    un = u.copy()               # u is read between: its adjoint is touched in the window
+    return np.sum(un[1:] * u[:-1] * k + un[:-1] ** 2)
+
+
+def copy_read_whole_too(k, u):
+    un = u.copy()               # un's adjoint is more than the scattered slices
+    return np.sum(un[1:] * un[:-1]) + k * np.sum(un * un)
+
+
+@pytest.mark.parametrize("fn, gathered", [(stencil_step, True), (heat_equation, True),
+                                          (original_read_meanwhile, False),
+                                          (copy_read_whole_too, False)])
+def test_a_copys_adjoint_is_gathered_in_the_originals(fn, gathered):
+    args = (0.3, np.sin(np.linspace(0.0, 2.0, 8)))
+    assert_gradient_matches_finite_differences(fn, args, (0, 1))
+    for source_mode, tape_mode in zip(srcad.grad(fn, (0, 1))(*args),
+                                      srcad.tape.grad(fn, (0, 1))(*args)):
+        np.testing.assert_allclose(source_mode, tape_mode, rtol=1e-12)
+    gathering = re.compile(r"b_un = add_at\(b_u(_\d+)?,")
+    assert bool(gathering.search(srcad.grad(fn, (0, 1)).source)) is gathered
+    if gathered:
+        with srcad.passes.off("reuse"):
+            source = srcad.grad(fn, (0, 1)).source
+        assert "b_un = index_adjoint(" in source and not gathering.search(source)
+
+
+# ---- a product summed into a number: summed_product ------------------------------------------
+@pytest.mark.parametrize("a, b, x", [
+    (R.standard_normal(7), R.standard_normal(7), 0.5),
+    (R.standard_normal((3, 4)), R.standard_normal((3, 4)), np.float64(2.0)),
+    (R.standard_normal((4, 3)).T, R.standard_normal((3, 4)), 1.0),        # (not contiguous)
+    (R.standard_normal(5).astype(np.float32), R.standard_normal(5).astype(np.float32), 1.0),
+    (R.standard_normal(5) + 1j * R.standard_normal(5), R.standard_normal(5), 1.0),
+    (R.standard_normal((3, 1)), R.standard_normal((1, 4)), 1.0),           # (broadcast)
+    (R.standard_normal(4), R.standard_normal(4), np.ones(1)),              # (x of shape (1,))
+    (2.0, R.standard_normal(4), 1.0),
+])
+def test_a_summed_product_is_the_sum_of_the_product(a, b, x):
+    expected = runtime.unbroadcast(a * b, x)
+    got = runtime.summed_product(a, b, x)
+    assert np.shape(got) == np.shape(expected) and np.result_type(got) == np.result_type(expected)
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+
+
+def damped_steps(k, x):
+    y = x
+    for _ in range(3):
+        y = y + k * np.sin(y)
+    return np.sum(y * y)
+
+
+def test_a_numbers_cotangent_from_an_array_product_is_a_summed_product():
+    args = (0.7, np.linspace(-1.0, 1.0, 6))
+    numbers = frozenset({"k"})  # (as `grad` called with a Python float `k` makes it)
+    assert "summed_product(b_" in source_after(damped_steps, ("k", "x"), "rev", "emit",
+                                               scalars=numbers)
+    assert "summed_product(" not in source_after(damped_steps, ("k", "x"), "rev", "emit")
+    assert_gradient_matches_finite_differences(damped_steps, args, (0, 1))

@@ -230,3 +230,30 @@ def test_products_with_the_seed_agree_and_return_arrays_of_their_own(fn, arity):
         g += 1.0  # (a gradient is the caller's: writing into it changes no argument)
     for a, k in zip(args, kept):
         np.testing.assert_array_equal(a, k)
+
+
+def penalised_logistic(w, b, X, y):
+    z = X @ w + b
+    return np.mean(np.log1p(np.exp(-y * z))) + 1e-3 * np.sum(w ** 2)
+
+
+def test_a_penalty_a_bias_and_outlined_numbers_keep_the_program_specialised(rng):
+    """The seed of a sum of outlined numbers is the float64 one, a number's cotangent goes
+    to a number as it is, a Python float's (the bias) is a sum, and a product's cotangent
+    added into a gradient is the product (analysis/float64s.py knows outlines of outlines
+    and the Python floats among the parameters)."""
+    source = cache.compiled_adjoint(penalised_logistic, ("w", "b"), mode="gradient",
+                                    scalars=frozenset({"b"}),
+                                    arrays=frozenset({("w", 1), ("X", 2), ("y", 1)})).source
+    for helper in ("seed_for", "cotangent_number", "joint_outline", "matmul_vjp_b",
+                   "add_into", "reduction_outline"):
+        assert helper + "(" not in source, source
+    assert "X.T @" in source and "np.add.reduce(" in source
+    X, y = rng.standard_normal((15, 4)), np.sign(rng.standard_normal(15))
+    args = (rng.standard_normal(4), 0.3, X, y)
+    check_grads(penalised_logistic, args, wrt=(0, 1))
+    w_gradient, b_gradient = srcad.grad(penalised_logistic, wrt=(0, 1))(*args)
+    with srcad.passes.off("specialise"):
+        expected = srcad.grad(penalised_logistic, wrt=(0, 1))(*args)
+    np.testing.assert_allclose(w_gradient, expected[0], rtol=1e-12)
+    assert type(b_gradient) is float and b_gradient == pytest.approx(expected[1], rel=1e-12)

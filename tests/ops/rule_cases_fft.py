@@ -42,6 +42,8 @@ COMPLEX_UNARY = [
     (np.absolute, lambda z: np.absolute(z * z) ** 2, "complex_nonzero"),
     (np.angle, lambda z: np.angle(z), "complex_nonzero"),
     (np.angle, lambda z: np.angle(z, deg=True), "complex_nonzero"),
+    (np.sign, lambda z: np.sign(z), "complex_nonzero"),  # (z / |z|: not constant)
+    (np.sign, lambda z: np.real(np.sign(z * z) * W5[:1]) * z, "complex_nonzero"),
     (np.exp, lambda z: np.exp(z), "complex"),
     (np.log, lambda z: np.log(z), "complex_nonzero"),
     (np.sqrt, lambda z: np.sqrt(z), "complex_nonzero"),

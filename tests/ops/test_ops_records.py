@@ -54,6 +54,8 @@ def _x(*shape, seed=0):
 # callable in more code): `(call, args, kwargs, positions with batched tangents)`.
 SAMPLES = {
     np.matmul: lambda: (np.matmul, (_x(2, 3), _x(3, seed=1)), {}, (0, 1)),
+    **({np.linalg.matmul: lambda: (np.linalg.matmul, (_x(2, 3), _x(3, seed=1)), {}, (0, 1))}
+       if hasattr(np.linalg, "matmul") else {}),  # (NumPy 2's Array API name)
     operator.matmul: lambda: (operator.matmul, (_x(4), _x(4, 2, seed=1)), {}, (0, 1)),
     np.dot: lambda: (np.dot, (_x(2, 3), _x(3, 2, seed=1)), {}, (0, 1)),
     np.sum: lambda: (np.sum, (_x(3, 4),), {"axis": 1}, (0,)),
@@ -66,6 +68,8 @@ SAMPLES = {
     np.array: lambda: (np.array, ([_x(3), _x(3, seed=1)],), {}, (0,)),
     indexable: lambda: (indexable, (_x(3),), {}, (0,)),
     np.split: lambda: (np.split, (_x(4, 3), 2), {}, ()),
+    **({np.unstack: lambda: (np.unstack, (_x(4, 3),), {"axis": 1}, ())}
+       if hasattr(np, "unstack") else {}),
     np.array_split: lambda: (np.array_split, (_x(5, 3), 2), {}, ()),
     np.hsplit: lambda: (np.hsplit, (_x(3, 4), 2), {}, ()),
     np.vsplit: lambda: (np.vsplit, (_x(4, 3), 2), {}, ()),

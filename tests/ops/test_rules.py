@@ -58,6 +58,7 @@ UNARY = [
     (np.log10, lambda x: np.log10(x), "positive"),
     (np.log1p, lambda x: np.log1p(x), "positive"),
     (np.sqrt, lambda x: np.sqrt(x), "positive"),
+    (np.sign, lambda x: np.sign(x) * x, "nonzero"),  # (piecewise constant: x's alone)
     (np.cbrt, lambda x: np.cbrt(x), "nonzero"),
     (np.square, lambda x: np.square(x), "real"),
     (np.reciprocal, lambda x: np.reciprocal(x), "nonzero"),

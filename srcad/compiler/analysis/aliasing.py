@@ -58,6 +58,11 @@ class Aliases:
         return {n for n, pointed in self.points_to.items()
                 if reach(pointed, self.contents) & objects} | {name}
 
+    def may_be_the_callers(self, name: str) -> bool:
+        """Whether `name` may refer to memory the function did not make (an argument's, a
+        global's), whose writes the caller sees unless the backward sweep undoes them."""
+        return any(_site(obj) is None for obj in self.points_to.get(name, {name}))
+
 
 def reach(objects: set, contents: dict, prefix: str = "") -> set:
     """`objects` and everything they hold, at any depth (`contents[prefix + obj]`: what `obj`

@@ -51,11 +51,13 @@ _WRITTEN_INTO = {helpers.add_into: operator.add, helpers.subtract_into: operator
 class Knowledge:
     """What is known of each name, statement after statement of a function's body."""
 
-    def __init__(self, arrays: dict, shapes: dict, bindings):
+    def __init__(self, arrays: dict, shapes: dict, bindings, floats=frozenset()):
         """`arrays`: parameter → the rank of the float64 array it holds; `shapes`: the
-        forward names' shape classes; `bindings` resolves the callees of generated code."""
+        forward names' shape classes; `bindings` resolves the callees of generated code;
+        `floats`: parameters holding Python floats."""
         self.facts = {name: Known("array", rank, shapes.get(name))
                       for name, rank in arrays.items()}
+        self.facts.update(dict.fromkeys(floats, FLOAT))
         self.shapes, self.bindings = shapes, bindings
 
     def learn(self, statement) -> None:
@@ -145,8 +147,9 @@ class Knowledge:
                 return Known("array" if like.rank else "either", like.rank, like.shape)
         if callee in _WRITTEN_INTO and len(arguments) == 2:  # (`total op other`, in place)
             return _elementwise(_WRITTEN_INTO[callee], arguments)
-        if callee is outlines.outline and len(node.args) >= 2:  # (its elements not computed)
-            known = _elementwise(self.bindings.callee(node.args[0]), arguments[1:])
+        if callee is outlines.outline and len(node.args) >= 2:  # (its elements not computed,
+            known = _elementwise(self.bindings.callee(node.args[0]), [  # nor its operands')
+                replace(a, outline=False) if isinstance(a, Known) else a for a in arguments[1:]])
             return replace(known, outline=True) if isinstance(known, Known) else None
         if callee is helpers.reduced_size:
             return INT

@@ -101,12 +101,14 @@ _FOLDS = {gast.Compare: _Simplifier.compare, gast.IfExp: _Simplifier.if_expressi
           gast.BinOp: _Simplifier.binary_operation, gast.Call: _Simplifier.call}
 
 
-def reduce_first(expression, helper_of):
+def reduce_first(expression, helper_of, numbers: frozenset = frozenset(), bind=None):
     """`unbroadcast(e, y)` with the work it can do on `y`'s smaller shape done there: a
     negation after the sum (`-unbroadcast(g, y)`), and a product or quotient by `y` itself
     (constant along the axes summed). A softmax's `E / s` gives its divisor the cotangent
     `unbroadcast(-g * ans / s, s)`: three passes over `E`'s size, where
-    `-unbroadcast(g * ans, s) / s` takes one. `helper_of(call)`: the runtime helper it calls."""
+    `-unbroadcast(g * ans, s) / s` takes one. A product summed into a number `y` (one of
+    `numbers`), not of two numbers, is `summed_product(a, b, y)`: a dot product where it
+    can be. `helper_of(call)`: the runtime helper it calls; `bind(name, obj)` names one."""
     if not (isinstance(expression, gast.Call) and helper_of(expression) is helpers.unbroadcast
             and len(expression.args) == 2 and not expression.keywords
             and isinstance(expression.args[1], gast.Name)):
@@ -114,7 +116,8 @@ def reduce_first(expression, helper_of):
     term, target = expression.args
 
     def summed(inner):
-        return reduce_first(gast.Call(expression.func, [inner, target], []), helper_of)
+        return reduce_first(gast.Call(expression.func, [inner, target], []), helper_of,
+                            numbers, bind)
 
     if isinstance(term, gast.UnaryOp) and isinstance(term.op, gast.USub):
         return gast.UnaryOp(gast.USub(), summed(term.operand))
@@ -124,6 +127,12 @@ def reduce_first(expression, helper_of):
         if isinstance(term.left, gast.UnaryOp) and isinstance(term.left.op, gast.USub):
             return gast.UnaryOp(gast.USub(), summed(gast.BinOp(term.left.operand, term.op,
                                                                 term.right)))
+    if isinstance(term, gast.BinOp) and isinstance(term.op, gast.Mult) and target.id in numbers \
+            and isinstance(term.left, gast.Name) and isinstance(term.right, gast.Name) \
+            and not (term.left.id in numbers and term.right.id in numbers) and bind:
+        product = gast.Name(bind("summed_product", helpers.summed_product), gast.Load(), None,
+                            None)
+        return gast.Call(product, [term.left, term.right, target], [])
     return expression
 
 
@@ -223,16 +232,17 @@ def loaded_names(node) -> set:
     return {n.id for n in name_nodes(node) if isinstance(n.ctx, gast.Load)}
 
 
-def names_read(statements, skip=frozenset()) -> tuple[set, set]:
+def names_read(statements, skip=frozenset(), dtypes: bool = True) -> tuple[set, set]:
     """Names loaded by `statements` (leaving out those whose ids are in `skip`): those whose
-    value is read, and those read only for their shape somewhere."""
+    value is read, and those read only for their shape somewhere. `dtypes=False` leaves out
+    the reads of a dtype alone (`dtype_only`), which no element write changes."""
     values, shapes = set(), set()
     for statement in statements:
-        _gather_read(statement, skip, values, shapes)
+        _gather_read(statement, skip, values, shapes, dtypes)
     return values, shapes
 
 
-def _gather_read(node, skip, values: set, shapes: set) -> None:
+def _gather_read(node, skip, values: set, shapes: set, dtypes: bool) -> None:
     """names_read's recursion, by fields, not `gast.iter_child_nodes`: this runs on every
     first call. (A module function: a nested one calling itself is a cycle, left for the
     collector to find.)"""
@@ -240,7 +250,7 @@ def _gather_read(node, skip, values: set, shapes: set) -> None:
         return
     kind = type(node)
     if kind is gast.Name:
-        if type(node.ctx) is gast.Load:
+        if type(node.ctx) is gast.Load and (dtypes or not getattr(node, "dtype_only", False)):
             (shapes if getattr(node, "shape_only", False) else values).add(node.id)
         return
     for field in NAME_FIELDS[kind]:
@@ -248,6 +258,6 @@ def _gather_read(node, skip, values: set, shapes: set) -> None:
         if type(child) is list:
             for item in child:
                 if isinstance(item, gast.AST):
-                    _gather_read(item, skip, values, shapes)
+                    _gather_read(item, skip, values, shapes, dtypes)
         elif isinstance(child, gast.AST):
-            _gather_read(child, skip, values, shapes)
+            _gather_read(child, skip, values, shapes, dtypes)

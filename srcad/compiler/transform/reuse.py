@@ -13,10 +13,20 @@ itself (`unbroadcast(g, x)`, a copy) makes the argument's adjoint the owner of t
 Sound only if nothing else holds `g`'s array when it is overwritten: `g` is read once in
 the rewritten expression, and each earlier expression that reads `g` gives a new array
 (arithmetic, or `unbroadcast` or `expand_reduced` of arithmetic), never `g` or a view.
+
+A copy's adjoint gathered in a scatter's zeros only to be added into the original's
+(`un = np.copy(u)` read by slices, a stencil step) is gathered in the original's adjoint
+instead, when nothing reads or writes that adjoint meanwhile (`accumulate_in_source`):
+
+    b_un = index_adjoint(g, un, s)            b_un = add_at(b_u, g, un, s)
+    b_un = add_at(b_un, h, un, t)     ─▶      b_un = add_at(b_un, h, un, t)
+    b_u = add_into(b_u, b_un)                 b_u = b_un
 """
 from __future__ import annotations
 
 import gast
+
+from collections import Counter
 
 from srcad.compiler.frontend.trees import clone, name_nodes, names_in
 from srcad.kernels import adjoints as helpers
@@ -108,3 +118,95 @@ class _Rewriter(gast.NodeTransformer):
         call = gast.Call(gast.Name(self.bind(*helper), gast.Load(), None, None), args, [])
         call.holds_g = True
         return call
+
+
+def accumulate_in_source(statements: list, helper_of, bind) -> list:
+    """`statements` (a backward sweep) with each adjoint that starts as a scatter and ends
+    added into an owned adjoint (`add_into`: the sweep made that array and handed it to no
+    one) gathered in that adjoint's array from the start, where between the two nothing
+    but the gathering mentions either name, and nothing reads the gathered name after."""
+    loads = Counter(n.id for s in statements for n in name_nodes(s)
+                    if isinstance(n.ctx, gast.Load))
+    _gather_in_source(statements, loads, helper_of, bind)
+    return statements
+
+
+def _gather_in_source(block: list, loads: Counter, helper_of, bind) -> None:
+    for position, statement in enumerate(block):
+        for field in ("body", "orelse"):
+            if isinstance(getattr(statement, field, None), list):
+                _gather_in_source(getattr(statement, field), loads, helper_of, bind)
+        added = _added_into(statement, helper_of)
+        if added is None:
+            continue
+        total, part = added
+        start = _scatter_before(block, position, total, part, loads, helper_of)
+        if start is not None:
+            scatter = block[start].value
+            add_at = gast.Name(bind("add_at", helpers.add_at), gast.Load(), None, None)
+            block[start].value = gast.Call(add_at, [gast.Name(total, gast.Load(), None, None),
+                                                    *scatter.args], [])
+            statement.value = gast.Name(part, gast.Load(), None, None)
+
+
+def _added_into(statement, helper_of):
+    """(total, part) of `total = add_into(total, part)`, else None."""
+    if not (isinstance(statement, gast.Assign) and len(statement.targets) == 1
+            and isinstance(statement.targets[0], gast.Name)):
+        return None
+    call = statement.value
+    if helper_of(call) is not helpers.add_into or len(call.args) != 2 or call.keywords \
+            or not all(isinstance(a, gast.Name) for a in call.args):
+        return None
+    total, part = (a.id for a in call.args)
+    return (total, part) if total == statement.targets[0].id and total != part else None
+
+
+def _scatter_before(block: list, position: int, total: str, part: str, loads: Counter,
+                    helper_of) -> int | None:
+    """Where `part = index_adjoint(...)` starts the gathering that `block[position]` adds
+    into `total`, if every statement between only adds into `part` (`part = add_at(part,
+    ...)`, or `add_into`), neither mentions `total`, and `part` is read nowhere else."""
+    reads = 1  # (the `add_into` itself)
+    for start in range(position - 1, -1, -1):
+        statement = block[start]
+        names = [n for n in name_nodes(statement)]
+        if any(n.id == total for n in names):
+            return None
+        mentions = [n for n in names if n.id == part]
+        if not mentions:
+            continue
+        if _starts_gathering(statement, part, helper_of):
+            return start if reads == loads[part] else None
+        gathering = [s for s in _statements(statement) if _gathers(s, part, helper_of)]
+        if len(mentions) != 2 * len(gathering):  # (each: `part = add_at(part, ...)`)
+            return None
+        reads += len(gathering)
+    return None
+
+
+def _starts_gathering(statement, part: str, helper_of) -> bool:
+    return isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
+        and isinstance(statement.targets[0], gast.Name) and statement.targets[0].id == part \
+        and helper_of(statement.value) is helpers.index_adjoint \
+        and len(statement.value.args) == 3 and not statement.value.keywords \
+        and part not in names_in(statement.value)
+
+
+def _gathers(statement, part: str, helper_of) -> bool:
+    """`part = add_at(part, ...)` or `part = add_into(part, ...)`, `part` read once."""
+    return isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
+        and isinstance(statement.targets[0], gast.Name) and statement.targets[0].id == part \
+        and helper_of(statement.value) in (helpers.add_at, helpers.add_into) \
+        and isinstance(statement.value.args[0], gast.Name) \
+        and statement.value.args[0].id == part \
+        and sum(n.id == part for n in name_nodes(statement.value)) == 1
+
+
+def _statements(statement) -> list:
+    """`statement` and the statements inside it (an `if` guarding a contribution)."""
+    found = [statement]
+    for field in ("body", "orelse"):
+        for inner in getattr(statement, field, None) or ():
+            found.extend(_statements(inner))
+    return found

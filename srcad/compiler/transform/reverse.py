@@ -45,7 +45,7 @@ from srcad.compiler.transform.outline import outline_unread
 from srcad.compiler.transform.recording import REGION, Tape, record
 from srcad.compiler.transform.refusals import check_operation, qualified_name
 from srcad.compiler.transform.release import release
-from srcad.compiler.transform.reuse import consume
+from srcad.compiler.transform.reuse import accumulate_in_source, consume
 from srcad.compiler.transform.sequences import sequence_names
 from srcad.compiler.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
 from srcad.compiler.transform.signs import fold_negations
@@ -95,6 +95,9 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     backward_body = drop_dead_zero_stores(backward_body, loaded_names(result))
     if enabled("signs"):
         backward_body = fold_negations(backward_body, adjoints.helper_of, loaded_names(result))
+    if enabled("reuse"):
+        backward_body = accumulate_in_source(backward_body, adjoints.helper_of,
+                                             bindings.name_for)
     returned = simple_fn.body[-1].value
     updated = {op.mutates for op in operations(block)
                if op.kind in IN_PLACE_KINDS and op.mutates in sequences}
@@ -298,6 +301,7 @@ class _Backward:
         container, index, value = op.args
         value, target = clone(value), clone(container)
         value.shape_only = target.shape_only = True  # (for unbroadcasting, and the dtype)
+        target.dtype_only = True  # (which the write keeps: no need to undo it for this read)
         region = self.bindings.name_for("region_adjoint", regions.region_adjoint)
         cotangent = gast.Call(load(region), [load(self.adjoints.name(op.mutates)), index,
                                              value, target], [])
@@ -385,7 +389,10 @@ class _Backward:
                         else self._contribute(argument, share)
                 return statements
             statements += self.adjoints.materialise([op.targets[0]])
-        cotangents = [reduce_first(c, self.adjoints.helper_of) for c in cotangents]
+        numbers = self.activity.scalars | ({g.id} if op.targets[0] in self.activity.scalars
+                                           else set())
+        cotangents = [reduce_first(c, self.adjoints.helper_of, numbers, self.bindings.name_for)
+                      for c in cotangents]
         order, cotangents = self._consumed(op, g.id, cotangents)
         for position in order:
             statements += self._contribute(arguments[position], cotangents[position])

@@ -2,9 +2,11 @@
 
 The backward sweep is first built with a placeholder wherever a value could be popped back
 (`Restore`, `RestoreRegion`) and a loop could be replayed (`ReplayLoop`). Settling keeps a
-restore only if the backward sweep reads the value (or, for an in-place update, a name that
-may share its memory), drops the branches and loops left without work, and repeats until
-nothing changes; what survives is exactly what the forward sweep must push.
+restore only if the backward sweep reads the value (for an in-place update, a name that may
+share its memory, after the restore: an element write is undone only for a later read, and
+not for a read of the dtype, which it keeps), drops the branches and loops left without
+work, and repeats until nothing changes; what survives is exactly what the forward sweep
+must push.
 """
 from __future__ import annotations
 
@@ -59,13 +61,43 @@ def settle(raw: list, block: list, sites, aliases, tape: Tape, bind):
         finisher = _Finisher(pushed, sites.overwrites, set(updates), tape, bind)
         statements = finisher.block(raw)
         values, shapes = names_read(statements)
-        core = set().union(*names_read(statements, skip=finisher.region_restores)) \
-            if finisher.region_restores else values | shapes  # (the same names, read again)
+        later = _read_after(statements, finisher.region_restores, frozenset()) \
+            if finisher.region_restores else {}
         still = {name for name in pushed if name in values or name in shapes}
-        kept = {key: op for key, op in updates.items() if aliases.group(op.mutates) & core}
+        kept = {key: op for key, op in updates.items()
+                if _read_later(op, later.get(finisher.region_restores.get(key)), aliases)}
         if still == pushed and kept.keys() == updates.keys():
             return statements, finisher.recorded, finisher.trips, still - values
         pushed, updates = still, kept
+
+
+def _read_after(statements: list, restores: dict, after: frozenset) -> dict:
+    """id(restore) → the names the backward sweep reads after that region restore (in a
+    loop, anywhere in it too: the next trip reads them after it), other restores and reads
+    of a dtype aside."""
+    skipped = frozenset(restores.values())
+    found = {}
+    later = set(after)
+    for statement in reversed(statements):
+        read = set().union(*names_read([statement], skipped, dtypes=False))
+        if id(statement) in skipped:
+            found[id(statement)] = frozenset(later)
+        elif isinstance(statement, gast.If):
+            found.update(_read_after(statement.body, restores, frozenset(later)))
+            found.update(_read_after(statement.orelse, restores, frozenset(later)))
+        elif hasattr(statement, "body"):  # (a loop's next trip comes after: all it reads)
+            found.update(_read_after(statement.body, restores, frozenset(later | read)))
+        later |= read
+    return found
+
+
+def _read_later(op, names, aliases) -> bool:
+    """Whether the update `op` must be undone: it writes memory the caller may hold (which
+    the call leaves as it found it), or a name that may share its memory is read after its
+    restore (`names`; None where that is not known: a restore `_read_after` did not reach,
+    or none, which keeps the update)."""
+    return names is None or aliases.may_be_the_callers(op.mutates) \
+        or bool(aliases.group(op.mutates) & names)
 
 
 class _Finisher:
@@ -77,7 +109,7 @@ class _Finisher:
         self.bind = bind
         self.recorded: set = set()
         self.trips: dict = {}
-        self.region_restores: set = set()
+        self.region_restores: dict = {}  # id(update) → id(its restore)
 
     def block(self, statements) -> list:
         finished = []
@@ -91,7 +123,7 @@ class _Finisher:
             elif isinstance(statement, RestoreRegion):
                 if id(statement.site) in self.regions:
                     restore = self._restore_region(statement.site)
-                    self.region_restores.add(id(restore))
+                    self.region_restores[id(statement.site)] = id(restore)
                     finished.append(restore)
             elif isinstance(statement, ReplayLoop):
                 finished.extend(self._loop(statement))

@@ -16,6 +16,8 @@ the NumPy code of the helper's common case:
     b_A = matmul_vjp_a(g, None, A, B)                       ─▶  b_A = g @ B.T
     b_w = matmul_vjp_b(g, None, X, w)                       ─▶  b_w = X.T @ g
     b_s = unbroadcast(g, s)                                 ─▶  b_s = g
+                                                            (of one shape, or numbers)
+    b_c = unbroadcast(g, c)      (c: a Python float)        ─▶  b_c = np.add.reduce(g, axis=(0,))
     m = np.max(S, axis=1, keepdims=True)                    ─▶  m = np.maximum.reduce(S, ...)
 
 An outline (transform/outline.py) that only the seed read is then dropped, where its
@@ -44,11 +46,12 @@ _IN_PLACE = {helpers.add_into: np.add, helpers.subtract_into: np.subtract,
              helpers.multiply_into: np.multiply, helpers.divide_into: np.true_divide}
 
 
-def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings) -> None:
+def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings,
+               floats: frozenset = frozenset()) -> None:
     """Rewrite the helper calls of `function`'s top-level statements that the knowledge of
-    `arrays` (parameter → rank of the float64 array it holds) lets go; `shapes` gives the
-    forward names' shape classes."""
-    rewriter = _Rewriter(Knowledge(arrays, shapes, bindings), bindings)
+    `arrays` (parameter → rank of the float64 array it holds) and `floats` (parameters
+    holding Python floats) lets go; `shapes` gives the forward names' shape classes."""
+    rewriter = _Rewriter(Knowledge(arrays, shapes, bindings, floats), bindings)
     body = [new for statement in function.body for new in rewriter.rewritten(statement)]
     body = _without_unread_outlines(body, rewriter.outlined)
     if bindings.named_already(FLOAT64_ONE):
@@ -69,12 +72,32 @@ class _Rewriter:
             if replaced is not None:
                 return replaced
             reduction = self._ufunc_reduction(statement.value)  # (on what precedes it)
+            if self._raises_nothing(statement.value):
+                self.outlined.add(id(statement))
             self.known.learn(statement)
             if reduction is not None:
                 statement.value = reduction
             return [statement]
         self.known.learn(statement)
         return [statement]
+
+    def _raises_nothing(self, value) -> bool:
+        """Whether `value` is `outline(fn, ..)` or a sum's or mean's `reduction_outline` of
+        float64 operands known to broadcast (one shape class, or numbers): its outline is
+        known, and it would have raised nothing."""
+        if not (isinstance(value, gast.Call) and len(value.args) >= 2 and not value.keywords):
+            return False
+        callee = self.bindings.callee(value.func)
+        if not (callee is outlines.outline or callee is outlines.reduction_outline
+                and len(value.args) == 2
+                and self.bindings.callee(value.args[0]) in (np.sum, np.mean)):
+            return False
+        operands = [self.known.value_of(argument) for argument in value.args[1:]]
+        if not all(o in (INT, FLOAT) or isinstance(o, Known) for o in operands):
+            return False
+        classes = {o.shape for o in operands if isinstance(o, Known) and o.form != "number"}
+        return len(classes) <= 1 and None not in classes or len(operands) == 1 \
+            and isinstance(operands[0], Known)
 
     def _ufunc_reduction(self, value):
         """`np.add.reduce(x, axis=None)` for `np.sum(x)` of an array `x` (likewise max, min,
@@ -121,6 +144,19 @@ class _Rewriter:
         if callee is helpers.unbroadcast and len(arguments) == 2 and same_shape(*arguments):
             self.known.facts[target] = replace(arguments[0], shape=arguments[1].shape)
             return [assign(target, value.args[0])]
+        if callee is helpers.unbroadcast and len(arguments) == 2 \
+                and is_number(arguments[0], outline=False) and is_number(arguments[1]):
+            self.known.facts[target] = arguments[0]  # (a number's cotangent, for a number)
+            return [assign(target, value.args[0])]
+        if callee is helpers.unbroadcast and len(arguments) == 2 and arguments[1] == FLOAT \
+                and is_array(arguments[0]) and arguments[0].rank:  # (a Python float's: the sum)
+            self.known.facts[target] = Known("number")
+            axes = gast.Tuple([gast.Constant(a, None) for a in range(arguments[0].rank)],
+                              gast.Load())
+            total = gast.Attribute(gast.Attribute(load(self._numpy()), "add", gast.Load()),
+                                   "reduce", gast.Load())
+            return [assign(target, gast.Call(total, [value.args[0]],
+                                             [gast.keyword("axis", axes)]))]
         if callee in (matmul_vjp_a, matmul_vjp_b) and len(arguments) == 4:
             return self._matmul(target, callee is matmul_vjp_a, value.args, arguments)
         return None
@@ -177,6 +213,10 @@ class _Rewriter:
         total, other = arguments
         if not (is_array(total) and isinstance(nodes[0], gast.Name)):
             return None
+        product = self._product_of(nodes[1])  # (`add_into(b_w, matmul_vjp_b(...))`)
+        if product is not None:
+            nodes = [nodes[0], product[0]]
+            other = product[1]
         if not (other in (INT, FLOAT) or isinstance(other, Known) and not other.outline and (
                 other.form == "number" or other.shape is not None and other.shape == total.shape)):
             return None
@@ -188,6 +228,24 @@ class _Rewriter:
     def _matmul(self, target, first: bool, nodes, arguments):
         """`matmul_vjp_a`/`_b` of vectors and matrices as the product its common case
         computes: `g @ B.T`, `A.T @ g`, an outer product, or `g * b` for two vectors."""
+        product = self._matmul_product(first, nodes, arguments)
+        if product is None:
+            return None
+        self.known.facts[target] = product[1]
+        return [assign(target, product[0])]
+
+    def _product_of(self, node):
+        """`(expression, known)` for a call of `matmul_vjp_a`/`_b` that `_matmul` writes
+        as a product, else None."""
+        if not (isinstance(node, gast.Call) and len(node.args) == 4 and not node.keywords):
+            return None
+        callee = self.bindings.callee(node.func)
+        if callee not in (matmul_vjp_a, matmul_vjp_b):
+            return None
+        return self._matmul_product(callee is matmul_vjp_a, node.args,
+                                    [self.known.value_of(argument) for argument in node.args])
+
+    def _matmul_product(self, first: bool, nodes, arguments):
         g, _, a, b = arguments
         if not (is_array(a) and is_array(b) and a.rank in (1, 2) and b.rank in (1, 2)):
             return None
@@ -195,7 +253,8 @@ class _Rewriter:
         if not (is_number(g, outline=False) if ranks == (1, 1)
                 else is_array(g) and g.rank == (2 if ranks == (2, 2) else 1)):
             return None
-        self.known.facts[target] = Known("array", a.rank if first else b.rank)
+        known = Known("array", a.rank if first else b.rank,
+                      a.shape if first else b.shape)
         cotangent, other = nodes[0], nodes[3] if first else nodes[2]
         if ranks == (1, 1):
             product = gast.BinOp(cotangent, gast.Mult(), other)
@@ -211,7 +270,7 @@ class _Rewriter:
         else:  # A.T @ g
             product = gast.BinOp(gast.Attribute(other, "T", gast.Load()), gast.MatMult(),
                                  cotangent)
-        return [assign(target, product)]
+        return product, known
 
     def _numpy(self) -> str:
         return self.bindings.name_for("np", np)

@@ -1,0 +1,233 @@
+"""data_parallel: the gradient of a loss that adds up over the rows of its data, chunk by chunk.
+
+`srcad.grad(loss, wrt, chunks_of=("X", "y"), reduction="mean")` (and `value_and_grad`) →
+a `ChunkedGradient`: a callable that cuts the data arguments into chunks of rows, runs the
+gradient program once per chunk, where the chunks are, and adds the results up.
+
+- Additivity is declared, never assumed: `reduction="sum"` says loss(data) is the sum of
+  loss(chunk) over the chunks, `"mean"` that it is the mean (each chunk's result weighted
+  by its share of the rows, `rows / total`, a Python float). `chunks_of=` without
+  `reduction=` is refused: srcad cannot see whether a loss adds up over rows, and summing
+  one that does not would be silently wrong.
+- Data arguments are NumPy arrays, cut into chunks of `block_size` rows (without it, one
+  chunk in-process, about four per worker on an executor), or `dask.array` arrays, cut
+  by their own row chunks (the same for every data argument; columns in one piece). A
+  NumPy data argument beside a Dask one is cut as the Dask one is.
+- Where a chunk's gradient runs: in this process without an executor; as a task of
+  `executor` (a `concurrent.futures.Executor` or a `dask.distributed.Client`, shipping
+  the function as `executors` does: `shipping.Parcel`, rebuilt once per worker); for Dask
+  data, as a task of the array's graph, so the scheduler runs it where the chunk is
+  (`executor`, or Dask's current scheduler).
+- Deterministic: the chunks' results are added by a fixed-order pairwise tree (chunk 0 + 1,
+  2 + 3, ..., then the sums pairwise), whichever process computes which chunk, so a call is
+  bit-identical to the same call with the same chunks and no executor (the local
+  reference) and to any other executor; it differs from the unchunked gradient only by
+  rounding (the sums are grouped differently).
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from srcad.api import executors, shipping
+from srcad.compiler.frontend.parse import code_of
+from srcad.errors import UsageError
+from srcad.runtime.arguments import leaves, rebuilt, wrt_parameters
+from srcad.tracebacks import api_boundary
+
+_REDUCTIONS = ("sum", "mean")
+
+
+class PerChunk:
+    """`make(fn, wrt, backend=backend)` (srcad's grad or value_and_grad), the derivative each
+    chunk runs; `executors.derivative_here` makes it on a worker."""
+
+    def __init__(self, fn, make, wrt, backend):
+        self.derivative = make(fn, wrt, backend=backend)
+
+    @property
+    def source(self) -> str:
+        return self.derivative.source
+
+    def on_chunk(self, args: tuple, kwargs: dict, places: tuple, weight, chunk: tuple):
+        """The derivative at the arguments with the chunk's rows in the data's places,
+        weighted (a mean) or not (a sum: `weight` None)."""
+        args, kwargs = list(args), dict(kwargs)
+        for place, rows in zip(places, chunk):
+            rows = np.require(rows, requirements="CA")  # (as a worker gets it: see aligned)
+            if isinstance(place, int):
+                args[place] = rows
+            else:
+                kwargs[place] = rows
+        result = self.derivative(*args, **kwargs)
+        return result if weight is None else rebuilt(
+            result, iter([leaf * weight for leaf in leaves(result)]))
+
+
+def run_chunk(job: executors.Job, weight, *chunk):
+    """What a worker runs for one chunk."""
+    return executors.derivative_here(job).on_chunk(executors.aligned(job.args),
+                                                   executors.aligned(job.kwargs), job.way,
+                                                   weight, chunk)
+
+
+def added(first, second):
+    """Two chunks' results added leaf by leaf, in this order."""
+    return rebuilt(first, iter([a + b for a, b in zip(leaves(first), leaves(second))]))
+
+
+def tree_sum(parts: list, add=added):
+    """`parts` added pairwise, level by level, in a fixed order (`add` may build a task)."""
+    while len(parts) > 1:
+        parts = [add(parts[i], parts[i + 1]) if i + 1 < len(parts) else parts[i]
+                 for i in range(0, len(parts), 2)]
+    return parts[0]
+
+
+class ChunkedGradient:
+    """`make(fn, wrt)` of a loss additive over the rows of its data arguments, computed
+    chunk by chunk; `.source` is the program each chunk runs."""
+
+    def __init__(self, make, fn, wrt, *, chunks_of, reduction, executor, block_size,
+                 has_aux, backend):
+        what = make.__name__
+        if chunks_of is None:
+            raise UsageError(
+                f"executor=, block_size= and reduction= on {what} compute the gradient of a "
+                "loss over data cut into chunks of rows; no chunks_of= names the data.",
+                fix=f"name the data arguments: `srcad.{what}(loss, chunks_of=(\"X\", "
+                "\"y\"), reduction=\"mean\", executor=...)`.")
+        if reduction not in _REDUCTIONS:
+            raise UsageError(
+                f"chunks_of= cuts the data into chunks and adds up the loss's gradient over "
+                f"them, which is right only for a loss that adds up over the rows; "
+                f"reduction={reduction!r} does not declare how it does.",
+                fix="declare it: reduction=\"sum\" (the loss is a sum over rows) or "
+                "reduction=\"mean\" (a mean over rows), or leave chunks_of= out.")
+        if has_aux:
+            raise UsageError("has_aux= is not taken with chunks_of=: an aux per chunk has "
+                             "no sum.", fix="compute the aux by a call of the loss itself.")
+        code = code_of(fn)
+        self.data, _ = wrt_parameters(code, chunks_of)
+        differentiated, _ = wrt_parameters(code, wrt)
+        both = sorted(set(self.data) & set(differentiated))
+        if both:
+            raise UsageError(
+                f"wrt= selects {', '.join(both)}, a data argument chunks_of= cuts into rows; "
+                "the gradient in data split across chunks is not a sum.",
+                fix="differentiate the parameters (wrt=), and name only the data in "
+                "chunks_of=.")
+        if executor is not None:
+            shipping.packed(fn)  # (refuses what cannot ship now, not at the first call)
+            executor = executors.checked_executor(executor)
+        self.fn, self.reduction, self.executor = fn, reduction, executor
+        self.block_size = executors.checked_block_size(block_size)
+        self.options = (make, wrt, backend)
+        self.local = PerChunk(fn, *self.options)
+        self.signature = inspect.signature(fn)
+
+    @property
+    def source(self) -> str:
+        return self.local.source
+
+    @api_boundary
+    def __call__(self, *args, **kwargs):
+        bound = self.signature.bind(*args, **kwargs)
+        args, kwargs = list(bound.args), dict(bound.kwargs)
+        places = tuple(self._place(name, args, kwargs) for name in self.data)
+        data = [args[p] if isinstance(p, int) else kwargs[p] for p in places]
+        for place in places:  # (the data travel in chunks, not with every task)
+            if isinstance(place, int):
+                args[place] = None
+            else:
+                kwargs[place] = None
+        for name, value in bound.arguments.items():
+            if name not in self.data and any(map(_is_dask_array, leaves(value))):
+                raise UsageError(
+                    f"{name} is a Dask array, and only the data arguments (chunks_of=) are "
+                    "cut into chunks; every chunk needs the whole of the others.",
+                    fix=f"compute it first (`{name}.compute()`), or name it in chunks_of=.")
+        rows = _rows(self.data, data)
+        if any(map(_is_dask_array, data)):
+            return self._on_dask(tuple(args), kwargs, places, data, rows)
+        cuts = [range(rows)] if self.executor is None and self.block_size is None else \
+            executors.ranges(rows, self.block_size, self.executor)
+        weights = [self._weight(len(cut), rows) for cut in cuts]
+        chunks = [tuple(d[cut.start:cut.stop] for d in data) for cut in cuts]
+        if self.executor is None:
+            return tree_sum([self.local.on_chunk(args, kwargs, places, weight, chunk)
+                             for weight, chunk in zip(weights, chunks)])
+        job = executors.shipped(self.fn, PerChunk, self.options, self.local, tuple(args),
+                                kwargs, places)
+        return tree_sum(executors.gathered(self.executor, job, run_chunk, [
+            (weight, *chunk) for weight, chunk in zip(weights, chunks)]))
+
+    def _place(self, name: str, args: list, kwargs: dict):
+        """Where data argument `name` is in the bound call: a position or a keyword."""
+        position = list(self.signature.parameters).index(name)
+        if position < len(args):
+            return position
+        if name in kwargs:
+            return name
+        raise UsageError(f"the data argument {name} (chunks_of=) was not passed.",
+                         fix=f"pass {name}, the rows the loss adds up over.")
+
+    def _weight(self, count: int, rows: int):
+        return count / rows if self.reduction == "mean" else None
+
+    def _on_dask(self, args: tuple, kwargs: dict, places: tuple, data: list, rows: int):
+        """The chunks' gradients and their tree sum as tasks of the data's graph."""
+        import dask
+        import dask.array
+
+        if self.block_size is not None:
+            raise UsageError("block_size= cuts NumPy data; a Dask array is cut by its own "
+                             "row chunks.",
+                             fix="leave block_size out, or rechunk the data: "
+                             "`X.rechunk({0: rows_per_chunk})`.")
+        first = next(d for d in data if _is_dask_array(d))
+        data = [dask.array.from_array(d, chunks=(first.chunks[0],) + d.shape[1:])
+                if not _is_dask_array(d) else d for d in data]
+        for name, d in zip(self.data, data):
+            if d.chunks[0] != first.chunks[0]:
+                raise UsageError(
+                    f"the data arguments are cut into different row chunks: "
+                    f"{self.data[0]} into {first.chunks[0]}, {name} into {d.chunks[0]}.",
+                    fix=f"rechunk one as the other: `{name}.rechunk({{0: "
+                    f"{self.data[0]}.chunks[0]}})`.")
+        blocks = [d.rechunk({axis: -1 for axis in range(1, d.ndim)}).to_delayed().reshape(-1)
+                  for d in data]
+        job = dask.delayed(executors.shipped(self.fn, PerChunk, self.options, self.local,
+                                             args, kwargs, places), traverse=False)
+        task = dask.delayed(run_chunk, pure=False)
+        parts = [task(job, self._weight(count, rows), *chunk)
+                 for count, chunk in zip(first.chunks[0], zip(*blocks))]
+        total = tree_sum(parts, dask.delayed(added, pure=False))
+        if self.executor is None:
+            return dask.compute(total)[0]
+        return dask.compute(total, scheduler=self.executor)[0]
+
+
+def _is_dask_array(value) -> bool:
+    return type(value).__module__.startswith("dask.") and hasattr(value, "to_delayed")
+
+
+def _rows(names: tuple, data: list) -> int:
+    """The row count every data argument shares."""
+    counts = []
+    for name, d in zip(names, data):
+        shape = getattr(d, "shape", None)
+        if shape is None or len(shape) == 0:
+            raise UsageError(f"the data argument {name} (chunks_of=) is {type(d).__name__}, "
+                             "not an array with rows.",
+                             fix=f"pass {name} as a NumPy or Dask array, one row per "
+                             "example.")
+        counts.append(shape[0])
+    if len(set(counts)) > 1:
+        raise UsageError("the data arguments have different numbers of rows: " + ", ".join(
+            f"{name} {count}" for name, count in zip(names, counts)) + ".",
+                         fix="pass data arguments with one row per example each.")
+    if counts[0] == 0:
+        raise UsageError("the data arguments have no rows.", fix="pass at least one row.")
+    return counts[0]
