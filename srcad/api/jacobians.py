@@ -551,6 +551,24 @@ class _Hessian(_Jacobian):
     def source(self) -> str:
         return self.product.source
 
+    @api_boundary
+    def __call__(self, *args, **kwargs):
+        """The Hessian in one batched run where one exists; else, for one float array
+        argument, one run of the Hessian-vector program per element (which neither
+        recomputes the gradient nor dispatches through its call for each column, as the
+        gradient's Jacobian does); else the Jacobian of the gradient."""
+        position = self.positions[0]
+        x = args[position] if not isinstance(self.wrt, tuple) and position < len(args) \
+            else None
+        if type(x) is not np.ndarray or x.dtype.kind != "f":
+            return super().__call__(*args, **kwargs)
+        found = self.batched.one_array(args, kwargs, always=True)
+        if found is not None:
+            return found
+        units = np.eye(x.size, dtype=x.dtype)
+        columns = [self.product(*args, unit.reshape(x.shape), **kwargs) for unit in units]
+        return np.stack(columns, axis=-1).reshape(x.shape + x.shape)
+
 
 @api_boundary
 def hessian(fn: Callable, wrt: Wrt | None = None, *, argnums: Wrt | None = None,

@@ -256,6 +256,8 @@ defjvp(np.tril, lambda g, ans, m, k=0: np.tril(g, k))
 def diagonal_vjp(g, ans, a, offset=0, axis1=0, axis2=1):
     """`np.diagonal`: `g` written on the diagonal of zeros shaped like `a`."""
     ndim = np.ndim(a)
+    if ndim == 2 and offset == 0 and np.shape(a)[0] == np.shape(a)[1]:
+        return np.diag(g)  # (a square matrix's diagonal: one call, not zeros and an index)
     axis1, axis2 = axis1 % ndim, axis2 % ndim
     rest = [n for i, n in enumerate(np.shape(a)) if i not in (axis1, axis2)]
     result = np.zeros(tuple(rest) + (np.shape(a)[axis1], np.shape(a)[axis2]), dtype_of(g))

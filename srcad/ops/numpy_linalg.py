@@ -7,6 +7,10 @@ rules are built from NumPy functions that have rules themselves (matmul, solve, 
 tril, where, ...): they run on tape-mode tensors, and srcad differentiates them again for
 second derivatives. Functions with several results (slogdet, eigh, eig, svd) get their
 cotangent as a tuple with None for a result nothing read, and their JVPs return a tuple.
+Two helpers are primitives with rules of their own, so that they may call LAPACK's
+triangular routines (through SciPy, where it is installed): `solve_transposed`, the solve
+every solve's adjoint makes, which solves a triangular matrix (a Cholesky factor) as one, and
+`lower_inverse`, the inverse the Cholesky rules use.
 
 `cholesky` and `eigh` read one triangle of their argument (`upper`, `UPLO`) and so do `svd`
 and `pinv` with `hermitian=True`: their derivatives are taken with respect to that triangle,
@@ -18,6 +22,8 @@ deficient matrix, `norm(x, 0)`, the arbitrary completing
 columns of `svd(full_matrices=True)`. A JVP cannot tell whether the vectors it returns are
 used, so their tangents at repeated values are nan rather than an error.
 """
+import functools
+
 import numpy as np
 
 from srcad.errors import UnsupportedDerivativeError
@@ -53,16 +59,28 @@ def symmetric_from(a, lower):
     return np.triu(a) + mT(np.triu(a, 1))
 
 
+@functools.lru_cache(maxsize=32)
+def halved_lower(n, dtype):
+    """(mask, weights) of an n x n lower triangle, the weights 1 below the diagonal and 1/2
+    on it: made once per size, as np.tril makes its mask on every call."""
+    mask = np.tri(n, dtype=bool)
+    weights = (mask - 0.5 * np.eye(n)).astype(dtype)
+    mask.flags.writeable = weights.flags.writeable = False
+    return mask, weights
+
+
 def onto_triangle(h, lower):
     """The adjoint of `symmetric_from`: the cotangent `h` of the symmetric (Hermitian)
-    matrix gathered onto the triangle it was read from."""
+    matrix gathered onto the triangle it was read from. For a real `h` that is
+    (h + hᵀ) on the triangle with half its diagonal."""
     if dtype_of(h).kind == "c":
         strict = (np.tril(h, -1) + np.tril(mH(h), -1) if lower
                   else np.triu(h, 1) + np.triu(mH(h), 1))
         return strict + np.real(np.diagonal(h, 0, -2, -1))[..., None, :] * eye(h)
-    if lower:
-        return np.tril(h) + np.tril(mT(h), -1)
-    return np.triu(h) + np.triu(mT(h), 1)
+    mask, weights = halved_lower(np.shape(h)[-1], dtype_of(h))
+    if not lower:
+        mask, weights = mask.T, weights.T
+    return np.where(mask, (h + mT(h)) * weights, 0)
 
 
 def rounding(values):
@@ -144,7 +162,94 @@ def _refuse_rank_deficient(a, pinv):
 
 
 nondifferentiable(refuse_repeated, refuse_zero, refuse_completion,
-                  _refuse_rank_deficient, refuse_complex_input)
+                  _refuse_rank_deficient, refuse_complex_input, halved_lower)
+
+
+# ---- triangular matrices ---------------------------------------------------------------------
+@functools.cache
+def _lapack():
+    """SciPy's LAPACK wrappers if SciPy is installed, else None. NumPy has no triangular
+    solve or inverse: without SciPy a triangle is solved as a general matrix (LU, O(n³))."""
+    try:
+        from scipy.linalg import lapack
+    except ImportError:
+        return None
+    return lapack
+
+
+def _triangular_routine(name, a, b=None):
+    """LAPACK's `name` (trtri, trtrs) for a 2-D float32 or float64 ndarray `a` (and `b` of
+    the same dtype), or None: stacks, other dtypes and tape-mode tensors take NumPy's way."""
+    lapack = _lapack()
+    if lapack is None or type(a) is not np.ndarray or a.ndim != 2 or (
+            b is not None and (type(b) is not np.ndarray or b.dtype != a.dtype)):
+        return None
+    prefix = {np.dtype(np.float64): "d", np.dtype(np.float32): "s"}.get(a.dtype)
+    return None if prefix is None else getattr(lapack, prefix + name)
+
+
+def _in_fortran_order(a, lower):
+    """LAPACK reads a matrix in Fortran order: a C-ordered `a` is passed as its transpose
+    (no copy), whose triangle is the other one. Returns (matrix, lower, transposed)."""
+    if a.flags.f_contiguous:
+        return a, lower, False
+    return a.T, not lower, True
+
+
+@functools.lru_cache(maxsize=16)
+def _above_diagonal(n):
+    """The mask of an n x n matrix's strict upper triangle (made once per size: making it
+    costs as much as reading the triangle through it)."""
+    return ~np.tri(n, dtype=bool)
+
+
+def triangle_of(a):
+    """"lower" or "upper" if the square matrix `a` is triangular (a Cholesky factor, its
+    transpose), else None. A general matrix is told by its corners, in O(1)."""
+    if a[0, -1] == 0 and not a[_above_diagonal(len(a))].any():
+        return "lower"
+    if a[-1, 0] == 0 and not a.T[_above_diagonal(len(a))].any():
+        return "upper"
+    return None
+
+
+def lower_inverse(l):
+    """The inverse of the lower triangle of `l` (a Cholesky factor): LAPACK's trtri, a third
+    of a general inverse's work, where SciPy is installed."""
+    trtri = _triangular_routine("trtri", l)
+    if trtri is not None:
+        matrix, lower, transposed = _in_fortran_order(l, True)
+        inverse, info = trtri(matrix, lower=int(lower))
+        if info == 0:  # (trtri leaves the other triangle as it found it)
+            mask = halved_lower(len(l), l.dtype)[0]
+            return np.where(mask, inverse.T if transposed else inverse, 0)
+    return np.linalg.inv(np.tril(l))
+
+
+defvjp(lower_inverse, lambda g, ans, l: -np.tril(mT(ans) @ g @ mT(ans)))
+defjvp(lower_inverse, lambda g, ans, l: -ans @ np.tril(g) @ ans)
+
+
+def solve_transposed(a, b):
+    """A⁻ᵀ B for a stack of matrices `B`, the solve the adjoint of every solve makes. A
+    triangular `a` (a Cholesky factor, its transpose) is solved as one, in O(n²), where
+    SciPy is installed; a general one costs two reads of its corners more."""
+    trtrs = _triangular_routine("trtrs", a, b)
+    triangle = None if trtrs is None or b.ndim != 2 or len(a) != len(a.T) else triangle_of(a)
+    if triangle is not None:
+        matrix, lower, transposed = _in_fortran_order(a, triangle == "lower")
+        x, info = trtrs(matrix, b, lower=int(lower), trans=int(not transposed))
+        if info == 0:
+            return x
+    return np.linalg.solve(mT(a), b)
+
+
+defvjp(solve_transposed,  # X = A⁻ᵀ B: Ā = -X (A⁻¹ X̄)ᵀ, B̄ = A⁻¹ X̄
+       lambda g, ans, a, b: unbroadcast(-ans @ mT(solve_transposed(mT(a), g)), a),
+       lambda g, ans, a, b: unbroadcast(solve_transposed(mT(a), g), b))
+defjvp(solve_transposed,  # dX = A⁻ᵀ (dB - dAᵀ X)
+       lambda g, ans, a, b: -solve_transposed(a, mT(g) @ ans),
+       lambda g, ans, a, b: solve_transposed(a, g))
 
 
 # ---- inverses and solves -----------------------------------------------------------------------
@@ -154,15 +259,15 @@ defjvp(np.linalg.inv, lambda g, ans, a: -ans @ g @ ans)
 
 def solve_vjp_a(g, ans, a, b):
     """x = A⁻¹ b: Ā = -b̄ xᵀ with b̄ = A⁻ᵀ x̄ (a 1-D `b` is one column, as NumPy 2 reads it)."""
-    if np.ndim(b) == 1:
-        g, ans = g[..., None], ans[..., None]
-    return unbroadcast(-np.linalg.solve(mT(a), g) @ mT(ans), a)
+    if np.ndim(b) == 1:  # (an outer product: broadcasting is faster than matmul)
+        return unbroadcast(-solve_transposed(a, g[..., None]) * ans[..., None, :], a)
+    return unbroadcast(-solve_transposed(a, g) @ mT(ans), a)
 
 
 def solve_vjp_b(g, ans, a, b):
     if np.ndim(b) == 1:
-        return unbroadcast(np.linalg.solve(mT(a), g[..., None])[..., 0], b)
-    return unbroadcast(np.linalg.solve(mT(a), g), b)
+        return unbroadcast(solve_transposed(a, g[..., None])[..., 0], b)
+    return unbroadcast(solve_transposed(a, g), b)
 
 
 def solve_jvp_a(g, ans, a, b):
@@ -248,22 +353,24 @@ defjvp(np.linalg.slogdet, slogdet_jvp)
 # ---- Cholesky ----------------------------------------------------------------------------------
 def _half_diagonal(x):
     """The lower triangle of `x` with half its diagonal: Φ in dL = L Φ(L⁻¹ dS L⁻ᵀ)."""
-    return np.tril(x) - 0.5 * x * eye(x)
+    mask, weights = halved_lower(np.shape(x)[-1], dtype_of(x))
+    return np.where(mask, x * weights, 0)
 
 
 def cholesky_vjp(g, ans, a, upper=False):
-    """S = L Lᵀ: S̄ = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹, gathered onto the triangle S was read from."""
+    """S = L Lᵀ: S̄ = L⁻ᵀ Φ(Lᵀ L̄) L⁻¹, gathered onto the triangle S was read from. One
+    triangular inverse and two products cost less than two solves with n columns."""
     refuse_complex_input(a, "np.linalg.cholesky")
     l, g = (mT(ans), mT(g)) if upper else (ans, g)
-    left = np.linalg.solve(mT(l), _half_diagonal(mT(l) @ g))  # L⁻ᵀ Φ(Lᵀ L̄)
-    return onto_triangle(mT(np.linalg.solve(mT(l), mT(left))), not upper)
+    inverse = lower_inverse(l)
+    return onto_triangle(mT(inverse) @ (_half_diagonal(mT(l) @ g) @ inverse), not upper)
 
 
 def cholesky_jvp(g, ans, a, upper=False):
     refuse_complex_input(a, "np.linalg.cholesky")
     l = mT(ans) if upper else ans
-    inner = np.linalg.solve(l, symmetric_from(g, not upper))  # L⁻¹ dS
-    tangent = l @ _half_diagonal(mT(np.linalg.solve(l, mT(inner))))
+    inverse = lower_inverse(l)
+    tangent = l @ _half_diagonal(inverse @ symmetric_from(g, not upper) @ mT(inverse))
     return mT(tangent) if upper else tangent
 
 

@@ -120,6 +120,44 @@ def _method_partials(scores, logpdf):
             "logcdf": distribution_partial(1.0, True), "logsf": distribution_partial(-1.0, True)}
 
 
+# ---- the normal's log-density: its derivatives' own rules, for Hessians ---------------------
+def _norm_logpdf_partial(i, ans, x, shape, loc, scale):
+    """d logpdf / d(x, loc, scale)[i] of the normal: -z/σ, z/σ, (z² - 1)/σ. Its rules give
+    the second derivatives in closed form: a Hessian's columns then run one rule each, not
+    the transformed scores (as they do for the other families)."""
+    refuse_complex("scipy.stats.norm.logpdf", x, loc, scale)
+    z = (x - loc) / scale
+    if i == 2:
+        return (z * z - 1.0) / scale
+    return (z if i == 1 else -z) / scale
+
+
+def _norm_logpdf_curvature(i, j, x, loc, scale):
+    """d² logpdf / d(x, loc, scale)[i] d(x, loc, scale)[j] of the normal:
+    [[-1, 1, 2z], [1, -1, -2z], [2z, -2z, 1 - 3z²]] / σ²."""
+    if i < 2 and j < 2:
+        return (-1.0 if i == j else 1.0) / (scale * scale)
+    z = (x - loc) / scale
+    if i == j:
+        return (1.0 - 3.0 * z * z) / (scale * scale)
+    return (2.0 if min(i, j) == 0 else -2.0) * z / (scale * scale)
+
+
+def _norm_logpdf_partial_rules(j):
+    """The VJP and JVP of `_norm_logpdf_partial` in its parameter (x, loc, scale)[j]."""
+    return (lambda g, value, i, ans, x, shape, loc, scale:
+            unbroadcast(g * _norm_logpdf_curvature(i, j, x, loc, scale), (x, loc, scale)[j]),
+            lambda g, value, i, ans, x, shape, loc, scale:
+            broadcast_like(g * _norm_logpdf_curvature(i, j, x, loc, scale), value))
+
+
+_CURVATURE = [_norm_logpdf_partial_rules(j) for j in range(3)]
+defvjp(_norm_logpdf_partial, None, None, _CURVATURE[0][0], None, _CURVATURE[1][0],
+       _CURVATURE[2][0])
+defjvp(_norm_logpdf_partial, None, None, _CURVATURE[0][1], None, _CURVATURE[1][1],
+       _CURVATURE[2][1])
+
+
 # ---- one rule per parameter, with the method's own signature -------------------------------
 # SciPy's parameter names, so that a call may pass any of them by keyword. The VJP sums the
 # elementwise derivative back over broadcasting; the JVP spreads it to the output's shape.
@@ -180,17 +218,22 @@ def _real_only(function: str, partial):
     return checked
 
 
-def _continuous(dist, rules_for, scores, logpdf, shapes):
+def _continuous(dist, rules_for, scores, logpdf, shapes, own_partials=None):
     """The rules of `dist`'s pdf, logpdf, cdf, logcdf, sf and logsf; `shapes` names its
-    shape parameters, in which the distribution functions have no derivative here."""
+    shape parameters, in which the distribution functions have no derivative here.
+    `own_partials` replaces the derivatives of some methods (refusing complex values
+    themselves)."""
     no_shapes = [(1 + i, name) for i, name in enumerate(shapes)]
+    own_partials = own_partials or {}
     for name, partial in _method_partials(scores, logpdf).items():
-        _register(getattr(dist, name),
-                  rules_for(_real_only(f"scipy.stats.{dist.name}.{name}", partial)),
+        partial = own_partials.get(name) or _real_only(f"scipy.stats.{dist.name}.{name}",
+                                                       partial)
+        _register(getattr(dist, name), rules_for(partial),
                   () if name in ("pdf", "logpdf") else no_shapes)
 
 
-_continuous(stats.norm, _rules_x_loc_scale, _norm_scores, _norm_logpdf, ())
+_continuous(stats.norm, _rules_x_loc_scale, _norm_scores, _norm_logpdf, (),
+            {"logpdf": _norm_logpdf_partial})
 _continuous(stats.t, _rules_x_df_loc_scale, _t_scores, _t_logpdf, ("df",))
 _continuous(stats.gamma, _rules_x_a_loc_scale, _gamma_scores, _gamma_logpdf, ("a",))
 _continuous(stats.chi2, _rules_x_df_loc_scale, _chi2_scores, _chi2_logpdf, ("df",))

@@ -10,6 +10,7 @@ a non-symmetric one, whose other triangle has a zero derivative.
 import numpy as np
 
 from srcad.kernels.adjoints import field
+from srcad.ops.numpy_linalg import lower_inverse, solve_transposed
 from tests.ops.rule_table import DOMAINS, Case, binary
 
 
@@ -282,6 +283,33 @@ MULTI_DOT = [  # (primal, fn, shape pairs)
 ]
 
 
+# ---- srcad's own triangular helpers: a Cholesky factor's inverse, A⁻ᵀ B in the solve rules ----
+def lower_triangle_inverse(a):
+    """Reads the lower triangle only: the upper one's derivative is zero."""
+    return lower_inverse(a + 3.0 * np.eye(3))
+
+
+def lower_transposed_solve(a, b):
+    """Exact zeros above the diagonal: LAPACK's triangular solve, where SciPy is installed."""
+    return solve_transposed(np.tril(a) + 3.0 * np.eye(3), b)
+
+
+def upper_transposed_solve(a, b):
+    return solve_transposed(np.triu(a) + 3.0 * np.eye(3), b)
+
+
+def fortran_ordered_transposed_solve(a, b):
+    """The transpose of a C-ordered lower triangle: an upper one in LAPACK's own order."""
+    return solve_transposed(np.swapaxes(np.tril(a) + 3.0 * np.eye(3), -1, -2), b)
+
+
+TRIANGULAR = [(solve_transposed, fn, "separated", "real") for fn in (
+    lower_transposed_solve, upper_transposed_solve, fortran_ordered_transposed_solve,
+    lambda a, b: solve_transposed(a, b))]
+TRIANGULAR_SHAPES = [((3, 3), (3, 2)), ((3, 3), (3, 1)), ((2, 3, 3), (3, 2)),
+                     ((3, 3), (2, 3, 2))]  # (stacks are solved by NumPy)
+
+
 def _rows(domain, shape, rows):
     return [Case(primal, fn, ((domain, shape),)) for primal, fn in rows]
 
@@ -292,7 +320,9 @@ CASES = (
     + _rows("spd", (3, 3), POSITIVE_DEFINITE) + _rows("spd", (2, 3, 3), POSITIVE_DEFINITE)
     + _rows("separated", (4, 3), ANY_SHAPE) + _rows("separated", (3, 4), ANY_SHAPE)
     + _rows("separated", (2, 4, 3), ANY_SHAPE)
-    + binary(SOLVE, SOLVE_SHAPES)
+    + binary(SOLVE, SOLVE_SHAPES) + binary(TRIANGULAR, TRIANGULAR_SHAPES)
+    + _rows("real", (3, 3), [(lower_inverse, lower_triangle_inverse)])
+    + _rows("real", (2, 3, 3), [(lower_inverse, lower_triangle_inverse)])
     + _rows("nonzero", (5,), ON_VECTOR) + _rows("nonzero", (3, 4), ON_MATRIX)
     + _rows("nonzero", (2, 3, 4), ON_CUBE)
     + _rows("separated_complex", (3, 3), COMPLEX_SQUARE + COMPLEX_ANY_SHAPE)

@@ -13,6 +13,7 @@ as user code and finds the same object each time. tests/ops/test_scipy_rules.py 
 method as users spell it, `stats.norm.logpdf(...)`, too.
 """
 import inspect
+import sys
 import types
 
 import numpy as np
@@ -245,6 +246,24 @@ BETA = [  # x in (0.5, 2), loc in (-0.1, 0.1), scale in (2.2, 3): z in (0.13, 0.
     (beta.logcdf, beta_logcdf, (0, 3, 4, (0, 3, 4))),
     (beta.logsf, beta_logcdf, (0,)),
 ]
+registry.vjp_rules(stats.norm.logpdf)  # loads srcad's SciPy rules as a first lookup does (an
+_norm_logpdf_partial = sys.modules["srcad.ops.scipy_stats"]._norm_logpdf_partial  # import
+#                                                  here would register them as the user's)
+
+
+def norm_logpdf_slope_in_x(x, m, s):
+    """The derivatives of norm.logpdf have rules of their own (second derivatives)."""
+    return _norm_logpdf_partial(0, None, x, (), m, s)
+
+
+def norm_logpdf_slope_in_loc(x, m, s):
+    return _norm_logpdf_partial(1, None, x, (), m, s)
+
+
+def norm_logpdf_slope_in_scale(x, m, s):
+    return _norm_logpdf_partial(2, None, x, (), m, s)
+
+
 SHAPED_SHAPES = [((4,), None, None, None), ((3, 1), (4,), (1, 4), ()), (None, None, None, None)]
 BETA_SHAPES = [((4,), None, None, None, None), ((3, 1), (4,), (1, 4), (), (4,))]
 STATS = (
@@ -260,6 +279,10 @@ STATS = (
             X_LOC_SCALE, ALL)
     + _rows(norm.logsf, lambda x, m, s: norm.logsf(x, m, s), ("real", "real", "positive"),
             X_LOC_SCALE, ALL)
+    + [case for fn in (norm_logpdf_slope_in_x, norm_logpdf_slope_in_loc,
+                       norm_logpdf_slope_in_scale)
+       for case in _rows(_norm_logpdf_partial, fn, ("real", "real", "positive"), X_LOC_SCALE,
+                         ALL)]
     + on((5,), [(norm.logpdf, lambda x: norm.logpdf(x)), (norm.pdf, lambda x: norm.pdf(x)),
                 (norm.logcdf, lambda x: norm.logcdf(12.0 * x - 20.0)),  # far in the tail
                 (norm.logsf, lambda x: norm.logsf(12.0 * x + 20.0))])

@@ -373,3 +373,57 @@ def test_composite_matches_autograd():
     for position, gradient in enumerate(gradients):
         np.testing.assert_allclose(gradient, autograd.grad(twin, position)(*args),
                                    rtol=1e-9, atol=1e-11)
+
+
+# ---- the triangular shortcuts of the solve and Cholesky rules --------------------------------
+def _lower_factor(n=40, dtype=np.float64):
+    a = _R.standard_normal((n, n))
+    return np.linalg.cholesky(a @ a.T + n * np.eye(n)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("make", [lambda l: l, lambda l: l.T, lambda l: np.ascontiguousarray(l.T),
+                                  lambda l: np.asfortranarray(l)],
+                         ids=["lower", "upper in Fortran order", "upper", "lower in Fortran order"])
+def test_solves_with_a_triangle_are_numpys(make, dtype):
+    from srcad.ops.numpy_linalg import solve_transposed
+    a, b = make(_lower_factor(dtype=dtype)), _R.standard_normal((40, 3)).astype(dtype)
+    np.testing.assert_allclose(solve_transposed(a, b), np.linalg.solve(a.T, b),
+                               rtol=1e-4 if dtype == np.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("where", [(0, 5), (12, 30), (38, 39)])
+def test_a_matrix_nonzero_anywhere_outside_one_triangle_is_solved_as_a_general_one(where):
+    """A triangular solve reads one triangle: a single element outside it, the corner kept
+    zero, must send the matrix to the general solver."""
+    from srcad.ops.numpy_linalg import solve_transposed, triangle_of
+    b = _R.standard_normal((40, 1))
+    lower, upper = _lower_factor(), _lower_factor().T.copy()
+    lower[where], upper[where[::-1]] = 0.7, 0.7
+    for a in (lower, upper):
+        assert a[0, -1] == 0 or a[-1, 0] == 0
+        assert triangle_of(a) is None
+        np.testing.assert_allclose(solve_transposed(a, b), np.linalg.solve(a.T, b), rtol=1e-12)
+
+
+def test_the_inverse_of_a_lower_triangle_ignores_the_other_one_and_refuses_a_singular_one():
+    from srcad.ops.numpy_linalg import lower_inverse
+    l = _lower_factor()
+    filled = l + np.triu(_R.standard_normal(l.shape), 1)
+    np.testing.assert_allclose(lower_inverse(filled), np.linalg.inv(l), rtol=1e-12, atol=1e-15)
+    l[3, 3] = 0.0
+    with pytest.raises(np.linalg.LinAlgError):
+        lower_inverse(l)
+
+
+def test_gaussian_process_likelihood_matches_autograd_and_finite_differences():
+    """The benchmark's GP: solves with a Cholesky factor and its transpose, log(diag(L))."""
+    from srcad.bench.workloads import gp_nll, _gp_args
+    theta, X, y = _gp_args()
+    gradient = srcad.grad(gp_nll)(theta, X, y)
+    np.testing.assert_allclose(gradient, numerical_gradient(gp_nll, (theta, X, y), 0),
+                               rtol=1e-6)
+    autograd = pytest.importorskip("autograd")
+    import autograd.numpy as anp
+    twin = types.FunctionType(gp_nll.__code__, dict(gp_nll.__globals__, np=anp), "gp_nll")
+    np.testing.assert_allclose(gradient, autograd.grad(twin)(theta, X, y), rtol=1e-10)

@@ -5,6 +5,7 @@ derivatives srcad refuses to take.
 import subprocess
 import sys
 import textwrap
+import types
 
 import numpy as np
 import pytest
@@ -246,6 +247,13 @@ def stats_composite(p):
                   + stats.gamma.logpdf(x + 1.0, p[0], scale=p[2]))
 
 
+def norm_composite(p):
+    """norm.logpdf in x, loc and scale at once: the rules of its derivatives."""
+    x = np.array([[0.3, 1.2], [2.0, -0.4], [0.9, 0.1]])
+    return (-np.sum(stats.norm.logpdf(x, p[:2], np.exp(p[2:])))
+            + np.sum(stats.norm.logpdf(p, 0.5 * p[::-1], 2.0 + p ** 2)))
+
+
 def mvn_composite(mean):
     x = np.array([[0.3, -1.0], [1.2, 0.4], [2.0, 0.0]])
     return np.sum(stats.multivariate_normal.logpdf(x, mean, np.array([[2.0, 0.3], [0.3, 1.0]])))
@@ -261,6 +269,7 @@ def linalg_composite(a):
 SECOND_ORDER = [
     (special_composite, _R.uniform(0.5, 2.0, 3)),
     (stats_composite, np.array([2.5, 0.4, 1.3])),
+    (norm_composite, np.array([0.2, -0.3, 0.4, -0.1])),
     (mvn_composite, np.array([0.2, -0.1])),
     (linalg_composite, 0.3 * _R.standard_normal((3, 3)) + 2.0 * np.eye(3)),
 ]
@@ -277,6 +286,22 @@ def test_hessians_match_finite_differences_of_the_gradient(fn, x):
     expected = np.stack(columns, axis=1)
     hessian = np.reshape(srcad.hessian(fn)(x), (flat, flat))
     np.testing.assert_allclose(hessian, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_normal_likelihoods_hessian_is_the_closed_form_and_autograds():
+    """The benchmark's 20-parameter NLL: one Hessian-vector program per column."""
+    from srcad.bench.workloads import normal_nll, normal_nll_hessian_hand, _normal_nll_args
+    theta, x = _normal_nll_args()
+    hessian = srcad.hessian(normal_nll)(theta, x)
+    np.testing.assert_allclose(hessian, normal_nll_hessian_hand(theta, x), rtol=1e-12,
+                               atol=1e-12)
+    autograd = pytest.importorskip("autograd")
+    import autograd.numpy as anp
+    import autograd.scipy.stats as astats
+    twin = types.FunctionType(normal_nll.__code__, dict(normal_nll.__globals__, np=anp,
+                                                        stats=astats), "normal_nll")
+    np.testing.assert_allclose(hessian, autograd.hessian(twin)(theta, x), rtol=1e-12,
+                               atol=1e-12)
 
 
 # ---- derivatives srcad refuses -------------------------------------------------------------
