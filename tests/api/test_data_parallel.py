@@ -133,6 +133,29 @@ def test_a_closure_and_a_user_rule(executor):
                                central_differences(lambda w: closure(w, X, Y), W), rtol=1e-7)
 
 
+def logits(w, X):
+    return X @ w
+
+
+def through_a_helper(w, X, y):
+    """The log-loss with its logits from a helper called as a whole statement (written out)."""
+    z = logits(w, X)
+    return np.mean(np.logaddexp(0.0, z) - y * z)
+
+
+def test_a_helper_written_out(executor):
+    local = chunked(srcad.grad, through_a_helper, block_size=20)(W, X, Y)
+    assert_identical(chunked(srcad.grad, through_a_helper, block_size=20,
+                             executor=executor)(W, X, Y), local)
+    np.testing.assert_allclose(local, srcad.grad(logistic)(W, X, Y), rtol=1e-12)
+
+
+def test_a_helper_written_out_on_dask_data(dask_client):
+    dask_array = pytest.importorskip("dask.array")
+    on_dask = chunked(srcad.grad, through_a_helper)(W, dask_array.from_array(X, chunks=(20, 4)),
+                                                    dask_array.from_array(Y, chunks=20))
+    assert_identical(on_dask, chunked(srcad.grad, through_a_helper, block_size=20)(W, X, Y))
+
 def test_the_user_rule_is_the_one_the_workers_run(executor):
     def doubled_softplus(z):
         return np.logaddexp(0.0, z)

@@ -101,6 +101,27 @@ def test_a_helper_of_this_file_and_a_keyword_argument(executor):
                          srcad.jacobian(uses_a_helper, mode=mode)(X, scale=2.5))
 
 
+def model(x):
+    return np.tanh(x) * x[0]
+
+
+def through_a_helper(x):
+    """A helper called as a whole statement: srcad writes it out into the caller."""
+    y = model(x)
+    return y * 2.0
+
+
+def test_a_helper_written_out_and_a_lambda_not_reading_numpy(executor):
+    """The worker writes out the helper as the local call does (one shipped file for the
+    functions of one file), and has this file's `np` that the generated code reads though
+    the lambda does not."""
+    for fn in (through_a_helper, lambda x: model(x), lambda x: A[:, :4] @ x):
+        assert_identical(srcad.jacobian(fn, executor=executor, block_size=2)(X),
+                         srcad.jacobian(fn)(X))
+    scalar = lambda x: through_a_helper(x)[1]  # noqa: E731
+    assert_identical(srcad.hessian(scalar, executor=executor, block_size=2)(X),
+                     srcad.hessian(scalar)(X))
+
 def test_the_current_dask_client_by_name(dask_client):
     assert_identical(srcad.hessian(energy, executor="dask")({"w": X, "b": X + 1.0}),
                      srcad.hessian(energy)({"w": X, "b": X + 1.0}))
