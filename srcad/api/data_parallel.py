@@ -202,7 +202,8 @@ class ChunkedGradient:
                                              args, kwargs, places), traverse=False)
         task = dask.delayed(run_chunk, pure=False)
         parts = [task(job, self._weight(count, rows), *chunk)
-                 for count, chunk in zip(first.chunks[0], zip(*blocks))]
+                 for count, chunk in zip(first.chunks[0], zip(*blocks)) if count]
+        # (an empty chunk adds nothing, and its mean would be NaN)
         total = tree_sum(parts, dask.delayed(added, pure=False))
         if self.executor is None:
             return dask.compute(total)[0]

@@ -6,6 +6,7 @@ unchunked gradient, and equal to central finite differences; functions of this f
 closure, a dict of parameters and a user's rule reach the workers."""
 import concurrent.futures
 import os
+import warnings
 
 import numpy as np
 import pytest
@@ -205,6 +206,28 @@ def test_dask_arrays_are_cut_by_their_chunks(dask_client):
         assert_identical(chunked(srcad.value_and_grad, logistic, executor=pool)(W, x, Y),
                          local)  # (NumPy y cut as the Dask x is)
 
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_empty_dask_chunks_are_skipped(reduction):
+    """Chunks of 30, 0 and 73 rows (as filtering rows leaves them): the sum of the two chunks
+    with rows, with no NaN from the empty one and no warning."""
+    da = pytest.importorskip("dask.array")
+    import dask
+    x = da.from_array(X, chunks=((30, 0, 73), (4,)))
+    y = da.from_array(Y, chunks=((30, 0, 73),))
+    with dask.config.set(scheduler="sync"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value, gradient = chunked(srcad.value_and_grad, logistic, reduction)(W, x, y)
+    (first, d_first), (second, d_second) = (srcad.value_and_grad(logistic)(W, X[s], Y[s])
+                                            for s in (slice(0, 30), slice(30, None)))
+    if reduction == "mean":
+        first, d_first, second, d_second = (first * (30 / 103), d_first * (30 / 103),
+                                            second * (73 / 103), d_second * (73 / 103))
+    assert_identical((value, gradient), (first + second, d_first + d_second))
+    if reduction == "mean":
+        whole = srcad.value_and_grad(logistic)(W, X, Y)
+        np.testing.assert_allclose(value, whole[0], rtol=1e-12)
+        np.testing.assert_allclose(gradient, whole[1], rtol=1e-12)
 
 def test_dask_chunks_persisted_on_the_workers(dask_client):
     da = pytest.importorskip("dask.array")
