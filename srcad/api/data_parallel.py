@@ -27,12 +27,14 @@ gradient program once per chunk, where the chunks are, and adds the results up.
 from __future__ import annotations
 
 import inspect
+import types
 
 import numpy as np
 
 from srcad.api import executors, shipping
+from srcad.api.adapters import adapter
 from srcad.compiler.frontend.parse import code_of
-from srcad.errors import UsageError
+from srcad.errors import UsageError, WrtError
 from srcad.runtime.arguments import leaves, rebuilt, wrt_parameters
 from srcad.tracebacks import api_boundary
 
@@ -108,16 +110,17 @@ class ChunkedGradient:
         if has_aux:
             raise UsageError("has_aux= is not taken with chunks_of=: an aux per chunk has "
                              "no sum.", fix="compute the aux by a call of the loss itself.")
-        code = code_of(fn)
-        self.data, _ = wrt_parameters(code, chunks_of)
-        differentiated, _ = wrt_parameters(code, wrt)
+        called = _as_called(fn)
+        self.data = _data_parameters(called, chunks_of)
+        differentiated, _ = wrt_parameters(code_of(called), wrt)
         both = sorted(set(self.data) & set(differentiated))
         if both:
             raise UsageError(
-                f"wrt= selects {', '.join(both)}, a data argument chunks_of= cuts into rows; "
-                "the gradient in data split across chunks is not a sum.",
-                fix="differentiate the parameters (wrt=), and name only the data in "
-                "chunks_of=.")
+                f"wrt={wrt!r} selects {', '.join(both)}, a data argument chunks_of= cuts into "
+                "rows (wrt= is the first argument when not given); the gradient in data "
+                "split across chunks is not a sum.",
+                fix="pass wrt= naming the parameters to differentiate, and name only the "
+                "data in chunks_of=.")
         if executor is not None:
             shipping.packed(fn)  # (refuses what cannot ship now, not at the first call)
             executor = executors.checked_executor(executor)
@@ -125,7 +128,7 @@ class ChunkedGradient:
         self.block_size = executors.checked_block_size(block_size)
         self.options = (make, wrt, backend)
         self.local = PerChunk(fn, *self.options)
-        self.signature = inspect.signature(fn)
+        self.signature = inspect.signature(called)
 
     @property
     def source(self) -> str:
@@ -133,7 +136,13 @@ class ChunkedGradient:
 
     @api_boundary
     def __call__(self, *args, **kwargs):
-        bound = self.signature.bind(*args, **kwargs)
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise UsageError(f"the arguments do not fit the loss's parameters "
+                             f"{tuple(self.signature.parameters)}: {error}.",
+                             fix="pass the loss's arguments as a call of it takes them.") \
+                from None
         args, kwargs = list(bound.args), dict(bound.kwargs)
         places = tuple(self._place(name, args, kwargs) for name in self.data)
         data = [args[p] if isinstance(p, int) else kwargs[p] for p in places]
@@ -208,6 +217,27 @@ class ChunkedGradient:
         if self.executor is None:
             return dask.compute(total)[0]
         return dask.compute(total, scheduler=self.executor)[0]
+
+
+def _as_called(fn) -> types.FunctionType:
+    """A plain function whose parameters are those a call of `fn` binds: `fn`, or for a bound
+    method, a callable object or a `functools.partial`, the adapter srcad differentiates it
+    through (no `self`, no argument the partial binds), so that positions in chunks_of= and
+    wrt= count the arguments the user passes, as grad's do."""
+    return fn if isinstance(fn, types.FunctionType) else adapter(fn)
+
+
+def _data_parameters(called: types.FunctionType, chunks_of) -> tuple:
+    """The names of the parameters chunks_of= selects."""
+    try:
+        return wrt_parameters(code_of(called), chunks_of)[0]
+    except WrtError:
+        parameters = tuple(inspect.signature(called).parameters)
+        raise UsageError(f"chunks_of={chunks_of!r} does not name data arguments of the loss, "
+                         f"whose parameters are {parameters}.",
+                         fix="name each data argument once, by name or position, e.g. "
+                         "chunks_of=(\"X\", \"y\"); data that *args gathers cannot be named: "
+                         "give the loss a parameter for each.") from None
 
 
 def _is_dask_array(value) -> bool:

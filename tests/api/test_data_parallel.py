@@ -5,6 +5,7 @@ computed in this process (`executor=None`, the local reference), within 1e-12 of
 unchunked gradient, and equal to central finite differences; functions of this file, a
 closure, a dict of parameters and a user's rule reach the workers."""
 import concurrent.futures
+import functools
 import os
 import warnings
 
@@ -190,6 +191,28 @@ def test_keyword_data_and_positions():
     assert "np.cos" in decorated.source  # (the program each chunk runs)
 
 
+class Model:
+    """A loss as a method and as the object's call: `self` is no argument a call passes."""
+
+    def __init__(self, strength):
+        self.strength = strength
+
+    def loss(self, w, X, y):
+        return logistic(w, X, y) + self.strength * np.mean(y) * np.sum(w ** 2)
+
+    __call__ = loss
+
+
+def test_methods_callable_objects_and_partials_count_the_arguments_passed():
+    model = Model(0.1)
+    for loss in (model.loss, model, functools.partial(Model.loss, model)):
+        expected = srcad.grad(loss)(W, X, Y)
+        for data in (("X", "y"), (1, 2)):
+            gradient = srcad.grad(loss, chunks_of=data, reduction="mean", block_size=9)(W, X, Y)
+            np.testing.assert_allclose(gradient, expected, rtol=1e-12)
+        with pytest.raises(UsageError, match="wrt=1 selects X, a data argument"):
+            srcad.grad(loss, wrt=1, chunks_of=("X", "y"), reduction="mean")
+
 # ---- Dask arrays ------------------------------------------------------------------------------
 def test_dask_arrays_are_cut_by_their_chunks(dask_client):
     da = pytest.importorskip("dask.array")
@@ -277,11 +300,19 @@ def test_a_loss_not_declared_additive_is_refused():
 
 
 def test_usage_errors_say_what_to_pass(monkeypatch):
-    with pytest.raises(UsageError, match="wrt= selects X, a data argument"):
+    with pytest.raises(UsageError, match=r"wrt=\(0, 1\) selects X, a data argument"):
         srcad.grad(logistic, wrt=(0, 1), chunks_of=("X", "y"), reduction="mean")
+    with pytest.raises(UsageError, match="wrt=0 selects X.*the first argument when not given"):
+        srcad.grad(lambda X, y, w: np.sum(X @ w), chunks_of=("X", "y"), reduction="sum")
+    for data in (("X", "Z"), (1, 5), (), ("X", "X")):
+        with pytest.raises(UsageError, match=r"chunks_of=.* does not name data arguments of "
+                           r"the loss, whose parameters are \('w', 'X', 'y'\)"):
+            srcad.grad(logistic, chunks_of=data, reduction="mean")
     with pytest.raises(UsageError, match="has_aux= is not taken with chunks_of="):
         srcad.grad(logistic, chunks_of="X", reduction="sum", has_aux=True)
     g = chunked(srcad.grad, logistic)
+    with pytest.raises(UsageError, match="do not fit the loss's parameters"):
+        g(W, X)
     with pytest.raises(UsageError, match="different numbers of rows: X 103, y 90"):
         g(W, X, Y[:90])
     with pytest.raises(UsageError, match="y \\(chunks_of=\\) is list"):
