@@ -32,10 +32,11 @@ import types
 import numpy as np
 
 from srcad.api import executors, shipping
-from srcad.api.adapters import adapter
+from srcad.api.adapters import adapter, by_position, per_call
 from srcad.compiler.frontend.parse import code_of
 from srcad.errors import UsageError, WrtError
 from srcad.runtime.arguments import leaves, rebuilt, wrt_parameters
+from srcad.runtime.calls import fixed_arity
 from srcad.tracebacks import api_boundary
 
 _REDUCTIONS = ("sum", "mean")
@@ -43,9 +44,14 @@ _REDUCTIONS = ("sum", "mean")
 
 class PerChunk:
     """`make(fn, wrt, backend=backend)` (srcad's grad or value_and_grad), the derivative each
-    chunk runs; `executors.derivative_here` makes it on a worker."""
+    chunk runs; `executors.derivative_here` makes it on a worker. With an `arity` (a count of
+    positional arguments and the names of keyword ones), of `fixed_arity(fn, *arity)`, as
+    grad differentiates a loss with rules of its own (derivative.ByArity): its program then
+    exists before a first call, here and on a worker alike, so the two can be compared."""
 
-    def __init__(self, fn, make, wrt, backend):
+    def __init__(self, fn, make, wrt, backend, arity=None):
+        if arity is not None:
+            fn, wrt = fixed_arity(fn, *arity), by_position(fn, wrt)
         self.derivative = make(fn, wrt, backend=backend)
 
     @property
@@ -128,6 +134,8 @@ class ChunkedGradient:
         self.block_size = executors.checked_block_size(block_size)
         self.options = (make, wrt, backend)
         self.local = PerChunk(fn, *self.options)
+        self.per_arity = per_call(fn, wrt)
+        self._shipped_locals = {self.options: self.local}  # PerChunk options → made here
         self.signature = inspect.signature(called)
 
     @property
@@ -167,10 +175,18 @@ class ChunkedGradient:
         if self.executor is None:
             return tree_sum([self.local.on_chunk(args, kwargs, places, weight, chunk)
                              for weight, chunk in zip(weights, chunks)])
-        job = executors.shipped(self.fn, PerChunk, self.options, self.local, tuple(args),
-                                kwargs, places)
+        job = self._job(tuple(args), kwargs, places)
         return tree_sum(executors.gathered(self.executor, job, run_chunk, [
             (weight, *chunk) for weight, chunk in zip(weights, chunks)]))
+
+    def _job(self, args: tuple, kwargs: dict, places: tuple) -> executors.Job:
+        """The job of a call; a loss with rules of its own ships with the call's arity."""
+        options = self.options + ((len(args), tuple(kwargs)),) if self.per_arity \
+            else self.options
+        local = self._shipped_locals.get(options)
+        if local is None:
+            local = self._shipped_locals[options] = PerChunk(self.fn, *options)
+        return executors.shipped(self.fn, PerChunk, options, local, args, kwargs, places)
 
     def _place(self, name: str, args: list, kwargs: dict):
         """Where data argument `name` is in the bound call: a position or a keyword."""
@@ -207,8 +223,7 @@ class ChunkedGradient:
                     f"{self.data[0]}.chunks[0]}})`.")
         blocks = [d.rechunk({axis: -1 for axis in range(1, d.ndim)}).to_delayed().reshape(-1)
                   for d in data]
-        job = dask.delayed(executors.shipped(self.fn, PerChunk, self.options, self.local,
-                                             args, kwargs, places), traverse=False)
+        job = dask.delayed(self._job(args, kwargs, places), traverse=False)
         task = dask.delayed(run_chunk, pure=False)
         parts = [task(job, self._weight(count, rows), *chunk)
                  for count, chunk in zip(first.chunks[0], zip(*blocks)) if count]

@@ -171,6 +171,22 @@ def test_the_user_rule_is_the_one_the_workers_run(executor):
     np.testing.assert_allclose(remote, 2.0 * X.T @ (1.0 / (1.0 + np.exp(-X @ W))), rtol=1e-12)
 
 
+def squares_with_a_rule(w, X, y):
+    return np.sum((X @ w - y) ** 2)
+
+
+srcad.defvjp(squares_with_a_rule, lambda g, ans, w, X, y: g * 2.0 * X.T @ (X @ w - y),
+             None, None)
+
+
+def test_a_loss_with_its_own_rule_whatever_ran_first(executor):
+    """Its program is made per count of arguments: computed here first or not, the worker
+    makes the one the client compares it with."""
+    local = chunked(srcad.grad, squares_with_a_rule, "sum", block_size=20)(W, X, Y)
+    assert_identical(chunked(srcad.grad, squares_with_a_rule, "sum", block_size=20,
+                             executor=executor)(W, X, Y), local)
+    np.testing.assert_allclose(local, 2.0 * X.T @ (X @ W - Y), rtol=1e-12)
+
 def test_float32_parameters_keep_their_dtype():
     gradient = chunked(srcad.grad, logistic, block_size=10)(W.astype(np.float32), X.astype(
         np.float32), Y.astype(np.float32))
