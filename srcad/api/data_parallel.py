@@ -161,11 +161,16 @@ class ChunkedGradient:
                 kwargs[place] = None
         for name, value in bound.arguments.items():
             if name not in self.data and any(map(_is_dask_array, leaves(value))):
+                whole = _is_dask_array(value)
                 raise UsageError(
-                    f"{name} is a Dask array, and only the data arguments (chunks_of=) are "
-                    "cut into chunks; every chunk needs the whole of the others.",
-                    fix=f"compute it first (`{name}.compute()`), or name it in chunks_of=.")
+                    f"{name} {'is' if whole else 'holds'} a Dask array, and only the data "
+                    "arguments (chunks_of=) are cut into chunks; every chunk needs the whole "
+                    "of the others.",
+                    fix=f"compute it first (`{name}.compute()`), or name it in chunks_of=."
+                    if whole else f"compute the Dask arrays in {name} first "
+                    "(`dask.compute(...)`).")
         rows = _rows(self.data, data)
+        executors.open_executor(self.executor)
         if any(map(_is_dask_array, data)):
             return self._on_dask(tuple(args), kwargs, places, data, rows)
         cuts = [range(rows)] if self.executor is None and self.block_size is None else \
@@ -269,6 +274,10 @@ def _rows(names: tuple, data: list) -> int:
                              "not an array with rows.",
                              fix=f"pass {name} as a NumPy or Dask array, one row per "
                              "example.")
+        if shape[0] != shape[0]:  # (NaN: a Dask array whose rows are not counted yet)
+            raise UsageError(f"the data argument {name} (chunks_of=) is a Dask array of "
+                             "unknown row count (filtered by a mask, read from a data frame).",
+                             fix=f"count its rows first: `{name}.compute_chunk_sizes()`.")
         counts.append(shape[0])
     if len(set(counts)) > 1:
         raise UsageError("the data arguments have different numbers of rows: " + ", ".join(

@@ -48,6 +48,8 @@ from srcad.tracebacks import api_boundary
 from srcad.version import __version__
 
 _INSTALL = "pip install 'srcad[dask]'"
+_REOPEN = ("pass an executor that is open: make the derivative inside the `with` block of "
+           "the pool or client, or make it again with a new one.")
 _BLOCKS_PER_WORKER = 4  # default blocks: a few per worker, so a slow worker holds up little
 
 
@@ -81,6 +83,7 @@ class OnExecutor:
 
     @api_boundary
     def __call__(self, *args, **kwargs):
+        open_executor(self.executor)
         way, counts = self.local.parts(args, kwargs)
         blocks = [(which, chosen) for which, count in counts for chosen in self._ranges(count)]
         if not blocks:  # (no rows or columns: nothing to send)
@@ -184,6 +187,13 @@ def checked_executor(executor):
                      f"({_INSTALL}) a `distributed.Client`.")
 
 
+def open_executor(executor) -> None:
+    """Refuses a Dask client that is closed (before Dask's own error, which names none of
+    srcad's options)."""
+    if is_dask_client(executor) and executor.status in ("closing", "closed"):
+        raise UsageError("the Dask client passed as executor= is closed.", fix=_REOPEN)
+
+
 def checked_block_size(block_size):
     if block_size is None or (type(block_size) is int and block_size >= 1):
         return block_size
@@ -215,7 +225,14 @@ def gathered(executor, job: Job, task, blocks: list) -> list:
         except BaseException:
             executor.cancel(futures)
             raise
-    futures = [executor.submit(task, job, *block) for block in blocks]
+    futures = []
+    try:
+        for block in blocks:
+            futures.append(executor.submit(task, job, *block))
+    except RuntimeError as error:  # (submit's only one: shut down)
+        for future in futures:
+            future.cancel()
+        raise UsageError(f"the executor takes no more tasks: {error}.", fix=_REOPEN) from None
     try:
         return [future.result() for future in futures]
     except BaseException:

@@ -300,6 +300,28 @@ def test_dask_data_errors(dask_client):
         chunked(srcad.grad, logistic)(da.from_array(W), x, Y)
     with pytest.raises(UsageError, match="block_size= cuts NumPy data"):
         chunked(srcad.grad, logistic, block_size=5)(W, x, Y)
+    with pytest.raises(UsageError, match=r"(?s)p holds a Dask array.*Dask arrays in p"):
+        chunked(srcad.grad, squared_errors)({"w": da.from_array(W), "b": 0.5}, x, Y)
+    kept = x[:, 0] > 0  # (rows filtered by a mask: Dask does not count them)
+    with pytest.raises(UsageError, match=r"(?s)X \(chunks_of=\) is a Dask array of unknown "
+                       r"row count.*X\.compute_chunk_sizes\(\)"):
+        chunked(srcad.grad, logistic)(W, x[kept], da.from_array(Y, chunks=25)[kept])
+
+
+def test_closed_executors_are_refused():
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(processes=False, dashboard_address=":0") as client:
+        pass
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    pool.shutdown()
+    for closed in (client, pool):
+        gradient = chunked(srcad.grad, logistic, "sum", executor=closed)
+        with pytest.raises(UsageError, match="(?s)takes no more tasks|is closed.*is open"):
+            gradient(W, X, Y)
+    dask_array = pytest.importorskip("dask.array")
+    with pytest.raises(UsageError, match="is closed"):
+        chunked(srcad.grad, logistic, "sum", executor=client)(
+            W, dask_array.from_array(X, chunks=(25, 4)), Y)
 
 
 # ---- what is refused --------------------------------------------------------------------------

@@ -286,3 +286,15 @@ def test_errors_say_what_to_pass(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "distributed", None)  # not installed
     with pytest.raises(UsageError, match=r"pip install 'srcad\[dask\]'"):
         srcad.jacobian(simulator, executor="dask")
+
+
+def test_a_closed_pool_or_client_is_refused():
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(processes=False, dashboard_address=":0") as client:
+        pass
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    pool.shutdown()
+    with pytest.raises(UsageError, match="(?s)client passed as executor= is closed.*is open"):
+        srcad.jacobian(simulator, executor=client)(X)
+    with pytest.raises(UsageError, match="(?s)takes no more tasks.*is open"):
+        srcad.hessian(energy, executor=pool)({"w": X, "b": X + 1.0})
