@@ -31,7 +31,7 @@ import types
 
 import numpy as np
 
-from srcad.api import executors, shipping
+from srcad.api import executors
 from srcad.api.adapters import adapter, by_position, per_call
 from srcad.compiler.frontend.parse import code_of
 from srcad.errors import UsageError, WrtError
@@ -127,11 +127,8 @@ class ChunkedGradient:
                 "split across chunks is not a sum.",
                 fix="pass wrt= naming the parameters to differentiate, and name only the "
                 "data in chunks_of=.")
-        if executor is not None:
-            shipping.packed(fn)  # (refuses what cannot ship now, not at the first call)
-            executor = executors.checked_executor(executor)
-        self.fn, self.reduction, self.executor = fn, reduction, executor
-        self.block_size = executors.checked_block_size(block_size)
+        self.executor, self.block_size = executors.checked(fn, executor, block_size)
+        self.fn, self.reduction = fn, reduction
         self.options = (make, wrt, backend)
         self.local = PerChunk(fn, *self.options)
         self.per_arity = per_call(fn, wrt)
@@ -261,7 +258,7 @@ def _data_parameters(called: types.FunctionType, chunks_of) -> tuple:
 
 
 def _is_dask_array(value) -> bool:
-    return type(value).__module__.startswith("dask.") and hasattr(value, "to_delayed")
+    return executors.of_dask(value, "dask", "to_delayed")
 
 
 def _rows(names: tuple, data: list) -> int:

@@ -59,22 +59,22 @@ class Job:
 
     digest: str
     parcel: bytes
-    kind: type       # jacobians._Jacobian, _Hessian or _BatchJacobian
+    kind: type       # jacobians._Jacobian, _Hessian, _BatchJacobian, _FixedArity, or
+    #                  data_parallel.PerChunk (the gradient a chunk of rows runs)
     options: tuple   # kind(fn, *options)
     source: str | None  # kind(fn, *options).source here (None: it has none to show)
     args: tuple
     kwargs: dict
-    way: object      # what `kind.parts` said (for a Jacobian's blocks)
+    way: object      # for a Jacobian's blocks, what `kind.parts` said; for chunks of rows,
+    #                  the data's places in the arguments
 
 
 class OnExecutor:
     """`kind(fn, *options)` whose blocks run on an executor; `.source` is the local one's."""
 
     def __init__(self, fn, kind: type, options: tuple, executor, block_size):
-        shipping.packed(fn)  # (refuses what cannot ship now, not at the first call)
         self.fn, self.kind, self.options = fn, kind, options
-        self.executor = checked_executor(executor)
-        self.block_size = checked_block_size(block_size)
+        self.executor, self.block_size = checked(fn, executor, block_size)
         self.local = kind(fn, *options)
 
     @property
@@ -132,9 +132,11 @@ def derivative_here(job: Job):
             local = job.kind(shipping.unpacked(pickle.loads(job.parcel)), *job.options)
             if _source(local) != job.source:
                 raise UsageError(
-                    f"this worker generates another program for {job.kind.__name__} than "
-                    f"the process that sent it (srcad {__version__} here).",
-                    fix="install the same srcad version on the workers as on the client.")
+                    f"this worker generates another derivative program than the process "
+                    f"that sent it (srcad {__version__} here), and would compute other "
+                    "numbers.",
+                    fix="install the same srcad version on the workers as on the client "
+                    "(and the same versions of the packages the function calls).")
             _REBUILT[key] = local
             while len(_REBUILT) > _REBUILT_KEPT:
                 _REBUILT.popitem(last=False)
@@ -159,9 +161,24 @@ def aligned(value):
 
 
 # ---- executors --------------------------------------------------------------------------------
+def of_dask(value, package: str, *attributes: str) -> bool:
+    """Whether `value` is an object of Dask's `package` ("dask", "distributed") with
+    `attributes`: recognised by its type's module, so Dask is imported only for its own."""
+    return type(value).__module__.split(".")[0] == package and all(
+        hasattr(value, attribute) for attribute in attributes)
+
+
 def is_dask_client(executor) -> bool:
-    return type(executor).__module__.split(".")[0] == "distributed" and hasattr(
-        executor, "submit") and hasattr(executor, "gather")
+    return of_dask(executor, "distributed", "submit", "gather")
+
+
+def checked(fn, executor, block_size) -> tuple:
+    """`executor` and `block_size`, checked; with an executor, `fn` is packed once to refuse
+    what cannot ship now rather than at the first call."""
+    if executor is not None:
+        shipping.packed(fn)
+        executor = checked_executor(executor)
+    return executor, checked_block_size(block_size)
 
 
 def checked_executor(executor):
