@@ -14,8 +14,8 @@ import pytest
 
 import srcad
 from srcad.errors import UsageError
-from tests.api.test_executors import (assert_identical, crashing_once,  # noqa: F401
-                                      dask_client, process_pool)
+from tests.api.test_executors import (assert_identical, closed_executors,  # noqa: F401
+                                      crashing_once, dask_client, process_pool)
 
 RNG = np.random.default_rng(33)
 X = RNG.standard_normal((103, 4))
@@ -308,12 +308,8 @@ def test_dask_data_errors(dask_client):
         chunked(srcad.grad, logistic)(W, x[kept], da.from_array(Y, chunks=25)[kept])
 
 
-def test_closed_executors_are_refused():
-    distributed = pytest.importorskip("distributed")
-    with distributed.Client(processes=False, dashboard_address=":0") as client:
-        pass
-    pool = concurrent.futures.ThreadPoolExecutor(1)
-    pool.shutdown()
+def test_closed_executors_are_refused(closed_executors):
+    client, pool = closed_executors
     for closed in (client, pool):
         gradient = chunked(srcad.grad, logistic, "sum", executor=closed)
         with pytest.raises(UsageError, match="(?s)takes no more tasks|is closed.*is open"):

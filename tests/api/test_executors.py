@@ -288,12 +288,19 @@ def test_errors_say_what_to_pass(monkeypatch):
         srcad.jacobian(simulator, executor="dask")
 
 
-def test_a_closed_pool_or_client_is_refused():
+@pytest.fixture
+def closed_executors():
+    """A Dask client closed and a thread pool shut down."""
     distributed = pytest.importorskip("distributed")
     with distributed.Client(processes=False, dashboard_address=":0") as client:
         pass
     pool = concurrent.futures.ThreadPoolExecutor(1)
     pool.shutdown()
+    return client, pool
+
+
+def test_a_closed_pool_or_client_is_refused(closed_executors):
+    client, pool = closed_executors
     with pytest.raises(UsageError, match="(?s)client passed as executor= is closed.*is open"):
         srcad.jacobian(simulator, executor=client)(X)
     with pytest.raises(UsageError, match="(?s)takes no more tasks.*is open"):
