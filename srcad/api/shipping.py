@@ -15,8 +15,9 @@ functions cannot reach it. What a parcel holds:
   (frontend/inline.py), so a file per function would make the worker's program differ.
 - the globals each function reads (the names its code and nested code use), and the
   modules among its globals (generated code may read `np` where the function does not): a
-  module by its name, imported on the worker; anything else by pickle (numbers, arrays, and the
-  functions of installed packages, which pickle finds by reference).
+  module by its name, imported on the worker (one the function does not read, where the
+  worker can); anything else by pickle (numbers, arrays, and the functions of installed
+  packages, which pickle finds by reference).
 - closure cell values, in real cells: the rebuilt function is a closure as the original
   was, and two functions of one module share one rebuilt namespace.
 - the rules the user registered with `srcad.defvjp`/`defjvp` for those functions and for
@@ -214,7 +215,7 @@ def unpacked(parcel: Parcel):
         for name, packed_value in names.items():
             try:
                 namespace[name] = value(packed_value)
-            except ImportError:
+            except Exception:  # (importing an unread module must not stop the function)
                 if not isinstance(packed_value, _UnreadModule):
                     raise
     for fn, recipe in zip(functions, parcel.functions):
@@ -236,8 +237,11 @@ def unpacked(parcel: Parcel):
 
 def _compiled(recipes: list, namespaces: list) -> list:
     """The functions of `recipes`, those of one source file compiled from one text (and so
-    with one filename). Each is made inside a function whose parameters are its closure's
-    names, so that it gets cells of those names (filled by `unpacked`)."""
+    with one filename), so that the worker writes out the helpers the client does. (Rather
+    than teaching frontend/inline.py another notion of a file: it then sees here what it
+    sees there, and an error's lines stay within one file.) Each is made inside a function
+    whose parameters are its closure's names, so that it gets cells of those names (filled
+    by `unpacked`)."""
     files: dict = {}  # (namespace, file) → the indices of its recipes
     for index, recipe in enumerate(recipes):
         files.setdefault((recipe.namespace, recipe.file), []).append(index)

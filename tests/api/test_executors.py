@@ -6,12 +6,15 @@ import concurrent.futures
 import logging
 import multiprocessing
 import os
+import pickle
+import types
 from collections import OrderedDict
 
 import numpy as np
 import pytest
 
 import srcad
+from srcad.api import shipping
 from srcad.errors import UsageError
 from srcad.runtime.arguments import leaves, rebuilt
 
@@ -121,6 +124,14 @@ def test_a_helper_written_out_and_a_lambda_not_reading_numpy(executor):
     scalar = lambda x: through_a_helper(x)[1]  # noqa: E731
     assert_identical(srcad.hessian(scalar, executor=executor, block_size=2)(X),
                      srcad.hessian(scalar)(X))
+
+def test_an_unread_module_the_worker_lacks_is_left_out(monkeypatch):
+    """The modules of the function's globals travel (generated code may read `np`); one the
+    worker cannot import, and the function does not read, is left out there."""
+    monkeypatch.setitem(globals(), "absent", types.ModuleType("srcad_test_absent_module"))
+    rebuilt = shipping.unpacked(pickle.loads(shipping.dumped(shipping.packed(simulator))))
+    assert_identical(rebuilt(X), simulator(X))
+    assert "absent" not in rebuilt.__globals__ and rebuilt.__globals__["np"] is np
 
 def test_the_current_dask_client_by_name(dask_client):
     assert_identical(srcad.hessian(energy, executor="dask")({"w": X, "b": X + 1.0}),
