@@ -27,13 +27,16 @@ gradient program once per chunk, where the chunks are, and adds the results up.
 from __future__ import annotations
 
 import inspect
+import types
 
 import numpy as np
 
-from srcad.api import executors, shipping
+from srcad.api import executors
+from srcad.api.adapters import adapter, by_position, per_call
 from srcad.compiler.frontend.parse import code_of
-from srcad.errors import UsageError
+from srcad.errors import UsageError, WrtError
 from srcad.runtime.arguments import leaves, rebuilt, wrt_parameters
+from srcad.runtime.calls import fixed_arity
 from srcad.tracebacks import api_boundary
 
 _REDUCTIONS = ("sum", "mean")
@@ -41,9 +44,14 @@ _REDUCTIONS = ("sum", "mean")
 
 class PerChunk:
     """`make(fn, wrt, backend=backend)` (srcad's grad or value_and_grad), the derivative each
-    chunk runs; `executors.derivative_here` makes it on a worker."""
+    chunk runs; `executors.derivative_here` makes it on a worker. With an `arity` (a count of
+    positional arguments and the names of keyword ones), of `fixed_arity(fn, *arity)`, as
+    grad differentiates a loss with rules of its own (derivative.ByArity): its program then
+    exists before a first call, here and on a worker alike, so the two can be compared."""
 
-    def __init__(self, fn, make, wrt, backend):
+    def __init__(self, fn, make, wrt, backend, arity=None):
+        if arity is not None:
+            fn, wrt = fixed_arity(fn, *arity), by_position(fn, wrt)
         self.derivative = make(fn, wrt, backend=backend)
 
     @property
@@ -108,24 +116,24 @@ class ChunkedGradient:
         if has_aux:
             raise UsageError("has_aux= is not taken with chunks_of=: an aux per chunk has "
                              "no sum.", fix="compute the aux by a call of the loss itself.")
-        code = code_of(fn)
-        self.data, _ = wrt_parameters(code, chunks_of)
-        differentiated, _ = wrt_parameters(code, wrt)
+        called = _as_called(fn)
+        self.data = _data_parameters(called, chunks_of)
+        differentiated, _ = wrt_parameters(code_of(called), wrt)
         both = sorted(set(self.data) & set(differentiated))
         if both:
             raise UsageError(
-                f"wrt= selects {', '.join(both)}, a data argument chunks_of= cuts into rows; "
-                "the gradient in data split across chunks is not a sum.",
-                fix="differentiate the parameters (wrt=), and name only the data in "
-                "chunks_of=.")
-        if executor is not None:
-            shipping.packed(fn)  # (refuses what cannot ship now, not at the first call)
-            executor = executors.checked_executor(executor)
-        self.fn, self.reduction, self.executor = fn, reduction, executor
-        self.block_size = executors.checked_block_size(block_size)
+                f"wrt={wrt!r} selects {', '.join(both)}, a data argument chunks_of= cuts into "
+                "rows (wrt= is the first argument when not given); the gradient in data "
+                "split across chunks is not a sum.",
+                fix="pass wrt= naming the parameters to differentiate, and name only the "
+                "data in chunks_of=.")
+        self.executor, self.block_size = executors.checked(fn, executor, block_size)
+        self.fn, self.reduction = fn, reduction
         self.options = (make, wrt, backend)
         self.local = PerChunk(fn, *self.options)
-        self.signature = inspect.signature(fn)
+        self.per_arity = per_call(fn, wrt)
+        self._shipped_locals = {self.options: self.local}  # PerChunk options → made here
+        self.signature = inspect.signature(called)
 
     @property
     def source(self) -> str:
@@ -133,7 +141,13 @@ class ChunkedGradient:
 
     @api_boundary
     def __call__(self, *args, **kwargs):
-        bound = self.signature.bind(*args, **kwargs)
+        try:
+            bound = self.signature.bind(*args, **kwargs)
+        except TypeError as error:
+            raise UsageError(f"the arguments do not fit the loss's parameters "
+                             f"{tuple(self.signature.parameters)}: {error}.",
+                             fix="pass the loss's arguments as a call of it takes them.") \
+                from None
         args, kwargs = list(bound.args), dict(bound.kwargs)
         places = tuple(self._place(name, args, kwargs) for name in self.data)
         data = [args[p] if isinstance(p, int) else kwargs[p] for p in places]
@@ -144,11 +158,16 @@ class ChunkedGradient:
                 kwargs[place] = None
         for name, value in bound.arguments.items():
             if name not in self.data and any(map(_is_dask_array, leaves(value))):
+                whole = _is_dask_array(value)
                 raise UsageError(
-                    f"{name} is a Dask array, and only the data arguments (chunks_of=) are "
-                    "cut into chunks; every chunk needs the whole of the others.",
-                    fix=f"compute it first (`{name}.compute()`), or name it in chunks_of=.")
+                    f"{name} {'is' if whole else 'holds'} a Dask array, and only the data "
+                    "arguments (chunks_of=) are cut into chunks; every chunk needs the whole "
+                    "of the others.",
+                    fix=f"compute it first (`{name}.compute()`), or name it in chunks_of=."
+                    if whole else f"compute the Dask arrays in {name} first "
+                    "(`dask.compute(...)`).")
         rows = _rows(self.data, data)
+        executors.open_executor(self.executor)
         if any(map(_is_dask_array, data)):
             return self._on_dask(tuple(args), kwargs, places, data, rows)
         cuts = [range(rows)] if self.executor is None and self.block_size is None else \
@@ -158,10 +177,18 @@ class ChunkedGradient:
         if self.executor is None:
             return tree_sum([self.local.on_chunk(args, kwargs, places, weight, chunk)
                              for weight, chunk in zip(weights, chunks)])
-        job = executors.shipped(self.fn, PerChunk, self.options, self.local, tuple(args),
-                                kwargs, places)
+        job = self._job(tuple(args), kwargs, places)
         return tree_sum(executors.gathered(self.executor, job, run_chunk, [
             (weight, *chunk) for weight, chunk in zip(weights, chunks)]))
+
+    def _job(self, args: tuple, kwargs: dict, places: tuple) -> executors.Job:
+        """The job of a call; a loss with rules of its own ships with the call's arity."""
+        options = self.options + ((len(args), tuple(kwargs)),) if self.per_arity \
+            else self.options
+        local = self._shipped_locals.get(options)
+        if local is None:
+            local = self._shipped_locals[options] = PerChunk(self.fn, *options)
+        return executors.shipped(self.fn, PerChunk, options, local, args, kwargs, places)
 
     def _place(self, name: str, args: list, kwargs: dict):
         """Where data argument `name` is in the bound call: a position or a keyword."""
@@ -198,19 +225,40 @@ class ChunkedGradient:
                     f"{self.data[0]}.chunks[0]}})`.")
         blocks = [d.rechunk({axis: -1 for axis in range(1, d.ndim)}).to_delayed().reshape(-1)
                   for d in data]
-        job = dask.delayed(executors.shipped(self.fn, PerChunk, self.options, self.local,
-                                             args, kwargs, places), traverse=False)
+        job = dask.delayed(self._job(args, kwargs, places), traverse=False)
         task = dask.delayed(run_chunk, pure=False)
         parts = [task(job, self._weight(count, rows), *chunk)
-                 for count, chunk in zip(first.chunks[0], zip(*blocks))]
+                 for count, chunk in zip(first.chunks[0], zip(*blocks)) if count]
+        # (an empty chunk adds nothing, and its mean would be NaN)
         total = tree_sum(parts, dask.delayed(added, pure=False))
         if self.executor is None:
             return dask.compute(total)[0]
         return dask.compute(total, scheduler=self.executor)[0]
 
 
+def _as_called(fn) -> types.FunctionType:
+    """A plain function whose parameters are those a call of `fn` binds: `fn`, or for a bound
+    method, a callable object or a `functools.partial`, the adapter srcad differentiates it
+    through (no `self`, no argument the partial binds), so that positions in chunks_of= and
+    wrt= count the arguments the user passes, as grad's do."""
+    return fn if isinstance(fn, types.FunctionType) else adapter(fn)
+
+
+def _data_parameters(called: types.FunctionType, chunks_of) -> tuple:
+    """The names of the parameters chunks_of= selects."""
+    try:
+        return wrt_parameters(code_of(called), chunks_of)[0]
+    except WrtError:
+        parameters = tuple(inspect.signature(called).parameters)
+        raise UsageError(f"chunks_of={chunks_of!r} does not name data arguments of the loss, "
+                         f"whose parameters are {parameters}.",
+                         fix="name each data argument once, by name or position, e.g. "
+                         "chunks_of=(\"X\", \"y\"); data that *args gathers cannot be named: "
+                         "give the loss a parameter for each.") from None
+
+
 def _is_dask_array(value) -> bool:
-    return type(value).__module__.startswith("dask.") and hasattr(value, "to_delayed")
+    return executors.of_dask(value, "dask", "to_delayed")
 
 
 def _rows(names: tuple, data: list) -> int:
@@ -223,6 +271,10 @@ def _rows(names: tuple, data: list) -> int:
                              "not an array with rows.",
                              fix=f"pass {name} as a NumPy or Dask array, one row per "
                              "example.")
+        if shape[0] != shape[0]:  # (NaN: a Dask array whose rows are not counted yet)
+            raise UsageError(f"the data argument {name} (chunks_of=) is a Dask array of "
+                             "unknown row count (filtered by a mask, read from a data frame).",
+                             fix=f"count its rows first: `{name}.compute_chunk_sizes()`.")
         counts.append(shape[0])
     if len(set(counts)) > 1:
         raise UsageError("the data arguments have different numbers of rows: " + ", ".join(

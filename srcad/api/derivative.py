@@ -440,7 +440,9 @@ def grad(fn: Callable | None = None, wrt: Wrt | None = None, *, argnums: Wrt | N
         added by a fixed-order tree (docs/distributed.md). Needs `reduction`.
     reduction : {"sum", "mean"}, optional
         Declares that `fn` is the sum, or the mean, of its values on the chunks: what makes
-        cutting its data right. A loss that is neither cannot be cut.
+        cutting its data right. A loss that is neither cannot be cut. Each chunk runs all
+        of `fn`: with "sum", a term that is not a sum over rows (a penalty on the
+        parameters) counts once per chunk, so add it outside (docs/distributed.md).
     executor : concurrent.futures.Executor or dask.distributed.Client, optional
         Where the chunks' gradients run (for Dask data, where its chunks are, by Dask's
         current scheduler without one); the function's source is shipped to the workers.
@@ -452,7 +454,8 @@ def grad(fn: Callable | None = None, wrt: Wrt | None = None, *, argnums: Wrt | N
     callable
         Takes `fn`'s arguments and returns the gradient, of the type, shape and dtype of
         the argument (a tuple of them for a tuple `wrt`). `.source` is the generated
-        program. The same function and options give the same object.
+        program. The same function and options give the same object (with `chunks_of`, a
+        new one each time: keep it).
 
     Raises
     ------

@@ -48,6 +48,8 @@ from srcad.tracebacks import api_boundary
 from srcad.version import __version__
 
 _INSTALL = "pip install 'srcad[dask]'"
+_REOPEN = ("pass an executor that is open: make the derivative inside the `with` block of "
+           "the pool or client, or make it again with a new one.")
 _BLOCKS_PER_WORKER = 4  # default blocks: a few per worker, so a slow worker holds up little
 
 
@@ -57,22 +59,22 @@ class Job:
 
     digest: str
     parcel: bytes
-    kind: type       # jacobians._Jacobian, _Hessian or _BatchJacobian
+    kind: type       # jacobians._Jacobian, _Hessian, _BatchJacobian, _FixedArity, or
+    #                  data_parallel.PerChunk (the gradient a chunk of rows runs)
     options: tuple   # kind(fn, *options)
     source: str | None  # kind(fn, *options).source here (None: it has none to show)
     args: tuple
     kwargs: dict
-    way: object      # what `kind.parts` said (for a Jacobian's blocks)
+    way: object      # for a Jacobian's blocks, what `kind.parts` said; for chunks of rows,
+    #                  the data's places in the arguments
 
 
 class OnExecutor:
     """`kind(fn, *options)` whose blocks run on an executor; `.source` is the local one's."""
 
     def __init__(self, fn, kind: type, options: tuple, executor, block_size):
-        shipping.packed(fn)  # (refuses what cannot ship now, not at the first call)
         self.fn, self.kind, self.options = fn, kind, options
-        self.executor = checked_executor(executor)
-        self.block_size = checked_block_size(block_size)
+        self.executor, self.block_size = checked(fn, executor, block_size)
         self.local = kind(fn, *options)
 
     @property
@@ -81,6 +83,7 @@ class OnExecutor:
 
     @api_boundary
     def __call__(self, *args, **kwargs):
+        open_executor(self.executor)
         way, counts = self.local.parts(args, kwargs)
         blocks = [(which, chosen) for which, count in counts for chosen in self._ranges(count)]
         if not blocks:  # (no rows or columns: nothing to send)
@@ -129,9 +132,11 @@ def derivative_here(job: Job):
             local = job.kind(shipping.unpacked(pickle.loads(job.parcel)), *job.options)
             if _source(local) != job.source:
                 raise UsageError(
-                    f"this worker generates another program for {job.kind.__name__} than "
-                    f"the process that sent it (srcad {__version__} here).",
-                    fix="install the same srcad version on the workers as on the client.")
+                    f"this worker generates another derivative program than the process "
+                    f"that sent it (srcad {__version__} here), and would compute other "
+                    "numbers.",
+                    fix="install the same srcad version on the workers as on the client "
+                    "(and the same versions of the packages the function calls).")
             _REBUILT[key] = local
             while len(_REBUILT) > _REBUILT_KEPT:
                 _REBUILT.popitem(last=False)
@@ -156,9 +161,24 @@ def aligned(value):
 
 
 # ---- executors --------------------------------------------------------------------------------
+def of_dask(value, package: str, *attributes: str) -> bool:
+    """Whether `value` is an object of Dask's `package` ("dask", "distributed") with
+    `attributes`: recognised by its type's module, so Dask is imported only for its own."""
+    return type(value).__module__.split(".")[0] == package and all(
+        hasattr(value, attribute) for attribute in attributes)
+
+
 def is_dask_client(executor) -> bool:
-    return type(executor).__module__.split(".")[0] == "distributed" and hasattr(
-        executor, "submit") and hasattr(executor, "gather")
+    return of_dask(executor, "distributed", "submit", "gather")
+
+
+def checked(fn, executor, block_size) -> tuple:
+    """`executor` and `block_size`, checked; with an executor, `fn` is packed once to refuse
+    what cannot ship now rather than at the first call."""
+    if executor is not None:
+        shipping.packed(fn)
+        executor = checked_executor(executor)
+    return executor, checked_block_size(block_size)
 
 
 def checked_executor(executor):
@@ -182,6 +202,13 @@ def checked_executor(executor):
                      f"pool) or a dask.distributed.Client; got {executor!r}.",
                      fix=f"pass `concurrent.futures.ProcessPoolExecutor()`, or for Dask "
                      f"({_INSTALL}) a `distributed.Client`.")
+
+
+def open_executor(executor) -> None:
+    """Refuses a Dask client that is closed (before Dask's own error, which names none of
+    srcad's options)."""
+    if is_dask_client(executor) and executor.status in ("closing", "closed"):
+        raise UsageError("the Dask client passed as executor= is closed.", fix=_REOPEN)
 
 
 def checked_block_size(block_size):
@@ -215,7 +242,14 @@ def gathered(executor, job: Job, task, blocks: list) -> list:
         except BaseException:
             executor.cancel(futures)
             raise
-    futures = [executor.submit(task, job, *block) for block in blocks]
+    futures = []
+    try:
+        for block in blocks:
+            futures.append(executor.submit(task, job, *block))
+    except RuntimeError as error:  # (submit's only one: shut down)
+        for future in futures:
+            future.cancel()
+        raise UsageError(f"the executor takes no more tasks: {error}.", fix=_REOPEN) from None
     try:
         return [future.result() for future in futures]
     except BaseException:

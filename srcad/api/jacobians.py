@@ -25,11 +25,10 @@ from srcad.api import derivative as api
 from srcad.compiler import cache
 from srcad.runtime.arguments import (Wrt, chosen_wrt, copied, is_container, leaves, like_argument,
                                      output_and_aux, promote, rebuilt, wrt_parameters)
-from srcad.api import shipping
+from srcad.api import executors
 from srcad.api.adapters import PerArity, by_position, per_call, transformable
 from srcad.api.fast_paths import guards_of
 from srcad.api.forward import checked_tangent, jvp, like_output
-from srcad.api.executors import OnExecutor
 from srcad.api.jacobian_batches import BatchedColumns, seed_of
 from srcad.compiler.frontend.parse import code_of
 from srcad.compiler.passes import enabled
@@ -764,7 +763,7 @@ def _on_executor(fn, wrt, kind, options: tuple, executor, block_size, has_aux=Fa
         raise UsageError("block_size= cuts the work into tasks for an executor; no "
                          "executor= was given.", fix="pass executor=, or leave block_size out.")
     if not (has_aux or per_call(fn, wrt)):
-        return OnExecutor(fn, kind, options, executor, block_size)
+        return executors.OnExecutor(fn, kind, options, executor, block_size)
     per_arity = _ArityOnExecutor(fn, wrt, kind, what if has_aux else None, options, executor,
                                  block_size)
     return _WithAux(fn, per_arity, what) if has_aux else per_arity
@@ -778,9 +777,9 @@ class _ArityOnExecutor:
 
     def __init__(self, fn, wrt, kind, what: str | None, options: tuple, executor,
                  block_size):
-        shipping.packed(fn)  # (refuses what cannot ship now, not at the first call)
+        executor, block_size = executors.checked(fn, executor, block_size)
         self.fn, self.position = fn, by_position(fn, wrt)
-        self.made = functools.partial(OnExecutor, fn, _FixedArity, executor=executor,
+        self.made = functools.partial(executors.OnExecutor, fn, _FixedArity, executor=executor,
                                       block_size=block_size)
         self.kind, self.what, self.options = kind, what, options
         self._made, self.latest = {}, None

@@ -10,10 +10,14 @@ functions cannot reach it. What a parcel holds:
   parser made of it, so a lambda or a nested `def` ships as well as a module-level one.
   The worker compiles it under a filename registered in `linecache`, so srcad reads it
   there as it reads any file, and transforms it (once per worker: `executors` keeps what it
-  rebuilt).
-- the globals each function reads (the names its code and nested code use): a module by
-  its name, imported on the worker; anything else by pickle (numbers, arrays, and the
-  functions of installed packages, which pickle finds by reference).
+  rebuilt). The functions of one source file are compiled into one such file, as they were
+  defined in one: srcad writes out a helper only into a caller of its own file
+  (frontend/inline.py), so a file per function would make the worker's program differ.
+- the globals each function reads (the names its code and nested code use), and the
+  modules among its globals (generated code may read `np` where the function does not): a
+  module by its name, imported on the worker (one the function does not read, where the
+  worker can); anything else by pickle (numbers, arrays, and the functions of installed
+  packages, which pickle finds by reference).
 - closure cell values, in real cells: the rebuilt function is a closure as the original
   was, and two functions of one module share one rebuilt namespace.
 - the rules the user registered with `srcad.defvjp`/`defjvp` for those functions and for
@@ -54,6 +58,13 @@ class _Module:
 
 
 @dataclass(frozen=True)
+class _UnreadModule(_Module):
+    """A module of the function's globals its code does not read: generated code may read
+    it all the same (transform/bindings.py names numpy by the user's `np`), so the worker's
+    namespace has it where the worker can import it."""
+
+
+@dataclass(frozen=True)
 class _Function:
     index: int  # into Parcel.functions
 
@@ -70,6 +81,7 @@ class _Recipe:
     name: str
     source: str
     namespace: int    # into Parcel.namespaces
+    file: int         # the functions of one source file share a number
     freevars: tuple   # the closure's names, with `cells` their packed values
     cells: tuple
     defaults: tuple | None
@@ -101,6 +113,7 @@ class _Packer:
     def __init__(self):
         self.functions: dict[int, int] = {}   # id(function) → its index
         self.namespaces: dict[int, int] = {}  # id(globals dict) → its index
+        self.files: dict[str, int] = {}       # a source file's name → its number
         self.reached_rules: set = set()
 
     def function(self, fn, parcel: Parcel) -> _Function:
@@ -121,7 +134,8 @@ class _Packer:
             parcel.namespaces.append({})
         code = fn.__code__
         parcel.functions[index] = _Recipe(
-            node.name, python_source(node) + "\n", namespace, code.co_freevars,
+            node.name, python_source(node) + "\n", namespace,
+            self.files.setdefault(code.co_filename, len(self.files)), code.co_freevars,
             tuple(self.value(_cell_value(c), parcel) for c in fn.__closure__ or ()),
             None if fn.__defaults__ is None else tuple(
                 self.value(v, parcel) for v in fn.__defaults__),
@@ -131,6 +145,9 @@ class _Packer:
         for name in sorted(_global_names(code)):
             if name in fn.__globals__ and name not in names:
                 names[name] = self.value(fn.__globals__[name], parcel)
+        for name, value in fn.__globals__.items():
+            if isinstance(value, types.ModuleType) and name not in names:
+                names[name] = _UnreadModule(value.__name__)
         self.rules_of(fn, parcel)
         return _Function(index)
 
@@ -186,7 +203,7 @@ def unpacked(parcel: Parcel):
     """The function a Parcel holds, rebuilt in this process with its rules registered."""
     namespaces = [{"__builtins__": __builtins__, "__name__": "srcad_shipped"}
                   for _ in parcel.namespaces]
-    functions = [_compiled(recipe, namespaces[recipe.namespace]) for recipe in parcel.functions]
+    functions = _compiled(parcel.functions, namespaces)
 
     def value(packed_value):
         if isinstance(packed_value, _Module):
@@ -195,7 +212,12 @@ def unpacked(parcel: Parcel):
             return functions[packed_value.index]
         return packed_value
     for namespace, names in zip(namespaces, parcel.namespaces):
-        namespace.update({name: value(v) for name, v in names.items()})
+        for name, packed_value in names.items():
+            try:
+                namespace[name] = value(packed_value)
+            except Exception:  # (importing an unread module must not stop the function)
+                if not isinstance(packed_value, _UnreadModule):
+                    raise
     for fn, recipe in zip(functions, parcel.functions):
         cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
         for name, cell_value in zip(recipe.freevars, recipe.cells):
@@ -213,18 +235,34 @@ def unpacked(parcel: Parcel):
     return functions[0]
 
 
-def _compiled(recipe: _Recipe, namespace: dict) -> types.FunctionType:
-    """The function of `recipe`, made inside a function whose parameters are its closure's
-    names, so that it gets cells of those names (filled by `unpacked`)."""
+def _compiled(recipes: list, namespaces: list) -> list:
+    """The functions of `recipes`, those of one source file compiled from one text (and so
+    with one filename), so that the worker writes out the helpers the client does. (Rather
+    than teaching frontend/inline.py another notion of a file: it then sees here what it
+    sees there, and an error's lines stay within one file.) Each is made inside a function
+    whose parameters are its closure's names, so that it gets cells of those names (filled
+    by `unpacked`)."""
+    files: dict = {}  # (namespace, file) → the indices of its recipes
+    for index, recipe in enumerate(recipes):
+        files.setdefault((recipe.namespace, recipe.file), []).append(index)
+    functions = [None] * len(recipes)
+    for (namespace, _), indices in files.items():
+        text = "".join(_enclosed(index, recipes[index]) for index in indices)
+        digest = hashlib.sha256(text.encode()).hexdigest()[:12]  # (one file per text)
+        filename = f"<srcad-shipped {recipes[indices[0]].name} {digest}>"
+        linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
+        exec(compile(text, filename, "exec"), namespaces[namespace])
+        for index in indices:
+            functions[index] = namespaces[namespace].pop(f"srcad_closure_{index}")(
+                *[None] * len(recipes[index].freevars))
+    return functions
+
+
+def _enclosed(index: int, recipe: _Recipe) -> str:
     body = "".join("    " + line if line.strip() else line
                    for line in recipe.source.splitlines(True))
-    text = (f"def srcad_closure({', '.join(recipe.freevars)}):\n{body}"
+    return (f"def srcad_closure_{index}({', '.join(recipe.freevars)}):\n{body}"
             f"    return {recipe.name}\n")
-    digest = hashlib.sha256(text.encode()).hexdigest()[:12]  # (one file per text)
-    filename = f"<srcad-shipped {recipe.name} {digest}>"
-    linecache.cache[filename] = (len(text), None, text.splitlines(True), filename)
-    exec(compile(text, filename, "exec"), namespace)
-    return namespace.pop("srcad_closure")(*[None] * len(recipe.freevars))
 
 
 def dumped(parcel: Parcel) -> bytes:

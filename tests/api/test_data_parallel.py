@@ -5,15 +5,17 @@ computed in this process (`executor=None`, the local reference), within 1e-12 of
 unchunked gradient, and equal to central finite differences; functions of this file, a
 closure, a dict of parameters and a user's rule reach the workers."""
 import concurrent.futures
+import functools
 import os
+import warnings
 
 import numpy as np
 import pytest
 
 import srcad
 from srcad.errors import UsageError
-from tests.api.test_executors import (assert_identical, crashing_once,  # noqa: F401
-                                      dask_client, process_pool)
+from tests.api.test_executors import (assert_identical, closed_executors,  # noqa: F401
+                                      crashing_once, dask_client, process_pool)
 
 RNG = np.random.default_rng(33)
 X = RNG.standard_normal((103, 4))
@@ -133,6 +135,29 @@ def test_a_closure_and_a_user_rule(executor):
                                central_differences(lambda w: closure(w, X, Y), W), rtol=1e-7)
 
 
+def logits(w, X):
+    return X @ w
+
+
+def through_a_helper(w, X, y):
+    """The log-loss with its logits from a helper called as a whole statement (written out)."""
+    z = logits(w, X)
+    return np.mean(np.logaddexp(0.0, z) - y * z)
+
+
+def test_a_helper_written_out(executor):
+    local = chunked(srcad.grad, through_a_helper, block_size=20)(W, X, Y)
+    assert_identical(chunked(srcad.grad, through_a_helper, block_size=20,
+                             executor=executor)(W, X, Y), local)
+    np.testing.assert_allclose(local, srcad.grad(logistic)(W, X, Y), rtol=1e-12)
+
+
+def test_a_helper_written_out_on_dask_data(dask_client):
+    dask_array = pytest.importorskip("dask.array")
+    on_dask = chunked(srcad.grad, through_a_helper)(W, dask_array.from_array(X, chunks=(20, 4)),
+                                                    dask_array.from_array(Y, chunks=20))
+    assert_identical(on_dask, chunked(srcad.grad, through_a_helper, block_size=20)(W, X, Y))
+
 def test_the_user_rule_is_the_one_the_workers_run(executor):
     def doubled_softplus(z):
         return np.logaddexp(0.0, z)
@@ -145,6 +170,22 @@ def test_the_user_rule_is_the_one_the_workers_run(executor):
                         block_size=30)(W, X)
     np.testing.assert_allclose(remote, 2.0 * X.T @ (1.0 / (1.0 + np.exp(-X @ W))), rtol=1e-12)
 
+
+def squares_with_a_rule(w, X, y):
+    return np.sum((X @ w - y) ** 2)
+
+
+srcad.defvjp(squares_with_a_rule, lambda g, ans, w, X, y: g * 2.0 * X.T @ (X @ w - y),
+             None, None)
+
+
+def test_a_loss_with_its_own_rule_whatever_ran_first(executor):
+    """Its program is made per count of arguments: computed here first or not, the worker
+    makes the one the client compares it with."""
+    local = chunked(srcad.grad, squares_with_a_rule, "sum", block_size=20)(W, X, Y)
+    assert_identical(chunked(srcad.grad, squares_with_a_rule, "sum", block_size=20,
+                             executor=executor)(W, X, Y), local)
+    np.testing.assert_allclose(local, 2.0 * X.T @ (X @ W - Y), rtol=1e-12)
 
 def test_float32_parameters_keep_their_dtype():
     gradient = chunked(srcad.grad, logistic, block_size=10)(W.astype(np.float32), X.astype(
@@ -166,6 +207,28 @@ def test_keyword_data_and_positions():
     assert "np.cos" in decorated.source  # (the program each chunk runs)
 
 
+class Model:
+    """A loss as a method and as the object's call: `self` is no argument a call passes."""
+
+    def __init__(self, strength):
+        self.strength = strength
+
+    def loss(self, w, X, y):
+        return logistic(w, X, y) + self.strength * np.mean(y) * np.sum(w ** 2)
+
+    __call__ = loss
+
+
+def test_methods_callable_objects_and_partials_count_the_arguments_passed():
+    model = Model(0.1)
+    for loss in (model.loss, model, functools.partial(Model.loss, model)):
+        expected = srcad.grad(loss)(W, X, Y)
+        for data in (("X", "y"), (1, 2)):
+            gradient = srcad.grad(loss, chunks_of=data, reduction="mean", block_size=9)(W, X, Y)
+            np.testing.assert_allclose(gradient, expected, rtol=1e-12)
+        with pytest.raises(UsageError, match="wrt=1 selects X, a data argument"):
+            srcad.grad(loss, wrt=1, chunks_of=("X", "y"), reduction="mean")
+
 # ---- Dask arrays ------------------------------------------------------------------------------
 def test_dask_arrays_are_cut_by_their_chunks(dask_client):
     da = pytest.importorskip("dask.array")
@@ -182,6 +245,28 @@ def test_dask_arrays_are_cut_by_their_chunks(dask_client):
         assert_identical(chunked(srcad.value_and_grad, logistic, executor=pool)(W, x, Y),
                          local)  # (NumPy y cut as the Dask x is)
 
+
+@pytest.mark.parametrize("reduction", ["sum", "mean"])
+def test_empty_dask_chunks_are_skipped(reduction):
+    """Chunks of 30, 0 and 73 rows (as filtering rows leaves them): the sum of the two chunks
+    with rows, with no NaN from the empty one and no warning."""
+    da = pytest.importorskip("dask.array")
+    import dask
+    x = da.from_array(X, chunks=((30, 0, 73), (4,)))
+    y = da.from_array(Y, chunks=((30, 0, 73),))
+    with dask.config.set(scheduler="sync"), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value, gradient = chunked(srcad.value_and_grad, logistic, reduction)(W, x, y)
+    (first, d_first), (second, d_second) = (srcad.value_and_grad(logistic)(W, X[s], Y[s])
+                                            for s in (slice(0, 30), slice(30, None)))
+    if reduction == "mean":
+        first, d_first, second, d_second = (first * (30 / 103), d_first * (30 / 103),
+                                            second * (73 / 103), d_second * (73 / 103))
+    assert_identical((value, gradient), (first + second, d_first + d_second))
+    if reduction == "mean":
+        whole = srcad.value_and_grad(logistic)(W, X, Y)
+        np.testing.assert_allclose(value, whole[0], rtol=1e-12)
+        np.testing.assert_allclose(gradient, whole[1], rtol=1e-12)
 
 def test_dask_chunks_persisted_on_the_workers(dask_client):
     da = pytest.importorskip("dask.array")
@@ -215,6 +300,24 @@ def test_dask_data_errors(dask_client):
         chunked(srcad.grad, logistic)(da.from_array(W), x, Y)
     with pytest.raises(UsageError, match="block_size= cuts NumPy data"):
         chunked(srcad.grad, logistic, block_size=5)(W, x, Y)
+    with pytest.raises(UsageError, match=r"(?s)p holds a Dask array.*Dask arrays in p"):
+        chunked(srcad.grad, squared_errors)({"w": da.from_array(W), "b": 0.5}, x, Y)
+    kept = x[:, 0] > 0  # (rows filtered by a mask: Dask does not count them)
+    with pytest.raises(UsageError, match=r"(?s)X \(chunks_of=\) is a Dask array of unknown "
+                       r"row count.*X\.compute_chunk_sizes\(\)"):
+        chunked(srcad.grad, logistic)(W, x[kept], da.from_array(Y, chunks=25)[kept])
+
+
+def test_closed_executors_are_refused(closed_executors):
+    client, pool = closed_executors
+    for closed in (client, pool):
+        gradient = chunked(srcad.grad, logistic, "sum", executor=closed)
+        with pytest.raises(UsageError, match="(?s)takes no more tasks|is closed.*is open"):
+            gradient(W, X, Y)
+    dask_array = pytest.importorskip("dask.array")
+    with pytest.raises(UsageError, match="is closed"):
+        chunked(srcad.grad, logistic, "sum", executor=client)(
+            W, dask_array.from_array(X, chunks=(25, 4)), Y)
 
 
 # ---- what is refused --------------------------------------------------------------------------
@@ -231,11 +334,19 @@ def test_a_loss_not_declared_additive_is_refused():
 
 
 def test_usage_errors_say_what_to_pass(monkeypatch):
-    with pytest.raises(UsageError, match="wrt= selects X, a data argument"):
+    with pytest.raises(UsageError, match=r"wrt=\(0, 1\) selects X, a data argument"):
         srcad.grad(logistic, wrt=(0, 1), chunks_of=("X", "y"), reduction="mean")
+    with pytest.raises(UsageError, match="wrt=0 selects X.*the first argument when not given"):
+        srcad.grad(lambda X, y, w: np.sum(X @ w), chunks_of=("X", "y"), reduction="sum")
+    for data in (("X", "Z"), (1, 5), (), ("X", "X")):
+        with pytest.raises(UsageError, match=r"chunks_of=.* does not name data arguments of "
+                           r"the loss, whose parameters are \('w', 'X', 'y'\)"):
+            srcad.grad(logistic, chunks_of=data, reduction="mean")
     with pytest.raises(UsageError, match="has_aux= is not taken with chunks_of="):
         srcad.grad(logistic, chunks_of="X", reduction="sum", has_aux=True)
     g = chunked(srcad.grad, logistic)
+    with pytest.raises(UsageError, match="do not fit the loss's parameters"):
+        g(W, X)
     with pytest.raises(UsageError, match="different numbers of rows: X 103, y 90"):
         g(W, X, Y[:90])
     with pytest.raises(UsageError, match="y \\(chunks_of=\\) is list"):

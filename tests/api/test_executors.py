@@ -6,12 +6,15 @@ import concurrent.futures
 import logging
 import multiprocessing
 import os
+import pickle
+import types
 from collections import OrderedDict
 
 import numpy as np
 import pytest
 
 import srcad
+from srcad.api import shipping
 from srcad.errors import UsageError
 from srcad.runtime.arguments import leaves, rebuilt
 
@@ -100,6 +103,35 @@ def test_a_helper_of_this_file_and_a_keyword_argument(executor):
                                         block_size=3)(X, scale=2.5),
                          srcad.jacobian(uses_a_helper, mode=mode)(X, scale=2.5))
 
+
+def model(x):
+    return np.tanh(x) * x[0]
+
+
+def through_a_helper(x):
+    """A helper called as a whole statement: srcad writes it out into the caller."""
+    y = model(x)
+    return y * 2.0
+
+
+def test_a_helper_written_out_and_a_lambda_not_reading_numpy(executor):
+    """The worker writes out the helper as the local call does (one shipped file for the
+    functions of one file), and has this file's `np` that the generated code reads though
+    the lambda does not."""
+    for fn in (through_a_helper, lambda x: model(x), lambda x: A[:, :4] @ x):
+        assert_identical(srcad.jacobian(fn, executor=executor, block_size=2)(X),
+                         srcad.jacobian(fn)(X))
+    scalar = lambda x: through_a_helper(x)[1]  # noqa: E731
+    assert_identical(srcad.hessian(scalar, executor=executor, block_size=2)(X),
+                     srcad.hessian(scalar)(X))
+
+def test_an_unread_module_the_worker_lacks_is_left_out(monkeypatch):
+    """The modules of the function's globals travel (generated code may read `np`); one the
+    worker cannot import, and the function does not read, is left out there."""
+    monkeypatch.setitem(globals(), "absent", types.ModuleType("srcad_test_absent_module"))
+    rebuilt = shipping.unpacked(pickle.loads(shipping.dumped(shipping.packed(simulator))))
+    assert_identical(rebuilt(X), simulator(X))
+    assert "absent" not in rebuilt.__globals__ and rebuilt.__globals__["np"] is np
 
 def test_the_current_dask_client_by_name(dask_client):
     assert_identical(srcad.hessian(energy, executor="dask")({"w": X, "b": X + 1.0}),
@@ -265,3 +297,22 @@ def test_errors_say_what_to_pass(monkeypatch):
     monkeypatch.setitem(__import__("sys").modules, "distributed", None)  # not installed
     with pytest.raises(UsageError, match=r"pip install 'srcad\[dask\]'"):
         srcad.jacobian(simulator, executor="dask")
+
+
+@pytest.fixture
+def closed_executors():
+    """A Dask client closed and a thread pool shut down."""
+    distributed = pytest.importorskip("distributed")
+    with distributed.Client(processes=False, dashboard_address=":0") as client:
+        pass
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    pool.shutdown()
+    return client, pool
+
+
+def test_a_closed_pool_or_client_is_refused(closed_executors):
+    client, pool = closed_executors
+    with pytest.raises(UsageError, match="(?s)client passed as executor= is closed.*is open"):
+        srcad.jacobian(simulator, executor=client)(X)
+    with pytest.raises(UsageError, match="(?s)takes no more tasks.*is open"):
+        srcad.hessian(energy, executor=pool)({"w": X, "b": X + 1.0})
