@@ -17,7 +17,7 @@ from srcad.kernels.adjoints import unbroadcast
 from srcad.ops.numpy_arrays import diagonal_vjp
 from srcad.ops.numpy_decompositions import svd_jvp, svd_vjp
 from srcad.ops.numpy_dtypes import through_cast
-from srcad.ops.numpy_reductions import cumprod_jvp, cumprod_vjp, cumsum_vjp, trace_vjp
+from srcad.ops.numpy_reductions import trace_vjp
 from srcad.ops.registry import batched_rule, declare, defjvp, defvjp, jvp_rules, vjp_rules
 
 
@@ -81,22 +81,19 @@ def _with_initial(t, axis, include_initial):
     return np.concatenate([first, t], axis=axis or 0)
 
 
-if hasattr(np, "cumulative_sum"):
-    defvjp(np.cumulative_sum, lambda g, ans, x, axis=None, dtype=None, out=None,
-           include_initial=False:
-           cumsum_vjp(_without_initial(g, axis, include_initial), None, x, axis, dtype))
-    defjvp(np.cumulative_sum, lambda g, ans, x, axis=None, dtype=None, out=None,
-           include_initial=False:
-           np.cumulative_sum(through_cast(g, dtype), axis=axis, dtype=dtype,
-                             include_initial=include_initial))
+def _define_cumulative(function, old):
+    """`function(x, axis=None, dtype=None, include_initial=False)`: `old`'s values (np.cumsum's,
+    np.cumprod's), the empty sum or product first where `include_initial`: `old`'s rules."""
+    vjp, jvp = vjp_rules(old).rules[0], jvp_rules(old).rules[0]
+    defvjp(function, lambda g, ans, x, axis=None, dtype=None, out=None, include_initial=False:
+           vjp(_without_initial(g, axis, include_initial), None, x, axis, dtype))
+    defjvp(function, lambda g, ans, x, axis=None, dtype=None, out=None, include_initial=False:
+           _with_initial(jvp(g, None, x, axis, dtype), axis, include_initial))
 
-if hasattr(np, "cumulative_prod"):
-    defvjp(np.cumulative_prod, lambda g, ans, x, axis=None, dtype=None, out=None,
-           include_initial=False:
-           cumprod_vjp(_without_initial(g, axis, include_initial), None, x, axis, dtype))
-    defjvp(np.cumulative_prod, lambda g, ans, x, axis=None, dtype=None, out=None,
-           include_initial=False:
-           _with_initial(cumprod_jvp(g, None, x, axis, dtype), axis, include_initial))
+
+for _name, _old in (("cumulative_sum", np.cumsum), ("cumulative_prod", np.cumprod)):
+    if hasattr(np, _name):
+        _define_cumulative(getattr(np, _name), _old)
 
 
 # ---- products of vectors: generalized ufuncs over the last axis (or `axis`) ---------------------

@@ -89,8 +89,8 @@ def op_of(fn) -> Op | None:
         op = _OPS.get(fn)
     except TypeError:  # an unhashable callable has no record
         return None
-    if op is None and (_scipy_pending and _load_scipy_rules_for(fn)
-                       or _compat_pending and _load_compat_records_for(fn)):
+    if op is None and (_SCIPY.pending and _SCIPY.load_for(fn)
+                       or _COMPAT.pending and _COMPAT.load_for(fn)):
         return _OPS.get(fn)
     return op
 
@@ -242,9 +242,7 @@ def _registering() -> str:
     thread giving array_api_compat's wrappers their records (another thread's registration
     meanwhile is still its own), else `_owner`."""
     thread = threading.get_ident()
-    if _scipy_loader == thread:
-        return "scipy"
-    return "srcad" if _compat_loader == thread else _owner
+    return next((lazy.owner for lazy in (_SCIPY, _COMPAT) if lazy.loader == thread), _owner)
 
 
 def _note_user_rule(op: Op) -> None:
@@ -375,12 +373,9 @@ def records() -> list:
     return list(_OPS.values())
 
 
-# ---- SciPy's rules, imported on first use ----------------------------------------------------
+# ---- records given on first use: SciPy's rules, array_api_compat's wrappers -----------------
 _SCIPY_RULES = ("srcad.ops.scipy_special", "srcad.ops.scipy_stats",
                 "srcad.ops.scipy_multivariate", "srcad.ops.scipy_linalg")
-_scipy_pending = True   # SciPy's rules are not loaded yet
-_scipy_loader = None    # the thread importing them (it holds the lock), while it does
-_scipy_lock = threading.RLock()
 _UFUNC_ORIGINS: dict = {}  # ufunc -> whether it is SciPy's (tape mode asks for each call)
 
 
@@ -404,46 +399,51 @@ def _from_scipy(fn) -> bool:
     return False
 
 
-def _load_scipy_rules_for(fn) -> bool:
-    """Import srcad's SciPy rules if `fn` is SciPy's and they are not loaded yet. True if
-    they are loaded now, by this call or by another thread it waited for: look `fn` up
-    again. (The rule modules' own registrations come back here while loading.)"""
-    global _scipy_pending, _scipy_loader
-    if not (_scipy_pending and _from_scipy(fn)):
-        return False
-    with _scipy_lock:
-        if not _scipy_pending or _scipy_loader is not None:
-            return not _scipy_pending
-        _scipy_loader = threading.get_ident()
-        try:
-            for module in _SCIPY_RULES:
-                importlib.import_module(module)
-            _scipy_pending = False
-        finally:
-            _scipy_loader = None
-    return True
+class _LazyRecords:
+    """Records srcad gives a library's functions the first time it meets one of them, not at
+    `import srcad` (which must not import the library): whether they are still to come, and
+    the thread giving them, whose registrations are `owner`'s (another thread's meanwhile
+    stay its own)."""
+
+    def __init__(self, owner: str, belongs: Callable, learn: Callable):
+        self.owner, self.belongs, self.learn = owner, belongs, learn
+        self.pending, self.loader = True, None
+
+    def load_for(self, fn) -> bool:
+        """Give them if `fn` is the library's and they are not given yet. True once they are
+        (by this call, or by another thread it waited for): look `fn` up again. (Their own
+        registrations come back here while they load: the lock is reentrant.)"""
+        if not (self.pending and self.belongs(fn)):
+            return False
+        with _LAZY_LOCK:
+            if not self.pending or self.loader is not None:
+                return not self.pending
+            self.loader = threading.get_ident()
+            try:
+                self.learn()
+                self.pending = False
+            finally:
+                self.loader = None
+        return True
 
 
-# ---- array_api_compat's NumPy wrappers, given records on first use ----------------------------
-_compat_pending = True  # array_api_compat's wrappers have no records yet
-_compat_loader = None   # the thread giving them theirs, while it does
+def _import_scipy_rules() -> None:
+    for module in _SCIPY_RULES:
+        importlib.import_module(module)
 
 
-def _load_compat_records_for(fn) -> bool:
-    """Give array_api_compat's NumPy wrappers NumPy's records (ops/array_namespaces.py) if
-    `fn` is one of array_api_compat's functions and they have none yet. True once they
-    have: look `fn` up again."""
-    global _compat_pending, _compat_loader
+def _from_array_api_compat(fn) -> bool:
     module = getattr(fn, "__module__", None)
-    if not (isinstance(module, str) and module.split(".")[0] == "array_api_compat"):
-        return False
-    with _scipy_lock:
-        if not _compat_pending or _compat_loader is not None:
-            return not _compat_pending
-        _compat_loader = threading.get_ident()
-        try:
-            importlib.import_module("srcad.ops.array_namespaces").learn_compat_wrappers()
-            _compat_pending = False
-        finally:
-            _compat_loader = None
-    return True
+    return isinstance(module, str) and module.split(".")[0] == "array_api_compat"
+
+
+def _learn_compat_wrappers() -> None:
+    """array_api_compat's NumPy wrappers get NumPy's records (ops/array_namespaces.py)."""
+    importlib.import_module("srcad.ops.array_namespaces").learn_compat_wrappers()
+
+
+_LAZY_LOCK = threading.RLock()
+_SCIPY = _LazyRecords("scipy", _from_scipy, _import_scipy_rules)
+_COMPAT = _LazyRecords("srcad", _from_array_api_compat, _learn_compat_wrappers)
+_load_scipy_rules_for = _SCIPY.load_for  # (before a user's rule: srcad's, loaded later, would
+#                                          replace it)

@@ -420,6 +420,6 @@ def test_a_rule_registered_while_another_thread_loads_scipys_is_the_users(rule_r
     loader = threading.Thread(target=lambda: None)
     loader.start()
     loader.join()
-    monkeypatch.setattr(registry, "_scipy_loader", loader.ident)  # (SciPy's, meanwhile)
+    monkeypatch.setattr(registry._SCIPY, "loader", loader.ident)  # (SciPy's, meanwhile)
     srcad.defvjp(doubled, lambda g, ans, x: 2 * g)
     assert registry.op_of(doubled).owner == "user" and registry.has_user_rules(doubled)
