@@ -203,7 +203,8 @@ def tree_runner(derivative, mode: str = "gradient"):
     positions, names, parameters = derivative.positions, derivative.names, derivative.parameters
     single, as_tuple, has_aux = derivative.single, derivative.as_tuple, derivative.has_aux
     needed, count = derivative.last_position + 1, len(parameters)
-    programs = {}  # (leaves per wrt argument, ranks) → (program, guards), or None: refused
+    programs = {}  # (leaves per wrt argument, ranks) → (program, guards, shallow per wrt
+    #                argument: `_rebuilt`), or None: refused
 
     def tree_call(args):
         if len(args) < needed:
@@ -243,14 +244,14 @@ def tree_runner(derivative, mode: str = "gradient"):
         if len(flat) - len(args) + len(positions) == 1:
             raw = (raw,)  # (one leaf in all: the program returns its gradient alone)
         gradients, start = [], 0
-        for position, found in zip(positions, reversed(leaves)):
+        for position, found, shallow in zip(positions, reversed(leaves), entry[2]):
             if found is None:
                 gradients.append(_shaped_leaf(raw[start], args[position]))
                 start += 1
             else:
                 end = start + len(found)
-                gradients.append(plain_rebuilt(args[position], map(
-                    _shaped_leaf, raw[start:end], found)))
+                gradients.append(_rebuilt(args[position], map(
+                    _shaped_leaf, raw[start:end], found), shallow))
                 start = end
         gradients = (tuple(gradients) if as_tuple else gradients[0]) if not single \
             else (gradients[0],) if as_tuple else gradients[0]
@@ -271,8 +272,20 @@ def tree_runner(derivative, mode: str = "gradient"):
             return None
         if mode == "rev" and compiled.writes:  # (its output may be memory it restores)
             return None
-        return compiled.bind(derivative.function), derivative.guards(compiled)
+        shallow = tuple(paths is None or all(len(path) == 1 for path, _ in paths)
+                        for paths in reversed(described))
+        return compiled.bind(derivative.function), derivative.guards(compiled), shallow
     return tree_call
+
+
+def _rebuilt(container, gradients, shallow: bool):
+    """`container`'s nesting holding `gradients`, in its leaves' order: at once where
+    every leaf is an item of `container` itself (`shallow`: a dict of arrays)."""
+    if not shallow:
+        return plain_rebuilt(container, gradients)
+    kind = type(container)
+    return dict(zip(container, gradients)) if kind is dict \
+        else list(gradients) if kind is list else tuple(gradients)
 
 
 def _shaped_leaf(gradient, leaf):
