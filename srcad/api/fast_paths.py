@@ -203,38 +203,39 @@ def tree_runner(derivative, mode: str = "gradient"):
     positions, names, parameters = derivative.positions, derivative.names, derivative.parameters
     single, as_tuple, has_aux = derivative.single, derivative.as_tuple, derivative.has_aux
     needed, count = derivative.last_position + 1, len(parameters)
-    programs = {}  # (leaves per wrt argument, ranks) → (program, guards), or None: refused
+    programs = {}  # (leaves per wrt argument, ranks) → (program, guards, shallow per wrt
+    #                argument: `_rebuilt`), or None: refused
 
     def tree_call(args):
         if len(args) < needed:
             return None
-        unpacked = []  # per wrt argument: its leaves' description and leaves, or None
-        for position in positions:
+        described, leaves, flat = [], [], list(args)  # (flat: the program's arguments)
+        for position in reversed(positions):  # (so that splicing keeps later positions)
             value = args[position]
             kind = type(value)
             if kind is dict or kind is list or kind is tuple:
                 found = plain_leaves(value)
                 if found is None:
                     return None
-                unpacked.append(found)
+                described.append(found[0])
+                leaves.append(found[1])
+                flat[position:position + 1] = found[1]
             elif kind is float or kind is np.ndarray and value.dtype.kind in "fc":
-                unpacked.append(None)
+                described.append(None)
+                leaves.append(None)
             else:
                 return None
-        if unpacked.count(None) == len(unpacked):
+        if leaves.count(None) == len(leaves):  # (no container: not this path's call)
             return None
-        refuse_not_plain_arguments(args, {})
-        ranks = float64_ranks(args, count) if mode == "gradient" else ()
-        key = (tuple(None if u is None else u[0] for u in unpacked), ranks)
+        for value in args:  # (refuse_not_plain_arguments' test, one call less per argument)
+            if type(value) is not np.ndarray and isinstance(value, np.ndarray):
+                refuse_not_plain_arguments(args, {})
+        key = (tuple(described), float64_ranks(args, count) if mode == "gradient" else ())
         entry = programs.get(key, False)
         if entry is False or entry is not None and not entry[1]():
             entry = programs[key] = made(key, args)
         if entry is None:
             return None
-        flat = list(args)
-        for position, found in zip(reversed(positions), reversed(unpacked)):
-            if found is not None:
-                flat[position:position + 1] = found[1]
         if mode == "gradient":
             raw = entry[0](*flat)
         else:
@@ -242,20 +243,23 @@ def tree_runner(derivative, mode: str = "gradient"):
             raw = backward(seed_for(output[0] if has_aux else output))
         if len(flat) - len(args) + len(positions) == 1:
             raw = (raw,)  # (one leaf in all: the program returns its gradient alone)
-        gradients, raw = [], iter(raw)
-        for position, found in zip(positions, unpacked):
+        gradients, start = [], 0
+        for position, found, shallow in zip(positions, reversed(leaves), entry[2]):
             if found is None:
-                gradients.append(_shaped_leaf(next(raw), args[position]))
+                gradients.append(_shaped_leaf(raw[start], args[position]))
+                start += 1
             else:
-                gradients.append(plain_rebuilt(args[position], iter(
-                    [_shaped_leaf(next(raw), leaf) for leaf in found[1]])))
+                end = start + len(found)
+                gradients.append(_rebuilt(args[position], map(
+                    _shaped_leaf, raw[start:end], found), shallow))
+                start = end
         gradients = (tuple(gradients) if as_tuple else gradients[0]) if not single \
             else (gradients[0],) if as_tuple else gradients[0]
         return gradients if mode == "gradient" else (output, gradients)
 
     def made(key, args):
-        described, ranks = key
-        leaves = tuple((name, paths) for name, paths in zip(names, described)
+        described, ranks = key  # (described: per wrt argument, last first)
+        leaves = tuple((name, paths) for name, paths in zip(names, reversed(described))
                        if paths is not None)
         numbers = frozenset(name for name, position in zip(names, positions)
                             if type(args[position]) is float)
@@ -268,15 +272,27 @@ def tree_runner(derivative, mode: str = "gradient"):
             return None
         if mode == "rev" and compiled.writes:  # (its output may be memory it restores)
             return None
-        return compiled.bind(derivative.function), derivative.guards(compiled)
+        shallow = tuple(paths is None or all(len(path) == 1 for path, _ in paths)
+                        for paths in reversed(described))
+        return compiled.bind(derivative.function), derivative.guards(compiled), shallow
     return tree_call
+
+
+def _rebuilt(container, gradients, shallow: bool):
+    """`container`'s nesting holding `gradients`, in its leaves' order: at once where
+    every leaf is an item of `container` itself (`shallow`: a dict of arrays)."""
+    if not shallow:
+        return plain_rebuilt(container, gradients)
+    kind = type(container)
+    return dict(zip(container, gradients)) if kind is dict \
+        else list(gradients) if kind is list else tuple(gradients)
 
 
 def _shaped_leaf(gradient, leaf):
     """A leaf's gradient as `like_argument` gives it (a Python float's first: the common
-    case of a bias)."""
-    if type(leaf) is float and type(gradient) is float:
-        return gradient
+    case of a bias, whose gradient a sum made a NumPy float64)."""
+    if type(leaf) is float and (type(gradient) is float or type(gradient) is np.float64):
+        return float(gradient)
     return like_argument(gradient, leaf)
 
 

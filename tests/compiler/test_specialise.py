@@ -257,3 +257,32 @@ def test_a_penalty_a_bias_and_outlined_numbers_keep_the_program_specialised(rng)
         expected = srcad.grad(penalised_logistic, wrt=(0, 1))(*args)
     np.testing.assert_allclose(w_gradient, expected[0], rtol=1e-12)
     assert type(b_gradient) is float and b_gradient == pytest.approx(expected[1], rel=1e-12)
+
+
+def test_the_mean_of_a_value_not_computed_reads_the_size_of_an_array_of_its_shape():
+    """`np.mean(np.log1p(e))` needs only how many elements `log1p(e)` has: the size of `e`
+    (bound, of the outline's shape class), not `reduced_size` of an outline that is then
+    not made; the shape kept of `X @ w`, read by nothing, is a `del`."""
+    source = cache.compiled_adjoint(penalised_logistic, ("w", "b"), mode="gradient",
+                                    scalars=frozenset({"b"}),
+                                    arrays=frozenset({("w", 1), ("X", 2), ("y", 1)})).source
+    for helper in ("reduced_size", "outline"):
+        assert helper + "(" not in source, source
+    assert ".size" in source and source.count("shape_of(") == 1, source
+
+
+def mean_of_an_outer_product(x, y):
+    return np.mean(np.log1p(np.exp(x[:, None] * y[None, :]))) + np.mean(np.tanh(x) ** 2)
+
+
+@pytest.mark.parametrize("shapes", [(3, 5), (1, 4), (4, 1)])
+def test_means_of_broadcast_values_divide_by_their_own_size(rng, shapes):
+    """An outline of a shape no bound array has (an outer product's) keeps `reduced_size`;
+    the gradients agree with the general program and with finite differences."""
+    args = tuple(rng.standard_normal(n) for n in shapes)
+    check_grads(mean_of_an_outer_product, args, wrt=(0, 1))
+    got = srcad.grad(mean_of_an_outer_product, wrt=(0, 1))(*args)
+    with srcad.passes.off("specialise"):
+        expected = srcad.grad(mean_of_an_outer_product, wrt=(0, 1))(*args)
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-12)

@@ -104,6 +104,8 @@ class Knowledge:
                     return SHAPE
                 if node.attr == "T" and base.rank == 2:
                     return Known("array", 2)
+                if node.attr == "size":
+                    return INT
             return None
         if isinstance(node, gast.Subscript):
             return self._item(node)

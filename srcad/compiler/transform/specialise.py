@@ -54,6 +54,7 @@ def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings,
     rewriter = _Rewriter(Knowledge(arrays, shapes, bindings, floats), bindings)
     body = [new for statement in function.body for new in rewriter.rewritten(statement)]
     body = _without_unread_outlines(body, rewriter.outlined)
+    body = _unread_shapes_deleted(body, bindings)
     if bindings.named_already(FLOAT64_ONE):
         body = _seed_products_elided(body, rewriter.known, bindings, set(arrays))
     function.body = body
@@ -68,6 +69,7 @@ class _Rewriter:
         """The statements `statement` becomes (itself where no rewrite applies)."""
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], gast.Name):
+            statement.value = self._sizes_read(statement.value)
             replaced = self._assignment(statement, statement.targets[0].id, statement.value)
             if replaced is not None:
                 return replaced
@@ -98,6 +100,36 @@ class _Rewriter:
         classes = {o.shape for o in operands if isinstance(o, Known) and o.form != "number"}
         return len(classes) <= 1 and None not in classes or len(operands) == 1 \
             and isinstance(operands[0], Known)
+
+    def _sizes_read(self, value):
+        """`value` with each `reduced_size(x, None)` of a float64 array `x` read as `x.size`
+        (a third of a microsecond against one): of `x` itself, or of an array bound now
+        of x's shape class where `x` is an outline (the mean of a value not computed)."""
+        for node in walk(value):
+            for field, child in gast.iter_fields(node):
+                if isinstance(child, gast.Call) and self._size_of(child) is not None:
+                    setattr(node, field, self._size_of(child))
+        return self._size_of(value) or value if isinstance(value, gast.Call) else value
+
+    def _size_of(self, call):
+        """`x.size` for `call`, `reduced_size(x, None)` whose `x` has a float64 array of
+        its shape class bound now, else None."""
+        if not (len(call.args) in (1, 2) and not call.keywords
+                and self.bindings.callee(call.func) is helpers.reduced_size
+                and (len(call.args) == 1 or constant(call.args[1], type(None)))
+                and isinstance(call.args[0], gast.Name)):
+            return None
+        operand = self.known.value_of(call.args[0])
+        if is_array(operand):
+            sized = call.args[0].id
+        elif isinstance(operand, Known) and operand.form == "array" and operand.shape is not None:
+            sized = next((name for name, known in self.known.facts.items()
+                          if is_array(known) and known.shape == operand.shape), None)
+            if sized is None:
+                return None
+        else:
+            return None
+        return gast.Attribute(load(sized), "size", gast.Load())
 
     def _ufunc_reduction(self, value):
         """`np.add.reduce(x, axis=None)` for `np.sum(x)` of an array `x` (likewise max, min,
@@ -308,6 +340,34 @@ def _without_unread_outlines(body: list, outlined: set) -> list:
             statement.targets = [t for t in statement.targets
                                  if not (isinstance(t, gast.Name) and t.id in removed)]
     return [s for s in kept if not (isinstance(s, gast.Delete) and not s.targets)]
+
+
+def _unread_shapes_deleted(body: list, bindings) -> list:
+    """`body` with each `x = shape_of(x)` whose Shape nothing reads afterwards (it stood
+    for an adjoint that `unbroadcast` no longer needs) made `del x`: the array is freed
+    as before, without a call that makes an object."""
+    if not any(_shape_kept(statement, bindings) for statement in body):
+        return body
+    read, kept = set(), []
+    for statement in reversed(body):
+        name = _shape_kept(statement, bindings)
+        if name is not None and name not in read:
+            statement = gast.Delete([gast.Name(name, gast.Del(), None, None)])
+        kept.append(statement)
+        read.update(node.id for node in walk(statement) if isinstance(node, gast.Name))
+    return kept[::-1]
+
+
+def _shape_kept(statement, bindings) -> str | None:
+    """`x` of a statement `x = shape_of(x)`, else None."""
+    name = _single_target(statement)
+    value = getattr(statement, "value", None)
+    if name is None or not (isinstance(value, gast.Call) and len(value.args) == 1
+                            and isinstance(value.args[0], gast.Name)
+                            and value.args[0].id == name
+                            and bindings.callee(value.func) is helpers.shape_of):
+        return None
+    return name
 
 
 def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: set) -> list:
