@@ -310,3 +310,17 @@ def test_benchmark_is_not_imported_by_srcad():
                                capture_output=True, text=True)
     assert completed.stdout.strip() == "False"
     assert srcad.grad  # the package itself imports
+
+
+def test_a_fast_call_is_timed_in_batches_that_fill_a_sample():
+    """A call of microseconds is repeated until a sample lasts about `sample_seconds`
+    (it was once timed one call at a time until a pause happened to make a sample long)."""
+    from srcad.bench.measure import _batch_size
+    calls = []
+
+    def call():
+        calls.append(1)
+        if len(calls) > 200_000:
+            raise AssertionError("timed one call at a time")
+    number, seconds = _batch_size(call, 0.01)
+    assert number >= 1000 and seconds < 1e-4

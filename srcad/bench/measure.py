@@ -125,6 +125,7 @@ def _batch_size(call, sample_seconds: float) -> tuple[int, float]:
         elapsed = time.perf_counter() - start
         if elapsed >= sample_seconds / 4 or number >= 1 << 16:
             return max(1, int(number * sample_seconds / max(elapsed, 1e-9))), elapsed / number
+        number *= 4
 
 
 def _interleaved(calls: dict, rounds: int, sample_seconds: float, timing_starts,
