@@ -1,6 +1,8 @@
 """Array API code (`xp = x.__array_namespace__()`, `xp = array_namespace(x)`) differentiated
 in every mode: the namespace is a constant and its functions are NumPy's, with NumPy's
 rules; checked against central finite differences of the same code on plain arrays."""
+import inspect
+
 import numpy as np
 import pytest
 
@@ -179,6 +181,9 @@ def test_array_api_compats_own_functions(fn):
     if array_api_compat is None:
         pytest.skip("array_api_compat is not installed")
     expected = [numerical_gradient(fn, (A, X), position) for position in (0, 1)]
-    for mode in (srcad.grad(fn, (0, 1)), srcad.tape.grad(fn, (0, 1))):
+    modes = [srcad.grad(fn, (0, 1))]
+    if fn is not compat_sorted or "descending" in inspect.signature(np.sort).parameters:
+        modes.append(srcad.tape.grad(fn, (0, 1)))  # (a tensor's namespace is NumPy's, whose
+    for mode in modes:                             # sort takes `descending` from NumPy 2.3)
         for got, want in zip(mode(A, X), expected):
             np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-8)
