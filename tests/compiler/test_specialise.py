@@ -286,3 +286,129 @@ def test_means_of_broadcast_values_divide_by_their_own_size(rng, shapes):
         expected = srcad.grad(mean_of_an_outer_product, wrt=(0, 1))(*args)
     for g, e in zip(got, expected):
         np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+# ---- loops and branches: what holds at each trip's start, and what the tape's pops hold ----
+def test_the_rk4_loop_gradient_is_written_for_float64_arrays():
+    """The pendulum's buffers `dy = np.zeros(2); dy[0] = ...` (one length, every trip) and
+    its state, popped back in the backward sweep, are known: the adjoints inside the loop
+    are NumPy code."""
+    source = specialised(workloads.rk4_pendulum, ("p",), p=1, start=1).source
+    lines = source[source.index("for remaining"):].splitlines()[1:]
+    backward = "\n".join(line for line in lines if line.startswith(" " * 12))  # (its body)
+    assert "index_adjoint(" not in backward and "add_at(" not in backward, source
+    assert "accumulate(" not in backward, source
+    assert backward.count("unbroadcast(") <= 8, source  # (those with the state, of any shape)
+
+
+def euler_steps(p, start):
+    y = start
+    for _ in range(5):
+        dy = np.zeros(2)
+        dy[0] = p[0] * np.sin(y[0])
+        dy[1] = -p[1] * y[-1]
+        y = y + 0.1 * dy
+    return np.sum(y ** 2)
+
+
+@pytest.mark.parametrize("start", [np.array([1.0, 0.5]), np.array([0.4])])
+def test_a_state_that_broadcasts_on_the_first_trip_alone(start):
+    """`start` of one element becomes two on the first step: its cotangent is summed on
+    that trip, not on the others (a shape class of one trip is not another's)."""
+    p = np.array([9.81, 0.3])
+    check_grads(euler_steps, (p, start), wrt=(0, 1))
+    got = srcad.grad(euler_steps, wrt=(0, 1))(p, start)
+    for g, expected in zip(got, tape_gradients(euler_steps, (p, start), (0, 1))):
+        np.testing.assert_allclose(g, expected, rtol=1e-10, atol=1e-12)
+
+
+def growing(x):
+    y = x
+    total = 0.0
+    for i in range(3):
+        z = y * 2.0 + x[0]
+        y = np.concatenate([y, z[:1]])
+        total = total + np.sum(z * y[:-1])
+    return total
+
+
+def previous_trip(x):
+    prev = None
+    total = 0.0
+    for i in range(4):
+        current = x * (i + 1.0)
+        if prev is not None:
+            total = total + np.sum(prev * current)
+        prev = current
+    return total
+
+
+def shrinking_while(x):
+    y = x
+    while y.shape[0] > 1:
+        y = y[1:] * y[:-1] + 0.5
+    return y[0]
+
+
+def breaks_early(x):
+    y = x
+    for i in range(5):
+        if i == 3:
+            break
+        y = np.sin(y) * x
+    return np.sum(y * y)
+
+
+def skips(x):
+    total = 0.0
+    y = x
+    for i in range(5):
+        if i % 2:
+            continue
+        y = y * x + 1.0
+        total = total + np.sum(y)
+    return total
+
+
+def nested(x, w):
+    h = x
+    for i in range(3):
+        for j in range(2):
+            h = np.tanh(w @ h + h)
+        h = h * 0.5
+    return np.sum(h ** 2)
+
+
+def number_or_array(x):
+    total = 0.0
+    for i in range(4):
+        if i % 2:
+            v = x[0] * 2.0
+        else:
+            v = x * 3.0
+        total = total + np.sum(v * x)
+    return total
+
+
+@pytest.mark.parametrize("fn, args", [
+    (growing, (np.array([0.3, -1.2]),)),
+    (previous_trip, (np.array([0.3, -1.2, 2.0]),)),
+    (shrinking_while, (np.array([0.3, -1.2, 0.7, 1.1]),)),
+    (breaks_early, (np.array([0.3, -1.2]),)),
+    (skips, (np.array([0.3, -1.2]),)),
+    (nested, (np.array([0.3, -1.2]), np.array([[0.5, -0.2], [0.1, 0.3]]))),
+    (number_or_array, (np.array([0.3, -1.2]),)),
+])
+def test_loops_whose_values_change_shape_or_kind_from_trip_to_trip(fn, args):
+    """Hostile loops for what the specialised program assumes of a loop's names: shapes
+    that grow and shrink, a value of the trip before, `break`, `continue`, a loop in a
+    loop, a name a number on some trips and an array on others. The gradients agree with
+    finite differences and tape mode, called twice (the second call takes the program
+    kept for these arguments)."""
+    wrt = tuple(range(len(args)))
+    gradient = srcad.grad(fn, wrt=wrt)
+    for _ in range(2):
+        got = gradient(*args)
+        for g, expected in zip(got, tape_gradients(fn, args, wrt)):
+            np.testing.assert_allclose(g, expected, rtol=1e-10, atol=1e-12)
+    check_grads(fn, args, wrt=wrt)

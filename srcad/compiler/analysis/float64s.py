@@ -8,11 +8,25 @@ by running the operation on sample numbers of the operands' kinds: a float64 ope
 a Python int or float and stays float64), reductions, matmul, basic indexing and the
 backward sweep's helpers whose result's kind is that of an operand. A value computed from
 arrays of one shape class elementwise has that class; a value of no class gets one of its
-own where it is bound, so that what is computed from it elementwise shares it. Statements
-inside loops and branches forget the names they bind.
+own where it is bound, so that what is computed from it elementwise shares it.
+
+Loops and branches are followed too. A branch's arms are joined: what both say of a name.
+A loop's first statement sees what holds at every trip's start: what holds before the
+loop and after its body, found by going round until nothing changes (a few rounds; where
+that does not settle, nothing of what the loop binds). Shape classes are made per
+execution, so that a class never joins values of two trips; a name whose class the join
+loses gets one of its own at the loop's head. A value popped from the tape (a recorded
+name's old value, in the backward sweep) is what every push under its key
+(`recording.push`'s `tape_key`) is known to push, learnt by a pass over the whole function
+before (`pushes`), without shape classes, but for those that hold wherever a name is read
+(a parameter's, `shapes`', a `filled` buffer's length). A recorded name pushed while it
+still holds the None it starts with is never read so (the function would have read a
+name it had not bound): that push, and that None where paths join, say nothing.
 """
 from __future__ import annotations
 
+import functools
+import itertools
 import operator
 from dataclasses import dataclass, replace
 
@@ -20,8 +34,10 @@ import gast
 import numpy as np
 
 from srcad.compiler.analysis.shapes import Reduced
-from srcad.compiler.frontend.trees import blocks, name_nodes
+from srcad.compiler.frontend.trees import blocks, name_nodes, walk
 from srcad.ops.fused_softmax import softmax_vjp
+from srcad.ops.numpy_arrays import filled
+from srcad.ops.registry import vjp_rules
 from srcad.kernels import outlines, adjoints as helpers
 from srcad.runtime.arguments import seed_for
 
@@ -51,41 +67,208 @@ _WRITTEN_INTO = {helpers.add_into: operator.add, helpers.subtract_into: operator
 class Knowledge:
     """What is known of each name, statement after statement of a function's body."""
 
-    def __init__(self, arrays: dict, shapes: dict, bindings, floats=frozenset()):
+    def __init__(self, arrays: dict, shapes: dict, bindings, floats=frozenset(),
+                 popped=None, bound=frozenset(), volatile=frozenset()):
         """`arrays`: parameter → the rank of the float64 array it holds; `shapes`: the
         forward names' shape classes; `bindings` resolves the callees of generated code;
-        `floats`: parameters holding Python floats."""
+        `floats`: parameters holding Python floats; `popped`: tape key → what each value
+        popped under it is known to be (`tape_knowledge`); `bound`: the names bound
+        before the body runs (its parameters, its globals); `volatile`: names that code
+        elsewhere may rebind (declared global, or nonlocal in a function inside)."""
         self.facts = {name: Known("array", rank, shapes.get(name))
                       for name, rank in arrays.items()}
         self.facts.update(dict.fromkeys(floats, FLOAT))
         self.shapes, self.bindings = shapes, bindings
+        self.lasting = set(shapes.values())  # classes that hold wherever a name is read
+        self.popped = popped or {}
+        self.unset = set()  # recorded names still holding the None they start with
+        self.bound = {*bound, *arrays, *floats}  # names bound on the way here
+        self.volatile = volatile  # names a call may rebind: known nowhere
+        self.pushed = {}  # tape key → what its pushes learnt push (while `gathering`)
+        self.seen = set()  # the push calls learnt (while `gathering`)
+        self.popping = False  # whether a pop came before
+        self.pushes_after_pops = False  # whether a push learnt came after a pop
+        self.gathering = False
+        self._classes = itertools.count()
 
     def learn(self, statement) -> None:
         """Take in what `statement`, which runs next, binds."""
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], gast.Name):
             target = statement.targets[0].id
+            if getattr(statement, "starts_unbound", False):
+                self.facts.pop(target, None)
+                self.unset.add(target)
+                self.bound.add(target)
+                return
             known = self.value_of(statement.value)
             if isinstance(known, Known) and known.form != "number" and known.shape is None:
-                known = replace(known, shape=self.shapes.get(target, ("bound", id(statement))))
+                known = replace(known, shape=self.shapes.get(target) or self.new_class())
             self.set(target, known)
             return
+        if isinstance(statement, gast.Expr) and hasattr(statement.value, "tape_key"):
+            self._learn_push(statement.value)
+            return
+        if not self.through(statement, self.learn_block):
+            self.forget(statement)
+
+    def learn_block(self, block: list) -> list:
+        for statement in block:
+            self.learn(statement)
+        return block
+
+    def new_class(self) -> tuple:
+        """A shape class of its own, for a value bound now (each execution of a statement
+        in a loop makes a value of a shape of its own)."""
+        return ("bound", next(self._classes))
+
+    def forget(self, statement) -> None:
+        """Take in `statement` knowing nothing of what it binds."""
         for name in name_nodes(statement):  # a loop, a branch, an unpacking, a `del`:
             if isinstance(name.ctx, (gast.Store, gast.Del)):  # forget what it binds
                 self.facts.pop(name.id, None)
+                self.unset.discard(name.id)
+                self.bound.add(name.id)
         for defined in [statement, *(s for block in blocks(statement) for s in block)]:
             if isinstance(defined, (gast.FunctionDef, gast.ClassDef)):
                 self.facts.pop(defined.name, None)
 
     def set(self, name: str, known) -> None:
+        self.unset.discard(name)
+        self.bound.add(name)
         if known is None:
             self.facts.pop(name, None)
         else:
             self.facts[name] = known
 
+    # ---- loops and branches ------------------------------------------------------------
+    def through(self, statement, run) -> bool:
+        """Follow the loop or branch `statement`, `run(block) → block` taking in (and
+        rewriting) each of its blocks; False for any other statement."""
+        if isinstance(statement, gast.If):
+            before = self._state()
+            statement.body = run(statement.body)
+            taken = self._state()
+            self._restore(before)
+            statement.orelse = run(statement.orelse)
+            self._restore(self._joined(taken, self._state()))
+            return True
+        if not isinstance(statement, (gast.For, gast.While)) or statement.orelse:
+            return False
+        head = self._loop_head(statement)
+        self._restore(head)
+        self._enter(statement)
+        statement.body = run(statement.body)
+        self._restore(head)
+        if _leaves_early(statement):
+            self.forget(statement)
+        return True
+
+    def _loop_head(self, loop):
+        """What holds at the start of every trip of `loop`: the state before it joined
+        with that after its body, until that settles; or the state before it, without
+        what the loop binds."""
+        entry = self._state()
+        if not _goes_round_plainly(loop):
+            self.forget(loop)
+            return self._state()
+        head = self._at_head(entry, loop)
+        gathering, self.gathering = self.gathering, False  # (rounds assume; gather after)
+        try:
+            for _ in range(_ROUNDS):
+                self._restore(head)
+                self._enter(loop)
+                self.learn_block(loop.body)
+                again = self._at_head(self._joined(entry, self._state()), loop)
+                if again == head:
+                    return head
+                head = again
+        finally:
+            self.gathering = gathering
+        self._restore(entry)
+        self.forget(loop)
+        return self._state()
+
+    def _enter(self, loop) -> None:
+        if isinstance(loop, gast.For):
+            for name in name_nodes(loop.target):
+                self.set(name.id, None)
+
+    def _at_head(self, state, loop):
+        """`state` as the head of `loop` has it: the classes made at its previous visit
+        dropped, and a class of its own for each array that has none."""
+        facts, unset, bound = state
+        made = {}
+        for name, known in facts.items():
+            if isinstance(known, Known):
+                if _made_at(known.shape, id(loop)):
+                    known = replace(known, shape=None)
+                if known.form != "number" and known.shape is None:
+                    known = replace(known, shape=("head", id(loop), name))
+            made[name] = known
+        return made, unset, bound
+
+    def _state(self):
+        return dict(self.facts), frozenset(self.unset), frozenset(self.bound)
+
+    def _restore(self, state) -> None:
+        facts, unset, bound = state
+        self.facts, self.unset, self.bound = dict(facts), set(unset), set(bound)
+
+    def _joined(self, one, other):
+        """What holds after either of two paths. Where a name is not bound on one path,
+        or holds the None a recorded name starts with, that path says nothing of it: it
+        is never read so (the function would have read a name it had not bound)."""
+        (facts, unset, bound), (more, more_unset, more_bound) = one, other
+        joined = {}
+        for name in facts.keys() | more.keys():
+            a, b = facts.get(name), more.get(name)
+            if a is None and (name in unset or name not in bound):  # (not the class:
+                known = self._lasting(b)                            # the values differ)
+            elif b is None and (name in more_unset or name not in more_bound):
+                known = self._lasting(a)
+            else:
+                known = meet(a, b)
+            if known is not None:
+                joined[name] = known
+        unread = {name for name in unset | more_unset if name not in joined
+                  and (name in unset or name not in bound)
+                  and (name in more_unset or name not in more_bound)}
+        return joined, frozenset(unread), bound | more_bound
+
+    # ---- the tape ----------------------------------------------------------------------
+    def _learn_push(self, call) -> None:
+        key = getattr(call, "tape_key", None)
+        if key is None or not self.gathering:
+            return
+        self.seen.add(id(call))
+        self.pushes_after_pops |= self.popping
+        pushed, = call.args
+        if _pushed_name(pushed, self.bindings) in self.unset:  # (popped back, never read)
+            self.pushed.setdefault(key, _NOTHING)
+            return
+        known = self._lasting(self.value_of(pushed))
+        self.pushed[key] = known if self.pushed.get(key, _NOTHING) is _NOTHING \
+            else meet(self.pushed[key], known)
+
+    def _lasting(self, known):
+        """`known` without a shape class that holds only where it was made."""
+        if isinstance(known, Known) and known.shape is not None \
+                and not self._lasts(known.shape):
+            return replace(known, shape=None)
+        return known
+
+    def _lasts(self, shape) -> bool:
+        if isinstance(shape, Reduced):
+            return self._lasts(shape.of)
+        return shape in self.lasting or isinstance(shape, tuple) and shape[:1] == ("filled",)
+
     def value_of(self, node):
         if isinstance(node, gast.Name):
-            return self.facts.get(node.id)
+            return None if node.id in self.volatile else self.facts.get(node.id)
+        if isinstance(node, gast.Call) and hasattr(node, "tape_key") and not node.args:
+            self.popping = True
+            return self.popped.get(node.tape_key)  # (a pop: what its pushes push)
         if isinstance(node, gast.Constant):
             kind = type(node.value)
             return INT if kind is int else FLOAT if kind is float else None
@@ -124,8 +307,8 @@ class Knowledge:
         dropped = dropped_axes(node.slice)
         if dropped is None or base.rank is None or dropped > base.rank:
             return None
-        rank = base.rank - dropped
-        return Known("array", rank) if dropped == 0 else Known("either", rank)
+        rank = base.rank - dropped  # (an element of an ndarray is a NumPy number)
+        return Known("array", rank) if rank else Known("number")
 
     def _call(self, node):
         callee = self.bindings.callee(node.func)
@@ -135,6 +318,9 @@ class Knowledge:
             return _elementwise(callee, arguments)
         if callee is np.matmul and len(arguments) == 2:
             return _product(*arguments)
+        if callee is filled and arguments and not any(
+                isinstance(argument, gast.Starred) for argument in node.args):
+            return Known("array", 1, ("filled", len(arguments)))  # (shape (n,), always)
         if callee in REDUCTIONS and len(arguments) == 1:
             return self._reduction(node)
         if callee is helpers.shape_of and arguments and isinstance(arguments[0], Known):
@@ -147,6 +333,26 @@ class Knowledge:
                     g.form == "array" or callee is outlines.unbroadcast_from) \
                     and isinstance(like, Known) and like.rank is not None:
                 return Known("array" if like.rank else "either", like.rank, like.shape)
+        if callee is helpers.index_adjoint and len(arguments) == 3 \
+                and dropped_axes(node.args[2]) is not None:  # (g in zeros of x's shape)
+            g, x, _ = arguments
+            if is_array(x) and x.rank and isinstance(g, Known) and not g.outline:
+                return Known("array", x.rank, x.shape)
+            return None
+        if callee is helpers.add_at and len(arguments) == 4 \
+                and dropped_axes(node.args[3]) is not None:  # (g added into total's part)
+            total, g, x, _ = arguments
+            if is_array(total) and is_array(x) and x.shape is not None \
+                    and total.shape == x.shape and isinstance(g, Known) and not g.outline:
+                return total
+            return None
+        if callee in _element_rules() and 2 + _element_rules()[callee] < len(arguments) \
+                and is_array(arguments[0]):  # (the element's cotangent: g[i])
+            value = arguments[2 + _element_rules()[callee]]
+            number = value in (INT, FLOAT) or is_number(value, outline=False)
+            return Known("number") if number else Known("either")
+        if callee is helpers.accumulate and len(arguments) == 2:
+            return _elementwise(operator.add, arguments)
         if callee in _WRITTEN_INTO and len(arguments) == 2:  # (`total op other`, in place)
             return _elementwise(_WRITTEN_INTO[callee], arguments)
         if callee is outlines.outline and len(node.args) >= 2:  # (its elements not computed,
@@ -193,6 +399,135 @@ class Knowledge:
         return Known("either")
 
 
+_ROUNDS = 4  # goes round a loop to find what holds at its head, at most
+_NOTHING = object()  # (a key's pushes learnt so far push only a None never read)
+
+
+@functools.cache
+def _element_rules() -> dict:
+    """The rule of each element of a `filled` buffer → the element's position."""
+    return {rule: position for position, rule in enumerate(vjp_rules(filled).rules)}
+
+
+def tape_knowledge(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings,
+                   floats=frozenset()) -> Knowledge:
+    """A Knowledge of `function`'s body whose pops know what their pushes push: learnt by
+    passes over the body (a pass learns pushes of values popped in an earlier one), where
+    the body has a loop. A key is known only where every push under it was learnt and its
+    list is used for nothing but pushes, pops and its length."""
+    parameters = {node.id for node in name_nodes(function.args)}
+    if not _has_loop(function.body):  # (straight-line code is followed statement by statement)
+        return Knowledge(arrays, shapes, bindings, floats, bound=parameters)
+    pushes, lists, untrusted, declared = _tape_uses(function)
+
+    def fresh(popped=None) -> Knowledge:
+        return Knowledge(arrays, shapes, bindings, floats, popped, parameters | declared,
+                         declared)
+
+    popped = {}
+    for _ in range(2):
+        probe = fresh(popped)
+        probe.gathering = True
+        probe.learn_block(function.body)
+        learnt = {key: known for key, known in probe.pushed.items()
+                  if known is not _NOTHING and known is not None
+                  and lists[key] not in untrusted and pushes[key] <= probe.seen}
+        if learnt == popped or not probe.pushes_after_pops:  # (then another pass learns
+            popped = learnt                                  # nothing new)
+            break
+        popped = learnt
+    return fresh(popped)
+
+
+def _has_loop(block: list) -> bool:
+    for statement in block:
+        if isinstance(statement, (gast.For, gast.While)):
+            return True
+        if isinstance(statement, (gast.If, gast.Try, gast.With)) and any(
+                _has_loop(inner) for inner in (statement.body, getattr(statement, "orelse", []),
+                                               getattr(statement, "finalbody", []))):
+            return True
+    return False
+
+
+def _tape_uses(function):
+    """`(pushes, lists, untrusted, declared)`: the ids of the push calls under each tape
+    key, each key's list, the lists something else uses (a push or pop not marked, any
+    read but a marked push's or pop's, or `len(list)`), and the names declared global or
+    nonlocal."""
+    pushes, lists, allowed, names, declared = {}, {}, set(), [], set()
+    for node in walk(function):
+        if isinstance(node, (gast.Global, gast.Nonlocal)):
+            declared.update(node.names)
+        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
+                and isinstance(node.func.value, gast.Name) and hasattr(node, "tape_key"):
+            lists[node.tape_key] = node.func.value.id
+            allowed.add(id(node.func.value))
+            if node.func.attr == "append":
+                pushes.setdefault(node.tape_key, set()).add(id(node))
+        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
+                and node.func.id == "len" and len(node.args) == 1:
+            allowed.add(id(node.args[0]))
+        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
+            names.append(node)
+    tape = set(lists.values())
+    untrusted = {name.id for name in names if name.id in tape and id(name) not in allowed}
+    return pushes, lists, untrusted, frozenset(declared)
+
+
+def meet(a, b):
+    """What both `a` and `b` say of a value (None: nothing): float64 where both are, of
+    the rank and shape class both have; an outline where either is."""
+    if a == b:
+        return a
+    if not (isinstance(a, Known) and isinstance(b, Known)):
+        return None
+    return Known(a.form if a.form == b.form else "either",
+                 a.rank if a.rank == b.rank else None,
+                 a.shape if a.shape == b.shape else None,
+                 a.outline or b.outline)
+
+
+def _goes_round_plainly(loop) -> bool:
+    """Whether every trip of `loop` starts where the one before ended (no `continue`)."""
+    return not any(isinstance(node, gast.Continue) for node in _own_statements(loop.body))
+
+
+def _leaves_early(loop) -> bool:
+    """Whether `loop` may end at a `break`, elsewhere than its head."""
+    return any(isinstance(node, gast.Break) for node in _own_statements(loop.body))
+
+
+def _own_statements(block: list):
+    """The statements of `block` and of the branches inside it, not those of inner loops
+    or functions (their `break` is theirs)."""
+    todo = list(block)
+    while todo:
+        statement = todo.pop()
+        yield statement
+        if isinstance(statement, (gast.If, gast.Try, gast.With)):
+            todo.extend(statement.body)
+            todo.extend(getattr(statement, "orelse", ()))
+            todo.extend(getattr(statement, "finalbody", ()))
+            for handler in getattr(statement, "handlers", ()):
+                todo.extend(handler.body)
+
+
+def _made_at(shape, loop_id: int) -> bool:
+    """Whether the shape class `shape` was made at the head of the loop `loop_id`."""
+    if isinstance(shape, Reduced):
+        return _made_at(shape.of, loop_id)
+    return isinstance(shape, tuple) and len(shape) == 3 and shape[:2] == ("head", loop_id)
+
+
+def _pushed_name(pushed, bindings) -> str | None:
+    """`x` of a push of `x` or of `shape_of(x)`, else None."""
+    if isinstance(pushed, gast.Call) and len(pushed.args) == 1 \
+            and bindings.callee(pushed.func) is helpers.shape_of:
+        pushed = pushed.args[0]
+    return pushed.id if isinstance(pushed, gast.Name) else None
+
+
 def is_array(known) -> bool:
     """Whether `known` says: a float64 array, computed (no outline)."""
     return isinstance(known, Known) and known.form == "array" and not known.outline
@@ -219,12 +554,9 @@ def _elementwise(function, operands):
         return None
     if not known and function is operator.pow:
         return None  # (Python's `**` of numbers alone may be complex: (-2) ** 0.5)
-    samples = [np.float64(0.5) if isinstance(operand, Known) else _SAMPLES[operand]
-               for operand in operands]
-    try:
-        with np.errstate(all="ignore"):
-            kind = type(function(*samples))
-    except Exception:
+    kind = _result_type(function, tuple(FLOAT64 if isinstance(operand, Known) else operand
+                                         for operand in operands))
+    if kind is None:
         return None
     if not known:
         return {int: INT, float: FLOAT, np.float64: Known("number")}.get(kind)
@@ -244,6 +576,21 @@ def _elementwise(function, operands):
         else "either"
     return Known(form, rank if form == "array" else None,
                  classes.pop() if len(classes) == 1 else None)
+
+
+FLOAT64 = "float64"  # (a float64 operand, for _result_type)
+
+
+@functools.lru_cache(maxsize=1024)
+def _result_type(function, kinds: tuple):
+    """The type of `function`'s result on sample numbers of `kinds` (INT, FLOAT, FLOAT64),
+    or None where it raises: what NumPy's promotion makes of them."""
+    samples = [np.float64(0.5) if kind == FLOAT64 else _SAMPLES[kind] for kind in kinds]
+    try:
+        with np.errstate(all="ignore"):
+            return type(function(*samples))
+    except Exception:
+        return None
 
 
 def _product(a, b):

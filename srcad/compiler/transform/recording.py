@@ -25,14 +25,29 @@ from srcad.kernels import regions, adjoints as helpers
 REGION = "<region>"  # in `recorded`: the old contents of an element assignment's target
 
 
-def push(stack: str, value):
+def push(stack: str, value, key):
+    """`stack.append(value)`, its call marked with the tape's `key` (`tape_key`: what
+    analysis/float64s.py pairs a pop with its pushes by)."""
     value = load(value) if isinstance(value, str) else value
     call = gast.Call(gast.Attribute(load(stack), "append", gast.Load()), [value], [])
+    call.tape_key = key
     return gast.Expr(call)
 
 
-def pop(stack: str):
-    return gast.Call(gast.Attribute(load(stack), "pop", gast.Load()), [], [])
+def pop(stack: str, key):
+    """`stack.pop()`, marked with the tape's `key` as `push` marks its pushes."""
+    call = gast.Call(gast.Attribute(load(stack), "pop", gast.Load()), [], [])
+    call.tape_key = key
+    return call
+
+
+def unbound(name: str):
+    """`name = None` for a recorded name the function may not have bound where its old
+    value is pushed, marked `starts_unbound`: analysis/float64s.py knows that this None is
+    never read (the function would have read a name it had not bound)."""
+    made = assign(name, gast.Constant(None, None))
+    made.starts_unbound = True
+    return made
 
 
 class Tape:
@@ -58,10 +73,10 @@ class Tape:
         return self.lists[key]
 
     def push(self, key, value):
-        return push(self.name(key), value)
+        return push(self.name(key), value, key)
 
     def pop(self, key):
-        return pop(self.name(key))
+        return pop(self.name(key), key)
 
     @property
     def names(self) -> list[str]:
@@ -131,7 +146,7 @@ def record_loop(node: Loop, recorded, trips, tape: Tape, bind, shapes, ranges,
         grown = gast.BinOp(gast.Call(length, [load(stack)], []), gast.Sub(), load(counter))
         trip_count = gast.BinOp(grown, gast.FloorDiv(), gast.Constant(pushes, None))
         return [assign(counter, gast.Call(length, [load(stack)], [])), loop,
-                push(stack, trip_count)]
+                push(stack, trip_count, counter)]
     body.insert(0, assign(counter, gast.BinOp(load(counter), gast.Add(), gast.Constant(1, None))))
     return [assign(counter, gast.Constant(0, None)), loop, tape.push(counter, counter)]
 

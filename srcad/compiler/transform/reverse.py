@@ -42,7 +42,7 @@ from srcad.compiler.transform.first_trip import skip_first_trip_adjoints
 from srcad.compiler.transform.loop_checkpoints import (Sweep, checkpoint_loops,
                                                       refuse_unsupported_marks)
 from srcad.compiler.transform.outline import outline_unread
-from srcad.compiler.transform.recording import REGION, Tape, record
+from srcad.compiler.transform.recording import REGION, Tape, record, unbound
 from srcad.compiler.transform.refusals import check_operation, qualified_name
 from srcad.compiler.transform.release import release
 from srcad.compiler.transform.reuse import accumulate_in_source, consume
@@ -89,7 +89,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
         else set(tape.names)  # (a checkpointed loop pushes in the backward sweep too)
     preamble = [assign(name, gast.List([], gast.Load())) for name in tape.names
                 if name in pushed] if recorded or trips else []
-    preamble += [assign(n, gast.Constant(None, None)) for n in sorted(
+    preamble += [unbound(n) for n in sorted(
         {n for n in restored if n in sites.maybe_unbound} | checkpointed.unbound_first)]
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
     backward_body = drop_dead_zero_stores(backward_body, loaded_names(result))

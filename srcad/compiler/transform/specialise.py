@@ -22,7 +22,8 @@ the NumPy code of the helper's common case:
 
 An outline (transform/outline.py) that only the seed read is then dropped, where its
 operands are known to broadcast (one shape class): it would have raised nothing.
-Statements inside loops and branches stay as they are.
+Statements inside loops and branches are rewritten too, on what holds there
+(analysis/float64s.py follows loops and branches, and what the tape's pops hold).
 """
 from __future__ import annotations
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from srcad.kernels import outlines, adjoints as helpers
 from srcad.compiler.analysis.float64s import (FLOAT, INT, Known, Knowledge, constant, dropped_axes,
-                                     is_array, is_number, same_shape)
+                                     is_array, is_number, same_shape, tape_knowledge)
 from srcad.compiler.frontend.trees import name_nodes, walk
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.ops.numpy_contractions import matmul_vjp_a, matmul_vjp_b
@@ -51,8 +52,11 @@ def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings,
     """Rewrite the helper calls of `function`'s top-level statements that the knowledge of
     `arrays` (parameter → rank of the float64 array it holds) and `floats` (parameters
     holding Python floats) lets go; `shapes` gives the forward names' shape classes."""
-    rewriter = _Rewriter(Knowledge(arrays, shapes, bindings, floats), bindings)
-    body = [new for statement in function.body for new in rewriter.rewritten(statement)]
+    rewriter = _Rewriter(tape_knowledge(function, arrays, shapes, bindings, floats), bindings)
+    body = rewriter.block(function.body)
+    for statement in body:  # (the passes below read names bound once, as bound last)
+        if isinstance(statement, (gast.For, gast.While, gast.If)):
+            rewriter.known.forget(statement)
     body = _without_unread_outlines(body, rewriter.outlined)
     body = _unread_shapes_deleted(body, bindings)
     if bindings.named_already(FLOAT64_ONE):
@@ -69,7 +73,7 @@ class _Rewriter:
         """The statements `statement` becomes (itself where no rewrite applies)."""
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], gast.Name):
-            statement.value = self._sizes_read(statement.value)
+            statement.value = self._inner_calls_rewritten(statement.value)
             replaced = self._assignment(statement, statement.targets[0].id, statement.value)
             if replaced is not None:
                 return replaced
@@ -80,8 +84,12 @@ class _Rewriter:
             if reduction is not None:
                 statement.value = reduction
             return [statement]
-        self.known.learn(statement)
+        if not self.known.through(statement, self.block):
+            self.known.learn(statement)
         return [statement]
+
+    def block(self, statements: list) -> list:
+        return [new for statement in statements for new in self.rewritten(statement)]
 
     def _raises_nothing(self, value) -> bool:
         """Whether `value` is `outline(fn, ..)` or a sum's or mean's `reduction_outline` of
@@ -101,15 +109,28 @@ class _Rewriter:
         return len(classes) <= 1 and None not in classes or len(operands) == 1 \
             and isinstance(operands[0], Known)
 
-    def _sizes_read(self, value):
+    def _inner_calls_rewritten(self, value):
         """`value` with each `reduced_size(x, None)` of a float64 array `x` read as `x.size`
         (a third of a microsecond against one): of `x` itself, or of an array bound now
-        of x's shape class where `x` is an outline (the mean of a value not computed)."""
+        of x's shape class where `x` is an outline (the mean of a value not computed); and
+        each `unbroadcast(g, like)` inside it (`accumulate(b, unbroadcast(g * h, k))`)
+        whose `g` is of `like`'s shape class made `g`."""
         for node in walk(value):
             for field, child in gast.iter_fields(node):
-                if isinstance(child, gast.Call) and self._size_of(child) is not None:
-                    setattr(node, field, self._size_of(child))
+                if type(child) is list:
+                    child[:] = [self._inner_call_rewritten(item) for item in child]
+                elif isinstance(child, gast.Call):
+                    setattr(node, field, self._inner_call_rewritten(child))
         return self._size_of(value) or value if isinstance(value, gast.Call) else value
+
+    def _inner_call_rewritten(self, node):
+        if not isinstance(node, gast.Call):
+            return node
+        if len(node.args) == 2 and not node.keywords \
+                and self.bindings.callee(node.func) is helpers.unbroadcast \
+                and same_shape(*map(self.known.value_of, node.args)):
+            return node.args[0]
+        return self._size_of(node) or node
 
     def _size_of(self, call):
         """`x.size` for `call`, `reduced_size(x, None)` whose `x` has a float64 array of
@@ -168,9 +189,13 @@ class _Rewriter:
             self.known.facts[target] = arguments[0]
             return [assign(target, value.args[0])]
         if callee is helpers.index_adjoint:
-            return self._index_adjoint(target, value.args, arguments)
+            return self._index_adjoint(target, value)
         if callee is helpers.add_at:
-            return self._add_at(target, value.args, arguments)
+            return self._add_at(target, value)
+        if callee is helpers.accumulate and len(arguments) == 2 \
+                and all(isinstance(a, Known) and not a.outline for a in arguments):
+            self.known.facts[target] = self.known.value_of(value)  # (neither is None)
+            return [assign(target, gast.BinOp(value.args[0], gast.Add(), value.args[1]))]
         if callee in _IN_PLACE and len(arguments) == 2:
             return self._in_place(target, _IN_PLACE[callee], value.args, arguments)
         if callee is helpers.unbroadcast and len(arguments) == 2 and same_shape(*arguments):
@@ -213,32 +238,27 @@ class _Rewriter:
         ranks = {leaf.rank for leaf in leaves}
         return Known("array", ranks.pop() if len(ranks) == 1 else None, leaves[0].shape, True)
 
-    def _index_adjoint(self, target, nodes, arguments):
-        if len(nodes) != 3 or dropped_axes(nodes[2]) is None:
+    def _index_adjoint(self, target, call):
+        known = self.known.value_of(call)  # (an array of x's shape class, or None)
+        if known is None:
             return None
-        g, x, _ = arguments
-        if not (is_array(x) and x.rank and isinstance(g, Known) and not g.outline):
-            return None
-        self.known.facts[target] = Known("array", x.rank, x.shape)
+        self.known.facts[target] = known
+        g, x, index = call.args
         zeros = gast.Call(gast.Attribute(load(self._numpy()), "zeros", gast.Load()),
-                          [gast.Attribute(nodes[1], "shape", gast.Load())], [])
-        written = gast.Subscript(load(target), _index_node(nodes[2]), gast.Store())
-        return [assign(target, zeros), gast.Assign([written], nodes[0], None)]
+                          [gast.Attribute(x, "shape", gast.Load())], [])
+        written = gast.Subscript(load(target), _index_node(index), gast.Store())
+        return [assign(target, zeros), gast.Assign([written], g, None)]
 
-    def _add_at(self, target, nodes, arguments):
-        if len(nodes) != 4 or dropped_axes(nodes[3]) is None:
+    def _add_at(self, target, call):
+        known = self.known.value_of(call)  # (total, of x's shape class, or None)
+        total, g, _, index = call.args
+        if known is None or not isinstance(total, gast.Name):
             return None
-        total, g, x, _ = arguments
-        if not (is_array(total) and is_array(x)
-                and x.shape is not None and total.shape == x.shape
-                and isinstance(g, Known) and not g.outline
-                and isinstance(nodes[0], gast.Name)):
-            return None
-        written = gast.Subscript(load(nodes[0].id), _index_node(nodes[3]), gast.Store())
-        statements = [gast.AugAssign(written, gast.Add(), nodes[1])]
-        if target != nodes[0].id:
-            statements.append(assign(target, load(nodes[0].id)))
-        self.known.facts[target] = total
+        written = gast.Subscript(load(total.id), _index_node(index), gast.Store())
+        statements = [gast.AugAssign(written, gast.Add(), g)]
+        if target != total.id:
+            statements.append(assign(target, load(total.id)))
+        self.known.facts[target] = known
         return statements
 
     def _in_place(self, target, ufunc, nodes, arguments):
