@@ -183,10 +183,10 @@ class _Rewriter:
         callee = self.bindings.callee(value.func)
         arguments = [self.known.value_of(argument) for argument in value.args]
         if callee is seed_for and is_number(arguments[0]):
-            self.known.facts[target] = Known("number")
+            self.known.set(target, Known("number"))
             return [assign(target, load(self.bindings.name_for("float64_one", FLOAT64_ONE)))]
         if callee is outlines.cotangent_number and is_number(arguments[0], outline=False):
-            self.known.facts[target] = arguments[0]
+            self.known.set(target, arguments[0])
             return [assign(target, value.args[0])]
         if callee is helpers.index_adjoint:
             return self._index_adjoint(target, value)
@@ -194,20 +194,20 @@ class _Rewriter:
             return self._add_at(target, value)
         if callee is helpers.accumulate and len(arguments) == 2 \
                 and all(isinstance(a, Known) and not a.outline for a in arguments):
-            self.known.facts[target] = self.known.value_of(value)  # (neither is None)
+            self.known.set(target, self.known.value_of(value))  # (neither is None)
             return [assign(target, gast.BinOp(value.args[0], gast.Add(), value.args[1]))]
         if callee in _IN_PLACE and len(arguments) == 2:
             return self._in_place(target, _IN_PLACE[callee], value.args, arguments)
         if callee is helpers.unbroadcast and len(arguments) == 2 and same_shape(*arguments):
-            self.known.facts[target] = replace(arguments[0], shape=arguments[1].shape)
+            self.known.set(target, replace(arguments[0], shape=arguments[1].shape))
             return [assign(target, value.args[0])]
         if callee is helpers.unbroadcast and len(arguments) == 2 \
                 and is_number(arguments[0], outline=False) and is_number(arguments[1]):
-            self.known.facts[target] = arguments[0]  # (a number's cotangent, for a number)
+            self.known.set(target, arguments[0])  # (a number's cotangent, for a number)
             return [assign(target, value.args[0])]
         if callee is helpers.unbroadcast and len(arguments) == 2 and arguments[1] == FLOAT \
                 and is_array(arguments[0]) and arguments[0].rank:  # (a Python float's: the sum)
-            self.known.facts[target] = Known("number")
+            self.known.set(target, Known("number"))
             axes = gast.Tuple([gast.Constant(a, None) for a in range(arguments[0].rank)],
                               gast.Load())
             total = gast.Attribute(gast.Attribute(load(self._numpy()), "add", gast.Load()),
@@ -242,7 +242,7 @@ class _Rewriter:
         known = self.known.value_of(call)  # (an array of x's shape class, or None)
         if known is None:
             return None
-        self.known.facts[target] = known
+        self.known.set(target, known)
         g, x, index = call.args
         zeros = gast.Call(gast.Attribute(load(self._numpy()), "zeros", gast.Load()),
                           [gast.Attribute(x, "shape", gast.Load())], [])
@@ -258,7 +258,7 @@ class _Rewriter:
         statements = [gast.AugAssign(written, gast.Add(), g)]
         if target != total.id:
             statements.append(assign(target, load(total.id)))
-        self.known.facts[target] = known
+        self.known.set(target, known)
         return statements
 
     def _in_place(self, target, ufunc, nodes, arguments):
@@ -272,7 +272,7 @@ class _Rewriter:
         if not (other in (INT, FLOAT) or isinstance(other, Known) and not other.outline and (
                 other.form == "number" or other.shape is not None and other.shape == total.shape)):
             return None
-        self.known.facts[target] = total
+        self.known.set(target, total)
         call = gast.Call(gast.Attribute(load(self._numpy()), ufunc.__name__, gast.Load()),
                          [nodes[0], nodes[1], load(nodes[0].id)], [])
         return [assign(target, call)]
@@ -283,7 +283,7 @@ class _Rewriter:
         product = self._matmul_product(first, nodes, arguments)
         if product is None:
             return None
-        self.known.facts[target] = product[1]
+        self.known.set(target, product[1])
         return [assign(target, product[0])]
 
     def _product_of(self, node):
