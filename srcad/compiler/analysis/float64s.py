@@ -172,14 +172,14 @@ class Knowledge:
         if not _goes_round_plainly(loop):
             self.forget(loop)
             return self._state()
-        head = self._at_head(entry, loop)
+        head = self._at_head(entry, None, loop)
         gathering, self.gathering = self.gathering, False  # (rounds assume; gather after)
         try:
             for _ in range(_ROUNDS):
                 self._restore(head)
                 self._enter(loop)
                 self.learn_block(loop.body)
-                again = self._at_head(self._joined(entry, self._state()), loop)
+                again = self._at_head(entry, self._state(), loop)
                 if again == head:
                     return head
                 head = again
@@ -194,19 +194,25 @@ class Knowledge:
             for name in name_nodes(loop.target):
                 self.set(name.id, None)
 
-    def _at_head(self, state, loop):
-        """`state` as the head of `loop` has it: the classes made at its previous visit
-        dropped, and a class of its own for each array that has none."""
-        facts, unset, bound = state
-        made = {}
+    def _at_head(self, entry, end, loop):
+        """What holds at the head of `loop`, reached from `entry` or from the end of a trip
+        (`end`; None at the first visit): the classes made at its previous visit dropped;
+        names of one class on both paths (a cotangent and the value it is the cotangent
+        of) share one made here, and each other array has one of its own."""
+        facts, unset, bound = entry if end is None else self._joined(entry, end)
+        pairs = {}
         for name, known in facts.items():
-            if isinstance(known, Known):
-                if _made_at(known.shape, id(loop)):
-                    known = replace(known, shape=None)
-                if known.form != "number" and known.shape is None:
-                    known = replace(known, shape=("head", id(loop), name))
-            made[name] = known
-        return made, unset, bound
+            if isinstance(known, Known) and known.shape is not None \
+                    and _made_at(known.shape, id(loop)):
+                known = facts[name] = replace(known, shape=None)
+            if isinstance(known, Known) and known.form != "number" and known.shape is None:
+                pairs.setdefault(_classes_of(name, entry, end), []).append(name)
+        for pair, names in pairs.items():
+            for group in ([name] for name in names) if None in pair else [names]:
+                shape = ("head", id(loop), min(group))
+                for name in group:
+                    facts[name] = replace(facts[name], shape=shape)
+        return facts, unset, bound
 
     def _state(self):
         return dict(self.facts), frozenset(self.unset), frozenset(self.bound)
@@ -511,6 +517,12 @@ def _own_statements(block: list):
             todo.extend(getattr(statement, "finalbody", ()))
             for handler in getattr(statement, "handlers", ()):
                 todo.extend(handler.body)
+
+
+def _classes_of(name: str, entry, end) -> tuple:
+    """`name`'s shape classes in the states `entry` and `end` (None where it has none)."""
+    return tuple(getattr(state[0].get(name), "shape", None) if state is not None else None
+                 for state in (entry, end))
 
 
 def _made_at(shape, loop_id: int) -> bool:
