@@ -68,13 +68,15 @@ class Knowledge:
     """What is known of each name, statement after statement of a function's body."""
 
     def __init__(self, arrays: dict, shapes: dict, bindings, floats=frozenset(),
-                 popped=None, bound=frozenset(), volatile=frozenset()):
+                 popped=None, bound=frozenset(), volatile=frozenset(),
+                 sometimes_unset=frozenset()):
         """`arrays`: parameter → the rank of the float64 array it holds; `shapes`: the
         forward names' shape classes; `bindings` resolves the callees of generated code;
         `floats`: parameters holding Python floats; `popped`: tape key → what each value
         popped under it is known to be (`tape_knowledge`); `bound`: the names bound
         before the body runs (its parameters, its globals); `volatile`: names that code
-        elsewhere may rebind (declared global, or nonlocal in a function inside)."""
+        elsewhere may rebind (declared global, or nonlocal in a function inside);
+        `sometimes_unset`: the tape keys some of whose pushes push a starting None."""
         self.facts = {name: Known("array", rank, shapes.get(name))
                       for name, rank in arrays.items()}
         self.facts.update(dict.fromkeys(floats, FLOAT))
@@ -82,6 +84,11 @@ class Knowledge:
         self.lasting = set(shapes.values())  # classes that hold wherever a name is read
         self.popped = popped or {}
         self.unset = set()  # recorded names still holding the None they start with
+        self.unsure = set()  # names known where the program reads them, which may hold
+        #                      such a None elsewhere (a join, a pop): read by the program
+        #                      alone, never by a rewrite
+        self.sometimes_unset = sometimes_unset
+        self.unset_pushes = set()  # tape keys a push of a starting None learnt is under
         self.bound = {*bound, *arrays, *floats}  # names bound on the way here
         self.volatile = volatile  # names a call may rebind: known nowhere
         self.pushed = {}  # tape key → what its pushes learnt push (while `gathering`)
@@ -105,6 +112,8 @@ class Knowledge:
             if isinstance(known, Known) and known.form != "number" and known.shape is None:
                 known = replace(known, shape=self.shapes.get(target) or self.new_class())
             self.set(target, known)
+            if getattr(statement.value, "tape_key", None) in self.sometimes_unset:
+                self.unsure.add(target)
             return
         if isinstance(statement, gast.Expr) and hasattr(statement.value, "tape_key"):
             self._learn_push(statement.value)
@@ -128,6 +137,7 @@ class Knowledge:
             if isinstance(name.ctx, (gast.Store, gast.Del)):  # forget what it binds
                 self.facts.pop(name.id, None)
                 self.unset.discard(name.id)
+                self.unsure.discard(name.id)
                 self.bound.add(name.id)
         for defined in [statement, *(s for block in blocks(statement) for s in block)]:
             if isinstance(defined, (gast.FunctionDef, gast.ClassDef)):
@@ -135,6 +145,7 @@ class Knowledge:
 
     def set(self, name: str, known) -> None:
         self.unset.discard(name)
+        self.unsure.discard(name)
         self.bound.add(name)
         if known is None:
             self.facts.pop(name, None)
@@ -199,7 +210,7 @@ class Knowledge:
         (`end`; None at the first visit): the classes made at its previous visit dropped;
         names of one class on both paths (a cotangent and the value it is the cotangent
         of) share one made here, and each other array has one of its own."""
-        facts, unset, bound = entry if end is None else self._joined(entry, end)
+        facts, unset, bound, unsure = entry if end is None else self._joined(entry, end)
         pairs = {}
         for name, known in facts.items():
             if isinstance(known, Known) and known.shape is not None \
@@ -212,27 +223,33 @@ class Knowledge:
                 shape = ("head", id(loop), min(group))
                 for name in group:
                     facts[name] = replace(facts[name], shape=shape)
-        return facts, unset, bound
+        return facts, unset, bound, unsure
 
     def _state(self):
-        return dict(self.facts), frozenset(self.unset), frozenset(self.bound)
+        return (dict(self.facts), frozenset(self.unset), frozenset(self.bound),
+                frozenset(self.unsure))
 
     def _restore(self, state) -> None:
-        facts, unset, bound = state
+        facts, unset, bound, unsure = state
         self.facts, self.unset, self.bound = dict(facts), set(unset), set(bound)
+        self.unsure = set(unsure)
 
     def _joined(self, one, other):
         """What holds after either of two paths. Where a name is not bound on one path,
         or holds the None a recorded name starts with, that path says nothing of it: it
-        is never read so (the function would have read a name it had not bound)."""
-        (facts, unset, bound), (more, more_unset, more_bound) = one, other
-        joined = {}
-        for name in facts.keys() | more.keys():
+        is never read so (the function would have read a name it had not bound); the
+        name is `unsure` then. Names in the order the paths bound them (so that the
+        program made is the same in every process)."""
+        (facts, unset, bound, unsure), (more, more_unset, more_bound, more_unsure) = one, other
+        joined, doubtful = {}, set(unsure | more_unsure)
+        for name in [*facts, *(name for name in more if name not in facts)]:
             a, b = facts.get(name), more.get(name)
             if a is None and (name in unset or name not in bound):  # (not the class:
                 known = self._lasting(b)                            # the values differ)
+                doubtful.add(name)
             elif b is None and (name in more_unset or name not in more_bound):
                 known = self._lasting(a)
+                doubtful.add(name)
             else:
                 known = meet(a, b)
             if known is not None:
@@ -240,7 +257,8 @@ class Knowledge:
         unread = {name for name in unset | more_unset if name not in joined
                   and (name in unset or name not in bound)
                   and (name in more_unset or name not in more_bound)}
-        return joined, frozenset(unread), bound | more_bound
+        return (joined, frozenset(unread), bound | more_bound,
+                frozenset(doubtful & joined.keys()))
 
     # ---- the tape ----------------------------------------------------------------------
     def _learn_push(self, call) -> None:
@@ -252,6 +270,7 @@ class Knowledge:
         pushed, = call.args
         if _pushed_name(pushed, self.bindings) in self.unset:  # (popped back, never read)
             self.pushed.setdefault(key, _NOTHING)
+            self.unset_pushes.add(key)
             return
         known = self._lasting(self.value_of(pushed))
         self.pushed[key] = known if self.pushed.get(key, _NOTHING) is _NOTHING \
@@ -426,23 +445,24 @@ def tape_knowledge(function: gast.FunctionDef, arrays: dict, shapes: dict, bindi
         return Knowledge(arrays, shapes, bindings, floats, bound=parameters)
     pushes, lists, untrusted, declared = _tape_uses(function)
 
-    def fresh(popped=None) -> Knowledge:
+    def fresh(popped=None, sometimes_unset=frozenset()) -> Knowledge:
         return Knowledge(arrays, shapes, bindings, floats, popped, parameters | declared,
-                         declared)
+                         declared, sometimes_unset)
 
-    popped = {}
+    popped, sometimes_unset = {}, frozenset()
     for _ in range(2):
-        probe = fresh(popped)
+        probe = fresh(popped, sometimes_unset)
         probe.gathering = True
         probe.learn_block(function.body)
         learnt = {key: known for key, known in probe.pushed.items()
                   if known is not _NOTHING and known is not None
                   and lists[key] not in untrusted and pushes[key] <= probe.seen}
+        sometimes_unset = frozenset(probe.unset_pushes)
         if learnt == popped or not probe.pushes_after_pops:  # (then another pass learns
             popped = learnt                                  # nothing new)
             break
         popped = learnt
-    return fresh(popped)
+    return fresh(popped, sometimes_unset)
 
 
 def _has_loop(block: list) -> bool:

@@ -144,8 +144,9 @@ class _Rewriter:
         if is_array(operand):
             sized = call.args[0].id
         elif isinstance(operand, Known) and operand.form == "array" and operand.shape is not None:
-            sized = next((name for name, known in self.known.facts.items()
-                          if is_array(known) and known.shape == operand.shape), None)
+            sized = next((name for name, known in self.known.facts.items()  # (a name read
+                          if is_array(known) and known.shape == operand.shape  # anew: one
+                          and name not in self.known.unsure), None)            # bound here)
             if sized is None:
                 return None
         else:
