@@ -486,7 +486,7 @@ class _HVP(DerivativeFunction):
         if common and not kwargs:  # arrays seen before: the gradient program's quick call
             entry = self._derivatives.get(_NO_CONTAINERS)
             if entry is not None and entry[0]():
-                product = entry[1].array_call(((vector,), *args))
+                product = entry[1].array_call((vector, *args))
                 if product is not None:
                     return product
         if not common:
@@ -496,7 +496,7 @@ class _HVP(DerivativeFunction):
         containers = frozenset({self.name}) if is_container(x) else _NO_CONTAINERS
         # the gradient of the tangent, which has the output's shape and kind: `grad` refuses
         # it with a clear error unless it is one real number
-        return self._derivative(containers).gradients_only(((vector,), *args), kwargs)
+        return self._derivative(containers).gradients_only((vector, *args), kwargs)
 
 
 @api_boundary
