@@ -309,6 +309,21 @@ def float64_ranks(args, count: int) -> tuple:
                   for a in args[:count]])
 
 
+def checked_float64_ranks(args, count: int) -> tuple:
+    """`float64_ranks(args, count)`, having refused (refuse_not_plain_arguments) an ndarray
+    subclass among `args`, in one pass: a quick call checks both."""
+    ranks = []
+    for value in args:
+        kind = type(value)
+        if kind is np.ndarray:
+            ranks.append(value.ndim if value.dtype is _FLOAT64 else None)
+        else:
+            if kind is not float and isinstance(value, np.ndarray):
+                refuse_not_plain_arguments(args, {})
+            ranks.append(None)
+    return tuple(ranks[:count])
+
+
 _FLOAT64 = np.dtype(np.float64)
 
 
