@@ -312,7 +312,12 @@ def structure_call(args, positions: tuple, ranks: tuple, program, guards, as_tup
                    f"type({name}) is not ndarray or {name}.dtype is not FLOAT64 "
                    f"or {name}.ndim != {value.ndim}")
             leaves.append(name)
-            return f"shaped(g{len(leaves) - 1}, {name})"
+            gradient = f"g{len(leaves) - 1}"  # (like_argument's common case written out)
+            return f"(float({gradient}) if type({gradient}) is float64 else " \
+                   f"shaped({gradient}, {name}))" if kind is float else \
+                f"({gradient} if type({gradient}) is ndarray and {gradient}.dtype is FLOAT64 " \
+                f"and {gradient}.shape == {name}.shape and {gradient}.base is None " \
+                f"and {gradient}.flags.writeable else shaped({gradient}, {name}))"
         if kind is dict:
             refuse(f"type({name}) is not dict or tuple({name}) != {tuple(value)!r}")
             items = [(key, f"{name}_{i}") for i, key in enumerate(value)]
@@ -351,7 +356,8 @@ def structure_call(args, positions: tuple, ranks: tuple, program, guards, as_tup
     body.append(f"{gradients} = program({', '.join(flat)})")
     body.append(f"return ({', '.join(results)},)" if as_tuple else f"return {results[0]}")
     source = "def quick(args):\n" + "".join(f"    {line}\n" for line in body)
-    namespace = {"ndarray": np.ndarray, "FLOAT64": _FLOAT64, "program": program,
+    namespace = {"ndarray": np.ndarray, "float64": np.float64, "FLOAT64": _FLOAT64,
+                 "program": program,
                  "guards": guards, "shaped": _shaped_leaf}
     exec(compile(source, __file__ + " (a structure's quick call)", "exec"), namespace)
     return namespace["quick"]
