@@ -13,6 +13,8 @@ the NumPy code of the helper's common case:
                                                                 b_x[:-1] = g
     b_x = add_at(b_x, h, x, slice(1, None))                 ─▶  b_x[1:] += h
     b_a = multiply_into(b_a, c)                             ─▶  b_a = np.multiply(b_a, c, b_a)
+    b_m = negative_into(b_n)                                ─▶  b_m = np.negative(b_n, b_n)
+    b_w = unbroadcast_from(array_of(b) * m, t, w)           ─▶  (b * m: b a float64 number)
     b_A = matmul_vjp_a(g, None, A, B)                       ─▶  b_A = g @ B.T
     b_w = matmul_vjp_b(g, None, X, w)                       ─▶  b_w = X.T @ g
     b_s = unbroadcast(g, s)                                 ─▶  b_s = g
@@ -69,7 +71,7 @@ class _Rewriter:
         """The statements `statement` becomes (itself where no rewrite applies)."""
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], gast.Name):
-            statement.value = self._sizes_read(statement.value)
+            statement.value = self._numbers_unwrapped(self._sizes_read(statement.value))
             replaced = self._assignment(statement, statement.targets[0].id, statement.value)
             if replaced is not None:
                 return replaced
@@ -110,6 +112,20 @@ class _Rewriter:
                 if isinstance(child, gast.Call) and self._size_of(child) is not None:
                     setattr(node, field, self._size_of(child))
         return self._size_of(value) or value if isinstance(value, gast.Call) else value
+
+    def _numbers_unwrapped(self, value):
+        """`value` with each `array_of(b)` of a float64 number `b` read as `b`: NumPy's
+        float64 meets a list as a 0-d array does, without the call."""
+        for node in walk(value):
+            for field, child in gast.iter_fields(node):
+                if self._number_wrapped(child):
+                    setattr(node, field, child.args[0])
+        return value.args[0] if self._number_wrapped(value) else value
+
+    def _number_wrapped(self, node) -> bool:
+        return isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+            and self.bindings.callee(node.func) is outlines.array_of \
+            and is_number(self.known.value_of(node.args[0]), outline=False)
 
     def _size_of(self, call):
         """`x.size` for `call`, `reduced_size(x, None)` whose `x` has a float64 array of
@@ -173,6 +189,11 @@ class _Rewriter:
             return self._add_at(target, value.args, arguments)
         if callee in _IN_PLACE and len(arguments) == 2:
             return self._in_place(target, _IN_PLACE[callee], value.args, arguments)
+        if callee is helpers.negative_into and len(arguments) == 1 and is_array(arguments[0]) \
+                and isinstance(value.args[0], gast.Name):
+            self.known.facts[target] = arguments[0]
+            negative = gast.Attribute(load(self._numpy()), "negative", gast.Load())
+            return [assign(target, gast.Call(negative, [value.args[0], value.args[0]], []))]
         if callee is helpers.unbroadcast and len(arguments) == 2 and same_shape(*arguments):
             self.known.facts[target] = replace(arguments[0], shape=arguments[1].shape)
             return [assign(target, value.args[0])]
