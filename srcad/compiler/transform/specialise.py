@@ -20,6 +20,9 @@ the NumPy code of the helper's common case:
     b_s = unbroadcast(g, s)                                 ─▶  b_s = g
                                                             (of one shape, or numbers)
     b_c = unbroadcast(g, c)      (c: a Python float)        ─▶  b_c = np.add.reduce(g, axis=(0,))
+    b_z = unbroadcast(g, z)      (of one rank: shapes       ─▶  b_z = g
+                                  compared when it runs)        b_z = b_z if b_z.shape == z.shape
+                                                                    else unbroadcast(b_z, z)
     m = np.max(S, axis=1, keepdims=True)                    ─▶  m = np.maximum.reduce(S, ...)
 
 An outline (transform/outline.py) that only the seed read is then dropped, where its
@@ -212,7 +215,35 @@ class _Rewriter:
                                              [gast.keyword("axis", axes)]))]
         if callee in (matmul_vjp_a, matmul_vjp_b) and len(arguments) == 4:
             return self._matmul(target, callee is matmul_vjp_a, value.args, arguments)
+        if callee in (helpers.unbroadcast, outlines.unbroadcast_from):
+            return self._unbroadcast_checked(target, value, arguments)
         return None
+
+    def _unbroadcast_checked(self, target, call, arguments):
+        """`unbroadcast(g, x)` (or `unbroadcast_from(g, out, x)`) of a float64 array `g`
+        and float64 arrays or outlines of its rank, of shapes not known to be one, as `g`
+        where the shapes, compared when it runs, are one, and the call where they are not:
+
+            b_z = unbroadcast(multiply_into(b, y), z)  ─▶  b_z = multiply_into(b, y)
+                                                          b_z = b_z if b_z.shape == z.shape
+                                                              else unbroadcast(b_z, z)
+
+        (a comparison of two tuples, where the call reads attributes and compares them too,
+        behind a call)."""
+        g, *likes = arguments
+        if not (is_array(g) and g.rank is not None and len(call.args) in (2, 3)
+                and all(isinstance(node, gast.Name) and node.id != target
+                        for node in call.args[1:])
+                and all(isinstance(like, Known) and like.rank == g.rank for like in likes)):
+            return None
+        known = self.known.value_of(call)
+        self.known.facts[target] = replace(g, shape=known.shape) if known is not None else g
+        shape = gast.Attribute(load(target), "shape", gast.Load())
+        test = gast.Compare(shape, [gast.Eq()] * len(likes),
+                            [gast.Attribute(load(node.id), "shape", gast.Load())
+                             for node in call.args[1:]])
+        computed, call.args[0] = call.args[0], load(target)
+        return [assign(target, computed), assign(target, gast.IfExp(test, load(target), call))]
 
     def _outline(self, call):
         """What `joint_outline(fn, *leaves)` (the first of `joint_outline(...) or
