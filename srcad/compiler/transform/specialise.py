@@ -238,12 +238,15 @@ class _Rewriter:
             return None
         known = self.known.value_of(call)
         self.known.facts[target] = replace(g, shape=known.shape) if known is not None else g
-        shape = gast.Attribute(load(target), "shape", gast.Load())
-        test = gast.Compare(shape, [gast.Eq()] * len(likes),
+        computed = call.args[0]
+        held = computed.id if isinstance(computed, gast.Name) else target  # (g, computed once)
+        test = gast.Compare(gast.Attribute(load(held), "shape", gast.Load()),
+                            [gast.Eq()] * len(likes),
                             [gast.Attribute(load(node.id), "shape", gast.Load())
                              for node in call.args[1:]])
-        computed, call.args[0] = call.args[0], load(target)
-        return [assign(target, computed), assign(target, gast.IfExp(test, load(target), call))]
+        call.args[0] = load(held)
+        checked = assign(target, gast.IfExp(test, load(held), call))
+        return [checked] if held != target else [assign(target, computed), checked]
 
     def _outline(self, call):
         """What `joint_outline(fn, *leaves)` (the first of `joint_outline(...) or
