@@ -13,6 +13,8 @@ the NumPy code of the helper's common case:
                                                                 b_x[:-1] = g
     b_x = add_at(b_x, h, x, slice(1, None))                 ─▶  b_x[1:] += h
     b_a = multiply_into(b_a, c)                             ─▶  b_a = np.multiply(b_a, c, b_a)
+                                 (c of b_a's rank only:         if b_a.shape == c.shape
+                                  shapes compared)              else multiply_into(b_a, c)
     b_m = negative_into(b_n)                                ─▶  b_m = np.negative(b_n, b_n)
     b_w = unbroadcast_from(array_of(b) * m, t, w)           ─▶  (b * m: b a float64 number)
     b_A = matmul_vjp_a(g, None, A, B)                       ─▶  b_A = g @ B.T
@@ -20,9 +22,8 @@ the NumPy code of the helper's common case:
     b_s = unbroadcast(g, s)                                 ─▶  b_s = g
                                                             (of one shape, or numbers)
     b_c = unbroadcast(g, c)      (c: a Python float)        ─▶  b_c = np.add.reduce(g, axis=(0,))
-    b_z = unbroadcast(g, z)      (of one rank: shapes       ─▶  b_z = g
-                                  compared when it runs)        b_z = b_z if b_z.shape == z.shape
-                                                                    else unbroadcast(b_z, z)
+    b_z = unbroadcast(g, z)      (of one rank: shapes       ─▶  b_z = g if g.shape == z.shape
+                                  compared when it runs)            else unbroadcast(g, z)
     m = np.max(S, axis=1, keepdims=True)                    ─▶  m = np.maximum.reduce(S, ...)
 
 An outline (transform/outline.py) that only the seed read is then dropped, where its
@@ -191,7 +192,7 @@ class _Rewriter:
         if callee is helpers.add_at:
             return self._add_at(target, value.args, arguments)
         if callee in _IN_PLACE and len(arguments) == 2:
-            return self._in_place(target, _IN_PLACE[callee], value.args, arguments)
+            return self._in_place(target, _IN_PLACE[callee], value, arguments)
         if callee is helpers.negative_into and len(arguments) == 1 and is_array(arguments[0]) \
                 and isinstance(value.args[0], gast.Name):
             self.known.facts[target] = arguments[0]
@@ -237,16 +238,18 @@ class _Rewriter:
                 and all(isinstance(like, Known) and like.rank == g.rank for like in likes)):
             return None
         known = self.known.value_of(call)
-        self.known.facts[target] = replace(g, shape=known.shape) if known is not None else g
         computed = call.args[0]
         held = computed.id if isinstance(computed, gast.Name) else target  # (g, computed once)
+        first = assign(target, computed)
+        first = self._assignment(first, target, computed) or [first]  # (a helper's rewritten)
+        self.known.facts[target] = replace(g, shape=known.shape) if known is not None else g
         test = gast.Compare(gast.Attribute(load(held), "shape", gast.Load()),
                             [gast.Eq()] * len(likes),
                             [gast.Attribute(load(node.id), "shape", gast.Load())
                              for node in call.args[1:]])
         call.args[0] = load(held)
         checked = assign(target, gast.IfExp(test, load(held), call))
-        return [checked] if held != target else [assign(target, computed), checked]
+        return [checked] if held != target else [*first, checked]
 
     def _outline(self, call):
         """What `joint_outline(fn, *leaves)` (the first of `joint_outline(...) or
@@ -296,21 +299,31 @@ class _Rewriter:
         self.known.facts[target] = total
         return statements
 
-    def _in_place(self, target, ufunc, nodes, arguments):
+    def _in_place(self, target, ufunc, helper_call, arguments):
+        """`ufunc(total, other, total)` for `add_into(total, other)` and its kind, where
+        `other` is a number or of `total`'s shape class; for an array of its rank, of a
+        shape not known to be one, where the shapes compared when it runs are one."""
         total, other = arguments
+        nodes = helper_call.args
         if not (is_array(total) and isinstance(nodes[0], gast.Name)):
             return None
         product = self._product_of(nodes[1])  # (`add_into(b_w, matmul_vjp_b(...))`)
         if product is not None:
             nodes = [nodes[0], product[0]]
             other = product[1]
-        if not (other in (INT, FLOAT) or isinstance(other, Known) and not other.outline and (
-                other.form == "number" or other.shape is not None and other.shape == total.shape)):
-            return None
-        self.known.facts[target] = total
         call = gast.Call(gast.Attribute(load(self._numpy()), ufunc.__name__, gast.Load()),
                          [nodes[0], nodes[1], load(nodes[0].id)], [])
-        return [assign(target, call)]
+        if other in (INT, FLOAT) or isinstance(other, Known) and not other.outline and (
+                other.form == "number" or other.shape is not None and other.shape == total.shape):
+            self.known.facts[target] = total
+            return [assign(target, call)]
+        if not (is_array(other) and other.rank == total.rank and total.rank is not None
+                and isinstance(nodes[1], gast.Name)):
+            return None
+        self.known.facts[target] = Known("array", total.rank)  # (of the broadcast shape)
+        test = gast.Compare(gast.Attribute(load(nodes[0].id), "shape", gast.Load()), [gast.Eq()],
+                            [gast.Attribute(load(nodes[1].id), "shape", gast.Load())])
+        return [assign(target, gast.IfExp(test, call, helper_call))]
 
     def _matmul(self, target, first: bool, nodes, arguments):
         """`matmul_vjp_a`/`_b` of vectors and matrices as the product its common case
