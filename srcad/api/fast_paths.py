@@ -1,8 +1,10 @@
 """fast_paths: the quick calls of `grad` and `value_and_grad` (api.Derivative), closures
 made once per derivative that reach a compiled program with the fewest checks a call needs:
 Python-float `wrt` arguments (the fused reverse program, or forward mode where it applies:
-transform/forward_grad.py), and float arrays seen before (the gradient-only program).
-Each returns None where its kind of call does not apply, and the general path runs."""
+transform/forward_grad.py), float arrays seen before (the gradient-only program), and
+dicts, lists and tuples of them (the program taking their leaves, through code generated
+per structure: `structure_call`). Each returns None where its kind of call does not
+apply, and the general path runs."""
 from __future__ import annotations
 
 import math
@@ -357,8 +359,7 @@ def structure_call(args, positions: tuple, ranks: tuple, program, guards, as_tup
     body.append(f"return ({', '.join(results)},)" if as_tuple else f"return {results[0]}")
     source = "def quick(args):\n" + "".join(f"    {line}\n" for line in body)
     namespace = {"ndarray": np.ndarray, "float64": np.float64, "FLOAT64": _FLOAT64,
-                 "program": program,
-                 "guards": guards, "shaped": _shaped_leaf}
+                 "program": program, "guards": guards, "shaped": _shaped_leaf}
     exec(compile(source, __file__ + " (a structure's quick call)", "exec"), namespace)
     return namespace["quick"]
 

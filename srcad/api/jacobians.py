@@ -506,8 +506,10 @@ class _HVP(DerivativeFunction):
         return product
 
     def _remember(self, derivative: api.Derivative, flat: tuple) -> None:
-        """Keep for `_quick` the gradient program `derivative` ran on the float arrays
-        `flat`, with the float64 ranks it was made for and both programs' guards."""
+        """Keep the gradient program `derivative` ran on the float arrays `flat`, with the
+        float64 ranks it was made for and both programs' guards: the next call on arrays of
+        those kinds runs it at once (a call through `array_call` and the tangent program's
+        table cost 5 us of a 35 us product)."""
         ranks = float64_ranks(flat, len(derivative.parameters))
         entry = derivative.latest.get(((np.ndarray,), "gradient", ranks))  # (`_run`'s key)
         if entry is not None:
