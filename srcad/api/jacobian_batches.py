@@ -122,12 +122,13 @@ def seed_of(x):
 def _block(tangent, output, x, args):
     """`out.shape + x.shape` from a batched tangent of the output (None: zeros), an array
     of its own: a copy where it is a view of memory the program did not make for it."""
-    if tangent is None:
+    if type(tangent) is np.ndarray and type(output) is np.ndarray and type(x) is np.ndarray \
+            and tangent.ndim == 2 and output.ndim == 1 and x.ndim == 1:
+        block = tangent.T  # (the common case: a vector of a vector; attributes, not np.ndim)
+    elif tangent is None:
         return np.zeros(np.shape(output) + np.shape(x))
-    rank = np.ndim(tangent)  # (n, *out) → (*out, n), then n as x's shape
-    if rank == 2 and type(output) is np.ndarray and output.ndim == 1 and np.ndim(x) == 1:
-        block = tangent.T  # (the common case: a vector of a vector)
-    else:
+    else:  # (n, *out) → (*out, n), then n as x's shape
+        rank = np.ndim(tangent)
         moved = np.transpose(tangent, tuple(range(1, rank)) + (0,))
         block = moved.reshape(np.shape(output) + np.shape(x))
     # a view may be of the user's own array (the batched rule of matmul gives `a.T` for `a @ x`)
