@@ -1,8 +1,10 @@
 """fast_paths: the quick calls of `grad` and `value_and_grad` (api.Derivative), closures
 made once per derivative that reach a compiled program with the fewest checks a call needs:
 Python-float `wrt` arguments (the fused reverse program, or forward mode where it applies:
-transform/forward_grad.py), and float arrays seen before (the gradient-only program).
-Each returns None where its kind of call does not apply, and the general path runs."""
+transform/forward_grad.py), float arrays seen before (the gradient-only program), and
+dicts, lists and tuples of them (the program taking their leaves, through code generated
+per structure: `structure_call`). Each returns None where its kind of call does not
+apply, and the general path runs."""
 from __future__ import annotations
 
 import math
@@ -204,9 +206,13 @@ def tree_runner(derivative, mode: str = "gradient"):
     single, as_tuple, has_aux = derivative.single, derivative.as_tuple, derivative.has_aux
     needed, count = derivative.last_position + 1, len(parameters)
     programs = {}  # (leaves per wrt argument, ranks) → (program, guards, shallow per wrt
-    #                argument: `_rebuilt`), or None: refused
+    #                argument: `_rebuilt`, the structure's quick call or None), or None: refused
+    latest = [declined]  # the quick call of the structure of the latest call (mode "gradient")
 
     def tree_call(args):
+        result = latest[0](args)
+        if result is not None:
+            return result
         if len(args) < needed:
             return None
         described, leaves, flat = [], [], list(args)  # (flat: the program's arguments)
@@ -237,6 +243,8 @@ def tree_runner(derivative, mode: str = "gradient"):
         if entry is None:
             return None
         if mode == "gradient":
+            if entry[3] is not None:
+                latest[0] = entry[3]
             raw = entry[0](*flat)
         else:
             output, backward = entry[0](*flat)
@@ -274,8 +282,86 @@ def tree_runner(derivative, mode: str = "gradient"):
             return None
         shallow = tuple(paths is None or all(len(path) == 1 for path, _ in paths)
                         for paths in reversed(described))
-        return compiled.bind(derivative.function), derivative.guards(compiled), shallow
+        program, guards = compiled.bind(derivative.function), derivative.guards(compiled)
+        quick = structure_call(args, positions, ranks, program, guards, as_tuple) \
+            if mode == "gradient" else None
+        return program, guards, shallow, quick
     return tree_call
+
+
+def structure_call(args, positions: tuple, ranks: tuple, program, guards, as_tuple: bool):
+    """`quick(args)`: the gradients by `program`, the one taking leaves, for arguments of
+    the structure of `args` (every `wrt` argument at `positions` a plain container), or
+    None for arguments of any other: generated code that checks the containers' types and
+    keys, reads each leaf at its key, checks the leaves' kinds and the float64 ranks of the
+    others (`ranks`), and rebuilds the gradients' containers with their keys written out,
+    where the general `tree_call` walks the containers (5 us of a 15 us gradient of a dict
+    of two parameters). None where a `wrt` argument is no container or a leaf is neither
+    a Python float nor a float64 array."""
+    names = [f"a{i}" for i in range(len(args))]
+    body = [f"if len(args) != {len(args)}:", "    return None", f"{', '.join(names)}, = args"]
+    leaves = []
+
+    def refuse(condition: str) -> None:
+        body.extend([f"if {condition}:", "    return None"])
+
+    def unpacked(value, name: str) -> str | None:
+        """Check and read `value`'s nesting, held in `name`: the expression of its
+        gradients' container, or None where the quick call does not apply."""
+        kind = type(value)
+        if kind is float or kind is np.ndarray and value.dtype is _FLOAT64:
+            refuse(f"type({name}) is not float" if kind is float else
+                   f"type({name}) is not ndarray or {name}.dtype is not FLOAT64 "
+                   f"or {name}.ndim != {value.ndim}")
+            leaves.append(name)
+            gradient = f"g{len(leaves) - 1}"  # (like_argument's common case written out)
+            return f"(float({gradient}) if type({gradient}) is float64 else " \
+                   f"shaped({gradient}, {name}))" if kind is float else \
+                f"({gradient} if type({gradient}) is ndarray and {gradient}.dtype is FLOAT64 " \
+                f"and {gradient}.shape == {name}.shape and {gradient}.base is None " \
+                f"and {gradient}.flags.writeable else shaped({gradient}, {name}))"
+        if kind is dict:
+            refuse(f"type({name}) is not dict or tuple({name}) != {tuple(value)!r}")
+            items = [(key, f"{name}_{i}") for i, key in enumerate(value)]
+            body.extend(f"{item} = {name}[{key!r}]" for key, item in items)
+            inner = [unpacked(part, item) for (_, item), part in zip(items, value.values())]
+            return None if None in inner else \
+                "{" + ", ".join(f"{key!r}: {part}" for (key, _), part in zip(items, inner)) + "}"
+        if kind is list or kind is tuple:
+            items = [f"{name}_{i}" for i in range(len(value))]
+            refuse(f"type({name}) is not {kind.__name__} or len({name}) != {len(value)}")
+            body.append(f"{', '.join(items)}, = {name}")
+            inner = [unpacked(part, item) for item, part in zip(items, value)]
+            return None if None in inner else f"[{', '.join(inner)}]" if kind is list \
+                else f"({', '.join(inner)},)"
+        return None
+
+    flat, results = [], []
+    for position, (name, value) in enumerate(zip(names, args)):
+        if position in positions:
+            if type(value) not in (dict, list, tuple):
+                return None
+            start = len(leaves)
+            results.append(unpacked(value, name))
+            if results[-1] is None or start == len(leaves):
+                return None
+            flat += leaves[start:]
+        else:
+            flat.append(name)
+            rank = ranks[position] if position < len(ranks) else None
+            refuse(f"isinstance({name}, ndarray) and (type({name}) is not ndarray "
+                   f"or {name}.dtype is FLOAT64)" if rank is None else
+                   f"type({name}) is not ndarray or {name}.dtype is not FLOAT64 "
+                   f"or {name}.ndim != {rank}")
+    refuse("not guards()")
+    gradients = ", ".join(f"g{i}" for i in range(len(leaves)))  # (one leaf: returned alone)
+    body.append(f"{gradients} = program({', '.join(flat)})")
+    body.append(f"return ({', '.join(results)},)" if as_tuple else f"return {results[0]}")
+    source = "def quick(args):\n" + "".join(f"    {line}\n" for line in body)
+    namespace = {"ndarray": np.ndarray, "float64": np.float64, "FLOAT64": _FLOAT64,
+                 "program": program, "guards": guards, "shaped": _shaped_leaf}
+    exec(compile(source, __file__ + " (a structure's quick call)", "exec"), namespace)
+    return namespace["quick"]
 
 
 def _rebuilt(container, gradients, shallow: bool):
@@ -307,6 +393,21 @@ def float64_ranks(args, count: int) -> tuple:
     the others: the gradient program is specialised on them (transform/specialise.py)."""
     return tuple([a.ndim if type(a) is np.ndarray and a.dtype is _FLOAT64 else None
                   for a in args[:count]])
+
+
+def checked_float64_ranks(args, count: int) -> tuple:
+    """`float64_ranks(args, count)`, having refused (refuse_not_plain_arguments) an ndarray
+    subclass among `args`, in one pass: a quick call checks both."""
+    ranks = []
+    for value in args:
+        kind = type(value)
+        if kind is np.ndarray:
+            ranks.append(value.ndim if value.dtype is _FLOAT64 else None)
+        else:
+            if kind is not float and isinstance(value, np.ndarray):
+                refuse_not_plain_arguments(args, {})
+            ranks.append(None)
+    return tuple(ranks[:count])
 
 
 _FLOAT64 = np.dtype(np.float64)

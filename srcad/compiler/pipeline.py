@@ -306,9 +306,10 @@ def transform(fn, wrt: tuple[str, ...], has_aux: bool = False,
     returns `(output, tangent_of_output)`; a tangent is None where it is zero.
     "batch": the same with batched tangents (transform/batched.py, for forward Jacobians);
     raises `NotBatchable` for a function with an operation that has no batched form.
-    "slope": "fwd" taking the same arguments and returning `tangent_of_output` alone, computed
-    without the operations that only lead to the output (transform/dead_code.py): reverse
-    mode over it gives Hessian-vector products.
+    "slope": "fwd" taking each tangent as a parameter of its own (not in a tuple) before `fn`'s
+    arguments and returning `tangent_of_output` alone, computed without the operations that
+    only lead to the output (transform/dead_code.py): reverse mode over it gives
+    Hessian-vector products, specialised on a float64 tangent as on the arguments.
     With `has_aux`, `fn` returns `(output, aux)` and only `output` is differentiated.
     `containers` names the `wrt` parameters that hold dicts, lists or tuples of values;
     `scalars` the parameters, `wrt` or not, that hold Python numbers (the code is

@@ -244,3 +244,36 @@ def test_repeated_jacobians_run_the_batched_program_once_per_call(monkeypatch):
     gradient[0, 0] = 5.0  # (the caller's own array, not the program's memory)
     np.testing.assert_allclose(srcad.jacobian(dense_layer)(x, W, b)[0, 0],
                                (1 - np.tanh(W @ x + b)[0] ** 2) * W[0, 0])
+
+
+def linear_map(x, W):
+    return W @ x
+
+
+def identity(x):
+    return x
+
+
+def scaled_rows(x, W):
+    return np.tanh(W @ x)
+
+
+@pytest.mark.parametrize("fn", [linear_map, identity, scaled_rows])
+def test_the_jacobian_is_an_array_of_its_own(fn):
+    """The Jacobian of a batched run is the transposed batched tangent: a view of `W` for
+    `W @ x`, of the read-only seed for `x`, of a new array for a layer; the caller gets an
+    array it may write into without changing `W`, the seed or the next Jacobian."""
+    rng = np.random.default_rng(5)
+    x, W = rng.standard_normal(4), rng.standard_normal((4, 4))
+    args = (x,) if fn is identity else (x, W)
+    expected = {linear_map: W, identity: np.eye(4),
+                scaled_rows: (1.0 - np.tanh(W @ x) ** 2)[:, None] * W}[fn].copy()
+    jacobian = srcad.jacobian(fn, mode="fwd")
+    assert batched(fn)
+    for _ in range(2):
+        J = jacobian(*args)
+        np.testing.assert_allclose(J, expected, rtol=1e-12, atol=1e-15)
+        assert J.flags.writeable and not np.shares_memory(J, W)
+        J[...] = 7.0
+    np.testing.assert_allclose(jacobian(*args), expected, rtol=1e-12, atol=1e-15)
+    assert not np.any(W == 7.0)

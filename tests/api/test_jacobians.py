@@ -97,6 +97,33 @@ def test_hvp_matches_finite_differences_of_the_gradient(fn, args, wrt):
     assert np.shape(product) == np.shape(args[position])
 
 
+def logistic_loss(w, X, y):
+    return np.mean(np.log1p(np.exp(-y * (X @ w)))) + 0.5e-2 * np.sum(w * w)
+
+
+def logistic_hessian(w, X, y):
+    s = 1.0 / (1.0 + np.exp(-y * (X @ w)))
+    return X.T @ ((s * (1.0 - s))[:, None] * X) / X.shape[0] + 1e-2 * np.eye(len(w))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_hvp_takes_the_tangent_as_an_argument_of_its_own(dtype):
+    """The tangent program takes `v` as a parameter, not in a tuple: on float64 arrays the
+    gradient over it is specialised on `v` as on `w` (its seed is the float64 one, no
+    `seed_for` check); a float32 `v` gets a program of its own, with the same numbers."""
+    rng = np.random.default_rng(4)
+    X, w = rng.standard_normal((30, 5)), rng.standard_normal(5)
+    y, v = np.sign(rng.standard_normal(30)), rng.standard_normal(5).astype(dtype)
+    product = srcad.hvp(logistic_loss)
+    for _ in range(2):  # (the second call: the quick path)
+        np.testing.assert_allclose(product(w, X, y, v), logistic_hessian(w, X, y) @ v,
+                                   rtol=1e-5 if dtype is np.float32 else 1e-12)
+    programs = product._derivatives[frozenset()][1].latest  # (kinds, mode, ranks) → entry
+    (source,) = [entry[0].source for (_, _, ranks), entry in programs.items()
+                 if (ranks[0] == 1) is (dtype is np.float64)]  # ranks[0]: v's, None if not float64
+    assert ("seed_for(" in source) is (dtype is np.float32), source
+
+
 def layer_with_parameters(params, x):
     return {"hidden": np.tanh(params["W"] @ x + params["b"]), "norm": np.sum(x ** 2)}
 

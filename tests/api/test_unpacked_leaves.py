@@ -246,3 +246,40 @@ def test_a_function_writing_into_a_leaf_leaves_the_callers_array_as_it_was(rng):
     np.testing.assert_allclose(gradient["w"], 2.0 * x)
     np.testing.assert_allclose(srcad.grad(writes_into_a_leaf)(params, x)["w"], 2.0 * x)
     assert np.array_equal(params["w"], before)
+
+
+def test_calls_of_another_structure_after_the_quick_one(rng):
+    """After a first call, a call of the same structure runs generated code that reads the
+    leaves at their keys (fast_paths.structure_call); every call of another structure (keys
+    in another order, a tuple for a list, a leaf or another argument of another kind or
+    rank, a subclass of ndarray) must take its own way, with its own numbers."""
+    def loss(params, x, c):
+        hidden = np.tanh(params["layer"][0] @ x + params["layer"][1])
+        return np.sum(hidden * params["out"]) * c + params["b"] * np.sum(x)
+
+    gradient = srcad.grad(loss)
+    W, x = rng.standard_normal((3, 2)), rng.standard_normal(2)
+    base = {"layer": [W, rng.standard_normal(3)], "out": rng.standard_normal(3), "b": 0.4}
+    paths = [("layer", 0), ("layer", 1), ("out",), ("b",)]
+    calls = [
+        (base, x, 1.5),
+        (base, x, 1.5),  # (the quick call)
+        ({"b": 0.4, "out": base["out"], "layer": base["layer"]}, x, 1.5),
+        ({**base, "layer": tuple(base["layer"])}, x, 1.5),
+        ({**base, "b": np.array(0.4)}, x, 1.5),
+        ({**base, "out": base["out"].astype(np.float32)}, x, 1.5),
+        (base, x, np.array([1.5])),
+        (base, x[None, :].T[:, 0], 2),
+        (base, x, 1.5),
+    ]
+    for params, x_, c in calls:
+        got = gradient(params, x_, c)
+        assert list(got) == list(params)
+        assert type(got["layer"]) is type(params["layer"])
+        for path, expected in zip(paths, _numerical_leaves(loss, params, (x_, c), paths)):
+            leaf = _at(got, path)
+            np.testing.assert_allclose(leaf, expected, rtol=1e-5, atol=1e-7)
+            assert type(leaf) is type(_at(params, path))
+            assert np.result_type(leaf) == np.result_type(_at(params, path))
+    with pytest.raises(srcad.errors.NonDifferentiableInputError):
+        gradient(base, np.ma.masked_array(x), 1.5)

@@ -476,3 +476,34 @@ def test_the_specialised_program_is_the_same_in_every_process():
                               check=True, env={**os.environ, "PYTHONHASHSEED": seed},
                               cwd=ROOT).stdout for seed in ("0", "2", "4")}
     assert len(sources) == 1
+
+
+def margin_loss(w, X, y):
+    return np.mean(np.log1p(np.exp(-y * (X @ w)))) + 0.5e-2 * np.sum(w * w)
+
+
+@pytest.mark.parametrize("labels", [30, 1])  # (y of X's rows, or one broadcast over them)
+def test_shapes_not_known_to_be_one_are_compared_when_it_runs(labels):
+    """Where ranks are known but shapes are not (`y * margins`: y may broadcast), the
+    specialised program compares the shapes and calls `unbroadcast` only where they differ;
+    one program, for float64 arrays of rank 1, serves y of 30 elements and of one. The
+    Hessian-vector program over the tangent program is specialised so too: its backward
+    sweep calls none of the checking helpers of its matmul, negation and seed."""
+    rng = np.random.default_rng(8)
+    X, w, v = rng.standard_normal((30, 4)), rng.standard_normal(4), rng.standard_normal(4)
+    y = np.sign(rng.standard_normal(labels))
+    gradient = srcad.grad(margin_loss, wrt=(0, 2))(w, X, y)
+    for got, expected in zip(gradient, tape_gradients(margin_loss, (w, X, y), (0, 2))):
+        assert got.shape == expected.shape
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    source = specialised(margin_loss, ("w", "y"), w=1, X=2, y=1).source
+    assert "else unbroadcast(" in source and "else multiply_into(" in source, source
+    product = srcad.hvp(margin_loss)(w, X, y, v)
+    s = 1.0 / (1.0 + np.exp(-y * (X @ w)))
+    hessian = X.T @ ((s * (1.0 - s))[:, None] * X) / 30 + 1e-2 * np.eye(4)
+    np.testing.assert_allclose(product, hessian @ v, rtol=1e-12)
+    hvp_source = cache.compiled_adjoint(
+        srcad.hvp(margin_loss)._derivative(frozenset()).function, ("w",), mode="gradient",
+        arrays=frozenset({("t_w", 1), ("w", 1), ("X", 2), ("y", 1)})).source
+    assert not [helper for helper in ("seed_for", "matmul_vjp_b", "negative_into", "array_of",
+                                      "add_into") if helper + "(" in hvp_source], hvp_source

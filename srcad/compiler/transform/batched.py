@@ -49,7 +49,23 @@ class BatchedTangents(Tangents):
     def contribution(self, expression, target: str):
         if self.unary:
             return expression
+        spread = self._spread(expression, target)
+        if spread is not None:
+            return spread
         return gast.Call(self._batching("full"), [expression, load(target)], [])
+
+    def _spread(self, expression, target: str):
+        """`broadcast_like(g, target)` for a rule's `broadcast_like(aligned(g, target),
+        target)` (the tangent of `a + b` in `a`), else None: `broadcast_like` aligns `g`
+        and makes it full itself, and each wrapper costs a call per run."""
+        def call_of(node, function) -> bool:
+            return isinstance(node, gast.Call) and len(node.args) == 2 and not node.keywords \
+                and isinstance(node.args[1], gast.Name) and node.args[1].id == target \
+                and self.bindings.callee(node.func) is function
+        if call_of(expression, batched.broadcast_like) \
+                and call_of(expression.args[0], batched.aligned):
+            return gast.Call(expression.func, [expression.args[0].args[0], load(target)], [])
+        return None
 
     def bind(self, name: str, obj) -> str:
         substitute = next((s for o, s in _SUBSTITUTES.items() if obj is o), obj)

@@ -61,15 +61,18 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
             tangent_only: bool = False) -> tuple[gast.Module, str]:
     """The tangent module and the name of the JVP function inside it (`sweep_class`, a
     subclass of `Tangents`, builds another kind of tangent program: batched.py; with
-    `tangent_only` it returns the output's tangent alone, and computes only what that
-    needs)."""
+    `tangent_only` it takes each `wrt` tangent as a parameter of its own, `f_jvp(t_x, t_w,
+    x, w)`, returns the output's tangent alone, and computes only what that needs)."""
     tangents = Adjoints(namer, bindings, sequence_names(block, containers), prefix="t")
     jvp_name = namer.claim(f"{parsed.name}_jvp")
-    seeds = namer.claim("tangents")
     mutated = {op.mutates for op in operations(block) if op.mutates}
     sweep = (sweep_class or Tangents)(activity, parsed, bindings, tangents, mutated)
-    preamble = [gast.Assign([gast.Tuple([store(tangents.seed(w)) for w in wrt], gast.Store())],
-                            load(seeds), None)]
+    if tangent_only:  # each tangent a parameter of its own: specialise sees its kind
+        seeds, preamble = [tangents.seed(w) for w in wrt], []
+    else:
+        seeds = [namer.claim("tangents")]
+        preamble = [gast.Assign([gast.Tuple([store(tangents.seed(w)) for w in wrt],
+                                            gast.Store())], load(seeds[0]), None)]
     preamble += sweep.take_ownership([w for w in wrt if w in mutated])
     for w in containers:
         tangents.states[w] = SET
@@ -81,7 +84,8 @@ def forward(simple_fn: gast.FunctionDef, block: list, activity: Activity, wrt: t
     else:
         result = gast.Tuple([simple_fn.body[-1].value, sweep.tangent_of(output)], gast.Load())
     args = simple_fn.args
-    (args.posonlyargs or args.args).insert(0, gast.Name(seeds, gast.Param(), None, None))
+    (args.posonlyargs or args.args)[:0] = [gast.Name(seed, gast.Param(), None, None)
+                                           for seed in seeds]
     jvp = gast.FunctionDef(jvp_name, args, preamble + body + [gast.Return(result)], [], None,
                            None, [])
     scope = function_def(SCOPE, [],  # (its parameters: emit.compile_adjoint)

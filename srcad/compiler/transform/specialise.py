@@ -13,11 +13,17 @@ the NumPy code of the helper's common case:
                                                                 b_x[:-1] = g
     b_x = add_at(b_x, h, x, slice(1, None))                 ─▶  b_x[1:] += h
     b_a = multiply_into(b_a, c)                             ─▶  b_a = np.multiply(b_a, c, b_a)
+                                 (c of b_a's rank only:         if b_a.shape == c.shape
+                                  shapes compared)              else multiply_into(b_a, c)
+    b_m = negative_into(b_n)                                ─▶  b_m = np.negative(b_n, b_n)
+    b_w = unbroadcast_from(array_of(b) * m, t, w)           ─▶  (b * m: b a float64 number)
     b_A = matmul_vjp_a(g, None, A, B)                       ─▶  b_A = g @ B.T
     b_w = matmul_vjp_b(g, None, X, w)                       ─▶  b_w = X.T @ g
     b_s = unbroadcast(g, s)                                 ─▶  b_s = g
                                                             (of one shape, or numbers)
     b_c = unbroadcast(g, c)      (c: a Python float)        ─▶  b_c = np.add.reduce(g, axis=(0,))
+    b_z = unbroadcast(g, z)      (of one rank: shapes       ─▶  b_z = g if g.shape == z.shape
+                                  compared when it runs)            else unbroadcast(g, z)
     m = np.max(S, axis=1, keepdims=True)                    ─▶  m = np.maximum.reduce(S, ...)
 
 An outline (transform/outline.py) that only the seed read is then dropped, where its
@@ -114,13 +120,16 @@ class _Rewriter:
         (a third of a microsecond against one): of `x` itself, or of an array bound now
         of x's shape class where `x` is an outline (the mean of a value not computed); and
         each `unbroadcast(g, like)` inside it (`accumulate(b, unbroadcast(g * h, k))`)
-        whose `g` is of `like`'s shape class made `g`."""
+        whose `g` is of `like`'s shape class made `g`; each `array_of(b)` of a float64
+        number `b` made `b`."""
         for node in walk(value):
             for field, child in gast.iter_fields(node):
                 if type(child) is list:
                     child[:] = [self._inner_call_rewritten(item) for item in child]
                 elif isinstance(child, gast.Call):
                     setattr(node, field, self._inner_call_rewritten(child))
+        if self._number_wrapped(value):
+            return value.args[0]
         return self._size_of(value) or value if isinstance(value, gast.Call) else value
 
     def _inner_call_rewritten(self, node):
@@ -130,7 +139,16 @@ class _Rewriter:
                 and self.bindings.callee(node.func) is helpers.unbroadcast \
                 and same_shape(*map(self.known.value_of, node.args)):
             return node.args[0]
+        if self._number_wrapped(node):
+            return node.args[0]
         return self._size_of(node) or node
+
+    def _number_wrapped(self, node) -> bool:
+        """Whether `node` is `array_of(b)` of a float64 number `b`: NumPy's float64 meets a
+        list as a 0-d array does, without the call."""
+        return isinstance(node, gast.Call) and len(node.args) == 1 and not node.keywords \
+            and self.bindings.callee(node.func) is outlines.array_of \
+            and is_number(self.known.value_of(node.args[0]), outline=False)
 
     def _size_of(self, call):
         """`x.size` for `call`, `reduced_size(x, None)` whose `x` has a float64 array of
@@ -198,7 +216,12 @@ class _Rewriter:
             self.known.set(target, self.known.value_of(value))  # (neither is None)
             return [assign(target, gast.BinOp(value.args[0], gast.Add(), value.args[1]))]
         if callee in _IN_PLACE and len(arguments) == 2:
-            return self._in_place(target, _IN_PLACE[callee], value.args, arguments)
+            return self._in_place(target, _IN_PLACE[callee], value, arguments)
+        if callee is helpers.negative_into and len(arguments) == 1 and is_array(arguments[0]) \
+                and isinstance(value.args[0], gast.Name):
+            self.known.set(target, arguments[0])
+            negative = gast.Attribute(load(self._numpy()), "negative", gast.Load())
+            return [assign(target, gast.Call(negative, [value.args[0], value.args[0]], []))]
         if callee is helpers.unbroadcast and len(arguments) == 2 and same_shape(*arguments):
             self.known.set(target, replace(arguments[0], shape=arguments[1].shape))
             return [assign(target, value.args[0])]
@@ -217,7 +240,40 @@ class _Rewriter:
                                              [gast.keyword("axis", axes)]))]
         if callee in (matmul_vjp_a, matmul_vjp_b) and len(arguments) == 4:
             return self._matmul(target, callee is matmul_vjp_a, value.args, arguments)
+        if callee in (helpers.unbroadcast, outlines.unbroadcast_from):
+            return self._unbroadcast_checked(target, value, arguments)
         return None
+
+    def _unbroadcast_checked(self, target, call, arguments):
+        """`unbroadcast(g, x)` (or `unbroadcast_from(g, out, x)`) of a float64 array `g`
+        and float64 arrays or outlines of its rank, of shapes not known to be one, as `g`
+        where the shapes, compared when it runs, are one, and the call where they are not:
+
+            b_z = unbroadcast(multiply_into(b, y), z)  ─▶  b_z = multiply_into(b, y)
+                                                          b_z = b_z if b_z.shape == z.shape
+                                                              else unbroadcast(b_z, z)
+
+        (a comparison of two tuples, where the call reads attributes and compares them too,
+        behind a call)."""
+        g, *likes = arguments
+        if not (is_array(g) and g.rank is not None and len(call.args) in (2, 3)
+                and all(isinstance(node, gast.Name) and node.id != target
+                        for node in call.args[1:])
+                and all(isinstance(like, Known) and like.rank == g.rank for like in likes)):
+            return None
+        known = self.known.value_of(call)
+        computed = call.args[0]
+        held = computed.id if isinstance(computed, gast.Name) else target  # (g, computed once)
+        first = assign(target, computed)
+        first = self._assignment(first, target, computed) or [first]  # (a helper's rewritten)
+        self.known.set(target, replace(g, shape=known.shape) if known is not None else g)
+        test = gast.Compare(gast.Attribute(load(held), "shape", gast.Load()),
+                            [gast.Eq()] * len(likes),
+                            [gast.Attribute(load(node.id), "shape", gast.Load())
+                             for node in call.args[1:]])
+        call.args[0] = load(held)
+        checked = assign(target, gast.IfExp(test, load(held), call))
+        return [checked] if held != target else [*first, checked]
 
     def _outline(self, call):
         """What `joint_outline(fn, *leaves)` (the first of `joint_outline(...) or
@@ -262,21 +318,31 @@ class _Rewriter:
         self.known.set(target, known)
         return statements
 
-    def _in_place(self, target, ufunc, nodes, arguments):
+    def _in_place(self, target, ufunc, helper_call, arguments):
+        """`ufunc(total, other, total)` for `add_into(total, other)` and its kind, where
+        `other` is a number or of `total`'s shape class; for an array of its rank, of a
+        shape not known to be one, where the shapes compared when it runs are one."""
         total, other = arguments
+        nodes = helper_call.args
         if not (is_array(total) and isinstance(nodes[0], gast.Name)):
             return None
         product = self._product_of(nodes[1])  # (`add_into(b_w, matmul_vjp_b(...))`)
         if product is not None:
             nodes = [nodes[0], product[0]]
             other = product[1]
-        if not (other in (INT, FLOAT) or isinstance(other, Known) and not other.outline and (
-                other.form == "number" or other.shape is not None and other.shape == total.shape)):
-            return None
-        self.known.set(target, total)
         call = gast.Call(gast.Attribute(load(self._numpy()), ufunc.__name__, gast.Load()),
                          [nodes[0], nodes[1], load(nodes[0].id)], [])
-        return [assign(target, call)]
+        if other in (INT, FLOAT) or isinstance(other, Known) and not other.outline and (
+                other.form == "number" or other.shape is not None and other.shape == total.shape):
+            self.known.set(target, total)
+            return [assign(target, call)]
+        if not (is_array(other) and other.rank == total.rank and total.rank is not None
+                and isinstance(nodes[1], gast.Name)):
+            return None
+        self.known.set(target, Known("array", total.rank))  # (of the broadcast shape)
+        test = gast.Compare(gast.Attribute(load(nodes[0].id), "shape", gast.Load()), [gast.Eq()],
+                            [gast.Attribute(load(nodes[1].id), "shape", gast.Load())])
+        return [assign(target, gast.IfExp(test, call, helper_call))]
 
     def _matmul(self, target, first: bool, nodes, arguments):
         """`matmul_vjp_a`/`_b` of vectors and matrices as the product its common case
