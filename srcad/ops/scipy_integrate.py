@@ -27,15 +27,16 @@ def _along(values, ndim, axis):
 
 
 def _spacings(y, x, dx, axis):
-    """The intervals between samples, broadcasting against y: diff(x) along the axis (x
-    1-D, or with y's dimensions), or dx."""
+    """The intervals between samples, broadcasting against y, in y's dtype: diff(x) along
+    the axis (x 1-D, or with y's dimensions), or dx."""
     if x is None:
         shape = [1] * np.ndim(y)
         shape[axis] = np.shape(y)[axis] - 1
-        return dx * np.ones(tuple(shape))
-    if np.ndim(x) == 1:
-        return _along(np.diff(x), np.ndim(y), axis)
-    return np.diff(x, axis=axis)
+        return dx * np.ones(tuple(shape), dtype_of(y))
+    h = _along(np.diff(x), np.ndim(y), axis) if np.ndim(x) == 1 else np.diff(x, axis=axis)
+    if dtype_of(h) != dtype_of(y):  # (SciPy computes in y's precision)
+        h = h.astype(dtype_of(y))
+    return h
 
 
 def _padded(values, axis, before):
@@ -105,12 +106,13 @@ def _simpson_weights(y, x, dx, axis):
     n = np.shape(y)[axis]
     basis = np.eye(n)
     if x is None or np.ndim(x) == 1:
-        return _along(integrate.simpson(basis, x=x, dx=dx, axis=-1), np.ndim(y), axis)
+        weights = integrate.simpson(basis, x=x, dx=dx, axis=-1)
+        return _along(weights.astype(dtype_of(y), copy=False), np.ndim(y), axis)
     grid = np.moveaxis(x, axis, -1)
     batch = (n,) + np.shape(grid)
     units = np.broadcast_to(np.reshape(basis, (n,) + (1,) * (np.ndim(grid) - 1) + (n,)), batch)
     weights = integrate.simpson(units, x=np.broadcast_to(grid, batch), axis=-1)
-    return np.moveaxis(np.moveaxis(weights, 0, -1), -1, axis)
+    return np.moveaxis(np.moveaxis(weights.astype(dtype_of(y), copy=False), 0, -1), -1, axis)
 
 
 def _simpson_vjp_y(g, ans, y, x=None, *, dx=1.0, axis=-1):
@@ -122,9 +124,16 @@ def _simpson_jvp_y(g, ans, y, x=None, *, dx=1.0, axis=-1):
     return integrate.simpson(g, x=x, dx=dx, axis=axis)
 
 
-_SIMPSON_X = no_derivative(
+_NO_DERIVATIVE_IN_X = no_derivative(
     "scipy.integrate.simpson", "x",
     "hold the sample points constant, or use scipy.integrate.trapezoid, whose derivative "
     "in x srcad takes.")
-defvjp(integrate.simpson, _simpson_vjp_y, _SIMPSON_X)
-defjvp(integrate.simpson, _simpson_jvp_y, _SIMPSON_X)
+
+
+def _simpson_x(g, ans, y, x=None, *, dx=1.0, axis=-1):
+    """(simpson's own signature, so that the transforms bind a call's keywords to it)"""
+    return _NO_DERIVATIVE_IN_X(g, ans)
+
+
+defvjp(integrate.simpson, _simpson_vjp_y, _simpson_x)
+defjvp(integrate.simpson, _simpson_jvp_y, _simpson_x)

@@ -13,6 +13,8 @@ The partials are written with NumPy functions that have rules, so a Hessian diff
 them again. `nan_policy="omit"` (which drops elements) and a non-float `dtype=` are
 refused; `nan_policy="raise"` raises in SciPy's own call, before any rule runs.
 """
+import math
+
 import numpy as np
 import scipy.stats as stats
 
@@ -106,7 +108,7 @@ def _skew_partial(a, axis, bias):
     partial = (_moment_partial(c, 3, axis) - 1.5 * m3 / m2 * _moment_partial(c, 2, axis)) \
         / m2 ** 1.5
     n = reduced_size(a, axis)
-    return partial if bias or n <= 2 else partial * (np.sqrt(n * (n - 1.0)) / (n - 2.0))
+    return partial if bias or n <= 2 else partial * (math.sqrt(n * (n - 1.0)) / (n - 2.0))
 
 
 def skew_vjp(g, ans, a, axis=0, bias=True, nan_policy="propagate", *, keepdims=False):
@@ -313,13 +315,15 @@ def _entropy_partials(ans, pk, qk, base, axis, keepdims):
     nats: (-log p - H) / sum(pk) in pk; with q = qk / sum(qk) and D = sum(p log(p / q)):
     (log(p / q) - D) / sum(pk) in pk and (1 - p / q) / sum(qk) in qk; all over log(base)
     for another base, in which the value has the partial -value / (base log base)."""
-    unit = 1.0 if base is None else np.log(base)
+    unit = 1.0 if base is None else math.log(base) if isinstance(base, (int, float)) \
+        else np.log(base)  # (a Python number's logarithm stays one: float32 stays float32)
     value = _kept(ans, pk if qk is None else pk + 0.0 * qk, axis, keepdims)
     nats = value * unit
     total = np.sum(pk, axis=axis, keepdims=True)
     p = pk / total
     if qk is None:
-        return (-np.log(p) - nats) / (total * unit), None, -value / (base * unit)
+        return ((-np.log(p) - nats) / (total * unit), None,
+                None if base is None else -value / (base * unit))
     q_total = np.sum(qk, axis=axis, keepdims=True)
     q = qk / q_total
     return ((np.log(p / q) - nats) / (total * unit), (1.0 - p / q) / (q_total * unit),
