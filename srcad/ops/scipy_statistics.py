@@ -99,15 +99,20 @@ def moment_jvp(g, ans, a, order=1, axis=0, nan_policy="propagate", *, center=Non
     return _gathered(g, axis, keepdims, _about_center(a, order, axis, center))
 
 
-def _skew_partial(a, axis, bias):
-    """d skew / da, skew = m3 / m2^1.5, times sqrt(n (n - 1)) / (n - 2) unbiased (SciPy
-    corrects only for n > 2)."""
+def _standardized_partial(a, axis, order):
+    """d/da of the standardized moment m_k / m2^(k/2) (k = 3: skewness, 4: kurtosis):
+    (dm_k - (k/2) m_k / m2 dm2) / m2^(k/2)."""
     c = _centred(a, axis)
     m2 = np.mean(c ** 2, axis=axis, keepdims=True)
-    m3 = np.mean(c ** 3, axis=axis, keepdims=True)
-    partial = (_moment_partial(c, 3, axis) - 1.5 * m3 / m2 * _moment_partial(c, 2, axis)) \
-        / m2 ** 1.5
-    n = reduced_size(a, axis)
+    mk = np.mean(c ** order, axis=axis, keepdims=True)
+    moved = _moment_partial(c, order, axis) - 0.5 * order * mk / m2 * _moment_partial(c, 2, axis)
+    return moved / m2 ** (0.5 * order)
+
+
+def _skew_partial(a, axis, bias):
+    """d skew / da, times sqrt(n (n - 1)) / (n - 2) unbiased (SciPy corrects only for
+    n > 2)."""
+    partial, n = _standardized_partial(a, axis, 3), reduced_size(a, axis)
     return partial if bias or n <= 2 else partial * (math.sqrt(n * (n - 1.0)) / (n - 2.0))
 
 
@@ -122,14 +127,9 @@ def skew_jvp(g, ans, a, axis=0, bias=True, nan_policy="propagate", *, keepdims=F
 
 
 def _kurtosis_partial(a, axis, bias):
-    """d kurtosis / da, kurtosis = m4 / m2^2 (less 3 for Fisher's, a constant), times
-    (n^2 - 1) / ((n - 2) (n - 3)) unbiased (SciPy corrects only for n > 3)."""
-    c = _centred(a, axis)
-    m2 = np.mean(c ** 2, axis=axis, keepdims=True)
-    m4 = np.mean(c ** 4, axis=axis, keepdims=True)
-    partial = (_moment_partial(c, 4, axis) - 2.0 * m4 / m2 * _moment_partial(c, 2, axis)) \
-        / m2 ** 2
-    n = reduced_size(a, axis)
+    """d kurtosis / da (Fisher's subtracts a constant 3), times (n^2 - 1) / ((n - 2) (n - 3))
+    unbiased (SciPy corrects only for n > 3)."""
+    partial, n = _standardized_partial(a, axis, 4), reduced_size(a, axis)
     return partial if bias or n <= 3 else partial * ((n * n - 1.0) / ((n - 2.0) * (n - 3.0)))
 
 
@@ -228,18 +228,6 @@ def _gmean_partials(ans, a, axis, weights, keepdims):
     return mean * w / (total * a), mean * (np.log(a) - np.log(mean)) / total
 
 
-def _gmean_rule(position, vjp):
-    def rule(g, ans, a, axis=0, dtype=None, weights=None, *, nan_policy="propagate",
-             keepdims=False):
-        check_options("gmean", (a, weights), nan_policy, dtype)
-        partial = _gmean_partials(ans, a, axis, weights, keepdims)[position]
-        if vjp:
-            return _spread(g, a, axis, keepdims, partial, (a, weights)[position])
-        return _gathered(g, axis, keepdims, partial)
-    rule.__name__ = rule.__qualname__ = f"gmean_{'vjp' if vjp else 'jvp'}_{position}"
-    return rule
-
-
 def _hmean_partials(ans, a, axis, weights, keepdims):
     """hmean = W / sum(w / a): H^2 w / (W a^2) in a, (H / W) (1 - H / a) in w."""
     w, total = _weighted(a, axis, weights)
@@ -247,15 +235,17 @@ def _hmean_partials(ans, a, axis, weights, keepdims):
     return mean ** 2 * w / (total * a ** 2), mean / total * (1.0 - mean / a)
 
 
-def _hmean_rule(position, vjp):
-    def rule(g, ans, a, axis=0, dtype=None, *, weights=None, nan_policy="propagate",
+def _mean_rule(function: str, partials, position, vjp):
+    """The VJP (or JVP) of gmean or hmean in `a` (position 0) or `weights` (1), from their
+    `partials`. (hmean's weights are keyword-only: no rule slot answers for them there.)"""
+    def rule(g, ans, a, axis=0, dtype=None, weights=None, *, nan_policy="propagate",
              keepdims=False):
-        check_options("hmean", (a, weights), nan_policy, dtype)
-        partial = _hmean_partials(ans, a, axis, weights, keepdims)[position]
+        check_options(function, (a, weights), nan_policy, dtype)
+        partial = partials(ans, a, axis, weights, keepdims)[position]
         if vjp:
             return _spread(g, a, axis, keepdims, partial, (a, weights)[position])
         return _gathered(g, axis, keepdims, partial)
-    rule.__name__ = rule.__qualname__ = f"hmean_{'vjp' if vjp else 'jvp'}_{position}"
+    rule.__name__ = rule.__qualname__ = f"{function}_{'vjp' if vjp else 'jvp'}_{position}"
     return rule
 
 
@@ -301,10 +291,12 @@ def _pmean_rule(position, vjp):
     return rule
 
 
-defvjp(stats.gmean, _gmean_rule(0, True), None, None, _gmean_rule(1, True))
-defjvp(stats.gmean, _gmean_rule(0, False), None, None, _gmean_rule(1, False))
-defvjp(stats.hmean, _hmean_rule(0, True))  # (weights is keyword-only: no derivative in it)
-defjvp(stats.hmean, _hmean_rule(0, False))
+defvjp(stats.gmean, _mean_rule("gmean", _gmean_partials, 0, True), None, None,
+       _mean_rule("gmean", _gmean_partials, 1, True))
+defjvp(stats.gmean, _mean_rule("gmean", _gmean_partials, 0, False), None, None,
+       _mean_rule("gmean", _gmean_partials, 1, False))
+defvjp(stats.hmean, _mean_rule("hmean", _hmean_partials, 0, True))
+defjvp(stats.hmean, _mean_rule("hmean", _hmean_partials, 0, False))
 defvjp(stats.pmean, _pmean_rule(0, True), _pmean_rule(1, True))
 defjvp(stats.pmean, _pmean_rule(0, False), _pmean_rule(1, False))
 

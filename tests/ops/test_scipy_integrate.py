@@ -9,8 +9,8 @@ integrate = pytest.importorskip("scipy.integrate")
 
 import srcad  # noqa: E402
 from srcad.errors import UnsupportedDerivativeError  # noqa: E402
-from tests.ops.test_scipy_statistics import (  # noqa: E402
-    assert_jvp_matches_finite_differences, check_every_argument)
+from tests.ops.scipy_checks import (  # noqa: E402
+    assert_hessian_matches_finite_differences, check_both_modes)
 
 _R = np.random.default_rng(3)
 Y = _R.standard_normal((3, 6))
@@ -37,15 +37,8 @@ CASES = {  # name: (fn, args)
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_gradient_matches_finite_differences(name):
-    fn, args = CASES[name]
-    check_every_argument(fn, args)
-
-
-@pytest.mark.parametrize("name", CASES)
-def test_jvp_matches_finite_differences(name):
-    fn, args = CASES[name]
-    assert_jvp_matches_finite_differences(fn, args)
+def test_derivatives_match_finite_differences_in_both_modes(name):
+    check_both_modes(*CASES[name])
 
 
 def quadratures(y, x):
@@ -54,14 +47,9 @@ def quadratures(y, x):
 
 
 def test_hessian_matches_finite_differences_of_the_gradient():
-    y, x = Y[:2, :4], GRID[:4]
-    both = lambda v: quadratures(v[:8].reshape(2, 4), v[8:])  # noqa: E731
-    v = np.concatenate([y.ravel(), x])
-    gradient, step = srcad.grad(both), 1e-5
-    columns = [(gradient(v + step * e) - gradient(v - step * e)) / (2 * step)
-               for e in np.eye(v.size)]
-    np.testing.assert_allclose(srcad.hessian(both)(v), np.stack(columns, axis=1),
-                               rtol=1e-5, atol=1e-6)
+    v = np.concatenate([Y[:2, :4].ravel(), GRID[:4]])  # (y and x together)
+    assert_hessian_matches_finite_differences(lambda v: quadratures(v[:8].reshape(2, 4), v[8:]),
+                                              v)
 
 
 def test_simpson_refuses_its_derivative_in_x():

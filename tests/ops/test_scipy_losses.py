@@ -10,6 +10,7 @@ special = pytest.importorskip("scipy.special")
 
 import srcad  # noqa: E402
 from srcad.api.testing import check_grads  # noqa: E402
+from tests.ops.scipy_checks import assert_hessian_matches_finite_differences  # noqa: E402
 
 _R = np.random.default_rng(11)
 X = _R.uniform(0.3, 2.0, (3, 4))
@@ -51,10 +52,5 @@ def test_tape_mode_agrees_with_source_mode_to_second_order(fn, args):
 
 
 def test_hessian_matches_finite_differences_of_the_gradient():
-    x = X[0]
-    fn = lambda x: transforms(x, LMBDA) + losses(DELTA, x)  # noqa: E731
-    gradient, step = srcad.grad(fn), 1e-5
-    columns = [(gradient(x + step * e) - gradient(x - step * e)) / (2 * step)
-               for e in np.eye(x.size)]
-    np.testing.assert_allclose(srcad.hessian(fn)(x), np.stack(columns, axis=1), rtol=1e-5,
-                               atol=1e-6)
+    assert_hessian_matches_finite_differences(
+        lambda x: transforms(x, LMBDA) + losses(DELTA, x), X[0])

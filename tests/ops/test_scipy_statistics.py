@@ -9,26 +9,15 @@ import pytest
 stats = pytest.importorskip("scipy.stats")
 
 import srcad  # noqa: E402
-from srcad.api.testing import check_grads  # noqa: E402
 from srcad.errors import UnsupportedDerivativeError  # noqa: E402
+from tests.ops.scipy_checks import (  # noqa: E402
+    assert_hessian_matches_finite_differences, check_both_modes)
 
 _R = np.random.default_rng(7)
 A = _R.standard_normal((4, 5))
 P = _R.uniform(0.5, 2.0, (4, 5))
 W = _R.uniform(0.5, 2.0, (4, 5))
 Q = _R.uniform(0.5, 2.0, (4, 5))
-
-
-def assert_jvp_matches_finite_differences(fn, args, eps=1e-6):
-    """srcad.jvp along random tangents of every argument against central differences."""
-    rng = np.random.default_rng(1)
-    tangents = tuple(rng.standard_normal(np.shape(a)) if np.ndim(a) else float(
-        rng.standard_normal()) for a in args)
-    value, tangent = srcad.jvp(fn, args, tangents)
-    ahead = fn(*(a + eps * t for a, t in zip(args, tangents)))
-    behind = fn(*(a - eps * t for a, t in zip(args, tangents)))
-    np.testing.assert_allclose(value, fn(*args), rtol=1e-12)
-    np.testing.assert_allclose(tangent, (ahead - behind) / (2 * eps), rtol=1e-5, atol=1e-7)
 
 
 CASES = {  # name: (fn, args): every option the rules take
@@ -65,30 +54,15 @@ CASES = {  # name: (fn, args): every option the rules take
 }
 
 
-def check_every_argument(fn, args):
-    """check_grads of sum(sin(fn(...))) in each argument. (Named parameters: check_grads
-    finds no argument to check in a function of `*args`.)"""
-    scalar = [lambda a: np.sum(np.sin(fn(a))),
-              lambda a, b: np.sum(np.sin(fn(a, b))),
-              lambda a, b, c: np.sum(np.sin(fn(a, b, c)))][len(args) - 1]
-    check_grads(scalar, args, wrt=tuple(range(len(args))))
-
-
 @pytest.mark.parametrize("name", CASES)
-def test_gradient_matches_finite_differences(name):
-    fn, args = CASES[name]
-    check_every_argument(fn, args)
-
-
-@pytest.mark.parametrize("name", CASES)
-def test_jvp_matches_finite_differences(name):
-    fn, args = CASES[name]
-    assert_jvp_matches_finite_differences(fn, args)
+def test_derivatives_match_finite_differences_in_both_modes(name):
+    check_both_modes(*CASES[name])
 
 
 def moments_composite(a):
     return (stats.skew(a) @ stats.kurtosis(a, bias=False) + np.sum(stats.moment(a, 3))
-            + np.sum(stats.zscore(a, axis=1) * A[:3, :3]) + np.sum(stats.sem(a) * stats.variation(a + 3)))
+            + np.sum(stats.zscore(a, axis=1) * A[:3, :3])
+            + np.sum(stats.sem(a) * stats.variation(a + 3)))
 
 
 def means_composite(a):
@@ -99,12 +73,7 @@ def means_composite(a):
 @pytest.mark.parametrize("fn, x", [(moments_composite, A[:3, :3]),
                                    (means_composite, P[:3, :3])])
 def test_hessian_matches_finite_differences_of_the_gradient(fn, x):
-    gradient, step = srcad.grad(fn), 1e-5
-    columns = [np.ravel(gradient(x + step * e.reshape(x.shape))
-                        - gradient(x - step * e.reshape(x.shape))) / (2 * step)
-               for e in np.eye(x.size)]
-    hessian = np.reshape(srcad.hessian(fn)(x), (x.size, x.size))
-    np.testing.assert_allclose(hessian, np.stack(columns, axis=1), rtol=1e-5, atol=1e-6)
+    assert_hessian_matches_finite_differences(fn, x)
 
 
 def test_equal_elements_give_sem_and_variation_the_subgradient_zero():
