@@ -375,7 +375,8 @@ def records() -> list:
 
 # ---- records given on first use: SciPy's rules, array_api_compat's wrappers -----------------
 _SCIPY_RULES = ("srcad.ops.scipy_special", "srcad.ops.scipy_stats",
-                "srcad.ops.scipy_multivariate", "srcad.ops.scipy_linalg")
+                "srcad.ops.scipy_statistics", "srcad.ops.scipy_multivariate",
+                "srcad.ops.scipy_linalg", "srcad.ops.scipy_integrate", "srcad.ops.scipy_spatial")
 _UFUNC_ORIGINS: dict = {}  # ufunc -> whether it is SciPy's (tape mode asks for each call)
 
 

@@ -281,3 +281,73 @@ defjvp(special.log_softmax, lambda g, ans, x, axis=None:
        g - np.sum(np.exp(ans) * g, axis=axis, keepdims=True))
 
 nondifferentiable(special.gammasgn, special.round, _check_sign, refuse_complex)
+
+
+# ---- robust losses and Box-Cox transforms (functions of two arguments) ---------------------
+def define_by_partials(fn, partial_x, partial_y):
+    """Rules of a binary ufunc `fn(x, y)` from its elementwise partials `partial(ans, x, y)`:
+    the VJP sums g times the partial back over broadcasting, the JVP is g times it."""
+    define_binary(fn,
+                  lambda g, ans, x, y: unbroadcast(g * partial_x(ans, x, y), x),
+                  lambda g, ans, x, y: unbroadcast(g * partial_y(ans, x, y), y),
+                  lambda g, ans, x, y: g * partial_x(ans, x, y),
+                  lambda g, ans, x, y: g * partial_y(ans, x, y))
+
+
+def _huber_r(ans, delta, r):
+    """d huber / dr: r inside the band |r| <= delta, delta sign(r) outside."""
+    return np.where(np.abs(r) <= delta, r, delta * np.sign(r))
+
+
+def _huber_delta(ans, delta, r):
+    """d huber / d delta: 0 inside the band, |r| - delta outside."""
+    return np.where(np.abs(r) <= delta, 0.0 * r, np.abs(r) - delta)
+
+
+def _pseudo_huber_root(delta, r):
+    """sqrt(1 + (r / delta)^2), written as sqrt(delta^2 + r^2) / |delta| would divide 0 by 0."""
+    return np.sqrt(1.0 + (r / delta) ** 2)
+
+
+def _pseudo_huber_r(ans, delta, r):
+    return r / _pseudo_huber_root(delta, r)
+
+
+def _pseudo_huber_delta(ans, delta, r):
+    root = _pseudo_huber_root(delta, r)
+    return 2.0 * delta * (root - 1.0) - r ** 2 / (delta * root)
+
+
+def _nonzero(lmbda):
+    """lmbda with its zeros replaced by 1: the Box-Cox formulas divide by it, and their
+    lmbda = 0 branch (the logarithm's limit) is taken by `np.where` beside them."""
+    return np.where(lmbda == 0, 1.0, lmbda)
+
+
+def _boxcox_lmbda(ans, base, lmbda):
+    """d/d lmbda of (base^lmbda - 1) / lmbda: (base^lmbda log base - ans) / lmbda, and
+    log(base)^2 / 2 at lmbda = 0, where the transform is log(base)."""
+    log = np.log(base)
+    return np.where(lmbda == 0, 0.5 * log ** 2,
+                    (base ** lmbda * log - ans) / _nonzero(lmbda))
+
+
+def _inverse_boxcox_lmbda(value, y, lmbda):
+    """d/d lmbda of value = (1 + lmbda y)^(1 / lmbda): value (y / (lmbda (1 + lmbda y))
+    - log(1 + lmbda y) / lmbda^2), and -value y^2 / 2 at lmbda = 0 (value = exp(y))."""
+    safe = _nonzero(lmbda)
+    base = 1.0 + lmbda * y
+    return value * np.where(lmbda == 0, -0.5 * y ** 2,
+                            y / (safe * base) - np.log(base) / safe ** 2)
+
+
+define_by_partials(special.huber, _huber_delta, _huber_r)
+define_by_partials(special.pseudo_huber, _pseudo_huber_delta, _pseudo_huber_r)
+define_by_partials(special.boxcox, lambda ans, x, lmbda: x ** (lmbda - 1.0),
+                   lambda ans, x, lmbda: _boxcox_lmbda(ans, x, lmbda))
+define_by_partials(special.boxcox1p, lambda ans, x, lmbda: (1.0 + x) ** (lmbda - 1.0),
+                   lambda ans, x, lmbda: _boxcox_lmbda(ans, 1.0 + x, lmbda))
+define_by_partials(special.inv_boxcox, lambda ans, y, lmbda: ans / (1.0 + lmbda * y),
+                   lambda ans, y, lmbda: _inverse_boxcox_lmbda(ans, y, lmbda))
+define_by_partials(special.inv_boxcox1p, lambda ans, y, lmbda: (ans + 1.0) / (1.0 + lmbda * y),
+                   lambda ans, y, lmbda: _inverse_boxcox_lmbda(ans + 1.0, y, lmbda))

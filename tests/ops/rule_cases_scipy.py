@@ -17,7 +17,9 @@ import sys
 import types
 
 import numpy as np
+import scipy.integrate as integrate
 import scipy.linalg as linalg
+import scipy.spatial.distance as distance
 from scipy import special, stats
 
 from srcad.ops import registry
@@ -96,6 +98,14 @@ SPECIAL_BINARY = [
     (special.xlog1py, lambda x, y: special.xlog1py(x, y), "with_zero", "probability"),
     (special.rel_entr, lambda x, y: special.rel_entr(x, y), "positive", "positive"),
     (special.kl_div, lambda x, y: special.kl_div(x, y), "positive", "positive"),
+    (special.huber, lambda d, r: special.huber(d, r), "positive", "real"),
+    (special.pseudo_huber, lambda d, r: special.pseudo_huber(d, r), "positive", "real"),
+    (special.boxcox, lambda x, lm: special.boxcox(x, lm), "positive", "exponent"),
+    (special.boxcox, lambda x, lm: special.boxcox(x, 0.0 * lm), "positive", "exponent"),
+    (special.boxcox1p, lambda x, lm: special.boxcox1p(x, lm), "positive", "exponent"),
+    (special.inv_boxcox, lambda y, lm: special.inv_boxcox(y, lm), "small", "unit"),
+    (special.inv_boxcox, lambda y, lm: special.inv_boxcox(y, 0.0 * lm), "small", "unit"),
+    (special.inv_boxcox1p, lambda y, lm: special.inv_boxcox1p(y, lm), "small", "unit"),
 ]
 IN_THE_SECOND = [  # the first argument (an order, a shape) has no derivative srcad takes
     (special.polygamma, lambda n, x: special.polygamma(n, x), "count", "positive"),
@@ -373,6 +383,67 @@ MVN = (
     + _rows(multivariate_normal.entropy, mvn_entropy_diagonal, ("positive",), [((3,),)], (0,))
 )
 
+# ---- scipy.stats: sample statistics (more options in tests/ops/test_scipy_statistics.py) ---
+SAMPLE_STATISTICS = [  # (primal, fn, domain) of a (4, 3) sample
+    (stats.moment, lambda a: stats.moment(a, 3), "real"),
+    (stats.moment, lambda a: stats.moment(a, 2, axis=1, keepdims=True), "real"),
+    (stats.skew, lambda a: stats.skew(a), "real"),
+    (stats.skew, lambda a: stats.skew(a, axis=None, bias=False), "real"),
+    (stats.kurtosis, lambda a: stats.kurtosis(a, 1), "real"),
+    (stats.kurtosis, lambda a: stats.kurtosis(a, fisher=False, bias=False), "real"),
+    (stats.sem, lambda a: stats.sem(a), "real"),
+    (stats.variation, lambda a: stats.variation(a, axis=1, ddof=1), "positive"),
+    (stats.zscore, lambda a: stats.zscore(a), "real"),
+    (stats.zscore, lambda a: stats.zscore(a, axis=None, ddof=1), "real"),
+    (stats.gmean, lambda a: stats.gmean(a, axis=1), "positive"),
+    (stats.hmean, lambda a: stats.hmean(a), "positive"),
+    (stats.pmean, lambda a: stats.pmean(a, 2.5), "positive"),
+    (stats.entropy, lambda a: stats.entropy(a), "positive"),
+    (stats.entropy, lambda a: stats.entropy(a, base=2.0, axis=1), "positive"),
+]
+IN_SAMPLE_AND_OTHER = [  # (primal, fn, domains, shapes): derivatives in both arguments
+    (stats.gmean, lambda a, w: stats.gmean(a, 0, None, w), ("positive", "positive"),
+     ((4, 3), (4, 3))),
+    (stats.entropy, lambda p, q: stats.entropy(p, q), ("positive", "positive"),
+     ((4, 3), (4, 3))),
+    (stats.entropy, lambda p, b: stats.entropy(p, None, b), ("positive", "above_one"),
+     ((4, 3), None)),
+]
+
+# ---- scipy.integrate and scipy.spatial.distance ----------------------------------------------
+GRID = np.array([0.0, 0.4, 0.7, 1.5, 1.6, 2.4])
+
+
+def trapezoid_on_grid(y):
+    return integrate.trapezoid(y, GRID)
+
+
+def simpson_on_grid(y):
+    return integrate.simpson(y, x=GRID[:5], axis=0)
+
+
+QUADRATURES = [  # (primal, fn, domains, shapes, wrts)
+    (integrate.trapezoid, lambda y: integrate.trapezoid(y), ("real",), ((3, 6),), (0,)),
+    (integrate.trapezoid, trapezoid_on_grid, ("real",), ((3, 6),), (0,)),
+    (integrate.trapezoid, lambda y, x: integrate.trapezoid(y, x, axis=0), ("real", "real"),
+     ((5, 2), (5,)), (0, 1, (0, 1))),
+    (integrate.trapezoid, lambda y, dx: integrate.trapezoid(y, dx=dx), ("real", "positive"),
+     ((6,), None), (0, 1, (0, 1))),
+    (integrate.simpson, lambda y: integrate.simpson(y), ("real",), ((3, 6),), (0,)),
+    (integrate.simpson, lambda y: integrate.simpson(y, dx=0.5), ("real",), ((7,),), (0,)),
+    (integrate.simpson, simpson_on_grid, ("real",), ((5, 2),), (0,)),
+]
+DISTANCES = [  # (primal, fn, domains, shapes, wrts)
+    (distance.cdist, lambda a, b: distance.cdist(a, b), ("real", "real"), ((3, 4), (2, 4)),
+     (0, 1, (0, 1))),
+    (distance.cdist, lambda a, b: distance.cdist(a, b, "cosine"), ("real", "real"),
+     ((3, 4), (2, 4)), (0, 1, (0, 1))),
+    (distance.cdist, lambda a, b: distance.cdist(a, b, "minkowski", p=3.0), ("real", "real"),
+     ((3, 4), (2, 4)), (0, 1, (0, 1))),
+    (distance.pdist, lambda x: distance.pdist(x, "sqeuclidean"), ("real",), ((4, 3),), (0,)),
+    (distance.pdist, lambda x: distance.pdist(x, "cityblock"), ("real",), ((4, 3),), (0,)),
+]
+
 # ---- scipy.linalg --------------------------------------------------------------------------
 SOLVE_TRIANGULAR = [
     lambda a, b: linalg.solve_triangular(a, b),
@@ -427,4 +498,9 @@ CASES = (
        for shape in shapes]
     + [case for primal, fn, domains, shapes, wrts in SYLVESTER + BETAINC
        for case in _rows(primal, fn, domains, shapes, wrts)]
+    + [case for primal, fn, domains, shapes, wrts in QUADRATURES + DISTANCES
+       for case in _rows(primal, fn, domains, [shapes], wrts)]
+    + unary(SAMPLE_STATISTICS, [(4, 3)])
+    + [case for primal, fn, domains, shapes in IN_SAMPLE_AND_OTHER
+       for case in _rows(primal, fn, domains, [shapes], (0, 1, (0, 1)))]
 )
