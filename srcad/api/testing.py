@@ -1,6 +1,7 @@
 """testing: finite-difference checks of derivatives, for users and for srcad's own tests."""
 from __future__ import annotations
 
+import inspect
 from typing import Callable
 
 import numpy as np
@@ -75,6 +76,11 @@ def check_grads(fn: Callable, args: tuple, wrt: Wrt | None = None, order: int = 
     if wrt is None:
         wrt = tuple(i for i, a in enumerate(args[:code.co_argcount])
                     if np.asarray(a).dtype.kind in "fic" and not isinstance(a, bool))
+        if not wrt:  # (never a check that checks nothing)
+            fix = "wrap it in a function whose parameters name them" \
+                if code.co_flags & inspect.CO_VARARGS else "pass the positions as `wrt=`"
+            raise UsageError(f"check_grads found no named float parameter of "
+                             f"`{fn.__name__}` to check: {fix}.")
     for position in (wrt if isinstance(wrt, tuple) else (wrt,)):
         _, (index,) = wrt_parameters(code, position)
         x = np.asarray(args[index], dtype=_widest(args[index]))

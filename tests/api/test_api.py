@@ -163,6 +163,19 @@ def test_check_grads_catches_a_wrong_rule(rule_registry):
         srcad.check_grads(lambda x: np.sum(np.cbrt(x)), (np.array([1.0, 2.0]),))
 
 
+def gathering(*args):
+    return np.sum(np.sin(args[0]) * args[1])
+
+
+def test_check_grads_never_checks_nothing():
+    """A function gathering `*args` has no named parameter to check: an error that says so,
+    not a check that passes without looking (a wrong rule went through so)."""
+    with pytest.raises(UsageError, match=r"\*args|name them"):
+        srcad.check_grads(gathering, (np.array([0.3, 0.5]), np.array([1.0, 2.0])))
+    with pytest.raises(UsageError, match="wrt="):
+        srcad.check_grads(lambda flag: 1.0 if flag else 0.0, ("yes",))
+
+
 def test_a_vjp_function_can_be_called_again(rng):
     from tests.control_programs import rnn
     x, W = np.array([0.3, -0.2]), np.array([[0.5, 0.1], [-0.3, 0.8]])
