@@ -117,9 +117,7 @@ class _Printer:
             slot = len(self.parts)
             self.parts.append("")
         self.parts.append(")")
-        if node.returns is not None:
-            self.parts.append(" -> ")
-            self.expression(node.returns, TEST)
+        self.optional(" -> ", node.returns)
         self.block(node.body)
         if parameters is not None:
             self.parts[slot] = ", ".join(parameters(self.read))
@@ -171,11 +169,11 @@ class _Printer:
         self.parts.append(f" {_BINARY[type(node.op)][0]}= ")
         self.expression(node.value, TEST)
 
-    def returned(self, node) -> None:
-        self.fill("return")
-        if node.value is not None:
-            self.parts.append(" ")
-            self.expression(node.value, TEST)
+    def optional(self, separator: str, node) -> None:
+        """`separator` and `node`, where there is a node (a clause that may be left out)."""
+        if node is not None:
+            self.parts.append(separator)
+            self.expression(node, TEST)
 
     def expression_statement(self, node) -> None:
         self.fill("")
@@ -221,9 +219,7 @@ class _Printer:
             if index:
                 self.parts.append(", ")
             self.expression(item.context_expr, TEST)
-            if item.optional_vars is not None:
-                self.parts.append(" as ")
-                self.expression(item.optional_vars, TEST)
+            self.optional(" as ", item.optional_vars)
         self.block(node.body)
 
     def try_block(self, node) -> None:
@@ -231,9 +227,7 @@ class _Printer:
         self.block(node.body)
         for handler in node.handlers:
             self.fill("except")
-            if handler.type is not None:
-                self.parts.append(" ")
-                self.expression(handler.type, TEST)
+            self.optional(" ", handler.type)
             if handler.name is not None:
                 self.parts.append(" as " + handler.name.id)
             self.block(handler.body)
@@ -242,25 +236,9 @@ class _Printer:
             self.fill("finally")
             self.block(node.finalbody)
 
-    def raised(self, node) -> None:
-        self.fill("raise")
-        if node.exc is not None:
-            self.parts.append(" ")
-            self.expression(node.exc, TEST)
-            if node.cause is not None:
-                self.parts.append(" from ")
-                self.expression(node.cause, TEST)
-
     def deleted(self, node) -> None:
         self.fill("del ")
         self.listed(node.targets, TEST)
-
-    def asserted(self, node) -> None:
-        self.fill("assert ")
-        self.expression(node.test, TEST)
-        if node.msg is not None:
-            self.parts.append(", ")
-            self.expression(node.msg, TEST)
 
     def declared(self, node) -> None:
         self.fill(("global " if type(node) is gast.Global else "nonlocal ")
@@ -274,8 +252,14 @@ class _Printer:
         self.parts.append(", ".join(alias.name + (f" as {alias.asname}" if alias.asname else "")
                                     for alias in node.names))
 
-    def keyword_statement(self, node) -> None:
-        self.fill(_KEYWORD_STATEMENTS[type(node)])
+    def clauses(self, node) -> None:
+        """A statement of a keyword and optional clauses (_CLAUSES)."""
+        keyword, *clauses = _CLAUSES[type(node)]
+        if type(node) is gast.Raise and node.exc is None and node.cause is not None:
+            raise Unprintable("a raise from without an exception")
+        self.fill(keyword)
+        for separator, field in clauses:
+            self.optional(separator, getattr(node, field))
 
     # ---- expressions -------------------------------------------------------------------
     def expression(self, node, precedence: int) -> None:
@@ -317,74 +301,55 @@ class _Printer:
         else:
             self.expression(node, precedence)
 
-    def binary(self, node, precedence: int) -> None:
-        operator, own = _BINARY[type(node.op)]
-        parenthesised = precedence > own
+    def written(self, parenthesised: bool, pieces) -> None:
+        """`pieces` in order, a string as it is, `(node, precedence)` as an expression and
+        a function by calling it, in parentheses where `parenthesised`."""
         if parenthesised:
             self.parts.append("(")
-        if own == POWER:
-            self.signed(node.left, own + 1)
-            self.parts.append(" ** ")
-            self.expression(node.right, own)
-        else:
-            self.expression(node.left, own)
-            self.parts.append(f" {operator} ")
-            self.expression(node.right, own + 1)
+        for piece in pieces:
+            if type(piece) is str:
+                self.parts.append(piece)
+            elif type(piece) is tuple:
+                self.expression(*piece)
+            else:
+                piece()
         if parenthesised:
             self.parts.append(")")
+
+    def binary(self, node, precedence: int) -> None:
+        operator, own = _BINARY[type(node.op)]
+        if own == POWER:  # (right-associative; a negative number on its left signed)
+            self.written(precedence > own, (lambda: self.signed(node.left, own + 1), " ** ",
+                                            (node.right, own)))
+        else:
+            self.written(precedence > own, ((node.left, own), f" {operator} ",
+                                            (node.right, own + 1)))
 
     def unary(self, node, precedence: int) -> None:
         operator, own = _UNARY[type(node.op)]
-        parenthesised = precedence > own
-        self.parts.append("(" + operator if parenthesised else operator)
-        self.expression(node.operand, own)
-        if parenthesised:
-            self.parts.append(")")
+        self.written(precedence > own, (operator, (node.operand, own)))
 
     def compare(self, node, precedence: int) -> None:
-        parenthesised = precedence > CMP
-        if parenthesised:
-            self.parts.append("(")
-        self.expression(node.left, CMP + 1)
+        pieces = [(node.left, CMP + 1)]
         for operator, right in zip(node.ops, node.comparators):
-            self.parts.append(_COMPARE[type(operator)])
-            self.expression(right, CMP + 1)
-        if parenthesised:
-            self.parts.append(")")
+            pieces += (_COMPARE[type(operator)], (right, CMP + 1))
+        self.written(precedence > CMP, pieces)
 
     def boolean(self, node, precedence: int) -> None:
         operator, own = (" and ", AND) if type(node.op) is gast.And else (" or ", OR)
-        parenthesised = precedence > own
-        if parenthesised:
-            self.parts.append("(")
+        pieces = []
         for index, value in enumerate(node.values):
-            if index:
-                self.parts.append(operator)
-            self.expression(value, min(own + 1 + index, ATOM))
-        if parenthesised:
-            self.parts.append(")")
+            pieces += (operator, (value, min(own + 1 + index, ATOM))) if index else \
+                ((value, own + 1),)
+        self.written(precedence > own, pieces)
 
     def conditional(self, node, precedence: int) -> None:
-        parenthesised = precedence > TEST
-        if parenthesised:
-            self.parts.append("(")
-        self.expression(node.body, OR)
-        self.parts.append(" if ")
-        self.expression(node.test, OR)
-        self.parts.append(" else ")
-        self.expression(node.orelse, TEST)
-        if parenthesised:
-            self.parts.append(")")
+        self.written(precedence > TEST, ((node.body, OR), " if ", (node.test, OR), " else ",
+                                         (node.orelse, TEST)))
 
     def named(self, node, precedence: int) -> None:
-        parenthesised = precedence > NAMED_EXPR
-        if parenthesised:
-            self.parts.append("(")
-        self.expression(node.target, ATOM)
-        self.parts.append(" := ")
-        self.expression(node.value, ATOM)
-        if parenthesised:
-            self.parts.append(")")
+        self.written(precedence > NAMED_EXPR, ((node.target, ATOM), " := ",
+                                               (node.value, ATOM)))
 
     def call(self, node, precedence: int) -> None:
         self.expression(node.func, ATOM)
@@ -422,22 +387,13 @@ class _Printer:
             self.parts.append(",")
 
     def sliced(self, node, precedence: int) -> None:
-        if node.lower is not None:
-            self.expression(node.lower, TEST)
+        self.optional("", node.lower)
         self.parts.append(":")
-        if node.upper is not None:
-            self.expression(node.upper, TEST)
-        if node.step is not None:
-            self.parts.append(":")
-            self.expression(node.step, TEST)
+        self.optional("", node.upper)
+        self.optional(":", node.step)
 
     def tuple_(self, node, precedence: int) -> None:
-        parenthesised = not node.elts or precedence > TUPLE
-        if parenthesised:
-            self.parts.append("(")
-        self.items(node.elts)
-        if parenthesised:
-            self.parts.append(")")
+        self.written(not node.elts or precedence > TUPLE, (lambda: self.items(node.elts),))
 
     def list_(self, node, precedence: int) -> None:
         self.parts.append("[")
@@ -471,13 +427,9 @@ class _Printer:
         self.expression(node.value, EXPR)
 
     def lambda_(self, node, precedence: int) -> None:
-        parenthesised = precedence > TEST
-        self.parts.append("(lambda" if parenthesised else "lambda")
         parameters = self.text_of_arguments(node.args)
-        self.parts.append((" " + parameters if parameters else "") + ": ")
-        self.expression(node.body, TEST)
-        if parenthesised:
-            self.parts.append(")")
+        self.written(precedence > TEST, ("lambda" + (" " + parameters if parameters else "")
+                                         + ": ", (node.body, TEST)))
 
     def text_of_arguments(self, node) -> str:
         parts, self.parts = self.parts, []
@@ -507,16 +459,21 @@ class _Printer:
 
 _STATEMENTS = {
     gast.FunctionDef: _Printer.function, gast.Assign: _Printer.assign,
-    gast.AugAssign: _Printer.augmented, gast.Return: _Printer.returned,
-    gast.Expr: _Printer.expression_statement, gast.If: _Printer.branch,
-    gast.For: _Printer.loop, gast.While: _Printer.while_loop, gast.With: _Printer.with_block,
-    gast.Try: _Printer.try_block, gast.Raise: _Printer.raised, gast.Delete: _Printer.deleted,
-    gast.Assert: _Printer.asserted, gast.Global: _Printer.declared,
+    gast.AugAssign: _Printer.augmented, gast.Expr: _Printer.expression_statement,
+    gast.If: _Printer.branch, gast.For: _Printer.loop, gast.While: _Printer.while_loop,
+    gast.With: _Printer.with_block, gast.Try: _Printer.try_block,
+    gast.Delete: _Printer.deleted, gast.Global: _Printer.declared,
     gast.Nonlocal: _Printer.declared, gast.Import: _Printer.imported,
-    gast.ImportFrom: _Printer.imported, gast.Pass: _Printer.keyword_statement,
-    gast.Break: _Printer.keyword_statement, gast.Continue: _Printer.keyword_statement,
+    gast.ImportFrom: _Printer.imported,
+    **dict.fromkeys((gast.Return, gast.Raise, gast.Assert, gast.Pass, gast.Break,
+                     gast.Continue), _Printer.clauses),
 }
-_KEYWORD_STATEMENTS = {gast.Pass: "pass", gast.Break: "break", gast.Continue: "continue"}
+_CLAUSES = {  # statement → its keyword, then (separator, field) of each clause it may have
+    gast.Return: ("return", (" ", "value")), gast.Raise: ("raise", (" ", "exc"),
+                                                          (" from ", "cause")),
+    gast.Assert: ("assert ", ("", "test"), (", ", "msg")), gast.Pass: ("pass",),
+    gast.Break: ("break",), gast.Continue: ("continue",),
+}
 _EXPRESSIONS = {
     gast.Constant: _Printer.constant, gast.BinOp: _Printer.binary,
     gast.UnaryOp: _Printer.unary, gast.Compare: _Printer.compare,
