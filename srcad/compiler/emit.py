@@ -1,10 +1,11 @@
 """compile: adjoint gast module → Python source → a function bound to the user's globals.
 
-The source comes from `ast.unparse` and is registered in `linecache` under a filename
-such as `<srcad-1 vjp of loss (model.py:12)>`, so tracebacks, `pdb` and `inspect` show the
-generated lines. The generated function runs with the user's function's globals (globals
-are read at call time) and with closure cells: the user's own cells (a changed closure
-value is seen by the next call) and one cell per object the adjoint needs (see bindings).
+The source is printed from the gast tree as `ast.unparse` writes it (printer.py) and
+registered in `linecache` under a filename such as `<srcad-1 vjp of loss (model.py:12)>`,
+so tracebacks, `pdb` and `inspect` show the generated lines. The generated function runs
+with the user's function's globals (globals are read at call time) and with closure cells:
+the user's own cells (a changed closure value is seen by the next call) and one cell per
+object the adjoint needs (see bindings).
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 import gast
 
 from srcad.compiler.frontend.resolve import Guard
+from srcad.compiler.printer import Unprintable, printed
 from srcad.compiler.transform.reverse import SCOPE
 from srcad.ops.registry import RULES_EDITION
 
@@ -135,11 +137,16 @@ def compile_adjoint(module: gast.Module, function_name: str, cells: dict, user_f
     """`module` holds the scope function (transform/reverse.py): it gets a parameter for
     each of the `cells` its body reads (a rule inlined and then simplified away may have
     bound a helper it no longer calls; fusing binds more), then the user's free variables."""
-    read = set()
-    tree = as_python_ast(module, read)  # (the names read gathered by the same walk)
-    tree.body[0].args.args = [ast.arg(name, None, None) for name in [
-        *sorted(name for name in cells if name in read), *user_freevars]]
-    source = ast.unparse(tree) + "\n"
+    def parameters(read: set) -> list:
+        return [*sorted(name for name in cells if name in read), *user_freevars]
+
+    try:
+        source = printed(module, set(), parameters) + "\n"
+    except Unprintable:
+        read = set()
+        tree = as_python_ast(module, read)  # (the names read gathered by the same walk)
+        tree.body[0].args.args = [ast.arg(name, None, None) for name in parameters(read)]
+        source = ast.unparse(tree) + "\n"
     filename = f"<srcad-{next(_SERIAL)} {label}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     module_code = compile(source, filename, "exec")
@@ -150,8 +157,12 @@ def compile_adjoint(module: gast.Module, function_name: str, cells: dict, user_f
 
 
 def python_source(node: gast.AST) -> str:
-    """`node` as Python source, by `ast.unparse` of its `ast` twin (`as_python_ast`)."""
-    return ast.unparse(as_python_ast(node))
+    """`node` as Python source: printed straight from gast (printer.py), or where it holds
+    what the printer leaves out, by `ast.unparse` of its `ast` twin (`as_python_ast`)."""
+    try:
+        return printed(node)
+    except Unprintable:
+        return ast.unparse(as_python_ast(node))
 
 
 def as_python_ast(node, read: set | None = None):

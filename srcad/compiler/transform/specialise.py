@@ -433,16 +433,20 @@ def _unread_shapes_deleted(body: list, bindings) -> list:
     """`body` with each `x = shape_of(x)` whose Shape nothing reads afterwards (it stood
     for an adjoint that `unbroadcast` no longer needs) made `del x`: the array is freed
     as before, without a call that makes an object."""
-    if not any(_shape_kept(statement, bindings) for statement in body):
+    if not bindings.named_already(helpers.shape_of):
+        return body
+    first = next((i for i, statement in enumerate(body) if _shape_kept(statement, bindings)),
+                 None)
+    if first is None:
         return body
     read, kept = set(), []
-    for statement in reversed(body):
+    for statement in reversed(body[first:]):  # (what precedes the first: read by none)
         name = _shape_kept(statement, bindings)
         if name is not None and name not in read:
             statement = gast.Delete([gast.Name(name, gast.Del(), None, None)])
         kept.append(statement)
-        read.update(node.id for node in walk(statement) if isinstance(node, gast.Name))
-    return kept[::-1]
+        read.update(node.id for node in name_nodes(statement))
+    return body[:first] + kept[::-1]
 
 
 def _shape_kept(statement, bindings) -> str | None:

@@ -12,7 +12,7 @@ import builtins
 import functools
 import inspect
 import types
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import gast
@@ -20,7 +20,7 @@ import numpy as np
 
 from srcad.compiler.frontend.parse import parse_function
 from srcad.compiler.frontend.resolve import Guard, chain_guard
-from srcad.compiler.frontend.trees import clone, walk
+from srcad.compiler.frontend.trees import clone, new_name, walk
 from srcad.compiler.transform.optimize import constant_node, simplify
 from srcad.compiler.transform.refusals import NAMESPACE_READERS
 from srcad.errors import SrcadError
@@ -39,6 +39,8 @@ class Template:
     free: dict                    # names the body reads from the rule's module → objects
     reads_ans: bool               # False: a called rule is handed None for `ans`
     chains: tuple = ()            # Guards of the module attributes the rule calls (`np.sin`)
+    prepared: dict = field(default_factory=dict, compare=False, repr=False)  # the body
+    #                               substituted and simplified, by the form of the substitutes
 
     def bind(self, args, keywords) -> inspect.BoundArguments:
         """Match a call's argument nodes to the rule's parameters (TypeError if they don't)."""
@@ -138,13 +140,91 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
         else:
             substitutes[parameter.name] = constant_node(parameter.default) or gast.Name(
                 bind(parameter.name, parameter.default), gast.Load(), None, None)
-    expression = _substituted(template.body, substitutes)
+    form = _form(substitutes, same_shape, template.free)
+    if form is None:  # (a substitute simplify may look into: made for this call alone)
+        expression = _simplified(template, _substituted(template.body, substitutes),
+                                 same_shape)
+        _bind_free_names(expression, template.free, bind)
+        return expression
+    prepared = template.prepared.get(form)
+    if prepared is None:
+        prepared = _prepared(template, substitutes, form)
+        if len(template.prepared) < _PREPARED_FORMS:
+            template.prepared[form] = prepared
+    return _filled(prepared, list(substitutes.values()), template.free, bind)
+
+
+def _simplified(template: Template, expression, same_shape):
     unbroadcast_names = {n for n, obj in template.free.items()
                          if obj is unbroadcast or obj is broadcast_like}
-    expression = simplify(expression, unbroadcast_names, same_shape,
-                          lambda func: _names_object(func, template.free) is np.where)
-    _bind_free_names(expression, template.free, bind)
-    return expression
+    return simplify(expression, unbroadcast_names, same_shape,
+                    lambda func: _names_object(func, template.free) is np.where)
+
+
+# A rule is inlined the same way for every call whose substitutes have the same form: what
+# simplify reads of them (a name's membership of `same_shape`, a constant's value) is
+# the same. Such calls share one prepared body, the substitutes left as placeholders, and
+# a call copies it, filling them in: the rule is substituted and simplified once, not per
+# operation (a sixth of the adjoint's making, a long function's first call).
+_PREPARED_FORMS = 64  # per rule (forms differ by constants: 0.5, 2.0, ...)
+_FORM_CONSTANTS = (int, float, bool, str, type(None))
+
+
+def _form(substitutes: dict, same_shape: frozenset, free: dict) -> tuple | None:
+    """What simplify reads of the substitutes (and of the rule's free names, which
+    `same_shape` might hold too), or None where a substitute is more than a name or a
+    constant."""
+    form = []
+    for node in substitutes.values():
+        kind = type(node)
+        if kind is gast.Name and "free_in_rule" not in node.__dict__:
+            form.append(node.id in same_shape)
+        elif kind is gast.Constant and type(node.value) in _FORM_CONSTANTS:
+            form.append((type(node.value), repr(node.value)))
+        else:
+            return None
+    form.append(tuple(name for name in free if name in same_shape))
+    return tuple(form)
+
+
+def _prepared(template: Template, substitutes: dict, form: tuple):
+    """The rule's body substituted by placeholders of the substitutes' form, simplified:
+    a placeholder carries the position of the substitute that fills it (_filled)."""
+    placeholders, same_shape = {}, set(form[-1])
+    for position, (name, node) in enumerate(substitutes.items()):
+        if type(node) is gast.Name:
+            placeholder = new_name(f"<substitute {position}>", gast.Load)
+            if form[position]:
+                same_shape.add(placeholder.id)
+        else:
+            placeholder = gast.Constant(node.value, None)
+        placeholder.placeholder = position
+        placeholders[name] = placeholder
+    return _simplified(template, _substituted(template.body, placeholders),
+                       frozenset(same_shape))
+
+
+def _filled(node, substitutes: list, free: dict, bind: Callable[[str, object], str]):
+    """A copy of a prepared body with each placeholder a copy of its substitute and the
+    rule's free names named as `bind` says, names read only for their shape tagged as
+    `_bind_free_names` tags them: the instantiation of its rule for one call."""
+    kind = type(node)
+    if kind is list:
+        return [_filled(item, substitutes, free, bind) for item in node]
+    if not isinstance(node, gast.AST):
+        return node
+    fields = node.__dict__
+    if "placeholder" in fields:
+        return clone(substitutes[fields["placeholder"]])
+    copied = kind.__new__(kind)
+    copied.__dict__.update({key: _filled(value, substitutes, free, bind)
+                            if type(value) is list or isinstance(value, gast.AST) else value
+                            for key, value in fields.items()})
+    if kind is gast.Name and fields.get("free_in_rule", False):
+        copied.id = bind(node.id, free[node.id])
+    elif kind is gast.Call:
+        _tag_shape_argument(node, copied.args, free)
+    return copied
 
 
 # Runtime helpers that read one argument only for its shape, and which argument.
@@ -172,14 +252,20 @@ def _bind_free_names(expression, free: dict, bind: Callable[[str, object], str])
     in the walk, so the tag reads the name the rule wrote."""
     for node in walk(expression):
         kind = type(node)
-        if kind is gast.Call and isinstance(node.func, gast.Name) \
-                and getattr(node.func, "free_in_rule", False):
-            position = SHAPE_ARGUMENTS.get(free.get(node.func.id))
-            if position is not None and position < len(node.args) \
-                    and isinstance(node.args[position], gast.Name):
-                node.args[position].shape_only = True
+        if kind is gast.Call:
+            _tag_shape_argument(node, node.args, free)
         elif kind is gast.Name and getattr(node, "free_in_rule", False):
             node.id = bind(node.id, free[node.id])
+
+
+def _tag_shape_argument(call, arguments: list, free: dict) -> None:
+    """Tag the argument among `arguments` (the call's, or its copy's) that a helper of
+    SHAPE_ARGUMENTS reads for its shape alone, where it is a name."""
+    if isinstance(call.func, gast.Name) and getattr(call.func, "free_in_rule", False):
+        position = SHAPE_ARGUMENTS.get(free.get(call.func.id))
+        if position is not None and position < len(arguments) \
+                and isinstance(arguments[position], gast.Name):
+            arguments[position].shape_only = True
 
 
 def _reads_parameter(rule, name: str) -> bool:
