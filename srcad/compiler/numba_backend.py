@@ -146,20 +146,24 @@ def compiled(program, bound: types.FunctionType):
         _failed.add(code)
         return bound
     jitted = numba.njit(boundscheck=True)(bound)  # (an index out of range raises)
+    state = {"compiled": code in _compiled, "failed": False}  # (not the weak sets: a call
+    #                                                            reads these)
 
     def run(*args):
-        if code in _failed or not _numba_arguments(args):
+        if state["failed"] or not _numba_arguments(args):
             return bound(*args)
         try:
-            if code in _compiled:
+            if state["compiled"]:
                 result = jitted(*args)
             else:  # (numba compiles at the first call: its advice on generated code is
                 with warnings.catch_warnings():  # not the user's)
                     warnings.simplefilter("ignore", numba.core.errors.NumbaPerformanceWarning)
                     result = jitted(*args)
                 _compiled.add(code)
+                state["compiled"] = True
         except numba.core.errors.NumbaError:
             _failed.add(code)
+            state["failed"] = True
             return bound(*args)
         except Exception:
             return bound(*args)
@@ -191,12 +195,16 @@ def _finite(result) -> bool:
     """Whether the numbers of `result` are finite: where one is not, the Python program
     decides what the call gives (`math.sqrt(-1.0)` raises there, numba's gives nan; NumPy's
     inf may come with a warning the user asked to be raised)."""
-    if type(result) is tuple:
-        return all(_finite(part) for part in result)
-    if type(result) is float:
-        return math.isfinite(result)
-    if type(result) is np.ndarray and result.dtype.kind in "fc":
-        return bool(np.isfinite(result).all())
+    for part in result if type(result) is tuple else (result,):  # (per call: no generator)
+        kind = type(part)
+        if kind is tuple:
+            if not _finite(part):
+                return False
+        elif kind is float:
+            if not math.isfinite(part):
+                return False
+        elif kind is np.ndarray and part.dtype.kind in "fc" and not np.isfinite(part).all():
+            return False
     return True
 
 

@@ -286,8 +286,9 @@ def like_argument(gradient, argument):
     carry means nothing)."""
     if type(gradient) is np.ndarray and type(argument) is np.ndarray \
             and gradient.dtype is argument.dtype and gradient.shape == argument.shape \
-            and gradient.base is None and gradient.flags.writeable:
-        return gradient  # the common case: an array the backward sweep made, as it is
+            and not isinstance(gradient.base, np.ndarray) and gradient.flags.writeable:
+        return gradient  # the common case: an array the backward sweep made, as it is (its
+        #                  base a compiler's memory where numba made it, no array's view)
     if type(argument) is float:
         return 0.0 if gradient is None else float(np.real(gradient))
     if type(argument) is complex:
