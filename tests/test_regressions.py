@@ -881,3 +881,30 @@ def test_the_vector_dot_rules_take_a_python_number_cotangent():
     a, b = np.array([1.0 + 2.0j, -0.5j]), np.array([0.5, 2.0 - 1.0j])
     np.testing.assert_allclose(matmul_vjp_a(1.5 + 0.5j, None, a, b), (1.5 + 0.5j) * b)
     np.testing.assert_allclose(matmul_vjp_b(2.0, None, a, b), 2.0 * a)
+
+
+def _weighted(y, x=None, dx=1.0):
+    return np.sum(y) * dx if x is None else np.sum(y * x)
+
+
+def _weighted_by_keyword(y, x):
+    return _weighted(y, x=x)
+
+
+def _spaced_by_keyword(y):
+    return _weighted(y, dx=0.5)
+
+
+def test_a_rule_taking_args_and_kwargs_answers_for_an_argument_passed_by_name():
+    """A rule `(g, ans, *args, **kwargs)` answers for its slot however the call passes the
+    argument: by keyword, `x=x` reached no rule (a derivative silently 0), and a constant
+    keyword crashed the transform ('dict' object has no attribute '_fields')."""
+    y, x = np.array([1.0, 2.0]), np.array([0.5, 3.0])
+    srcad.defvjp(_weighted, lambda g, ans, y, x=None, dx=1.0: g * (np.full_like(y, dx)
+                                                                   if x is None else x),
+                 lambda g, ans, *args, **kwargs: g * args[0])
+    got = srcad.grad(_weighted_by_keyword, wrt=(0, 1))(y, x)
+    np.testing.assert_allclose(got[0], x)
+    np.testing.assert_allclose(got[1], y)
+    np.testing.assert_allclose(srcad.grad(_spaced_by_keyword)(y), [0.5, 0.5])
+    srcad.check_grads(_weighted_by_keyword, (y, x), wrt=(0, 1))

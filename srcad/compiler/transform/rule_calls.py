@@ -42,7 +42,7 @@ def rule_applications(entry, op: Operation, parsed, maker: str, bindings: Bindin
                 f"arguments: {error}.", parsed.location(op.statement),
                 "pass the arguments the rule's signature names, or register a rule "
                 f"that accepts them with `srcad.{maker}`.") from None
-        yield template, bound, argument_at(op, template, bound, position)
+        yield template, bound, argument_at(op, entry.rules, position)
 
 
 def unruled_arguments(entry, op: Operation):
@@ -77,12 +77,14 @@ def unruled_check(op: Operation, name: str, argument, tangent, parsed, bindings:
     return gast.copy_location(gast.Expr(call), op.statement)
 
 
-def argument_at(op: Operation, template, bound, position: int):
-    """The argument node of positional parameter `position`, passed by position or name."""
+def argument_at(op: Operation, rules: tuple, position: int):
+    """The argument node of positional parameter `position`, passed by position or by the
+    name `rule_slot` gives it (as `unruled_arguments` does: every argument has a rule or
+    is refused, whatever the signature of the rule that answers, `*args, **kwargs` too)."""
     if position < len(op.args):
         return op.args[position]
-    names = list(template.signature.parameters)
-    return bound.arguments.get(names[position]) if position < len(names) else None
+    return next((argument for keyword, argument in op.keywords
+                 if rule_slot(rules, keyword) == position), None)
 
 
 def same_shape_arguments(op: Operation, scalars: frozenset = frozenset(),
