@@ -34,7 +34,7 @@ import gast
 import numpy as np
 
 from srcad.compiler.analysis.shapes import Reduced
-from srcad.compiler.frontend.trees import blocks, name_nodes, walk
+from srcad.compiler.frontend.trees import blocks, name_nodes, statements_in, walk
 from srcad.ops.fused_softmax import softmax_vjp
 from srcad.ops.numpy_arrays import filled
 from srcad.ops.registry import vjp_rules
@@ -269,12 +269,10 @@ class Knowledge:
         self.pushes_after_pops |= self.popping
         pushed, = call.args
         if _pushed_name(pushed, self.bindings) in self.unset:  # (popped back, never read)
-            self.pushed.setdefault(key, _NOTHING)
             self.unset_pushes.add(key)
             return
         known = self._lasting(self.value_of(pushed))
-        self.pushed[key] = known if self.pushed.get(key, _NOTHING) is _NOTHING \
-            else meet(self.pushed[key], known)
+        self.pushed[key] = meet(self.pushed[key], known) if key in self.pushed else known
 
     def _lasting(self, known):
         """`known` without a shape class that holds only where it was made."""
@@ -425,7 +423,6 @@ class Knowledge:
 
 
 _ROUNDS = 4  # goes round a loop to find what holds at its head, at most
-_NOTHING = object()  # (a key's pushes learnt so far push only a None never read)
 
 
 @functools.cache
@@ -441,7 +438,8 @@ def tape_knowledge(function: gast.FunctionDef, arrays: dict, shapes: dict, bindi
     the body has a loop. A key is known only where every push under it was learnt and its
     list is used for nothing but pushes, pops and its length."""
     parameters = {node.id for node in name_nodes(function.args)}
-    if not _has_loop(function.body):  # (straight-line code is followed statement by statement)
+    if not any(isinstance(statement, (gast.For, gast.While))  # (straight-line code is
+               for statement in statements_in(function)):    # followed statement by statement)
         return Knowledge(arrays, shapes, bindings, floats, bound=parameters)
     pushes, lists, untrusted, declared = _tape_uses(function)
 
@@ -455,7 +453,7 @@ def tape_knowledge(function: gast.FunctionDef, arrays: dict, shapes: dict, bindi
         probe.gathering = True
         probe.learn_block(function.body)
         learnt = {key: known for key, known in probe.pushed.items()
-                  if known is not _NOTHING and known is not None
+                  if known is not None
                   and lists[key] not in untrusted and pushes[key] <= probe.seen}
         sometimes_unset = frozenset(probe.unset_pushes)
         if learnt == popped or not probe.pushes_after_pops:  # (then another pass learns
@@ -463,17 +461,6 @@ def tape_knowledge(function: gast.FunctionDef, arrays: dict, shapes: dict, bindi
             break
         popped = learnt
     return fresh(popped, sometimes_unset)
-
-
-def _has_loop(block: list) -> bool:
-    for statement in block:
-        if isinstance(statement, (gast.For, gast.While)):
-            return True
-        if isinstance(statement, (gast.If, gast.Try, gast.With)) and any(
-                _has_loop(inner) for inner in (statement.body, getattr(statement, "orelse", []),
-                                               getattr(statement, "finalbody", []))):
-            return True
-    return False
 
 
 def _tape_uses(function):
@@ -515,28 +502,15 @@ def meet(a, b):
 
 
 def _goes_round_plainly(loop) -> bool:
-    """Whether every trip of `loop` starts where the one before ended (no `continue`)."""
-    return not any(isinstance(node, gast.Continue) for node in _own_statements(loop.body))
+    """Whether every trip of `loop` starts where the one before ended: no `continue`, an
+    inner loop's counted too (the frontend lowers the function's own to flags)."""
+    return not any(isinstance(statement, gast.Continue) for statement in statements_in(loop))
 
 
 def _leaves_early(loop) -> bool:
-    """Whether `loop` may end at a `break`, elsewhere than its head."""
-    return any(isinstance(node, gast.Break) for node in _own_statements(loop.body))
-
-
-def _own_statements(block: list):
-    """The statements of `block` and of the branches inside it, not those of inner loops
-    or functions (their `break` is theirs)."""
-    todo = list(block)
-    while todo:
-        statement = todo.pop()
-        yield statement
-        if isinstance(statement, (gast.If, gast.Try, gast.With)):
-            todo.extend(statement.body)
-            todo.extend(getattr(statement, "orelse", ()))
-            todo.extend(getattr(statement, "finalbody", ()))
-            for handler in getattr(statement, "handlers", ()):
-                todo.extend(handler.body)
+    """Whether `loop` may end at a `break`, elsewhere than its head (an inner loop's `break`
+    counts too: less is known, never more)."""
+    return any(isinstance(statement, gast.Break) for statement in statements_in(loop))
 
 
 def _classes_of(name: str, entry, end) -> tuple:
