@@ -97,6 +97,7 @@ class Knowledge:
         self.pushes_after_pops = False  # whether a push learnt came after a pop
         self.gathering = False
         self._classes = itertools.count()
+        self._journals = []  # per branch being followed: name → what held before it changed
 
     def learn(self, statement) -> None:
         """Take in what `statement`, which runs next, binds."""
@@ -104,6 +105,7 @@ class Knowledge:
                 and isinstance(statement.targets[0], gast.Name):
             target = statement.targets[0].id
             if getattr(statement, "starts_unbound", False):
+                self._touch(target)
                 self.facts.pop(target, None)
                 self.unset.add(target)
                 self.bound.add(target)
@@ -135,15 +137,18 @@ class Knowledge:
         """Take in `statement` knowing nothing of what it binds."""
         for name in name_nodes(statement):  # a loop, a branch, an unpacking, a `del`:
             if isinstance(name.ctx, (gast.Store, gast.Del)):  # forget what it binds
+                self._touch(name.id)
                 self.facts.pop(name.id, None)
                 self.unset.discard(name.id)
                 self.unsure.discard(name.id)
                 self.bound.add(name.id)
         for defined in [statement, *(s for block in blocks(statement) for s in block)]:
             if isinstance(defined, (gast.FunctionDef, gast.ClassDef)):
+                self._touch(defined.name)
                 self.facts.pop(defined.name, None)
 
     def set(self, name: str, known) -> None:
+        self._touch(name)
         self.unset.discard(name)
         self.unsure.discard(name)
         self.bound.add(name)
@@ -157,12 +162,18 @@ class Knowledge:
         """Follow the loop or branch `statement`, `run(block) → block` taking in (and
         rewriting) each of its blocks; False for any other statement."""
         if isinstance(statement, gast.If):
-            before = self._state()
+            self._journals.append({})
             statement.body = run(statement.body)
-            taken = self._state()
-            self._restore(before)
+            before = self._journals.pop()
+            taken = {name: self._entry(name) for name in before}
+            for name, entry in before.items():
+                self._put(name, entry)
+            self._journals.append({})
             statement.orelse = run(statement.orelse)
-            self._restore(self._joined(taken, self._state()))
+            before_orelse = self._journals.pop()
+            for name in [*taken, *(name for name in before_orelse if name not in taken)]:
+                one = taken[name] if name in taken else before_orelse[name]
+                self._put(name, self._joined_entry(one, self._entry(name)))
             return True
         if not isinstance(statement, (gast.For, gast.While)) or statement.orelse:
             return False
@@ -231,34 +242,69 @@ class Knowledge:
 
     def _restore(self, state) -> None:
         facts, unset, bound, unsure = state
+        if self._journals:  # (a loop in a branch: each name it may change, as it was)
+            for name in [*self.facts, *facts, *sorted(self.unset | self.bound | self.unsure
+                                                       | unset | bound | unsure)]:
+                self._touch(name)
         self.facts, self.unset, self.bound = dict(facts), set(unset), set(bound)
         self.unsure = set(unsure)
 
-    def _joined(self, one, other):
-        """What holds after either of two paths. Where a name is not bound on one path,
-        or holds the None a recorded name starts with, that path says nothing of it: it
-        is never read so (the function would have read a name it had not bound); the
-        name is `unsure` then. Names in the order the paths bound them (so that the
-        program made is the same in every process)."""
-        (facts, unset, bound, unsure), (more, more_unset, more_bound, more_unsure) = one, other
-        joined, doubtful = {}, set(unsure | more_unsure)
-        for name in [*facts, *(name for name in more if name not in facts)]:
-            a, b = facts.get(name), more.get(name)
-            if a is None and (name in unset or name not in bound):  # (not the class:
-                known = self._lasting(b)                            # the values differ)
-                doubtful.add(name)
-            elif b is None and (name in more_unset or name not in more_bound):
-                known = self._lasting(a)
-                doubtful.add(name)
+    def _touch(self, name: str) -> None:
+        """Note, in each branch being followed, what holds of `name` before it changes."""
+        for journal in self._journals:
+            if name not in journal:
+                journal[name] = self._entry(name)
+
+    def _entry(self, name: str) -> tuple:
+        """What holds of `name`: `(known, unset, bound, unsure)`."""
+        return (self.facts.get(name), name in self.unset, name in self.bound,
+                name in self.unsure)
+
+    def _put(self, name: str, entry: tuple) -> None:
+        known, unset, bound, unsure = entry
+        if known is None:
+            self.facts.pop(name, None)
+        else:
+            self.facts[name] = known
+        for held, member in ((self.unset, unset), (self.bound, bound), (self.unsure, unsure)):
+            if member:
+                held.add(name)
             else:
-                known = meet(a, b)
+                held.discard(name)
+
+    def _joined_entry(self, one: tuple, other: tuple) -> tuple:
+        """What holds of a name after either of two paths, given what holds of it on each
+        (`_entry`s). Where the name is not bound on one path, or holds the None a recorded
+        name starts with, that path says nothing of it: it is never read so (the function
+        would have read a name it had not bound); the name is `unsure` then."""
+        (a, a_unset, a_bound, a_unsure), (b, b_unset, b_bound, b_unsure) = one, other
+        a_silent = a is None and (a_unset or not a_bound)
+        b_silent = b is None and (b_unset or not b_bound)
+        if a_silent or b_silent:  # (not the class: the values differ)
+            known = self._lasting(b if a_silent else a)
+        else:
+            known = meet(a, b)
+        unread = known is None and (a_unset or b_unset) and (a_unset or not a_bound) \
+            and (b_unset or not b_bound)
+        doubtful = a_silent or b_silent or a_unsure or b_unsure
+        return known, unread, a_bound or b_bound, doubtful and known is not None
+
+    def _joined(self, one, other):
+        """`_joined_entry` of every name of two states, names in the order the paths bound
+        them (so that the program made is the same in every process)."""
+        facts, unset, unsure = {}, set(), set()
+        names = [*one[0], *(name for name in other[0] if name not in one[0])]
+        for name in names + list((one[1] | other[1]) - set(names)):  # (unset: in no facts)
+            known, unread, _, doubtful = self._joined_entry(*(
+                (state[0].get(name), name in state[1], name in state[2], name in state[3])
+                for state in (one, other)))
             if known is not None:
-                joined[name] = known
-        unread = {name for name in unset | more_unset if name not in joined
-                  and (name in unset or name not in bound)
-                  and (name in more_unset or name not in more_bound)}
-        return (joined, frozenset(unread), bound | more_bound,
-                frozenset(doubtful & joined.keys()))
+                facts[name] = known
+            if unread:
+                unset.add(name)
+            if doubtful:
+                unsure.add(name)
+        return facts, frozenset(unset), one[2] | other[2], frozenset(unsure)
 
     # ---- the tape ----------------------------------------------------------------------
     def _learn_push(self, call) -> None:

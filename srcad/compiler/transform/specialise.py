@@ -42,13 +42,14 @@ import numpy as np
 from srcad.kernels import outlines, adjoints as helpers
 from srcad.compiler.analysis.float64s import (FLOAT, INT, Known, Knowledge, constant, dropped_axes,
                                      is_array, is_number, same_shape, tape_knowledge)
-from srcad.compiler.frontend.trees import name_nodes, walk
+from srcad.compiler.frontend.trees import NAME_FIELDS, name_nodes, walk
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.ops.numpy_contractions import matmul_vjp_a, matmul_vjp_b
 from srcad.ops.registry import reduction_of
 from srcad.runtime.arguments import seed_for
 
 FLOAT64_ONE = np.float64(1.0)  # the seed of a float64 number
+_LEAVES = (gast.Name, gast.Constant)  # (nodes that hold no call)
 _IN_PLACE = {helpers.add_into: np.add, helpers.subtract_into: np.subtract,
              helpers.multiply_into: np.multiply, helpers.divide_into: np.true_divide}
 
@@ -122,15 +123,27 @@ class _Rewriter:
         each `unbroadcast(g, like)` inside it (`accumulate(b, unbroadcast(g * h, k))`)
         whose `g` is of `like`'s shape class made `g`; each `array_of(b)` of a float64
         number `b` made `b`."""
-        for node in walk(value):
-            for field, child in gast.iter_fields(node):
-                if type(child) is list:
-                    child[:] = [self._inner_call_rewritten(item) for item in child]
-                elif isinstance(child, gast.Call):
-                    setattr(node, field, self._inner_call_rewritten(child))
+        self._calls_inside_rewritten(value)
         if self._number_wrapped(value):
             return value.args[0]
         return self._size_of(value) or value if isinstance(value, gast.Call) else value
+
+    def _calls_inside_rewritten(self, node) -> None:
+        """Each call under `node` rewritten (`_inner_call_rewritten`), outer before inner:
+        a recursion into the fields that may hold calls (walking every node, contexts and
+        operators too, cost a tenth of a long function's first call)."""
+        for field in NAME_FIELDS[type(node)]:
+            child = getattr(node, field, None)
+            if type(child) is list:
+                child[:] = [self._inner_call_rewritten(item) for item in child]
+                for item in child:
+                    if isinstance(item, gast.AST) and type(item) not in _LEAVES:
+                        self._calls_inside_rewritten(item)
+            elif isinstance(child, gast.AST) and type(child) not in _LEAVES:
+                if type(child) is gast.Call:
+                    child = self._inner_call_rewritten(child)
+                    setattr(node, field, child)
+                self._calls_inside_rewritten(child)
 
     def _inner_call_rewritten(self, node):
         if not isinstance(node, gast.Call):
