@@ -34,7 +34,7 @@ import gast
 import numpy as np
 
 from srcad.compiler.analysis.shapes import Reduced
-from srcad.compiler.frontend.trees import blocks, name_nodes, statements_in, walk
+from srcad.compiler.frontend.trees import blocks, name_nodes, statements_in, visit_all
 from srcad.ops.fused_softmax import softmax_vjp
 from srcad.ops.numpy_arrays import filled
 from srcad.ops.registry import vjp_rules
@@ -515,20 +515,26 @@ def _tape_uses(function):
     read but a marked push's or pop's, or `len(list)`), and the names declared global or
     nonlocal."""
     pushes, lists, allowed, names, declared = {}, {}, set(), [], set()
-    for node in walk(function):
-        if isinstance(node, (gast.Global, gast.Nonlocal)):
+
+    def note(node) -> None:
+        kind = type(node)
+        if kind is gast.Name:
+            if type(node.ctx) is gast.Load:
+                names.append(node)
+        elif kind is gast.Call:
+            if hasattr(node, "tape_key") and isinstance(node.func, gast.Attribute) \
+                    and isinstance(node.func.value, gast.Name):
+                lists[node.tape_key] = node.func.value.id
+                allowed.add(id(node.func.value))
+                if node.func.attr == "append":
+                    pushes.setdefault(node.tape_key, set()).add(id(node))
+            elif isinstance(node.func, gast.Name) and node.func.id == "len" \
+                    and len(node.args) == 1:
+                allowed.add(id(node.args[0]))
+        elif kind is gast.Global or kind is gast.Nonlocal:
             declared.update(node.names)
-        if isinstance(node, gast.Call) and isinstance(node.func, gast.Attribute) \
-                and isinstance(node.func.value, gast.Name) and hasattr(node, "tape_key"):
-            lists[node.tape_key] = node.func.value.id
-            allowed.add(id(node.func.value))
-            if node.func.attr == "append":
-                pushes.setdefault(node.tape_key, set()).add(id(node))
-        elif isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
-                and node.func.id == "len" and len(node.args) == 1:
-            allowed.add(id(node.args[0]))
-        elif isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load):
-            names.append(node)
+
+    visit_all(function, note)
     tape = set(lists.values())
     untrusted = {name.id for name in names if name.id in tape and id(name) not in allowed}
     return pushes, lists, untrusted, frozenset(declared)
