@@ -487,12 +487,18 @@ def tape_knowledge(function: gast.FunctionDef, arrays: dict, shapes: dict, bindi
     if not any(isinstance(statement, (gast.For, gast.While))  # (straight-line code is
                for statement in statements_in(function)):    # followed statement by statement)
         return Knowledge(arrays, shapes, bindings, floats, bound=parameters)
-    pushes, lists, untrusted, declared = _tape_uses(function)
+    pushes, lists, untrusted, declared, in_order = _tape_uses(function)
 
     def fresh(popped=None, sometimes_unset=frozenset()) -> Knowledge:
         return Knowledge(arrays, shapes, bindings, floats, popped, parameters | declared,
                          declared, sometimes_unset)
 
+    if in_order:  # (every pop comes after all its pushes: learnt by the pass itself)
+        knowledge = fresh()
+        knowledge.gathering = True
+        knowledge.popped = _LearntPops(knowledge, pushes, lists, untrusted)
+        knowledge.sometimes_unset = knowledge.unset_pushes
+        return knowledge
     popped, sometimes_unset = {}, frozenset()
     for _ in range(2):
         probe = fresh(popped, sometimes_unset)
@@ -509,12 +515,33 @@ def tape_knowledge(function: gast.FunctionDef, arrays: dict, shapes: dict, bindi
     return fresh(popped, sometimes_unset)
 
 
+class _LearntPops:
+    """What the values popped under each tape key are known to be, read off what the pushes
+    a Knowledge gathered so far pushed (as `tape_knowledge`'s passes learn it), where every
+    pop comes after all the pushes under its key: one pass then learns and uses it."""
+
+    def __init__(self, knowledge: Knowledge, pushes: dict, lists: dict, untrusted: set):
+        self.knowledge, self.pushes, self.lists, self.untrusted = \
+            knowledge, pushes, lists, untrusted
+
+    def get(self, key):
+        known = self.knowledge.pushed.get(key)
+        if known is None or self.lists[key] in self.untrusted \
+                or not self.pushes[key] <= self.knowledge.seen:
+            return None
+        return known
+
+
 def _tape_uses(function):
-    """`(pushes, lists, untrusted, declared)`: the ids of the push calls under each tape
-    key, each key's list, the lists something else uses (a push or pop not marked, any
-    read but a marked push's or pop's, or `len(list)`), and the names declared global or
-    nonlocal."""
+    """`(pushes, lists, untrusted, declared, in_order)`: the ids of the push calls under
+    each tape key, each key's list, the lists something else uses (a push or pop not
+    marked, any read but a marked push's or pop's, or `len(list)`), the names declared
+    global or nonlocal, and whether every push comes before every pop wherever the body
+    runs: none after a pop in the text, and no loop holding both (its next trip would
+    push after it popped)."""
     pushes, lists, allowed, names, declared = {}, {}, set(), [], set()
+    loops = []  # [pushes, pops] of each loop the visit is in
+    order = {"popped": False, "in_order": True}
 
     def note(node) -> None:
         kind = type(node)
@@ -526,18 +553,30 @@ def _tape_uses(function):
                     and isinstance(node.func.value, gast.Name):
                 lists[node.tape_key] = node.func.value.id
                 allowed.add(id(node.func.value))
-                if node.func.attr == "append":
+                push = node.func.attr == "append"
+                if push:
                     pushes.setdefault(node.tape_key, set()).add(id(node))
+                    order["in_order"] &= not order["popped"]
+                else:
+                    order["popped"] = True
+                for loop in loops:
+                    loop[not push] = True
             elif isinstance(node.func, gast.Name) and node.func.id == "len" \
                     and len(node.args) == 1:
                 allowed.add(id(node.args[0]))
+        elif kind is gast.For or kind is gast.While:
+            loops.append([False, False])
         elif kind is gast.Global or kind is gast.Nonlocal:
             declared.update(node.names)
 
-    visit_all(function, note)
+    def leave(node) -> None:
+        if type(node) is gast.For or type(node) is gast.While:
+            order["in_order"] &= not all(loops.pop())
+
+    visit_all(function, note, leave)
     tape = set(lists.values())
     untrusted = {name.id for name in names if name.id in tape and id(name) not in allowed}
-    return pushes, lists, untrusted, frozenset(declared)
+    return pushes, lists, untrusted, frozenset(declared), order["in_order"]
 
 
 def meet(a, b):
