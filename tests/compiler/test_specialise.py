@@ -396,19 +396,52 @@ def number_or_array(x):
     return total
 
 
+def loop_in_a_branch(x, w):
+    y = x * 1.0
+    if x[0] > 0:
+        for i in range(3):
+            y = np.tanh(w @ y) + y[0]
+    else:
+        y = (w @ y)[:1] * 2.0
+    return np.sum(y * y)
+
+
+def branches_in_branches(x):
+    y = x * 2.0
+    if x[0] > 0:
+        if x[1] > 0:
+            z = y[0] * 3.0
+        else:
+            z = y * y
+        y = y + z
+    else:
+        z = np.concatenate([y, y])
+        y = z[:2] * y
+    return np.sum(y) + np.sum(z * 0.5)
+
+
+MATRIX = np.array([[0.5, -0.2], [0.1, 0.3]])
+
+
 @pytest.mark.parametrize("fn, args", [
+    (loop_in_a_branch, (np.array([0.3, -1.2]), MATRIX)),
+    (loop_in_a_branch, (np.array([-0.3, -1.2]), MATRIX)),
+    (branches_in_branches, (np.array([0.3, 1.2]),)),
+    (branches_in_branches, (np.array([0.3, -1.2]),)),
+    (branches_in_branches, (np.array([-0.3, 1.2]),)),
     (growing, (np.array([0.3, -1.2]),)),
     (previous_trip, (np.array([0.3, -1.2, 2.0]),)),
     (shrinking_while, (np.array([0.3, -1.2, 0.7, 1.1]),)),
     (breaks_early, (np.array([0.3, -1.2]),)),
     (skips, (np.array([0.3, -1.2]),)),
-    (nested, (np.array([0.3, -1.2]), np.array([[0.5, -0.2], [0.1, 0.3]]))),
+    (nested, (np.array([0.3, -1.2]), MATRIX)),
     (number_or_array, (np.array([0.3, -1.2]),)),
 ])
 def test_loops_whose_values_change_shape_or_kind_from_trip_to_trip(fn, args):
-    """Hostile loops for what the specialised program assumes of a loop's names: shapes
-    that grow and shrink, a value of the trip before, `break`, `continue`, a loop in a
-    loop, a name a number on some trips and an array on others. The gradients agree with
+    """Hostile loops and branches for what the specialised program assumes of their
+    names: shapes that grow and shrink, a value of the trip before, `break`, `continue`, a
+    loop in a loop or in a branch, branches in branches, a name a number on some trips or
+    arms and an array on others. The gradients agree with
     finite differences and tape mode, called twice (the second call takes the program
     kept for these arguments)."""
     wrt = tuple(range(len(args)))
