@@ -479,10 +479,12 @@ def _element_rules() -> dict:
 
 def tape_knowledge(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings,
                    floats=frozenset()) -> Knowledge:
-    """A Knowledge of `function`'s body whose pops know what their pushes push: learnt by
-    passes over the body (a pass learns pushes of values popped in an earlier one), where
-    the body has a loop. A key is known only where every push under it was learnt and its
-    list is used for nothing but pushes, pops and its length."""
+    """A Knowledge of `function`'s body whose pops know what their pushes push, where the
+    body has a loop: learnt by the pass that takes it in, as it goes, where every pop
+    comes after all the pushes (a gradient program's forward sweep pushes, its backward
+    sweep pops); else by passes over the body before (a pass learns pushes of values
+    popped in an earlier one). A key is known only where every push under it was learnt
+    and its list is used for nothing but pushes, pops and its length."""
     parameters = {node.id for node in name_nodes(function.args)}
     if not any(isinstance(statement, (gast.For, gast.While))  # (straight-line code is
                for statement in statements_in(function)):    # followed statement by statement)
