@@ -386,6 +386,9 @@ def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
            [0., 6.]]), {'total': np.float64(10.0)})
     """
     wrt = chosen_wrt(wrt, argnums)
+    differentiated = _gradient_of(fn, wrt)
+    if differentiated is not None and mode == "auto" and not has_aux:  # (JAX's Hessian idiom)
+        return hessian(differentiated, wrt, executor=executor, block_size=block_size)
     if executor is not None or block_size is not None:
         return _on_executor(fn, wrt, _Jacobian, (wrt, mode), executor, block_size, has_aux,
                             "jacobian")
@@ -395,6 +398,23 @@ def jacobian(fn: Callable, wrt: Wrt | None = None, mode: str = "auto", *,
     if per_call(fn, wrt):
         return PerArity(fn, wrt, lambda f, w: _Jacobian(f, w, mode))
     return api.shared(fn, ("jacobian", wrt, mode), lambda: _Jacobian(fn, wrt, mode))
+
+
+def _gradient_of(fn, wrt):
+    """`f` where `fn` is `grad(f)` of the one parameter `wrt` names too, else None. The
+    Jacobian of that gradient is f's Hessian, which `hessian` computes in one batched
+    tangent run of the gradient program where one exists, else by Hessian-vector
+    products; `jacobian` would choose rows, running the gradient program once per row."""
+    derivative = getattr(fn, "derivative", None)
+    if getattr(fn, "kind", None) != "grad" or derivative.has_aux \
+            or derivative.backend != "python" or len(derivative.positions) != 1:
+        return None
+    try:
+        _, positions = _positional(transformable(fn), wrt, "jacobian")
+    except UsageError:
+        return None  # (the general path says what is wrong)
+    return derivative.fn if positions == derivative.positions \
+        and not isinstance(wrt, tuple) and not isinstance(derivative.wrt, tuple) else None
 
 
 def _output_of(fn, what: str):

@@ -63,6 +63,28 @@ def test_jacobian_of_the_gradient_is_the_analytic_hessian(mode):
     np.testing.assert_allclose(hessian, rosenbrock_hessian(x), rtol=1e-12)
 
 
+def weighted_rosenbrock(x, weights):
+    return rosenbrock(x) + np.sum(weights * x ** 3)
+
+
+@pytest.mark.parametrize("mode", ["auto", "fwd", "rev"])
+def test_the_jacobian_of_the_gradient_of_one_argument_is_its_hessian(mode):
+    """`jacobian(grad(f))` (JAX's Hessian idiom) is `hessian(f)`, computed as `hessian`
+    computes it (in "auto" mode: not one gradient program per row); of another argument
+    than the gradient's, it is the mixed second derivative."""
+    x, weights = np.array([0.5, -0.3, 1.2, 0.8]), np.array([0.1, 0.2, -0.3, 0.4])
+    expected = rosenbrock_hessian(x) + np.diag(6 * weights * x)
+    for wrt in (0, "x", None):
+        got = srcad.jacobian(srcad.grad(weighted_rosenbrock, wrt=wrt), wrt=wrt,
+                             mode=mode)(x, weights)
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    if mode == "auto":
+        assert type(srcad.jacobian(srcad.grad(weighted_rosenbrock))) \
+            is type(srcad.hessian(weighted_rosenbrock))
+    mixed = srcad.jacobian(srcad.grad(weighted_rosenbrock), wrt=1, mode=mode)(x, weights)
+    np.testing.assert_allclose(mixed, np.diag(3 * x ** 2), rtol=1e-12)
+
+
 @pytest.mark.parametrize("fn, args, wrt", list(second_order_cases()))
 def test_derivatives_of_the_gradient_are_hessian_vector_products(fn, args, wrt):
     """Forward mode over `grad(f)` (its JVP) and reverse mode over it (its VJP) both give
