@@ -116,8 +116,12 @@ def _makes_an_array(op: Operation, arrays: set) -> bool:
 
 
 def among(callee, functions) -> bool:
-    """`callee in functions`, by identity (a callee may be unhashable)."""
-    return any(callee is fn for fn in functions)
+    """`callee in functions`, by identity (a callee may be unhashable). A loop, not `any`
+    of a generator: the analyses ask it of every operation, several times."""
+    for function in functions:
+        if callee is function:
+            return True
+    return False
 
 
 _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,
