@@ -77,8 +77,15 @@ def as_gast(node):
         plan = _GAST_PLANS[kind] = _gast_plan(kind)
     if plan is _REWRITTEN:
         return gast.ast_to_gast(node)
-    if kind is ast.Name:
-        return ast.copy_location(new_name(node.id, _CONTEXTS[type(node.ctx)]), node)
+    if kind is ast.Name:  # (located as ast.copy_location would, without its loop)
+        made = new_name(node.id, _CONTEXTS[type(node.ctx)])
+        state = made.__dict__
+        for attribute in ("lineno", "col_offset"):
+            if (value := getattr(node, attribute, None)) is not None:
+                state[attribute] = value
+        state.update(end_lineno=getattr(node, "end_lineno", None),
+                     end_col_offset=getattr(node, "end_col_offset", None))
+        return made
     if kind is ast.arg:
         return ast.copy_location(gast.Name(node.arg, gast.Param(), as_gast(node.annotation),
                                            node.type_comment), node)
