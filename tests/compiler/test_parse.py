@@ -88,6 +88,58 @@ def test_a_def_parsed_from_its_block_is_the_def_parsed_from_the_file(fn):
     assert parse.parse_function(fn).node.lineno == code.co_firstlineno + (fn is decorated)
 
 
+_CUT_BY_INDENTATION = """\
+def spanning(x):
+    y = (x *
+3.0)
+    return y * x
+
+
+def continued(x):
+    y = x * \\
+3.0
+    return y * x
+
+
+def tabbed(x):
+\ty = x * 3.0
+\treturn y * x
+
+
+class Holder:
+    @staticmethod
+    def nested(x):
+        y = x * 3.0
+# a comment at the margin
+        return y * x
+    other = 1
+
+
+@staticmethod
+def last(x):
+    y = x * 3.0
+    return y * x"""
+
+
+@pytest.mark.parametrize("name", ["spanning", "continued", "tabbed", "nested", "last"])
+def test_a_block_cut_by_indentation_is_the_def_of_the_file(tmp_path, name):
+    """A line at the margin inside brackets or after a backslash does not end the block (the
+    block is cut out by tokenizing it then); nor does one indented with tabs; a comment at
+    the margin does not either, nor does the end of the file."""
+    path = tmp_path / "shapes.py"
+    path.write_text(_CUT_BY_INDENTATION)
+    namespace = {}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    fn = namespace["Holder"].nested if name == "nested" else namespace[name]
+    fn = getattr(fn, "__func__", fn)
+    code = parse.code_of(fn)
+    lines = tuple(linecache.getlines(code.co_filename))
+    whole = parse._find_definition(parse._file_tree(code.co_filename, "".join(lines)), code)
+    block = parse._definition_block(code, lines)
+    assert ast.dump(block, include_attributes=True) == ast.dump(whole, include_attributes=True)
+    assert srcad.grad(fn)(2.0) == pytest.approx(12.0)  # (d/dx 3x^2, shapes aside)
+
+
 def test_lambdas_on_one_line_are_told_apart():
     first, second = (lambda x: x * 2.0), (lambda x: x + 3.0)  # noqa: E731
     bodies = [parse.parse_function(f).node.body[0].value for f in (first, second)]

@@ -49,8 +49,8 @@ def carries_derivative(op: Operation) -> bool:
 def analyze_activity(block: list, wrt: set[str], output: str) -> Activity:
     varied = set(wrt)
     _until_stable(lambda: _forward(block, varied), varied)
-    useful, partial = {output}, {}
-    _until_stable(lambda: _backward(block, useful, partial), useful, partial)
+    useful, partial, taken = {output}, {}, set()
+    _until_stable(lambda: _backward(block, useful, partial, taken), useful, partial)
     partial = {name: keys for name, keys in partial.items() if name not in useful}
     return Activity(frozenset(varied & (useful | set(partial))), partial, frozenset(varied))
 
@@ -79,19 +79,29 @@ def _forward(block, varied):
                 varied.add(node.element)
             _until_stable(lambda n=node: _forward(n.body, varied), varied)
         elif carries_derivative(node) and not node.unrecorded \
+                and not _varies_already(node, varied) \
                 and varied.intersection(node.read_names()):
             varied.update(node.targets)
             if node.mutates:
                 varied.add(node.mutates)
 
 
-def _backward(block, useful, partial):
+def _varies_already(op: Operation, varied: set) -> bool:
+    """Whether every name `op` binds or writes into varies already: what it reads cannot
+    add to `varied` (the sweeps after the first skip most operations so)."""
+    return varied.issuperset(op.targets) and (not op.mutates or op.mutates in varied)
+
+
+def _backward(block, useful, partial, taken: set):
+    """One sweep back through `block`, growing `useful` and `partial`; `taken` holds the ids
+    of the operations whose reads are all useful already, which no later sweep reads again."""
     for node in reversed(block):
         if isinstance(node, Branch):
-            _backward(node.body, useful, partial)
-            _backward(node.orelse, useful, partial)
+            _backward(node.body, useful, partial, taken)
+            _backward(node.orelse, useful, partial, taken)
         elif isinstance(node, Loop):
-            _until_stable(lambda n=node: _backward(n.body, useful, partial), useful, partial)
+            _until_stable(lambda n=node: _backward(n.body, useful, partial, taken), useful,
+                          partial)
             if node.element in useful or node.element in partial:  # (`k, v = element`)
                 useful.add(node.iterable)
         elif not carries_derivative(node):
@@ -106,11 +116,12 @@ def _backward(block, useful, partial):
             for key, element in zip(node.keys, node.args):
                 if _key(key) in partial[node.targets[0]]:
                     useful.update(_names(element))
-        elif (useful.intersection(node.targets) or node.mutates in useful
-              or node.mutates in partial or partial.keys() & set(node.targets)) \
-                and not node.unrecorded:
+        elif id(node) not in taken and not node.unrecorded and (
+                useful.intersection(node.targets) or node.mutates in useful
+                or node.mutates in partial or partial.keys() & set(node.targets)):
             # a call or copy whose result is only partly useful still needs all its inputs
             useful.update(node.read_names())
+            taken.add(id(node))
 
 
 def _key(node):

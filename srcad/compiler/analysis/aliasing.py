@@ -618,5 +618,6 @@ def _live(block, live_out: set, later: dict) -> set:
         else:
             if written_into(node) is not None:  # (only in-place writes ask)
                 later[id(node)] = set(live)
-            live = (live - set(node.targets)) | set(node.read_names())
+            live.difference_update(node.targets)  # (`live` is this call's own set: updated
+            live.update(node.read_names())        # in place, not made again per operation)
     return live

@@ -34,12 +34,13 @@ def resolve_array_methods(block: list, params, arrays, name_of) -> None:
     `arrays` names the parameters that hold arrays (the differentiated ones, as `grad`
     promotes them); `name_of(preferred, obj)`: the name the generated code calls `obj` by
     (transform/bindings.py)."""
-    held_arrays = surely_arrays(block, params, arrays)
-    for op in operations(block):
+    calls = [op for op in operations(block)
+             if op.kind == "call" and static_method(op.method) is not None
+             and not (op.method in SHAPE_METHODS and len(op.args) < 2)]
+    held_arrays = surely_arrays(block, params, arrays) if calls else ()  # (none: not asked)
+    for op in calls:
         receiver = op.args[0] if op.args else None
-        if op.kind != "call" or static_method(op.method) is None \
-                or getattr(receiver, "id", None) not in held_arrays \
-                or op.method in SHAPE_METHODS and len(op.args) < 2:
+        if getattr(receiver, "id", None) not in held_arrays:
             continue
         function, rest = static_method(op.method), list(op.args[1:])
         if op.method in SHAPE_METHODS and len(rest) > 1:  # `x.reshape(2, 3)`: one shape
@@ -116,8 +117,12 @@ def _makes_an_array(op: Operation, arrays: set) -> bool:
 
 
 def among(callee, functions) -> bool:
-    """`callee in functions`, by identity (a callee may be unhashable)."""
-    return any(callee is fn for fn in functions)
+    """`callee in functions`, by identity (a callee may be unhashable). A loop, not `any`
+    of a generator: the analyses ask it of every operation, several times."""
+    for function in functions:
+        if callee is function:
+            return True
+    return False
 
 
 _ARITHMETIC = {operator.add, operator.sub, operator.mul, operator.truediv, operator.pow,

@@ -53,7 +53,7 @@ def scalar_names(block: list, params, scalar_params: frozenset,
         elif isinstance(node, Loop) and node.element and node.iterable in ranges:
             candidates.add(node.element)
     candidates -= set(params) - set(scalar_params)
-    while True:
+    while True:  # (an operation none of whose targets is a candidate any more: not asked)
         size = len(candidates)
         for node in walk(block):
             if isinstance(node, Loop) and node.element and node.iterable not in ranges:
@@ -61,7 +61,8 @@ def scalar_names(block: list, params, scalar_params: frozenset,
             elif isinstance(node, Operation):
                 if node.mutates:
                     candidates.discard(node.mutates)
-                if not makes_a_number(node, candidates, elements) \
+                if not candidates.isdisjoint(node.targets) \
+                        and not makes_a_number(node, candidates, elements) \
                         and not _placeholder(node, return_variable):
                     candidates.difference_update(node.targets)
         if len(candidates) == size:
@@ -124,10 +125,10 @@ def array_ranks(block: list, params, arrays: dict, numbers: frozenset) -> dict:
         if not changed:
             break
     ranks = {name: rank for name, rank in ranks.items() if rank}
-    while True:  # (then every definition must give it, else the name goes)
-        size = len(ranks)
+    while True:  # (then every definition must give it, else the name goes: a definition
+        size = len(ranks)  # of names no longer ranked is not asked again)
         for node in walk(block):
-            if isinstance(node, Operation) and node.targets and (
+            if isinstance(node, Operation) and not ranks.keys().isdisjoint(node.targets) and (
                     len(node.targets) != 1 or _array_rank(node, ranks, numbers)
                     != ranks.get(node.targets[0])):
                 for target in node.targets:

@@ -78,11 +78,12 @@ def _moved(block: list, twins: dict) -> list:
         twin = _NEW(kind)
         twin.__dict__.update(node.__dict__)
         twin.statement = _node(node.statement, twins)
-        if kind is Operation:
-            twin.args = tuple(_node(arg, twins) for arg in node.args)
-            twin.keywords = tuple((name, _node(value, twins)) for name, value in node.keywords)
-            twin.keys = tuple(_node(key, twins) for key in node.keys)
-            twin.forward = _node(node.forward, twins)
+        if kind is Operation:  # (most have no keywords, keys or forward: no loop made)
+            twin.args = tuple([_node(arg, twins) for arg in node.args])
+            twin.keywords = tuple([(name, _node(value, twins)) for name, value
+                                   in node.keywords]) if node.keywords else ()
+            twin.keys = tuple([_node(key, twins) for key in node.keys]) if node.keys else ()
+            twin.forward = _node(node.forward, twins) if node.forward is not None else None
         else:
             twin.body = _moved(node.body, twins)
             if kind is Branch:

@@ -50,9 +50,9 @@ from srcad.compiler.frontend.desugar import (Desugaring, buffers_filled, dicts_a
 from srcad.compiler.frontend.exits import lower_exits
 from srcad.compiler.frontend.container_writes import container_writes_as_updates
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
-from srcad.compiler.frontend.scopes import local_names, store_counts, stores
+from srcad.compiler.frontend.scopes import bound_in, stores
 from srcad.compiler.frontend.try_blocks import outline_try_blocks
-from srcad.compiler.frontend.trees import clone, every_statement, new_name, nodes_of, walk
+from srcad.compiler.frontend.trees import clone, every_statement, new_name, walk
 from srcad.compiler.transform.naming import Namer
 from srcad.errors import UnsupportedSyntaxError
 from srcad.kernels import adjoints
@@ -124,14 +124,15 @@ class _Normalizer(Desugaring, NestedFunctions):
         self.namer = namer
         self.resolver = resolver
         self.parsed = parsed
-        self.locals = local_names(fn)
+        bound = bound_in(fn)  # (one walk: what it binds, how often, whose attributes)
+        self.locals = bound.names
         self.current = {name: name for name in param_names(fn)}
         self.body: list = []
         self.depth = 0  # how many branches and loops enclose the statement being normalized
-        self.stores = store_counts(fn)
+        self.stores = bound.counts
         self.versions: dict[str, str] = {}  # `x_1` → `x`: SSA versions of the user's variables
         self.unrecorded = 0  # inside `with stop_recording():`
-        self.written_owners = _attribute_owners(fn)  # `counter.n = ...`: not a fixed global
+        self.written_owners = bound.owners  # `counter.n = ...`: not a fixed global
         # the objects whose attributes are memory (records): the function's own, and the
         # parameters a helper's functional variant copies (frontend/functional.py)
         self.owned = self.locals - set(param_names(fn)) | _copied_parameters(fn)
@@ -635,18 +636,6 @@ def _copied_parameters(fn: gast.FunctionDef) -> set:
             if isinstance(statement, gast.Assign) and isinstance(statement.value, gast.Call)
             and isinstance(statement.value.func, gast.Name)
             and statement.value.func.id == "srcad_copy_of"}
-
-
-def _attribute_owners(fn) -> set:
-    """The roots of the attribute chains `fn` (or a function nested in it) assigns to."""
-    owners = set()
-    for node in nodes_of(fn, gast.Attribute):
-        if isinstance(node.ctx, gast.Store):
-            while isinstance(node, gast.Attribute):
-                node = node.value
-            if isinstance(node, gast.Name):
-                owners.add(node.id)
-    return owners
 
 
 def _is_atom(node) -> bool:

@@ -275,21 +275,69 @@ def _definition_block(code, lines: tuple):
     """The `def` starting at `code`'s first line, parsed from its block alone, with the
     file's line and column numbers; None where the block is not one such `def`."""
     first = code.co_firstlineno
-    try:
-        block = inspect.getblock(lines[first - 1:])
-        # an indented `def` (a method, a nested function) parses as the body of an `if`,
-        # its lines untouched: a string spanning lines keeps its text, columns stay right;
-        # blank lines before it give the nodes the file's line numbers as they are made
-        indented = block[0][:1].isspace()
-        tree = python_tree("\n" * (first - 1 - indented) + ("if 1:\n" if indented else "")
-                           + "".join(block))
-    except (SyntaxError, IndexError, ValueError):  # (IndentationError is a SyntaxError)
-        return None  # a block inspect cannot cut out
-    body = tree.body[0].body if indented and isinstance(tree.body[0], ast.If) else tree.body
-    node = body[0] if len(tree.body) == 1 and len(body) == 1 else None
+    body = _parsed_block(_indented_block(lines, first), first)
+    if body is None:
+        body = _parsed_block(_tokenized_block(lines, first), first)
+    node = body[0] if body is not None and len(body) == 1 else None
     if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or node.name != code.co_name:
         return None
     return node if _first_line(node) == first else None
+
+
+def _parsed_block(block, first: int) -> list | None:
+    """The statements of `block`, lines of the file from line `first`, parsed with the
+    file's line and column numbers; None where there are none or they do not parse."""
+    if not block:
+        return None
+    # an indented `def` (a method, a nested function) parses as the body of an `if`, its
+    # lines untouched: a string spanning lines keeps its text, columns stay right; blank
+    # lines before it give the nodes the file's line numbers as they are made
+    indented = block[0][:1].isspace()
+    try:
+        tree = python_tree("\n" * (first - 1 - indented) + ("if 1:\n" if indented else "")
+                           + "".join(block))
+    except (SyntaxError, ValueError):  # (IndentationError is a SyntaxError)
+        return None
+    if not indented:
+        return tree.body
+    return tree.body[0].body if len(tree.body) == 1 and isinstance(tree.body[0], ast.If) \
+        else None
+
+
+def _tokenized_block(lines: tuple, first: int) -> list | None:
+    """The block of lines from line `first` as `inspect.getblock` cuts it out by tokenizing
+    them; None where it cannot."""
+    try:
+        return inspect.getblock(lines[first - 1:])
+    except (SyntaxError, IndexError, ValueError):
+        return None
+
+
+def _indented_block(lines: tuple, first: int) -> list | None:
+    """The lines from line `first` (a definition's decorators or `def`) to the last before
+    the first line after its `def` line indented no deeper than it, blank lines and
+    comments aside: getblock's block without tokenizing every line (a third of a long
+    function's parse). A cut inside a string, brackets or a line continued by a backslash
+    leaves text that does not parse (the caller asks getblock then); None where an
+    indentation holds a tab or a form feed, whose width is the tokenizer's to measure."""
+    if not 0 < first <= len(lines):
+        return None
+    head = lines[first - 1]
+    margin = len(head) - len(head.lstrip())
+    in_body = False  # (past the `def` line)
+    for at in range(first - 1, len(lines)):
+        line = lines[at]
+        text = line.lstrip()
+        if not text or text[0] == "#":
+            continue
+        indentation = line[:len(line) - len(text)]
+        if "\t" in indentation or "\f" in indentation:
+            return None
+        if not in_body:
+            in_body = text.startswith(("def ", "async def ")) and len(indentation) == margin
+        elif len(indentation) <= margin:
+            return list(lines[first - 1:at])
+    return list(lines[first - 1:]) if in_body else None
 
 
 @functools.lru_cache(maxsize=64)

@@ -4,20 +4,65 @@ Shared by normalize (SSA renaming, loop targets, closures) and resolve (locals v
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import gast
 
 from srcad.compiler.frontend.parse import param_names
-from srcad.compiler.frontend.trees import blocks, name_nodes, walk
+from srcad.compiler.frontend.trees import NAME_FIELDS, attribute_chain, name_nodes, walk
+
+
+class Bound(NamedTuple):
+    """What a function binds, gathered in one walk of it (normalize asks all three)."""
+
+    names: set   # the names it binds (local_names)
+    counts: dict  # how often it binds each name, functions it defines aside (store_counts)
+    owners: set  # the roots of the attribute chains it, or a function in it, assigns to
+
+
+def bound_in(fn: gast.FunctionDef) -> Bound:
+    """What `fn` binds: its names (parameters, assignment targets, nested functions and
+    what they bind), how often its own scope binds each, the objects whose attributes it
+    sets. One walk through the fields that may hold names, stopping at names."""
+    bound = Bound(set(param_names(fn)), {}, set())
+    _gather_bound(fn, None, bound)
+    return bound
+
+
+def _gather_bound(node, nested: bool | None, bound: Bound) -> None:
+    """Gather what `node` binds into `bound`; `nested`: inside a function or lambda that
+    `fn` defines (None for `fn` itself), whose bindings `fn` does not count."""
+    kind = type(node)
+    if kind is gast.Name:
+        context = type(node.ctx)
+        if context is gast.Store:
+            bound.names.add(node.id)
+        if not nested and (context is gast.Store or context is gast.Param):
+            bound.counts[node.id] = bound.counts.get(node.id, 0) + 1
+        if getattr(node, "annotation", None) is None:
+            return
+    elif kind is gast.Attribute and type(node.ctx) is gast.Store:
+        root = attribute_chain(node)[0]
+        if type(root) is gast.Name:
+            bound.owners.add(root.id)
+    elif kind is gast.FunctionDef or kind is gast.Lambda:
+        if nested is not None:  # (one `fn` defines: a scope of its own)
+            if kind is gast.FunctionDef:
+                bound.names.add(node.name)
+        nested = nested is not None
+    for field in NAME_FIELDS[kind]:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, gast.AST):
+                    _gather_bound(item, nested, bound)
+        elif isinstance(value, gast.AST):
+            _gather_bound(value, nested, bound)
 
 
 def local_names(fn: gast.FunctionDef) -> set:
-    """The names a function binds: parameters, assignment targets, nested functions (its
-    names and its blocks gathered, not every node walked: the frontend asks after each of
-    its rewrites)."""
-    names = set(param_names(fn))
-    names.update(n.id for n in name_nodes(fn) if isinstance(n.ctx, gast.Store))
-    names.update(s.name for block in blocks(fn) for s in block if isinstance(s, gast.FunctionDef))
-    return names
+    """The names a function binds: parameters, assignment targets, nested functions."""
+    return bound_in(fn).names
 
 
 def captured_names(scope) -> set:
@@ -78,11 +123,7 @@ def stores(statements, name: str) -> bool:
 def store_counts(fn) -> dict:
     """How often `fn` binds each name (its parameters included; not what the functions it
     defines bind, which are theirs)."""
-    counts = {}
-    for node in name_nodes(fn, scopes=(gast.FunctionDef, gast.Lambda)):
-        if isinstance(node.ctx, (gast.Store, gast.Param)):
-            counts[node.id] = counts.get(node.id, 0) + 1
-    return counts
+    return bound_in(fn).counts
 
 
 def surely_bound_by(statement) -> set:

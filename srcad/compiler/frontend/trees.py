@@ -20,19 +20,32 @@ import gast.ast3
 
 def clone(node, twins: dict | None = None):
     """A deep copy of a gast node (or list of nodes), with every attribute it carries;
-    `twins`, if given, gets each node's copy under the node's id."""
+    `twins`, if given, gets each node's copy under the node's id. A context or an operator
+    (`Load`, `Add`: a node of no fields and no attributes, which holds nothing) is not
+    copied but shared, as Python's own parser shares them: they are near half the nodes of
+    a function."""
     if type(node) is list:
         return [clone(item, twins) for item in node]
-    if not isinstance(node, gast.AST):
-        return node
     kind = type(node)
+    if kind in _STATELESS or not isinstance(node, gast.AST):
+        return node
     copied = kind.__new__(kind)
-    copied.__dict__.update({key: clone(value, twins) if type(value) is list
-                            or isinstance(value, gast.AST) else value
-                            for key, value in node.__dict__.items()})
+    state = copied.__dict__
+    state.update(node.__dict__)
+    for key, value in state.items():  # (the leaves as they are: strings, numbers, None)
+        if type(value) is list:
+            state[key] = [clone(item, twins) for item in value]
+        elif isinstance(value, gast.AST) and type(value) not in _STATELESS:
+            state[key] = clone(value, twins)
     if twins is not None:
         twins[id(node)] = copied
     return copied
+
+
+_STATELESS = frozenset(kind for kind in vars(gast).values() if isinstance(kind, type)
+                       and issubclass(kind, (gast.expr_context, gast.operator, gast.unaryop,
+                                             gast.cmpop, gast.boolop))
+                       and not kind._fields and not kind._attributes)
 
 
 def new_name(identifier: str, context: type) -> gast.Name:
@@ -64,8 +77,15 @@ def as_gast(node):
         plan = _GAST_PLANS[kind] = _gast_plan(kind)
     if plan is _REWRITTEN:
         return gast.ast_to_gast(node)
-    if kind is ast.Name:
-        return ast.copy_location(new_name(node.id, _CONTEXTS[type(node.ctx)]), node)
+    if kind is ast.Name:  # (located as ast.copy_location would, without its loop)
+        made = new_name(node.id, _CONTEXTS[type(node.ctx)])
+        state = made.__dict__
+        for attribute in ("lineno", "col_offset"):
+            if (value := getattr(node, attribute, None)) is not None:
+                state[attribute] = value
+        state.update(end_lineno=getattr(node, "end_lineno", None),
+                     end_col_offset=getattr(node, "end_col_offset", None))
+        return made
     if kind is ast.arg:
         return ast.copy_location(gast.Name(node.arg, gast.Param(), as_gast(node.annotation),
                                            node.type_comment), node)

@@ -60,10 +60,7 @@ def resolve_sequence_arithmetic(block, params, containers, active) -> None:
     (`unbroadcast` refuses a join it is handed nonetheless)."""
     changed = True
     while changed:  # (a joined or repeated sequence may be joined or repeated in turn)
-        names, sure, changed = sequence_names(block, containers), _surely_sequences(block, params), False
-
-        def may_be(atom) -> bool:
-            return isinstance(atom, gast.Name) and atom.id in names or is_sure(atom)
+        sure, changed = _surely_sequences(block, params), False
 
         def is_sure(atom) -> bool:
             return isinstance(atom, (gast.List, gast.Tuple)) \
@@ -72,10 +69,20 @@ def resolve_sequence_arithmetic(block, params, containers, active) -> None:
         def may_be_an_integer(atom) -> bool:
             return isinstance(atom, gast.Name) or isinstance(atom, gast.Constant) \
                 and isinstance(atom.value, int)
-        for op in operations(block):
-            if op.kind != "call" or op.method is not None or len(op.args) != 2 \
-                    or op.targets[0] not in active:  # (a constant needs no rule)
-                continue
+        # `+` and `*` of an active result with an operand surely a sequence (a constant
+        # needs no rule): where there are none, which names may be sequences is not asked
+        pairs = [op for op in operations(block)
+                 if op.kind == "call" and op.method is None and len(op.args) == 2
+                 and op.targets[0] in active
+                 and (op.callee is operator.add or op.callee is operator.mul)
+                 and any(map(is_sure, op.args))]
+        if not pairs:
+            return
+        names = sequence_names(block, containers)
+
+        def may_be(atom) -> bool:
+            return isinstance(atom, gast.Name) and atom.id in names or is_sure(atom)
+        for op in pairs:
             first, second = op.args
             if op.callee is operator.add and may_be(first) and may_be(second) \
                     and (is_sure(first) or is_sure(second)):
@@ -94,8 +101,7 @@ def sequences_as_arrays(simple: gast.FunctionDef, block, resolver, namer) -> boo
     at positions the callee has a rule for (a shape or an index stays as written), and
     never `+` and `*`, which join and repeat lists (`joined` and `repeated` decide when
     they run). Returns whether `simple` changed (its block is then resolved again)."""
-    sure, parents, changed = (_surely_sequences(block, param_names(simple)),
-                             statement_lists(simple), False)
+    sure, parents, changed = _surely_sequences(block, param_names(simple)), None, False
     for op in operations(block):
         if op.kind != "call" or op.method is not None or op.dynamic:
             continue
@@ -108,6 +114,7 @@ def sequences_as_arrays(simple: gast.FunctionDef, block, resolver, namer) -> boo
             made = gast.copy_location(gast.Assign([array], gast.Call(
                 resolver.helper(np.asarray, namer), [atom], []), None), op.statement)
             made.unrecorded = getattr(op.statement, "unrecorded", False)
+            parents = parents or statement_lists(simple)  # (where one goes in, at last)
             statements = parents[id(op.statement)]
             statements.insert(next(i for i, s in enumerate(statements) if s is op.statement),
                               made)
@@ -129,12 +136,15 @@ def resolve_container_copies(block, params, name_of) -> None:
     `dict(xs)`): a new container, holding the items `xs` holds (so appending to `ys`, or
     setting a key of it, leaves `xs` alone), with the rules of `list` (`dict`).
     `name_of(preferred, obj)`: the name generated code calls `obj` by."""
+    copies = [op for op in operations(block) if op.kind == "call" and op.method == "copy"
+              and len(op.args) == 1 and not op.keywords]
+    if not copies:  # (nearly every function: the names are not asked after)
+        return
     lists, dicts = _surely_made(block, params, list), _surely_made(block, params, dict)
-    for op in operations(block):
-        receiver = getattr(op.args[0], "id", None) if op.args else None
+    for op in copies:
+        receiver = getattr(op.args[0], "id", None)
         kind = list if receiver in lists else dict if receiver in dicts else None
-        if op.kind == "call" and op.method == "copy" and len(op.args) == 1 \
-                and not op.keywords and kind is not None:
+        if kind is not None:
             callee = gast.Name(name_of(kind.__name__, kind), gast.Load(), None, None)
             op.statement.value = gast.copy_location(gast.Call(callee, [op.args[0]], []),
                                                     op.statement.value)
