@@ -16,8 +16,8 @@ CONTENDERS = ("hand", "hand.numba", "primal", "srcad", "srcad.numba", "tape", "a
               "jax.jit", "torch")
 
 # The package each peer needs (the others need srcad and NumPy alone), and how to get it.
-PACKAGES = {"hand.numba": "numba", "srcad.numba": "numba", "autograd": "autograd", "jax": "jax", "jax.jit": "jax",
-            "torch": "torch"}
+PACKAGES = {"hand.numba": "numba", "srcad.numba": "numba", "autograd": "autograd", "jax": "jax",
+            "jax.jit": "jax", "torch": "torch"}
 _INSTALL = {"numba": "pip install 'srcad[numba]'"}
 
 
