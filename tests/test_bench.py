@@ -2,6 +2,7 @@
 they should: progress while it runs, options checked before it, spread and metadata beside
 the figures, a plot of what ran. No timing is asserted: timings belong to
 `python -m srcad.bench`."""
+import dataclasses
 import io
 import json
 import platform
@@ -16,7 +17,7 @@ import srcad
 import srcad.bench as bench
 import srcad.bench.__main__ as bench_main
 from srcad.bench import checkpointing, contenders, environment, executors, first_call, run
-from srcad.bench.measure import Result
+from srcad.bench.measure import Result, measure
 from srcad.bench.progress import Progress
 from srcad.bench.report import plot, tables
 from srcad.bench.workloads import WORKLOADS
@@ -224,6 +225,44 @@ def test_hand_written_derivatives_agree_with_srcad_and_finite_differences(worklo
             return workload.fn(*shifted)
         numeric = (moved(1) - moved(-1)) / (2 * size)
         assert np.asarray(first)[index] == pytest.approx(numeric, rel=1e-5, abs=1e-8)
+
+
+@pytest.mark.parametrize("workload", [w for w in WORKLOADS if w.hand_compiled],
+                         ids=lambda w: w.name)
+def test_compiled_hand_derivatives_agree_with_the_numpy_ones(workload):
+    """The compiled-code reference ("hand.numba") is checked against the baseline (itself
+    checked against finite differences above): as Python, and as numba compiles it."""
+    args = workload.make_args()
+    expected = workload.hand(*args)
+    _assert_same_tree(workload.hand_compiled(*args), expected)
+    pytest.importorskip("numba")
+    call, reason = contenders.make("hand.numba", workload)
+    assert reason is None
+    _assert_same_tree(call(), expected)
+
+
+def _wrong_lotka_gradient(p, start):
+    return np.zeros(4)
+
+
+def test_hand_numba_is_checked_by_the_bench_and_absent_with_a_reason():
+    pytest.importorskip("numba")
+    workloads = {w.name: w for w in WORKLOADS}
+    wrong = dataclasses.replace(workloads["lotka"], hand_compiled=_wrong_lotka_gradient)
+    hand, compiled = measure(wrong, ["hand", "hand.numba"], rounds=1, sample_seconds=1e-4)
+    assert hand.agrees is True and compiled.agrees is False
+    assert compiled.note == "disagrees with the hand-written derivative"
+    call, reason = contenders.make("hand.numba", workloads["rnn"])
+    assert call is None and reason.startswith("no hand-written derivative in numba's subset")
+
+
+def test_numba_is_imported_only_when_its_contenders_run():
+    completed = subprocess.run([sys.executable, "-c", "import sys, srcad.bench.__main__; "
+                                "from srcad.bench import contenders, workloads; "
+                                "contenders.make('hand', workloads.WORKLOADS[0])[0](); "
+                                "print('numba' in sys.modules)"],
+                               capture_output=True, text=True)
+    assert completed.stdout.strip() == "False", completed.stderr
 
 
 def _assert_same_tree(got, expected):

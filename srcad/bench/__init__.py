@@ -1,6 +1,7 @@
 """bench: `python -m srcad.bench`, srcad's derivatives timed against the gradient a person
-writes by hand in NumPy, tape mode, and the peers that are installed (autograd, JAX eager and
-jit, PyTorch eager).
+writes by hand in NumPy, the same written for numba and compiled by it where the workload is
+a loop of numbers or small arrays ("hand.numba": the compiled-code reference), tape mode, and
+the peers that are installed (autograd, JAX eager and jit, PyTorch eager).
 
 Pipeline: `workloads` (the programs and their hand-written derivatives) → `contenders` (how
 each tool computes the derivative) → `measure` (first call, agreement with the hand-written

@@ -12,12 +12,12 @@ import importlib
 import importlib.util
 import types
 
-CONTENDERS = ("hand", "primal", "srcad", "srcad.numba", "tape", "autograd", "jax", "jax.jit",
-              "torch")
+CONTENDERS = ("hand", "hand.numba", "primal", "srcad", "srcad.numba", "tape", "autograd", "jax",
+              "jax.jit", "torch")
 
 # The package each peer needs (the others need srcad and NumPy alone), and how to get it.
-PACKAGES = {"srcad.numba": "numba", "autograd": "autograd", "jax": "jax", "jax.jit": "jax",
-            "torch": "torch"}
+PACKAGES = {"hand.numba": "numba", "srcad.numba": "numba", "autograd": "autograd", "jax": "jax",
+            "jax.jit": "jax", "torch": "torch"}
 _INSTALL = {"numba": "pip install 'srcad[numba]'"}
 
 
@@ -57,6 +57,17 @@ def _bound(workload, derivative):
 
 def _hand(workload):
     return _bound(workload, workload.hand)
+
+
+def _hand_numba(workload):
+    """The hand-written derivative in numba's subset (`Workload.hand_compiled`) compiled by
+    numba: the compiled-code reference. A new compilation each time, so the first call pays
+    numba's compiling, as a user's would."""
+    numba = _module("numba")
+    if workload.hand_compiled is None:
+        raise _Unavailable("no hand-written derivative in numba's subset for this workload "
+                           "(those of the loops of numbers and small arrays have one)")
+    return _bound(workload, numba.njit(workload.hand_compiled))
 
 
 def _primal(workload):
@@ -216,6 +227,6 @@ def _torch(workload):
     return _bound(workload, derivative)
 
 
-_MAKERS = {"hand": _hand, "primal": _primal, "srcad": _srcad, "srcad.numba": _srcad_numba,
-           "tape": _tape, "autograd": _autograd, "jax": _jax, "jax.jit": _jax_jit,
-           "torch": _torch}
+_MAKERS = {"hand": _hand, "hand.numba": _hand_numba, "primal": _primal, "srcad": _srcad,
+           "srcad.numba": _srcad_numba, "tape": _tape, "autograd": _autograd, "jax": _jax,
+           "jax.jit": _jax_jit, "torch": _torch}

@@ -3,10 +3,15 @@ would write by hand in NumPy (the baseline every contender is compared with).
 
 The objectives are plain NumPy, written the way users write them (loops, Python floats,
 `np.` calls); contenders that need another array module (JAX) run the same code with `np`
-rebound in a copy of the function's globals. Sizes are chosen so each workload stresses one
-axis: per-call overhead (scalar expression, while loop), per-operation overhead in loops
-(ODE, small vector, RNN), raw compute (MLP, attention, Rosenbrock), and the derivative
-kinds built on the adjoint (Jacobian, Hessian-vector product).
+rebound in a copy of the function's globals. Those on numbers and small arrays also have
+their hand-written derivative in numba's subset (`hand_compiled`: arrays instead of lists,
+no generators), the compiled-code reference of contender "hand.numba" (plain Python here:
+numba is imported only when that contender runs).
+
+Sizes are chosen so each workload stresses one axis: per-call overhead (scalar expression,
+while loop), per-operation overhead in loops (ODE, small vector, RNN), raw compute (MLP,
+attention, Rosenbrock), and the derivative kinds built on the adjoint (Jacobian,
+Hessian-vector product).
 """
 from __future__ import annotations
 
@@ -30,6 +35,7 @@ class Workload:
     make_args: Callable          # () -> the arguments (the last one is `v` for "hvp")
     wrt: object                  # srcad's `wrt`: an index or a tuple of indices
     hand: Callable               # the hand-written derivative, same arguments and result
+    hand_compiled: Callable | None = None  # the same in numba's subset ("hand.numba")
     kind: str = "grad"           # "grad", "jacobian", "hessian" or "hvp"
     notes: dict = field(default_factory=dict)  # contender → why it is not run here
     needs: tuple = ()            # packages the objective itself imports (none runs it without)
@@ -83,6 +89,21 @@ def oscillator_hand(k, c):
     return bk, bc
 
 
+def oscillator_hand_compiled(k, c):
+    steps, dt = 200, 0.01
+    xs, vs = np.empty(steps + 1), np.empty(steps + 1)
+    xs[0], vs[0] = 1.0, 0.0
+    for n in range(steps):
+        xs[n + 1] = xs[n] + dt * vs[n]
+        vs[n + 1] = vs[n] + dt * (-k * xs[n] - c * vs[n])
+    bx, bv, bk, bc = 2.0 * xs[steps], 2.0 * vs[steps], 0.0, 0.0
+    for n in range(steps - 1, -1, -1):
+        bk -= bv * dt * xs[n]
+        bc -= bv * dt * vs[n]
+        bx, bv = bx - bv * dt * k, bx * dt + bv * (1.0 - dt * c)
+    return bk, bc
+
+
 # ---- a loop over a small vector ---------------------------------------------------------------
 def small_vector_loop(w, x):
     h = x
@@ -100,6 +121,26 @@ def small_vector_loop_hand(w, x):
         bz = bh * (1.0 - hs[t] ** 2)
         bw += bz * hs[t - 1]
         bh = bz * w
+    return bw, bh
+
+
+def small_vector_loop_hand_compiled(w, x):
+    """Element by element (numba compiles an array expression for seconds)."""
+    steps, size = 20, x.shape[0]
+    hs = np.empty((steps + 1, size))
+    bh, bw = np.empty(size), np.zeros(size)
+    for i in range(size):
+        hs[0, i] = x[i]
+    for t in range(steps):
+        for i in range(size):
+            hs[t + 1, i] = math.tanh(w[i] * hs[t, i] + 0.1)
+    for i in range(size):
+        bh[i] = 2.0 * hs[steps, i]
+    for t in range(steps, 0, -1):
+        for i in range(size):
+            bz = bh[i] * (1.0 - hs[t, i] ** 2)
+            bw[i] += bz * hs[t - 1, i]
+            bh[i] = bz * w[i]
     return bw, bh
 
 
@@ -247,6 +288,28 @@ def lotka_volterra_hand(p, start):
     return np.array([ba, bb, bc, bd])
 
 
+def lotka_volterra_hand_compiled(p, start):
+    a, b, c, d = p[0], p[1], p[2], p[3]
+    steps, dt = 200, 0.01
+    us, vs = np.empty(steps + 1), np.empty(steps + 1)
+    us[0], vs[0] = start[0], start[1]
+    for n in range(steps):
+        u, v = us[n], vs[n]
+        us[n + 1] = u + dt * (a * u - b * u * v)
+        vs[n + 1] = v + dt * (c * u * v - d * v)
+    bu, bv = 2.0 * us[steps], 1.0
+    ba = bb = bc = bd = 0.0
+    for n in range(steps - 1, -1, -1):
+        u, v = us[n], vs[n]
+        ba += bu * dt * u
+        bb -= bu * dt * u * v
+        bc += bv * dt * u * v
+        bd -= bv * dt * v
+        bu, bv = (bu * (1.0 + dt * (a - b * v)) + bv * dt * c * v,
+                  bu * -dt * b * u + bv * (1.0 + dt * (c * u - d)))
+    return np.array([ba, bb, bc, bd])
+
+
 # ---- RK4 on a pendulum, its right-hand side a helper writing into np.zeros -------------------
 def _pendulum(y, p):
     dy = np.zeros(2)
@@ -307,6 +370,55 @@ def rk4_pendulum_hand(p, start):
         bg -= math.sin(y0) * bk[0][1]
         bc -= y1 * bk[0][1]
         b0, b1 = by0, by1
+    return np.array([bg, bc])
+
+
+def rk4_pendulum_hand_compiled(p, start):
+    g, c = p[0], p[1]
+    steps, h = 1000, 0.01
+
+    def rhs(y0, y1):
+        return y1, -g * math.sin(y0) - c * y1
+
+    def rhs_adjoint(y0, y1, b0, b1):
+        """The cotangents of y0, y1, g and c, given (b0, b1), those of rhs(y0, y1)."""
+        return -g * math.cos(y0) * b1, b0 - c * b1, -math.sin(y0) * b1, -y1 * b1
+
+    ys = np.empty((steps + 1, 2))
+    ys[0, 0], ys[0, 1] = start[0], start[1]
+    for n in range(steps):
+        y0, y1 = ys[n, 0], ys[n, 1]
+        k10, k11 = rhs(y0, y1)
+        k20, k21 = rhs(y0 + 0.5 * h * k10, y1 + 0.5 * h * k11)
+        k30, k31 = rhs(y0 + 0.5 * h * k20, y1 + 0.5 * h * k21)
+        k40, k41 = rhs(y0 + h * k30, y1 + h * k31)
+        ys[n + 1, 0] = y0 + h / 6.0 * (k10 + 2.0 * k20 + 2.0 * k30 + k40)
+        ys[n + 1, 1] = y1 + h / 6.0 * (k11 + 2.0 * k21 + 2.0 * k31 + k41)
+    b0, b1 = 2.0 * ys[steps, 0], 2.0 * ys[steps, 1]
+    bg = bc = 0.0
+    for n in range(steps - 1, -1, -1):
+        y0, y1 = ys[n, 0], ys[n, 1]           # the stages' inputs s2, s3, s4, again
+        k10, k11 = rhs(y0, y1)
+        s20, s21 = y0 + 0.5 * h * k10, y1 + 0.5 * h * k11
+        k20, k21 = rhs(s20, s21)
+        s30, s31 = y0 + 0.5 * h * k20, y1 + 0.5 * h * k21
+        k30, k31 = rhs(s30, s31)
+        s40, s41 = y0 + h * k30, y1 + h * k31
+        bk10, bk11 = h / 6.0 * b0, h / 6.0 * b1   # each k's weight in the step
+        bk20, bk21 = h / 3.0 * b0, h / 3.0 * b1
+        bk30, bk31 = h / 3.0 * b0, h / 3.0 * b1
+        bk40, bk41 = h / 6.0 * b0, h / 6.0 * b1
+        bs0, bs1, dg, dc = rhs_adjoint(s40, s41, bk40, bk41)   # s4 = y + h k3
+        b0, b1, bg, bc = b0 + bs0, b1 + bs1, bg + dg, bc + dc
+        bk30, bk31 = bk30 + h * bs0, bk31 + h * bs1
+        bs0, bs1, dg, dc = rhs_adjoint(s30, s31, bk30, bk31)   # s3 = y + h/2 k2
+        b0, b1, bg, bc = b0 + bs0, b1 + bs1, bg + dg, bc + dc
+        bk20, bk21 = bk20 + 0.5 * h * bs0, bk21 + 0.5 * h * bs1
+        bs0, bs1, dg, dc = rhs_adjoint(s20, s21, bk20, bk21)   # s2 = y + h/2 k1
+        b0, b1, bg, bc = b0 + bs0, b1 + bs1, bg + dg, bc + dc
+        bk10, bk11 = bk10 + 0.5 * h * bs0, bk11 + 0.5 * h * bs1
+        bs0, bs1, dg, dc = rhs_adjoint(y0, y1, bk10, bk11)     # k1 = rhs(y)
+        b0, b1, bg, bc = b0 + bs0, b1 + bs1, bg + dg, bc + dc
     return np.array([bg, bc])
 
 
@@ -506,12 +618,14 @@ def _normal_nll_args():
 
 WORKLOADS = [
     Workload("scalar", "10-operation expression on Python floats", scalar_expression,
-             lambda: (0.7, 1.3), (0, 1), scalar_expression_hand),
+             lambda: (0.7, 1.3), (0, 1), scalar_expression_hand,
+             hand_compiled=scalar_expression_hand),  # (in numba's subset as it is)
     Workload("ode", "damped oscillator, 200 Euler steps on Python floats", oscillator,
-             lambda: (4.0, 0.3), (0, 1), oscillator_hand, notes={"jax.jit": _UNROLLED}),
+             lambda: (4.0, 0.3), (0, 1), oscillator_hand,
+             hand_compiled=oscillator_hand_compiled, notes={"jax.jit": _UNROLLED}),
     Workload("small_loop", "20 steps of tanh on a (4,) vector", small_vector_loop,
              lambda: (np.array([0.5, -0.3, 0.8, 1.1]), np.array([0.2, 0.4, -0.6, 0.1])),
-             (0, 1), small_vector_loop_hand),
+             (0, 1), small_vector_loop_hand, hand_compiled=small_vector_loop_hand_compiled),
     Workload("mlp", "2-layer MLP loss, (256, 512) @ (512, 512)", mlp_loss, _mlp_args, (0, 1),
              mlp_loss_hand),
     Workload("rnn", "tanh RNN, hidden 32, 50 steps", rnn_loss, _rnn_args, (0, 1),
@@ -521,17 +635,20 @@ WORKLOADS = [
     Workload("rosenbrock", "vectorised Rosenbrock on 10^4 elements", rosenbrock,
              lambda: (np.linspace(-1.5, 1.5, 10_000),), 0, rosenbrock_hand),
     Workload("while", "Newton's square root, data-dependent while loop", newton_sqrt,
-             lambda: (7.3,), 0, newton_sqrt_hand, notes={"jax.jit": _DATA_DEPENDENT}),
+             lambda: (7.3,), 0, newton_sqrt_hand,
+             hand_compiled=newton_sqrt_hand,  # (in numba's subset as it is)
+             notes={"jax.jit": _DATA_DEPENDENT}),
     Workload("jacobian", "(64, 64) Jacobian of tanh(W @ x + b)", dense_layer, _dense_args, 0,
              dense_layer_jacobian_hand, kind="jacobian"),
     Workload("hvp", "Hessian-vector product, logistic loss, (500, 50) data", logistic_loss,
              _logistic_args, 0, logistic_hvp_hand, kind="hvp"),
     Workload("lotka", "Lotka-Volterra, 200 Euler steps, rates are elements p[0]..p[3]",
              lotka_volterra, _lotka_args, 0, lotka_volterra_hand,
-             notes={"jax.jit": _UNROLLED}),
+             hand_compiled=lotka_volterra_hand_compiled, notes={"jax.jit": _UNROLLED}),
     Workload("rk4", "RK4 pendulum, 1,000 steps, helper writes dy = np.zeros(2); dy[0] = ..",
              rk4_pendulum, lambda: (np.array([9.81, 0.3]), np.array([1.0, 0.0])), 0,
-             rk4_pendulum_hand, notes={"jax.jit": _UNROLLED}),
+             rk4_pendulum_hand, hand_compiled=rk4_pendulum_hand_compiled,
+             notes={"jax.jit": _UNROLLED}),
     Workload("heat", "explicit heat stencil u[1:-1] = ... in place, 200 points, 300 steps",
              heat_equation, _heat_args, (0, 1), heat_equation_hand,
              notes={"jax.jit": _UNROLLED}),
