@@ -156,7 +156,9 @@ def array_runner(derivative):
     is a float or complex array and the gradient-only program for arrays has been compiled
     (by `gradients_only`) and its guards hold; None otherwise. A closure, like
     `fused_runner`'s: `_run` and `_shaped` cost 1.5 us a call for one argument and 4 us for
-    three, most of it spent on what this checks in a loop of type tests."""
+    three, most of it spent on what this checks in a loop of type tests. Where a `wrt`
+    argument is a container, `tree_runner`'s call; the generated quick call of the latest
+    structure it met runs first, before any test here and without `tree_call`'s frame."""
     if not derivative.positional:
         return declined
     positions, receiver, single, as_tuple, latest = (
@@ -165,9 +167,15 @@ def array_runner(derivative):
     kinds = (np.ndarray,) * len(positions)
     needed, count = derivative.last_position + 1, len(derivative.parameters)
     wrt_of = operator.itemgetter(*positions)  # args → the wrt arguments (a tuple if many)
-    tree_call = tree_runner(derivative)
+    structure = [None]  # the quick call of the latest call's containers (`tree_runner`)
+    tree_call = tree_runner(derivative, latest=structure)
 
     def array_call(args):
+        quick = structure[0]  # (first: calls of the structure of the last are the common case)
+        if quick is not None:
+            gradients = quick(args)
+            if gradients is not None:
+                return gradients
         if len(args) < needed:
             return None
         arrays = wrt_of(args)
@@ -188,7 +196,7 @@ def array_runner(derivative):
     return array_call
 
 
-def tree_runner(derivative, mode: str = "gradient"):
+def tree_runner(derivative, mode: str = "gradient", latest: list | None = None):
     """`tree_call(args)`: `grad`'s gradients (mode "gradient"), or `value_and_grad`'s
     `(output, gradients)` (mode "rev"), when a `wrt` argument passed by position is a dict,
     list or tuple of float arrays and Python floats (kernels/pytrees.plain_leaves) and the
@@ -198,7 +206,8 @@ def tree_runner(derivative, mode: str = "gradient"):
     and where the function uses such an argument otherwise than by reads at fixed keys, or
     (mode "rev") writes into its arguments: the container program then runs, as before.
     The program is kept per leaves' paths and kinds and the ranks of the float64 arrays
-    among the others."""
+    among the others. In mode "gradient", `latest[0]` becomes the quick call of the
+    structure of the latest call (`structure_call`), which the caller tries first."""
     if not derivative.positional or derivative.receiver or derivative.dispatch is not None \
             or derivative.backend != "python" or (derivative.has_aux and mode == "gradient"):
         return declined
@@ -207,12 +216,8 @@ def tree_runner(derivative, mode: str = "gradient"):
     needed, count = derivative.last_position + 1, len(parameters)
     programs = {}  # (leaves per wrt argument, ranks) → (program, guards, shallow per wrt
     #                argument: `_rebuilt`, the structure's quick call or None), or None: refused
-    latest = [declined]  # the quick call of the structure of the latest call (mode "gradient")
 
     def tree_call(args):
-        result = latest[0](args)
-        if result is not None:
-            return result
         if len(args) < needed:
             return None
         described, leaves, flat = [], [], list(args)  # (flat: the program's arguments)
@@ -282,9 +287,11 @@ def tree_runner(derivative, mode: str = "gradient"):
             return None
         shallow = tuple(paths is None or all(len(path) == 1 for path, _ in paths)
                         for paths in reversed(described))
-        program, guards = compiled.bind(derivative.function), derivative.guards(compiled)
-        quick = structure_call(args, positions, ranks, program, guards, as_tuple) \
-            if mode == "gradient" else None
+        function = derivative.function
+        program, guards = compiled.bind(function), derivative.guards(compiled)
+        quick = structure_call(args, positions, ranks, program, guards_of(
+            compiled, function, reads_defaults=not passes_every_parameter(function, len(args))),
+            as_tuple) if mode == "gradient" else None
         return program, guards, shallow, quick
     return tree_call
 
@@ -318,10 +325,14 @@ def structure_call(args, positions: tuple, ranks: tuple, program, guards, as_tup
             return f"(float({gradient}) if type({gradient}) is float64 else " \
                    f"shaped({gradient}, {name}))" if kind is float else \
                 f"({gradient} if type({gradient}) is ndarray and {gradient}.dtype is FLOAT64 " \
-                f"and {gradient}.shape == {name}.shape and {gradient}.base is None " \
+                f"and {_same_shape(gradient, name, value.ndim)} and {gradient}.base is None " \
                 f"and {gradient}.flags.writeable else shaped({gradient}, {name}))"
-        if kind is dict:
-            refuse(f"type({name}) is not dict or tuple({name}) != {tuple(value)!r}")
+        if kind is dict:  # (its keys unpacked and compared one by one: a tuple of them
+            #               cost a tenth of the quick call)
+            refuse(f"type({name}) is not dict or len({name}) != {len(value)}")
+            keys = [f"{name}_key{i}" for i in range(len(value))]
+            body.append(f"{', '.join(keys)}, = {name}")
+            refuse(" or ".join(f"{key} != {written!r}" for key, written in zip(keys, value)))
             items = [(key, f"{name}_{i}") for i, key in enumerate(value)]
             body.extend(f"{item} = {name}[{key!r}]" for key, item in items)
             inner = [unpacked(part, item) for (_, item), part in zip(items, value.values())]
@@ -362,6 +373,14 @@ def structure_call(args, positions: tuple, ranks: tuple, program, guards, as_tup
                  "program": program, "guards": guards, "shaped": _shaped_leaf}
     exec(compile(source, __file__ + " (a structure's quick call)", "exec"), namespace)
     return namespace["quick"]
+
+
+def _same_shape(gradient: str, leaf: str, rank: int) -> str:
+    """The test that the array `gradient` has the shape of the array `leaf`, whose rank the
+    quick call has checked, as source: for a vector, the shape's tuples are not made."""
+    if rank == 1:
+        return f"{gradient}.ndim == 1 and len({gradient}) == len({leaf})"
+    return f"{gradient}.shape == {leaf}.shape"
 
 
 def _rebuilt(container, gradients, shallow: bool):
@@ -440,12 +459,14 @@ def float_program(function, names: tuple, has_aux: bool, numbers: frozenset,
 _FORWARD_REFUSED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-def guards_of(compiled, function, dispatch=None):
+def guards_of(compiled, function, dispatch=None, reads_defaults: bool = True):
     """`() → whether compiled's guards hold for function` (the globals check alone where no
     guard reads a closure cell) and `function` still has the code and defaults the program
     was made and bound with (assigning `f.__defaults__` left the old derivative in use),
     and, for a callable object (`dispatch`: the object and its class's `__call__`), that
-    its class still calls that function: it runs on every call."""
+    its class still calls that function: it runs on every call. Not `reads_defaults`: for
+    calls that read no default (`passes_every_parameter`), the defaults are not compared
+    (each comparison of a function's attribute costs as much as two of the globals')."""
     code, defaults, kwdefaults = function.__code__, function.__defaults__, \
         function.__kwdefaults__
     if compiled.guards_cells:
@@ -456,6 +477,11 @@ def guards_of(compiled, function, dispatch=None):
     def current():
         return function.__code__ is code and function.__defaults__ is defaults \
             and function.__kwdefaults__ is kwdefaults and hold(against)
+
+    def current_code():
+        return function.__code__ is code and hold(against)
+    if not reads_defaults:
+        current = current_code
     if dispatch is None:
         return current
     instance, call = dispatch
@@ -463,6 +489,14 @@ def guards_of(compiled, function, dispatch=None):
     def current_and_called():
         return type(instance).__call__ is call and current()
     return current_and_called
+
+
+def passes_every_parameter(function, count: int) -> bool:
+    """Whether a call passing `count` arguments by position, and none by keyword, reads
+    none of `function`'s defaults: it has no keyword-only parameter and no more than
+    `count` positional ones."""
+    code = function.__code__
+    return code.co_kwonlyargcount == 0 and code.co_argcount <= count
 
 
 def _tangent_of_number(output, tangent):

@@ -283,3 +283,75 @@ def test_calls_of_another_structure_after_the_quick_one(rng):
             assert np.result_type(leaf) == np.result_type(_at(params, path))
     with pytest.raises(srcad.errors.NonDifferentiableInputError):
         gradient(base, np.ma.masked_array(x), 1.5)
+
+
+def test_quick_calls_of_other_keys_and_of_arrays_take_their_own_way(rng):
+    """The quick call of the latest structure runs first, for array calls too
+    (fast_paths.array_runner): a dict of other keys, of more or fewer, and an array in the
+    container's place each get their own numbers, in their own keys' order."""
+    def loss(params, x):
+        return np.sum(np.sin(params[0]) * x) + np.sum(params[1] ** 2 * x)
+
+
+    x, a, b = rng.standard_normal(3), rng.standard_normal(3), rng.standard_normal(3)
+    gradient = srcad.grad(loss)
+    expected_a, expected_b = np.cos(a) * x, 2 * b * x
+    for params in ([a, b], [a, b], np.stack([a, b]), [a, b], (a, b), np.stack([a, b])):
+        got = gradient(params, x)
+        assert type(got) is type(params)
+        np.testing.assert_allclose(np.stack(got), np.stack([expected_a, expected_b]),
+                                   rtol=1e-12)
+    keyed = srcad.grad(lambda params, x: np.sum(np.sin(params["u"]) * x)
+                       + 2 * np.sum(np.sin(params["v"]) * x))
+    for params in ({"u": a, "v": b}, {"u": a, "v": b}, {"v": b, "u": a}, {"u": a, "w": b},
+                   {"u": a}, {"u": a, "v": b, "w": b}, {"u": a, "v": b}):
+        if "v" not in params:
+            with pytest.raises(KeyError):
+                keyed(params, x)
+            continue
+        got = keyed(params, x)
+        assert list(got) == list(params)
+        np.testing.assert_allclose(got["u"], np.cos(a) * x, rtol=1e-12)
+        np.testing.assert_allclose(got["v"], 2 * np.cos(b) * x, rtol=1e-12)
+        assert "w" not in params or np.array_equal(got["w"], np.zeros(3))
+
+
+def test_quick_calls_follow_reassigned_code_and_defaults(rng):
+    """The quick call of a structure passing every parameter compares the function's code
+    but not its defaults (it reads none): a call that reads one takes the general way."""
+    def scaled(params, x, scale=2.0):
+        return scale * np.sum(params["w"] * x)
+
+    def other(params, x, scale=2.0):
+        return scale * np.sum(np.sin(params["w"]) * x)
+
+    params, x = {"w": rng.standard_normal(3)}, rng.standard_normal(3)
+    gradient = srcad.grad(scaled)
+    original = scaled.__code__
+    try:
+        for _ in range(2):
+            np.testing.assert_allclose(gradient(params, x, 3.0)["w"], 3.0 * x, rtol=1e-12)
+            np.testing.assert_allclose(gradient(params, x)["w"], 2.0 * x, rtol=1e-12)
+        scaled.__defaults__ = (5.0,)
+        for _ in range(2):
+            np.testing.assert_allclose(gradient(params, x, 3.0)["w"], 3.0 * x, rtol=1e-12)
+            np.testing.assert_allclose(gradient(params, x)["w"], 5.0 * x, rtol=1e-12)
+        scaled.__code__ = other.__code__
+        for _ in range(2):
+            np.testing.assert_allclose(gradient(params, x, 3.0)["w"],
+                                       3.0 * np.cos(params["w"]) * x, rtol=1e-12)
+    finally:
+        scaled.__code__ = original
+
+
+def test_quick_gradients_are_the_callers_own(rng):
+    def linear(params, x):
+        return np.sum(params["w"] * x) + params["b"]
+
+    x = rng.standard_normal(3)
+    gradient = srcad.grad(linear)
+    for _ in range(3):  # (the second and third: the quick call)
+        got = gradient({"w": np.zeros(3), "b": 0.5}, x)
+        assert not np.shares_memory(got["w"], x) and got["w"].flags.writeable
+        np.testing.assert_array_equal(got["w"], x)
+        assert type(got["b"]) is float and got["b"] == 1.0
