@@ -38,8 +38,8 @@ def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=N
     last: dict[str, int] = {}
     bound = set()
     for position, statement in enumerate(statements):
-        assigned = _assigned_names(statement) if _may_hold_an_array(statement) else set()
-        for name in names_in(statement):
+        mentioned, assigned = _names(statement)
+        for name in mentioned:
             if name not in first:
                 first[name] = position
                 if name in assigned:
@@ -67,11 +67,16 @@ def _may_hold_an_array(statement) -> bool:
         value.func, gast.Name) and value.func.id in ("range", "len"))
 
 
-def _assigned_names(statement) -> set:
-    """Names a plain top-level assignment binds (whole names, not elements)."""
+def _names(statement) -> tuple[set, set]:
+    """The names `statement` mentions, and those it binds whole as a plain assignment that
+    may hold an array (not elements), from one search for names."""
     if not isinstance(statement, gast.Assign):
-        return set()
-    return {n.id for n in name_nodes(statement.targets) if isinstance(n.ctx, gast.Store)}
+        return names_in(statement), set()
+    targets = name_nodes(statement.targets)
+    mentioned = {n.id for n in targets} | names_in(statement.value)
+    if not _may_hold_an_array(statement):
+        return mentioned, set()
+    return mentioned, {n.id for n in targets if isinstance(n.ctx, gast.Store)}
 
 
 def _shape_of(name: str, bind):
