@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad.compiler.frontend.trees import name_nodes, names_in
+from srcad.compiler.frontend.trees import name_nodes, names_in, new_name
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.kernels import adjoints as helpers
 
@@ -55,7 +55,7 @@ def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=N
         released += [assign(n, _shape_of(n, bind)) for n in names if n in shapes]
         dropped = [n for n in names if n not in shapes]
         if dropped and position < len(statements) - 1:  # the sweep's end frees them anyway
-            released.append(gast.Delete([gast.Name(n, gast.Del(), None, None) for n in dropped]))
+            released.append(gast.Delete([new_name(n, gast.Del) for n in dropped]))
     return released
 
 
