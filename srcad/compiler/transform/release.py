@@ -34,24 +34,24 @@ from srcad.kernels import adjoints as helpers
 def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=None) -> list:
     """`statements` with releases; `shapes` are the names to keep as `shape_of(name)`
     (`bind(name, obj)` names the helper for generated code)."""
-    first: dict[str, int] = {}
+    seen = set()  # (the names mentioned before)
     last: dict[str, int] = {}
-    bound = set()
+    bound = set()  # (the names a statement that first mentions them binds)
     for position, statement in enumerate(statements):
         mentioned, assigned = _names(statement)
-        for name in mentioned:
-            if name not in first:
-                first[name] = position
-                if name in assigned:
-                    bound.add(name)
-            last[name] = position
+        if assigned:
+            bound |= assigned - seen
+        seen |= mentioned
+        last.update(dict.fromkeys(mentioned, position))
     after: dict[int, list] = {}
     for name in sorted(bound - set(kept)):
         after.setdefault(last[name], []).append(name)
     released = []
     for position, statement in enumerate(statements):
         released.append(statement)
-        names = after.get(position, [])
+        names = after.get(position)
+        if not names:
+            continue
         released += [assign(n, _shape_of(n, bind)) for n in names if n in shapes]
         dropped = [n for n in names if n not in shapes]
         if dropped and position < len(statements) - 1:  # the sweep's end frees them anyway

@@ -35,7 +35,7 @@ _FACTORS = (helpers.multiply_into, helpers.divide_into)
 def fold_negations(statements: list, helper_of, read_after: set) -> list:
     """`statements` with negations of single-use products folded into the products;
     `helper_of(call)` is the runtime helper a call calls."""
-    mentions = Counter(n.id for n in name_nodes(statements))
+    mentions = Counter([n.id for n in name_nodes(statements)])
     return _block(statements, helper_of, mentions, read_after)
 
 

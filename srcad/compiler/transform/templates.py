@@ -242,7 +242,7 @@ def _filled(node, substitutes: list, free: dict, bind: Callable[[str, object], s
     if not fields:  # a context or an operator, which holds nothing: shared, as `ast` does
         return node
     if "placeholder" in fields:
-        return clone(substitutes[fields["placeholder"]])
+        return _atom_copy(substitutes[fields["placeholder"]])
     copied = kind.__new__(kind)
     copied.__dict__.update({key: _filled(value, substitutes, free, bind)
                             if type(value) is list or isinstance(value, gast.AST) else value
@@ -252,6 +252,19 @@ def _filled(node, substitutes: list, free: dict, bind: Callable[[str, object], s
     elif kind is gast.Call:
         _tag_shape_argument(node, copied.args, free)
     return copied
+
+
+def _atom_copy(node):
+    """A copy of a substitute of a prepared body (a name or a constant: `_form`), its
+    context shared: it holds nothing (a name's annotation, which a parameter has, is copied)."""
+    if getattr(node, "annotation", None) is not None:
+        return clone(node)
+    copied = _NEW(type(node))
+    copied.__dict__.update(node.__dict__)
+    return copied
+
+
+_NEW = gast.AST.__new__
 
 
 # Runtime helpers that read one argument only for its shape, and which argument.
