@@ -5,6 +5,7 @@ writes in place only into arrays nobody else holds."""
 
 import re
 
+import gast
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -13,7 +14,9 @@ from hypothesis import strategies as st
 import srcad
 from srcad.bench.workloads import heat_equation
 from srcad.compiler import cache
+from srcad.compiler.emit import python_source
 from srcad.compiler.pipeline import source_after
+from srcad.compiler.transform import reuse
 from srcad.kernels import adjoints as runtime
 from tests.checks import assert_gradient_matches_finite_differences, peak_memory
 
@@ -401,3 +404,47 @@ def test_a_numbers_cotangent_from_an_array_product_is_a_summed_product():
                                                scalars=numbers)
     assert "summed_product(" not in source_after(damped_steps, ("k", "x"), "rev", "emit")
     assert_gradient_matches_finite_differences(damped_steps, args, (0, 1))
+
+
+# ---- the rewrite ------------------------------------------------------------------------------
+def _load(name):
+    return gast.Name(name, gast.Load(), None, None)
+
+
+_HELPERS = {"unbroadcast": runtime.unbroadcast, "multiply_into": runtime.multiply_into,
+            "negative_into": runtime.negative_into}
+
+
+def _consumed(expressions, g="b_y"):
+    def helper_of(call):
+        func = getattr(call, "func", None)
+        return _HELPERS.get(getattr(func, "id", None))
+    return reuse.consume(expressions, g, helper_of, lambda name, obj: name)
+
+
+def test_the_last_reader_is_rewritten_into_g_and_the_expressions_given_stay_as_they_were():
+    product = gast.BinOp(gast.BinOp(_load("b_y"), gast.Mult(), gast.Constant(2, None)),
+                         gast.Mult(), _load("x"))
+    before = python_source(product)
+    order, (rewritten,) = _consumed([product])
+    assert python_source(rewritten) == "multiply_into(multiply_into(b_y, 2), x)"
+    assert python_source(product) == before  # (rewritten in a copy)
+    assert [n.id for n in gast.walk(rewritten) if getattr(n, "consumed", False)] == ["b_y"]
+
+
+def test_nodes_shared_with_other_expressions_are_not_marked_by_the_rewrite():
+    g, x = _load("b_y"), _load("x")  # a called rule is handed the very nodes of the call
+    negated = gast.UnaryOp(gast.USub(), gast.Call(_load("unbroadcast"), [
+        gast.BinOp(_load("b_y"), gast.Mult(), x), _load("x")], []))
+    called = gast.Call(_load("rule"), [g, _load("y"), x], [])
+    order, rewritten = _consumed([called, negated])
+    assert list(order) == [1, 0]  # (the reader that may hand g on goes last)
+    assert rewritten[1] is negated and rewritten[0] is not called
+    assert rewritten[0].args[0] is not g and rewritten[0].args[0].consumed
+    assert not hasattr(g, "consumed") and called.args[0] is g
+    assert rewritten[0].args[2] is x and not hasattr(x, "consumed")
+
+
+def test_g_read_twice_by_its_last_reader_is_not_rewritten():
+    square = gast.BinOp(_load("b_y"), gast.Mult(), _load("b_y"))
+    assert _consumed([square])[1] == [square]

@@ -82,3 +82,30 @@ def test_a_prepared_rule_inlines_as_the_rule_made_for_the_call(template):
             assert described(made) == described(expected)
             assert sorted(names) == sorted(expected_names)
     assert template.prepared  # (the forms were prepared and kept)
+
+
+def _rule(g, ans, x, y=2.0, *rest, scale=1.0, **options):
+    return g
+
+
+@pytest.mark.parametrize("positional, keywords", [
+    (1, ()), (2, ()), (4, ()), (1, ("y",)), (1, ("scale",)), (2, ("scale", "other")),
+    (0, ("x", "y")), (3, ("extra",))])
+def test_a_call_binds_its_arguments_as_the_signature_binds_them(positional, keywords):
+    template = template_of(_rule)
+    for _ in range(2):  # (the first call of a form matches it, the second reuses the match)
+        args = [gast.Name(f"a{i}", gast.Load(), None, None) for i in range(positional)]
+        named = [(k, gast.Name(f"k_{k}", gast.Load(), None, None)) for k in keywords]
+        bound, expected = template.bind(args, named), template.signature.bind(
+            *args, **dict(named))
+        assert (bound.arguments, bound.args, bound.kwargs) == (
+            expected.arguments, expected.args, expected.kwargs)
+
+
+@pytest.mark.parametrize("positional, keywords", [(0, ()), (1, ("x",)), (2, ("y",))])
+def test_a_call_its_rule_cannot_take_is_refused_every_time(positional, keywords):
+    template = template_of(_rule)
+    for _ in range(2):
+        with pytest.raises(TypeError):
+            template.bind([gast.Constant(i, None) for i in range(positional)],
+                          [(k, gast.Constant(0, None)) for k in keywords])

@@ -246,7 +246,7 @@ def _gather_read(node, skip, values: set, shapes: set, dtypes: bool) -> None:
     """names_read's recursion, by fields, not `gast.iter_child_nodes`: this runs on every
     first call. (A module function: a nested one calling itself is a cycle, left for the
     collector to find.)"""
-    if id(node) in skip:
+    if skip and id(node) in skip:
         return
     kind = type(node)
     if kind is gast.Name:

@@ -27,12 +27,13 @@ otherwise falls back on the chain, nested in one expression:
 """
 from __future__ import annotations
 
+from collections import Counter
+
 import gast
 import numpy as np
 
-from srcad.compiler.frontend.trees import clone, name_counts
+from srcad.compiler.frontend.trees import clone, name_nodes
 from srcad.compiler.transform.adjoints import assign, load
-from srcad.compiler.transform.optimize import names_read
 from srcad.kernels import outlines
 from srcad.ops.registry import promotes, reduction_of
 
@@ -46,6 +47,7 @@ def outline_unread(statements: list, values: set, shapes: set, bindings) -> tupl
     read_after = set(values) | set(shapes)
     values, shapes = set(values), set(shapes)
     kept, outlined = [], {}
+    reads, binds = Counter(), Counter()  # (of the statements kept, for _joined)
     for statement in reversed(statements):
         target = _assigned_name(statement)
         if target is not None:
@@ -61,24 +63,37 @@ def outline_unread(statements: list, values: set, shapes: set, bindings) -> tupl
                     if kind == "reduction" else ("outline", outlines.outline)
                 kept.append(assign(target, gast.Call(
                     load(bindings.name_for(*helper)), [fn, *operands], [])))
+                _count(name_nodes(kept[-1]), reads, binds)
                 outlined[target] = kind
                 shapes.update(o.id for o in operands if isinstance(o, gast.Name))
                 continue
-        read_values, read_shapes = names_read([statement])
-        values |= read_values
-        shapes |= read_shapes
+        names = name_nodes(statement)  # (a nested function's annotations count as read)
+        for name in names:
+            if type(name.ctx) is gast.Load:
+                (shapes if getattr(name, "shape_only", False) else values).add(name.id)
+        _count(names, reads, binds)
         kept.append(statement)
-    return _joined(kept[::-1], outlined, read_after, bindings)
+    return _joined(kept[::-1], outlined, read_after, reads, binds, bindings)
 
 
-def _joined(statements: list, outlined: dict, read_after: set, bindings) -> tuple[list, set]:
+def _count(names: list, reads: Counter, binds: Counter) -> None:
+    """Add the `Name` nodes `names` to the counts of reads and of bindings (stores, dels)."""
+    for name in names:
+        if type(name.ctx) is gast.Load:
+            reads[name.id] += 1
+        elif type(name.ctx) is not gast.Param:
+            binds[name.id] += 1
+
+
+def _joined(statements: list, outlined: dict, read_after: set, reads: Counter,
+            binds: Counter, bindings) -> tuple[list, set]:
     """`statements` with each run of adjacent elementwise outlines that only feed one another
     outlined by one `joint_outline` call, falling back on the run as one nested expression
     where it gives None (`outline` costs a call per step: five for Rosenbrock's loss), and
-    the names that hold outlines. `outlined` maps those names to their kind. Only adjacent
-    steps join: a statement between them might raise first, have an effect or change a list
-    the chain reads."""
-    reads, binds = name_counts(*statements)
+    the names that hold outlines. `outlined` maps those names to their kind; `reads` and
+    `binds` count each name's reads and bindings in `statements`. Only adjacent steps join:
+    a statement between them might raise first, have an effect or change a list the chain
+    reads."""
     named = {position: name for position, name in enumerate(map(_assigned_name, statements))
              if name in outlined and binds[name] == 1}
     reader = {operand.id: position for position in named
@@ -94,9 +109,11 @@ def _joined(statements: list, outlined: dict, read_after: set, bindings) -> tupl
         while named.get(step) in inlined and reader[named[step]] in run:
             run.add(step)
             step -= 1
+        if len(run) == 1:
+            continue
         leaves = []
         chain = _nested(position, statements, named, run, leaves)
-        if len(run) > 1 and _joinable(leaves):
+        if _joinable(leaves):
             names = dict.fromkeys(leaf.id for leaf in leaves if isinstance(leaf, gast.Name))
             joint = gast.Call(load(bindings.name_for("joint_outline", outlines.joint_outline)),
                               [clone(chain.args[0]), *map(load, names)], [])

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import gast
 
-from srcad.compiler.frontend.trees import name_nodes, names_in
+from srcad.compiler.frontend.trees import name_nodes, names_in, new_name
 from srcad.compiler.transform.adjoints import assign, load
 from srcad.kernels import adjoints as helpers
 
@@ -34,28 +34,28 @@ from srcad.kernels import adjoints as helpers
 def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=None) -> list:
     """`statements` with releases; `shapes` are the names to keep as `shape_of(name)`
     (`bind(name, obj)` names the helper for generated code)."""
-    first: dict[str, int] = {}
+    seen = set()  # (the names mentioned before)
     last: dict[str, int] = {}
-    bound = set()
+    bound = set()  # (the names a statement that first mentions them binds)
     for position, statement in enumerate(statements):
-        assigned = _assigned_names(statement) if _may_hold_an_array(statement) else set()
-        for name in names_in(statement):
-            if name not in first:
-                first[name] = position
-                if name in assigned:
-                    bound.add(name)
-            last[name] = position
+        mentioned, assigned = _names(statement)
+        if assigned:
+            bound |= assigned - seen
+        seen |= mentioned
+        last.update(dict.fromkeys(mentioned, position))
     after: dict[int, list] = {}
     for name in sorted(bound - set(kept)):
         after.setdefault(last[name], []).append(name)
     released = []
     for position, statement in enumerate(statements):
         released.append(statement)
-        names = after.get(position, [])
+        names = after.get(position)
+        if not names:
+            continue
         released += [assign(n, _shape_of(n, bind)) for n in names if n in shapes]
         dropped = [n for n in names if n not in shapes]
         if dropped and position < len(statements) - 1:  # the sweep's end frees them anyway
-            released.append(gast.Delete([gast.Name(n, gast.Del(), None, None) for n in dropped]))
+            released.append(gast.Delete([new_name(n, gast.Del) for n in dropped]))
     return released
 
 
@@ -67,11 +67,16 @@ def _may_hold_an_array(statement) -> bool:
         value.func, gast.Name) and value.func.id in ("range", "len"))
 
 
-def _assigned_names(statement) -> set:
-    """Names a plain top-level assignment binds (whole names, not elements)."""
+def _names(statement) -> tuple[set, set]:
+    """The names `statement` mentions, and those it binds whole as a plain assignment that
+    may hold an array (not elements), from one search for names."""
     if not isinstance(statement, gast.Assign):
-        return set()
-    return {n.id for n in name_nodes(statement.targets) if isinstance(n.ctx, gast.Store)}
+        return names_in(statement), set()
+    targets = name_nodes(statement.targets)
+    mentioned = {n.id for n in targets} | names_in(statement.value)
+    if not _may_hold_an_array(statement):
+        return mentioned, set()
+    return mentioned, {n.id for n in targets if isinstance(n.ctx, gast.Store)}
 
 
 def _shape_of(name: str, bind):

@@ -28,7 +28,7 @@ import gast
 
 from collections import Counter
 
-from srcad.compiler.frontend.trees import clone, name_nodes, names_in
+from srcad.compiler.frontend.trees import NAME_FIELDS, clone, name_nodes, names_in
 from srcad.kernels import adjoints as helpers
 
 _IN_PLACE = {gast.Add: ("add_into", helpers.add_into),
@@ -49,18 +49,17 @@ def consume(expressions: list, g: str, helper_of, bind) -> tuple[list, list]:
 
     `helper_of(call)` is the runtime helper a call node calls (or None); `bind(name, obj)`
     names a helper for generated code."""
-    reads = [g in names_in(expression) for expression in expressions]
-    order = sorted(range(len(expressions)), key=lambda i: reads[i] and not
+    reads = [sum(n.id == g for n in name_nodes(expression)) for expression in expressions]
+    order = sorted(range(len(expressions)), key=lambda i: reads[i] > 0 and not
                    _new_array(expressions[i], helper_of))
     readers = [i for i in order if reads[i]]
     if not readers:
         return order, expressions
     last = readers[-1]
-    if sum(n.id == g for n in name_nodes(expressions[last])) != 1 \
-            or not all(_new_array(expressions[i], helper_of) for i in readers[:-1]):
+    if reads[last] != 1 or not all(_new_array(expressions[i], helper_of) for i in readers[:-1]):
         return order, expressions
     rewritten = list(expressions)
-    rewritten[last] = _Rewriter(g, bind, helper_of).visit(clone(expressions[last]))
+    rewritten[last] = _Rewriter(g, bind, helper_of).rewritten(expressions[last])
     return order, rewritten
 
 
@@ -73,43 +72,61 @@ def _new_array(expression, helper_of) -> bool:
         and bool(expression.args) and _new_array(expression.args[0], helper_of)
 
 
-class _Rewriter(gast.NodeTransformer):
+class _Rewriter:
     """Arithmetic whose operand holds `g`'s array (`g`, or a rewritten operation on it)
-    becomes an operation into that array; the read of `g` is marked `consumed`."""
+    becomes an operation into that array; the read of `g` is marked `consumed`. Only the
+    nodes on the way from the expression down to its one read of `g` change: those are
+    copied (the others may stand in other expressions too: a called rule's arguments)."""
 
     def __init__(self, g: str, bind, helper_of):
         self.g = g
         self.bind = bind
         self.helper_of = helper_of
 
-    def visit_Call(self, node):  # `unbroadcast(g, y)` is g's array or a new sum of it
-        self.generic_visit(node)
-        if self.helper_of(node) is helpers.unbroadcast and node.args \
-                and self._holds_g(node.args[0]):
-            node.holds_g = True
-        return node
+    def rewritten(self, node):
+        """`node` rewritten, or None where `g` is not read under it."""
+        kind = type(node)
+        if kind is gast.Name:
+            if node.id != self.g:
+                return None
+            read = clone(node)
+            read.consumed = True
+            return read
+        for field in NAME_FIELDS[kind]:
+            value = getattr(node, field, None)
+            if type(value) is list:
+                for index, item in enumerate(value):
+                    child = self.rewritten(item) if isinstance(item, gast.AST) else None
+                    if child is not None:
+                        return self._with_child(node, field, value[:index] + [child]
+                                                + value[index + 1:])
+            elif isinstance(value, gast.AST):
+                child = self.rewritten(value)
+                if child is not None:
+                    return self._with_child(node, field, child)
+        return None
 
-    def visit_Name(self, node):
-        if node.id == self.g:
-            node.consumed = True
-        return node
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        if isinstance(node.op, gast.USub) and self._holds_g(node.operand):
-            return self._call(_NEGATIVE, [node.operand])
-        return node
-
-    def visit_BinOp(self, node):
-        self.generic_visit(node)
-        helper = _IN_PLACE.get(type(node.op))
-        if helper is None:
-            return node
-        if self._holds_g(node.left):
-            return self._call(helper, [node.left, node.right])
-        if isinstance(node.op, _COMMUTATIVE) and self._holds_g(node.right):
-            return self._call(helper, [node.right, node.left])
-        return node
+    def _with_child(self, node, field: str, child):
+        """A copy of `node` with `child` (holding `g`) in `field`, rewritten in turn."""
+        kind = type(node)
+        copied = kind.__new__(kind)
+        copied.__dict__.update(node.__dict__)
+        setattr(copied, field, child)
+        if kind is gast.Call:  # `unbroadcast(g, y)` is g's array or a new sum of it
+            if self.helper_of(copied) is helpers.unbroadcast and copied.args \
+                    and self._holds_g(copied.args[0]):
+                copied.holds_g = True
+        elif kind is gast.UnaryOp:
+            if isinstance(copied.op, gast.USub) and self._holds_g(copied.operand):
+                return self._call(_NEGATIVE, [copied.operand])
+        elif kind is gast.BinOp:
+            helper = _IN_PLACE.get(type(copied.op))
+            if helper is not None and self._holds_g(copied.left):
+                return self._call(helper, [copied.left, copied.right])
+            if helper is not None and isinstance(copied.op, _COMMUTATIVE) \
+                    and self._holds_g(copied.right):
+                return self._call(helper, [copied.right, copied.left])
+        return copied
 
     def _holds_g(self, node) -> bool:
         return getattr(node, "consumed", False) or getattr(node, "holds_g", False)
@@ -125,13 +142,27 @@ def accumulate_in_source(statements: list, helper_of, bind) -> list:
     added into an owned adjoint (`add_into`: the sweep made that array and handed it to no
     one) gathered in that adjoint's array from the start, where between the two nothing
     but the gathering mentions either name, and nothing reads the gathered name after."""
-    loads = Counter(n.id for s in statements for n in name_nodes(s)
-                    if isinstance(n.ctx, gast.Load))
-    _gather_in_source(statements, loads, helper_of, bind)
+    _gather_in_source(statements, _Loads(statements), helper_of, bind)
     return statements
 
 
-def _gather_in_source(block: list, loads: Counter, helper_of, bind) -> None:
+class _Loads:
+    """How often each name is read in a sweep, counted when first asked: only a scatter
+    added into an owned adjoint asks, which most sweeps have none of. (The first question
+    comes before the first rewrite, so the counts are those of the sweep as it was.)"""
+
+    def __init__(self, statements: list):
+        self.statements = statements
+        self.counts = None
+
+    def __getitem__(self, name: str) -> int:
+        if self.counts is None:
+            self.counts = Counter(n.id for s in self.statements for n in name_nodes(s)
+                                  if isinstance(n.ctx, gast.Load))
+        return self.counts[name]
+
+
+def _gather_in_source(block: list, loads: _Loads, helper_of, bind) -> None:
     for position, statement in enumerate(block):
         for field in ("body", "orelse"):
             if isinstance(getattr(statement, field, None), list):
@@ -162,7 +193,7 @@ def _added_into(statement, helper_of):
     return (total, part) if total == statement.targets[0].id and total != part else None
 
 
-def _scatter_before(block: list, position: int, total: str, part: str, loads: Counter,
+def _scatter_before(block: list, position: int, total: str, part: str, loads: _Loads,
                     helper_of) -> int | None:
     """Where `part = index_adjoint(...)` starts the gathering that `block[position]` adds
     into `total`, if every statement between only adds into `part` (`part = add_at(part,

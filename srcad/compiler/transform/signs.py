@@ -35,7 +35,7 @@ _FACTORS = (helpers.multiply_into, helpers.divide_into)
 def fold_negations(statements: list, helper_of, read_after: set) -> list:
     """`statements` with negations of single-use products folded into the products;
     `helper_of(call)` is the runtime helper a call calls."""
-    mentions = Counter(n.id for n in name_nodes(statements))
+    mentions = Counter([n.id for n in name_nodes(statements)])
     return _block(statements, helper_of, mentions, read_after)
 
 
@@ -67,15 +67,17 @@ def _folded(statements, position, helper_of, mentions, read_after):
     name = product.targets[0].id
     if mentions[name] != 2 or name in read_after:
         return None
+    negated = _negated(product.value, helper_of)  # (first: most products have no factor)
+    if negated is None:
+        return None
+    between = []  # the names each statement after the product mentions, up to the reader
     for reader in range(position + 1, len(statements)):
-        statement = statements[reader]
-        if name not in names_in(statement):
+        names = names_in(statements[reader])
+        if name not in names:
+            between.append(names)
             continue
-        target = _negation_target(statement, name, helper_of)
-        if target is None or any(target in names_in(s) for s in statements[position + 1:reader]):
-            return None
-        negated = _negated(product.value, helper_of)
-        if negated is None:
+        target = _negation_target(statements[reader], name, helper_of)
+        if target is None or any(target in mentioned for mentioned in between):
             return None
         return gast.Assign([gast.Name(target, gast.Store(), None, None)], negated, None), reader
     return None

@@ -41,10 +41,35 @@ class Template:
     chains: tuple = ()            # Guards of the module attributes the rule calls (`np.sin`)
     prepared: dict = field(default_factory=dict, compare=False, repr=False)  # the body
     #                               substituted and simplified, by the form of the substitutes
+    matches: dict = field(default_factory=dict, compare=False, repr=False)  # parameter →
+    #                               argument slot, by the call's count of positional
+    #                               arguments and keyword names (_slots)
 
     def bind(self, args, keywords) -> inspect.BoundArguments:
-        """Match a call's argument nodes to the rule's parameters (TypeError if they don't)."""
-        return self.signature.bind(*args, **dict(keywords))
+        """Match a call's argument nodes to the rule's parameters (TypeError if they don't).
+        Which argument a parameter takes depends only on how many come by position and the
+        keywords' names: matched once per such form (`Signature.bind` costs about 10 us,
+        and every operation of a long function binds its rules)."""
+        keywords = dict(keywords)
+        form = (len(args), tuple(keywords))
+        slots = self.matches.get(form)
+        if slots is None:
+            slots = self.matches[form] = self.signature.bind(
+                *range(len(args)), **{name: name for name in keywords}).arguments
+        return inspect.BoundArguments(self.signature, {
+            parameter: _argument(slot, args, keywords) for parameter, slot in slots.items()})
+
+
+def _argument(slot, args, keywords):
+    """The argument node (or tuple or dict of them, for `*args` and `**kwargs`) in `slot`: a
+    position among `args` (an int) or a keyword's name."""
+    if type(slot) is int:
+        return args[slot]
+    if type(slot) is str:
+        return keywords[slot]
+    if type(slot) is tuple:
+        return tuple(args[position] for position in slot)
+    return {name: keywords[keyword] for name, keyword in slot.items()}
 
 
 @functools.lru_cache(maxsize=None)
@@ -214,8 +239,10 @@ def _filled(node, substitutes: list, free: dict, bind: Callable[[str, object], s
     if not isinstance(node, gast.AST):
         return node
     fields = node.__dict__
+    if not fields:  # a context or an operator, which holds nothing: shared, as `ast` does
+        return node
     if "placeholder" in fields:
-        return clone(substitutes[fields["placeholder"]])
+        return _atom_copy(substitutes[fields["placeholder"]])
     copied = kind.__new__(kind)
     copied.__dict__.update({key: _filled(value, substitutes, free, bind)
                             if type(value) is list or isinstance(value, gast.AST) else value
@@ -225,6 +252,19 @@ def _filled(node, substitutes: list, free: dict, bind: Callable[[str, object], s
     elif kind is gast.Call:
         _tag_shape_argument(node, copied.args, free)
     return copied
+
+
+def _atom_copy(node):
+    """A copy of a substitute of a prepared body (a name or a constant: `_form`), its
+    context shared: it holds nothing (a name's annotation, which a parameter has, is copied)."""
+    if getattr(node, "annotation", None) is not None:
+        return clone(node)
+    copied = _NEW(type(node))
+    copied.__dict__.update(node.__dict__)
+    return copied
+
+
+_NEW = gast.AST.__new__
 
 
 # Runtime helpers that read one argument only for its shape, and which argument.
