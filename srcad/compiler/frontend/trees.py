@@ -269,12 +269,13 @@ def _gather_names(node, found: list, scopes: tuple) -> None:
             return
     for field in NAME_FIELDS[kind]:
         value = getattr(node, field, None)
-        if type(value) is list:
-            for item in value:
-                if isinstance(item, gast.AST) and not isinstance(item, scopes):
-                    _gather_names(item, found, scopes)
-        elif isinstance(value, gast.AST) and not isinstance(value, scopes):
-            _gather_names(value, found, scopes)
+        for item in value if type(value) is list else (value,):
+            child = type(item)  # (a name or a constant, half the nodes: no call for them)
+            if child is gast.Name and getattr(item, "annotation", None) is None:
+                found.append(item)
+            elif child is not gast.Constant and isinstance(item, gast.AST) \
+                    and not isinstance(item, scopes):
+                _gather_names(item, found, scopes)
 
 
 class _NameFields(dict):
