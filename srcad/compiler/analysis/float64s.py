@@ -34,7 +34,7 @@ import gast
 import numpy as np
 
 from srcad.compiler.analysis.shapes import Reduced
-from srcad.compiler.frontend.trees import blocks, name_nodes, statements_in, visit_all
+from srcad.compiler.frontend.trees import NAME_FIELDS, blocks, name_nodes, statements_in
 from srcad.ops.fused_softmax import softmax_vjp
 from srcad.ops.numpy_arrays import filled
 from srcad.ops.registry import vjp_rules
@@ -541,44 +541,63 @@ def _tape_uses(function):
     global or nonlocal, and whether every push comes before every pop wherever the body
     runs: none after a pop in the text, and no loop holding both (its next trip would
     push after it popped)."""
-    pushes, lists, allowed, names, declared = {}, {}, set(), [], set()
-    loops = []  # [pushes, pops] of each loop the visit is in
-    order = {"popped": False, "in_order": True}
+    uses = _TapeUses()
+    uses.visit(function)
+    tape = set(uses.lists.values())
+    untrusted = {name.id for name in uses.names
+                 if name.id in tape and id(name) not in uses.allowed}
+    return uses.pushes, uses.lists, untrusted, frozenset(uses.declared), uses.in_order
 
-    def note(node) -> None:
+
+class _TapeUses:
+    """What `_tape_uses` gathers, in the order of the text: a recursion through the fields
+    that may hold names, without a call for a name or a constant (half the nodes)."""
+
+    def __init__(self):
+        self.pushes, self.lists, self.allowed, self.names, self.declared = \
+            {}, {}, set(), [], set()
+        self.loops = []  # [pushes, pops] of each loop the visit is in
+        self.popped, self.in_order = False, True
+
+    def visit(self, node) -> None:
         kind = type(node)
-        if kind is gast.Name:
-            if type(node.ctx) is gast.Load:
-                names.append(node)
-        elif kind is gast.Call:
-            if hasattr(node, "tape_key") and isinstance(node.func, gast.Attribute) \
-                    and isinstance(node.func.value, gast.Name):
-                lists[node.tape_key] = node.func.value.id
-                allowed.add(id(node.func.value))
-                push = node.func.attr == "append"
-                if push:
-                    pushes.setdefault(node.tape_key, set()).add(id(node))
-                    order["in_order"] &= not order["popped"]
-                else:
-                    order["popped"] = True
-                for loop in loops:
-                    loop[not push] = True
-            elif isinstance(node.func, gast.Name) and node.func.id == "len" \
-                    and len(node.args) == 1:
-                allowed.add(id(node.args[0]))
-        elif kind is gast.For or kind is gast.While:
-            loops.append([False, False])
+        loop = kind is gast.For or kind is gast.While
+        if kind is gast.Call:
+            self._call(node)
+        elif loop:
+            self.loops.append([False, False])
         elif kind is gast.Global or kind is gast.Nonlocal:
-            declared.update(node.names)
+            self.declared.update(node.names)
+        for field in NAME_FIELDS[kind]:
+            value = getattr(node, field, None)
+            for item in value if type(value) is list else (value,):
+                child = type(item)
+                if child is gast.Name:
+                    if type(item.ctx) is gast.Load:
+                        self.names.append(item)
+                    if getattr(item, "annotation", None) is not None:
+                        self.visit(item.annotation)
+                elif child is not gast.Constant and isinstance(item, gast.AST):
+                    self.visit(item)
+        if loop:
+            self.in_order &= not all(self.loops.pop())
 
-    def leave(node) -> None:
-        if type(node) is gast.For or type(node) is gast.While:
-            order["in_order"] &= not all(loops.pop())
-
-    visit_all(function, note, leave)
-    tape = set(lists.values())
-    untrusted = {name.id for name in names if name.id in tape and id(name) not in allowed}
-    return pushes, lists, untrusted, frozenset(declared), order["in_order"]
+    def _call(self, node) -> None:
+        function = node.func
+        if hasattr(node, "tape_key") and type(function) is gast.Attribute \
+                and type(function.value) is gast.Name:
+            self.lists[node.tape_key] = function.value.id
+            self.allowed.add(id(function.value))
+            push = function.attr == "append"
+            if push:
+                self.pushes.setdefault(node.tape_key, set()).add(id(node))
+                self.in_order &= not self.popped
+            else:
+                self.popped = True
+            for loop in self.loops:
+                loop[not push] = True
+        elif type(function) is gast.Name and function.id == "len" and len(node.args) == 1:
+            self.allowed.add(id(node.args[0]))
 
 
 def meet(a, b):

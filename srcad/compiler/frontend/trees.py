@@ -227,22 +227,19 @@ def nodes_of(tree, kind) -> list:
     return found
 
 
-def visit_all(node, action, leave=None) -> None:
-    """`action(node)` for every node under `node`, depth first, in the order of the source
-    text (and `leave(node)`, if given, once every node under it was visited): a recursion
-    through the fields, faster than `walk`'s generator. (A module function: a nested one
-    calling itself is a cycle, left for the collector to find.)"""
+def visit_all(node, action) -> None:
+    """`action(node)` for every node under `node`, depth first: a recursion through the
+    fields, faster than `walk`'s generator where the order does not matter. (A module
+    function: a nested one calling itself is a cycle, left for the collector to find.)"""
     action(node)
     for field in node._fields:
         value = getattr(node, field, None)
         if type(value) is list:
             for item in value:
                 if isinstance(item, gast.AST):
-                    visit_all(item, action, leave)
+                    visit_all(item, action)
         elif isinstance(value, gast.AST):
-            visit_all(value, action, leave)
-    if leave is not None:
-        leave(node)
+            visit_all(value, action)
 
 
 def name_nodes(node, scopes: tuple = ()) -> list:
