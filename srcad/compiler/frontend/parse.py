@@ -98,12 +98,9 @@ def _remember(table: dict, code, parsed) -> None:
 
 
 def forget_parses() -> None:
-    """Parse every function again from its source (`clear_cache`): the files compiled and
-    parsed whole to check it too, so a first call after it costs what a first call costs."""
+    """Parse every function again from its source (`clear_cache`)."""
     _PARSED.clear()
     _LINES.clear()
-    _compiled_file.cache_clear()
-    _file_tree.cache_clear()
 
 
 # filename → (linecache's list of its lines, the same as a tuple): the functions of a file
