@@ -164,9 +164,9 @@ class Knowledge:
         if isinstance(statement, gast.If):
             self._journals.append({})
             statement.body = run(statement.body)
-            before = self._journals.pop()
-            taken = {name: self._entry(name) for name in before}
-            for name, entry in before.items():
+            before_body = self._journals.pop()  # (what the body changed, as it was)
+            taken = {name: self._entry(name) for name in before_body}
+            for name, entry in before_body.items():
                 self._put(name, entry)
             self._journals.append({})
             statement.orelse = run(statement.orelse)
@@ -256,9 +256,8 @@ class Knowledge:
                 journal[name] = self._entry(name)
 
     def _entry(self, name: str) -> tuple:
-        """What holds of `name`: `(known, unset, bound, unsure)`."""
-        return (self.facts.get(name), name in self.unset, name in self.bound,
-                name in self.unsure)
+        """What holds of `name` now: `(known, unset, bound, unsure)`."""
+        return _entry_in((self.facts, self.unset, self.bound, self.unsure), name)
 
     def _put(self, name: str, entry: tuple) -> None:
         known, unset, bound, unsure = entry
@@ -295,9 +294,8 @@ class Knowledge:
         facts, unset, unsure = {}, set(), set()
         names = [*one[0], *(name for name in other[0] if name not in one[0])]
         for name in names + list((one[1] | other[1]) - set(names)):  # (unset: in no facts)
-            known, unread, _, doubtful = self._joined_entry(*(
-                (state[0].get(name), name in state[1], name in state[2], name in state[3])
-                for state in (one, other)))
+            known, unread, _, doubtful = self._joined_entry(_entry_in(one, name),
+                                                            _entry_in(other, name))
             if known is not None:
                 facts[name] = known
             if unread:
@@ -515,6 +513,13 @@ def tape_knowledge(function: gast.FunctionDef, arrays: dict, shapes: dict, bindi
             break
         popped = learnt
     return fresh(popped, sometimes_unset)
+
+
+def _entry_in(state: tuple, name: str) -> tuple:
+    """What a state `(facts, unset, bound, unsure)` holds of `name`: `(known, unset, bound,
+    unsure)`."""
+    facts, unset, bound, unsure = state
+    return facts.get(name), name in unset, name in bound, name in unsure
 
 
 class _LearntPops:
