@@ -416,6 +416,30 @@ def test_the_inverse_of_a_lower_triangle_ignores_the_other_one_and_refuses_a_sin
         lower_inverse(l)
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_nan_or_inf_outside_the_triangle_is_not_zero_and_is_masked_exactly(order):
+    """The triangle checks read a matrix in its own memory order; the halved triangles
+    zero the other one in place, where inf * 0 would have left nan."""
+    from srcad.ops.numpy_linalg import halved_triangle, triangle_of
+    lower = np.asarray(_lower_factor(6), order=order)
+    assert triangle_of(lower) == "lower" and triangle_of(lower.T) == "upper"
+    for bad in (np.nan, np.inf):
+        filled = lower.copy(order=order)
+        filled[1, 4] = bad
+        assert triangle_of(filled) is None and triangle_of(filled.T) is None
+        for x, keep in ((filled, True), (filled.T, False), (np.stack([filled, -filled]), True)):
+            mask = np.tri(6, dtype=bool) if keep else np.tri(6, dtype=bool).T
+            expected = np.where(mask, x * np.where(np.eye(6, dtype=bool), 0.5, 1.0), 0)
+            np.testing.assert_array_equal(halved_triangle(x, keep), expected)
+
+
+def test_the_inverse_of_a_lower_triangle_in_fortran_order_is_numpys():
+    from srcad.ops.numpy_linalg import lower_inverse
+    l = _lower_factor()
+    filled = np.asfortranarray(l + np.triu(_R.standard_normal(l.shape), 1))
+    np.testing.assert_allclose(lower_inverse(filled), np.linalg.inv(l), rtol=1e-12, atol=1e-15)
+
+
 def test_gaussian_process_likelihood_matches_autograd_and_finite_differences():
     """The benchmark's GP: solves with a Cholesky factor and its transpose, log(diag(L))."""
     from srcad.bench.workloads import gp_nll, _gp_args
