@@ -1,6 +1,7 @@
 """numpy.linalg beyond the rule table (tests/ops/rule_cases_linalg.py): functions with several
 results in tape mode and read more than once in source mode, second derivatives through the
 rules in every mode, the derivatives srcad refuses, and autograd as an independent oracle."""
+import itertools
 import types
 
 import numpy as np
@@ -438,6 +439,46 @@ def test_the_inverse_of_a_lower_triangle_in_fortran_order_is_numpys():
     l = _lower_factor()
     filled = np.asfortranarray(l + np.triu(_R.standard_normal(l.shape), 1))
     np.testing.assert_allclose(lower_inverse(filled), np.linalg.inv(l), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("scipy", [True, False], ids=["trmm", "without scipy"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_products_with_a_triangle_are_numpys_in_every_order(scipy, dtype, monkeypatch):
+    """trmm sees Fortran order: C-ordered operands are passed transposed, which flips the
+    triangle, the side and the transposition."""
+    from srcad.ops import numpy_linalg
+    if not scipy:
+        monkeypatch.setattr(numpy_linalg, "_blas_and_lapack", lambda: None)
+    lower = _lower_factor(7, dtype)
+    general = _R.standard_normal((7, 7)).astype(dtype)
+    tolerance = {"rtol": 1e-5 if dtype == np.float32 else 1e-12, "atol": 1e-5}
+    for t_order, x_order, is_lower, left, transposed in itertools.product(
+            "CF", "CF", (True, False), (True, False), (True, False)):
+        t = np.asarray(lower if is_lower else lower.T, order=t_order)
+        x = np.asarray(general, order=x_order)
+        op = t.T if transposed else t
+        product = numpy_linalg.triangular_product(t, x, is_lower, left, transposed)
+        np.testing.assert_allclose(product, op @ x if left else x @ op, **tolerance)
+    stack, vector = np.stack([lower, 2 * lower]), general[0]
+    np.testing.assert_allclose(numpy_linalg.triangular_product(stack, general, True),
+                               stack @ general, **tolerance)
+    np.testing.assert_allclose(numpy_linalg.triangular_product(lower, vector, True, False),
+                               vector @ lower, **tolerance)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_cholesky_adjoint_through_trmm_matches_finite_differences(upper, order):
+    """A 12 x 12 factor in either memory order and triangle, through the BLAS products."""
+    a = _R.standard_normal((12, 12))
+    weights = _R.standard_normal((12, 12))
+
+    def f(s):
+        return np.sum(weights * np.linalg.cholesky(s, upper=upper))
+
+    s = np.asarray(a @ a.T + 12 * np.eye(12), order=order)
+    np.testing.assert_allclose(srcad.grad(f)(s), numerical_gradient(f, (s,), 0),
+                               rtol=1e-6, atol=1e-8)
 
 
 def test_gaussian_process_likelihood_matches_autograd_and_finite_differences():
