@@ -81,8 +81,8 @@ def strict_triangles(n):
 
 def halved_triangle(x, lower):
     """`x`'s lower (else upper) triangle with half its diagonal, zero elsewhere (also where
-    `x` is inf or nan). An ndarray is zeroed in place where the triangle ends: a third of
-    what np.where costs on a matrix."""
+    `x` is inf or nan): Φ in dL = L Φ(L⁻¹ dS L⁻ᵀ). An ndarray is zeroed in place where the
+    triangle ends, which costs two thirds of np.where."""
     n = np.shape(x)[-1]
     mask, weights = halved_lower(n, dtype_of(x))
     above, below = strict_triangles(n)
