@@ -1,6 +1,7 @@
 """numpy.linalg beyond the rule table (tests/ops/rule_cases_linalg.py): functions with several
 results in tape mode and read more than once in source mode, second derivatives through the
 rules in every mode, the derivatives srcad refuses, and autograd as an independent oracle."""
+import itertools
 import types
 
 import numpy as np
@@ -414,6 +415,70 @@ def test_the_inverse_of_a_lower_triangle_ignores_the_other_one_and_refuses_a_sin
     l[3, 3] = 0.0
     with pytest.raises(np.linalg.LinAlgError):
         lower_inverse(l)
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_a_nan_or_inf_outside_the_triangle_is_not_zero_and_is_masked_exactly(order):
+    """The triangle checks read a matrix in its own memory order; the halved triangles
+    zero the other one in place, where inf * 0 would have left nan."""
+    from srcad.ops.numpy_linalg import halved_triangle, triangle_of
+    lower = np.asarray(_lower_factor(6), order=order)
+    assert triangle_of(lower) == "lower" and triangle_of(lower.T) == "upper"
+    for bad in (np.nan, np.inf):
+        filled = lower.copy(order=order)
+        filled[1, 4] = bad
+        assert triangle_of(filled) is None and triangle_of(filled.T) is None
+        for x, keep in ((filled, True), (filled.T, False), (np.stack([filled, -filled]), True)):
+            mask = np.tri(6, dtype=bool) if keep else np.tri(6, dtype=bool).T
+            expected = np.where(mask, x * np.where(np.eye(6, dtype=bool), 0.5, 1.0), 0)
+            np.testing.assert_array_equal(halved_triangle(x, keep), expected)
+
+
+def test_the_inverse_of_a_lower_triangle_in_fortran_order_is_numpys():
+    from srcad.ops.numpy_linalg import lower_inverse
+    l = _lower_factor()
+    filled = np.asfortranarray(l + np.triu(_R.standard_normal(l.shape), 1))
+    np.testing.assert_allclose(lower_inverse(filled), np.linalg.inv(l), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("scipy", [True, False], ids=["trmm", "without scipy"])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_products_with_a_triangle_are_numpys_in_every_order(scipy, dtype, monkeypatch):
+    """trmm sees Fortran order: C-ordered operands are passed transposed, which flips the
+    triangle, the side and the transposition."""
+    from srcad.ops import numpy_linalg
+    if not scipy:
+        monkeypatch.setattr(numpy_linalg, "_blas_and_lapack", lambda: None)
+    lower = _lower_factor(7, dtype)
+    general = _R.standard_normal((7, 7)).astype(dtype)
+    tolerance = {"rtol": 1e-5 if dtype == np.float32 else 1e-12, "atol": 1e-5}
+    for t_order, x_order, is_lower, left, transposed in itertools.product(
+            "CF", "CF", (True, False), (True, False), (True, False)):
+        t = np.asarray(lower if is_lower else lower.T, order=t_order)
+        x = np.asarray(general, order=x_order)
+        op = t.T if transposed else t
+        product = numpy_linalg.triangular_product(t, x, is_lower, left, transposed)
+        np.testing.assert_allclose(product, op @ x if left else x @ op, **tolerance)
+    stack, vector = np.stack([lower, 2 * lower]), general[0]
+    np.testing.assert_allclose(numpy_linalg.triangular_product(stack, general, True),
+                               stack @ general, **tolerance)
+    np.testing.assert_allclose(numpy_linalg.triangular_product(lower, vector, True, False),
+                               vector @ lower, **tolerance)
+
+
+@pytest.mark.parametrize("upper", [False, True])
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_cholesky_adjoint_through_trmm_matches_finite_differences(upper, order):
+    """A 12 x 12 factor in either memory order and triangle, through the BLAS products."""
+    a = _R.standard_normal((12, 12))
+    weights = _R.standard_normal((12, 12))
+
+    def f(s):
+        return np.sum(weights * np.linalg.cholesky(s, upper=upper))
+
+    s = np.asarray(a @ a.T + 12 * np.eye(12), order=order)
+    np.testing.assert_allclose(srcad.grad(f)(s), numerical_gradient(f, (s,), 0),
+                               rtol=1e-6, atol=1e-8)
 
 
 def test_gaussian_process_likelihood_matches_autograd_and_finite_differences():
