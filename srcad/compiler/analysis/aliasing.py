@@ -532,6 +532,8 @@ def _refuse_operators_on_records(block, parsed) -> None:
     """`a + b` of objects the function made (records: kernels/pytrees.py) runs their class's
     `__add__`, which an operator's derivative (NumPy's arithmetic) does not follow."""
     records = _record_names(block)
+    if not records:  # (nearly every function: then no operand is one)
+        return
     for op in walk(block):
         if not isinstance(op, Operation) or op.kind != "call" \
                 or not among(op.callee, _OPERATOR_CALLEES):
