@@ -251,6 +251,16 @@ def writes_global(x):
     return np.sum(x)
 
 
+TABLE = np.zeros(3)
+
+
+def writes_into_a_global_element(x):
+    y = np.zeros(3)
+    y[0] = np.sum(x)  # (into its own array: followed)
+    TABLE[1] = y[0]  # into a global's
+    return y[0] * 2.0
+
+
 async def asynchronous(x):
     return np.sum(x)
 

@@ -82,6 +82,23 @@ def test_a_helper_with_a_list_of_its_own():
     assert_gradient_matches_finite_differences(f, (X,), 0)
 
 
+AS_LIST, AS_DICT = list, dict  # (the builtins under names of the module's)
+
+
+def test_lists_and_dicts_made_by_builtins_under_other_names_are_followed():
+    def f(x):  # (no display of a list or dict: only names bound to the builtins make them)
+        xs = AS_LIST((x[0], x[1] * 2.0, x[2]))
+        first = xs.pop(0)
+        xs.insert(1, first * x[3])
+        d = AS_DICT(a=xs[0], b=xs[1])
+        d.update(b=d["a"] * 3.0)
+        return xs.pop() * d["b"] + d["a"]
+    value, gradient = srcad.value_and_grad(f)(X)
+    assert value == f(X)
+    assert_gradient_matches_finite_differences(f, (X,), 0)
+    np.testing.assert_allclose(srcad.jvp(f, (X,), (np.ones(4),))[1], gradient.sum())
+
+
 def test_a_dicts_update_and_setdefault():
     def f(x):
         d = {"a": x[0], "b": x[1] * 2.0}

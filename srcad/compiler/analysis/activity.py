@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 
 import gast
 
-from srcad.compiler.frontend.resolve import Branch, Loop, Operation
+from srcad.compiler.frontend.resolve import Branch, Loop, Operation, operations
 from srcad.compiler.frontend.trees import walk
 from srcad.ops import is_nondifferentiable
 
@@ -47,10 +47,13 @@ def carries_derivative(op: Operation) -> bool:
 
 
 def analyze_activity(block: list, wrt: set[str], output: str) -> Activity:
+    # (the ids of the operations derivatives flow through, asked once: each sweep meets
+    # every operation, and the callee's lookup in the rules was a fifth of the analysis)
+    carrying = {id(op) for op in operations(block) if carries_derivative(op)}
     varied = set(wrt)
-    _until_stable(lambda: _forward(block, varied), varied)
+    _until_stable(lambda: _forward(block, varied, carrying), varied)
     useful, partial, taken = {output}, {}, set()
-    _until_stable(lambda: _backward(block, useful, partial, taken), useful, partial)
+    _until_stable(lambda: _backward(block, useful, partial, taken, carrying), useful, partial)
     partial = {name: keys for name, keys in partial.items() if name not in useful}
     return Activity(frozenset(varied & (useful | set(partial))), partial, frozenset(varied))
 
@@ -69,18 +72,18 @@ def _size(collections) -> int:
                for c in collections)
 
 
-def _forward(block, varied):
+def _forward(block, varied, carrying: set):
     for node in block:
         if isinstance(node, Branch):
-            _forward(node.body, varied)
-            _forward(node.orelse, varied)
+            _forward(node.body, varied, carrying)
+            _forward(node.orelse, varied, carrying)
         elif isinstance(node, Loop):
             if node.iterable in varied:
                 varied.add(node.element)
-            _until_stable(lambda n=node: _forward(n.body, varied), varied)
-        elif carries_derivative(node) and not node.unrecorded \
+            _until_stable(lambda n=node: _forward(n.body, varied, carrying), varied)
+        elif id(node) in carrying and not node.unrecorded \
                 and not _varies_already(node, varied) \
-                and varied.intersection(node.read_names()):
+                and not varied.isdisjoint(node.read_names()):
             varied.update(node.targets)
             if node.mutates:
                 varied.add(node.mutates)
@@ -92,19 +95,20 @@ def _varies_already(op: Operation, varied: set) -> bool:
     return varied.issuperset(op.targets) and (not op.mutates or op.mutates in varied)
 
 
-def _backward(block, useful, partial, taken: set):
+def _backward(block, useful, partial, taken: set, carrying: set):
     """One sweep back through `block`, growing `useful` and `partial`; `taken` holds the ids
-    of the operations whose reads are all useful already, which no later sweep reads again."""
+    of the operations whose reads are all useful already, which no later sweep reads again;
+    `carrying` those of the operations that carry derivatives."""
     for node in reversed(block):
         if isinstance(node, Branch):
-            _backward(node.body, useful, partial, taken)
-            _backward(node.orelse, useful, partial, taken)
+            _backward(node.body, useful, partial, taken, carrying)
+            _backward(node.orelse, useful, partial, taken, carrying)
         elif isinstance(node, Loop):
-            _until_stable(lambda n=node: _backward(n.body, useful, partial, taken), useful,
-                          partial)
+            _until_stable(lambda n=node: _backward(n.body, useful, partial, taken, carrying),
+                          useful, partial)
             if node.element in useful or node.element in partial:  # (`k, v = element`)
                 useful.add(node.iterable)
-        elif not carries_derivative(node):
+        elif id(node) not in carrying:
             continue
         elif node.kind == "unpack":  # (an item itself partly useful is needed: `y, z = a`)
             keys = {i for i, target in enumerate(node.targets)
@@ -117,8 +121,8 @@ def _backward(block, useful, partial, taken: set):
                 if _key(key) in partial[node.targets[0]]:
                     useful.update(_names(element))
         elif id(node) not in taken and not node.unrecorded and (
-                useful.intersection(node.targets) or node.mutates in useful
-                or node.mutates in partial or partial.keys() & set(node.targets)):
+                not useful.isdisjoint(node.targets) or node.mutates in useful
+                or node.mutates in partial or not partial.keys().isdisjoint(node.targets)):
             # a call or copy whose result is only partly useful still needs all its inputs
             useful.update(node.read_names())
             taken.add(id(node))

@@ -25,7 +25,7 @@ import numpy as np
 from srcad.compiler.analysis.arrays import among
 from srcad.compiler.frontend import trees
 from srcad.compiler.frontend.resolve import (IN_PLACE_KINDS, OPERATORS, Branch, Loop, Operation,
-                                            own_names, walk)
+                                            operations, own_names, walk)
 from srcad.errors import MissingRuleError, UnsoundAliasingError
 from srcad.kernels.adjoints import (field, field_tangent, held_attribute, held_item,
                                     held_tangent, record_tangent)
@@ -469,23 +469,19 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
     later, argument_writes = {}, {}
     _live(block, {output}, later)
     bound = own_names(block, params)
-    updated = {op.targets[0] for op in walk(block) if isinstance(op, Operation)
-               and op.callee is method_update and op.targets}  # (normalize._record_update)
-    copies = {versions.get(op.targets[0], op.targets[0]): versions.get(op.args[0].id,
-                                                                        op.args[0].id)
-              for op in walk(block)
-              if isinstance(op, Operation) and op.callee is copied and op.targets
-              and isinstance(op.args[0], gast.Name)}
-    owners = {op.targets[0]: (versions.get(op.args[0].id, op.args[0].id),
-                              _held_as(op))
-              for op in walk(block) if isinstance(op, Operation) and op.targets
-              and among(op.callee, (held_attribute, held_tangent, held_item))}
-    for node in walk(block):
-        if not isinstance(node, Operation):
-            continue
-        written = written_into(node)
-        if written is None or written in numbers and node.augmented:
-            continue
+    updated, copies, owners, writes = set(), {}, {}, []  # (gathered in one walk)
+    for op in operations(block):
+        if op.targets and op.callee is method_update:  # (normalize._record_update)
+            updated.add(op.targets[0])
+        elif op.targets and op.callee is copied and isinstance(op.args[0], gast.Name):
+            copies[versions.get(op.targets[0], op.targets[0])] = versions.get(
+                op.args[0].id, op.args[0].id)
+        elif op.targets and among(op.callee, (held_attribute, held_tangent, held_item)):
+            owners[op.targets[0]] = (versions.get(op.args[0].id, op.args[0].id), _held_as(op))
+        written = written_into(op)
+        if written is not None and not (written in numbers and op.augmented):
+            writes.append((op, written))
+    for node, written in writes:
         state = analysis.before[id(node)]
         objects = state.get(written, {written})
         if node.augmented and node.args and getattr(node.args[0], "id", None) in updated:
@@ -536,6 +532,8 @@ def _refuse_operators_on_records(block, parsed) -> None:
     """`a + b` of objects the function made (records: kernels/pytrees.py) runs their class's
     `__add__`, which an operator's derivative (NumPy's arithmetic) does not follow."""
     records = _record_names(block)
+    if not records:  # (nearly every function: then no operand is one)
+        return
     for op in walk(block):
         if not isinstance(op, Operation) or op.kind != "call" \
                 or not among(op.callee, _OPERATOR_CALLEES):

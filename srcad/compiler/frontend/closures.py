@@ -35,7 +35,7 @@ import gast
 from srcad.compiler.frontend.exits import walk_local
 from srcad.compiler.frontend.parse import param_names
 from srcad.compiler.frontend.scopes import captured_names, store_counts, surely_bound_by
-from srcad.compiler.frontend.trees import clone, walk
+from srcad.compiler.frontend.trees import blocks, clone, walk
 from srcad.errors import UnsupportedSyntaxError
 
 _COMPOUND_BLOCKS = ("body", "orelse", "finalbody", "handlers")
@@ -73,6 +73,8 @@ def convert_closures(fn: gast.FunctionDef, is_derivative_call) -> gast.FunctionD
     `call_vjp(f, ...)` (or `call_jvp(call_jvp, ..., f, ...)` a level up): differentiated
     again, a derivative program that srcad generated from converted code calls `f` that way,
     passing everything already."""
+    if not _defines_functions(fn):  # (nearly every function: what follows, and finding
+        return fn                   # the definitions, walk all of it)
     definitions = list(_definitions(fn.body, set(param_names(fn))))
     if not definitions:  # (what follows walks the whole function several times)
         return fn
@@ -161,6 +163,14 @@ def _local_names(fn) -> set:
     name is, but reading one is an escape that `_convertible` refuses anyway)."""
     return set(param_names(fn)) | {
         n.id for n in walk_local(fn) if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store)}
+
+
+def _defines_functions(fn) -> bool:
+    """Whether a block of `fn` holds a `def` or an assignment of a lambda: where `_definitions`
+    finds them, and in the functions they define; statements only, no expression walked."""
+    return any(isinstance(statement, gast.FunctionDef) or isinstance(statement, gast.Assign)
+               and isinstance(statement.value, gast.Lambda)
+               for block in blocks(fn) for statement in block)
 
 
 def _definitions(statements, bound: set):

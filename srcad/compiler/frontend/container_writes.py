@@ -57,6 +57,8 @@ def surely_dicts(fn: gast.FunctionDef, resolver, held: Census) -> frozenset:
 
 
 def _surely(fn, resolver, kind, held: Census) -> frozenset:
+    if not _may_make(kind, resolver, held):
+        return frozenset()
     values = {name: [None] for name in param_names(fn)}
     binders = _own_nodes(fn) if gast.NamedExpr in held.kinds else _own_statements(fn)
     for node in binders:
@@ -74,6 +76,17 @@ def _surely(fn, resolver, kind, held: Census) -> frozenset:
         if kept == sure:
             return frozenset(sure)
         sure = kept
+
+
+def _may_make(kind, resolver, held: Census) -> bool:
+    """Whether a function of census `held` holds a display of the kind (_LIST, _DICT) or a
+    name bound to a builtin that makes one. Where it holds neither, no name of it is surely
+    one, and its bindings are not walked (a walk of every statement and a question for each
+    value, in nearly every function): a name bound only from names of its kind never holds
+    one when it runs, as the first of those bindings to run reads a name not bound yet."""
+    displays, makers = kind
+    return any(display in held.kinds for display in displays) or any(
+        resolver.peek(name) is maker for name in held.names for maker in makers)
 
 
 _SCOPES = (gast.FunctionDef, gast.AsyncFunctionDef, gast.Lambda, gast.ListComp, gast.SetComp,

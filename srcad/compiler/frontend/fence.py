@@ -6,6 +6,8 @@ assume that the tree holds only the constructs allowed here.
 """
 from __future__ import annotations
 
+import functools
+
 import gast
 
 from srcad.compiler.frontend.parse import ParsedFunction
@@ -57,8 +59,10 @@ def fence(parsed: ParsedFunction, lists=frozenset()) -> None:
     if expressions:
         for default in [*fn.args.defaults, *filter(None, fn.args.kw_defaults)]:
             _check_expression_tree(default, parsed)
-    _check_block(fn.body, parsed, local=frozenset(local_names(fn)), lists=lists,
-                 expressions=expressions)
+    # (the function's own names asked only of a write into an element, which few make:
+    # a walk of the whole function otherwise)
+    local = functools.cache(lambda: frozenset(local_names(fn)))
+    _check_block(fn.body, parsed, local=local, lists=lists, expressions=expressions)
 
 
 def _every_kind_allowed(kinds) -> bool:
@@ -71,9 +75,10 @@ def _every_kind_allowed(kinds) -> bool:
                           gast.ExceptHandler)) for kind in kinds)
 
 
-def _check_block(statements, parsed, in_handler=False, local=frozenset(), lists=frozenset(),
+def _check_block(statements, parsed, in_handler=False, local=frozenset, lists=frozenset(),
                  expressions=True):
-    """`expressions`: whether the expressions need checking (`_every_kind_allowed`)."""
+    """`local()`: the function's own names; `expressions`: whether the expressions need
+    checking (`_every_kind_allowed`)."""
     for statement in statements:
         if not isinstance(statement, ALLOWED_STATEMENTS):
             _refuse(statement, parsed)
@@ -127,7 +132,7 @@ def _check_targets(statement, parsed, local):
             if isinstance(target, gast.Subscript) and not isinstance(target.value, gast.Name):
                 _refuse(target, parsed, what="assignment into an element of an element",
                         fix="index once, e.g. `y[i, j] = v` instead of `y[i][j] = v`")
-            if isinstance(target, gast.Subscript) and target.value.id not in local:
+            if isinstance(target, gast.Subscript) and target.value.id not in local():
                 _refuse(target, parsed, what=f"assignment into an element of "
                         f"`{target.value.id}`, a global (read back, what it holds would be a "
                         "constant to the derivative)",

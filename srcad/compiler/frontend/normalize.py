@@ -52,7 +52,7 @@ from srcad.compiler.frontend.container_writes import container_writes_as_updates
 from srcad.compiler.frontend.parse import ParsedFunction, param_names
 from srcad.compiler.frontend.scopes import bound_in, stores
 from srcad.compiler.frontend.try_blocks import outline_try_blocks
-from srcad.compiler.frontend.trees import clone, every_statement, new_name, walk
+from srcad.compiler.frontend.trees import clone, every_statement, located, new_name, walk
 from srcad.compiler.transform.naming import Namer
 from srcad.errors import UnsupportedSyntaxError
 from srcad.kernels import adjoints
@@ -203,7 +203,7 @@ class _Normalizer(Desugaring, NestedFunctions):
                                node.op, self._atom(node.value))
             if self._reads_targets(value, [node.target]):
                 value = self._name_for(value, node)
-            self._assign(node.target, gast.copy_location(value, node), node)
+            self._assign(node.target, located(value, node), node)
             self.body[-1].augmented = updated  # `x += v` mutates an array: aliasing checks it
         elif isinstance(node, gast.AnnAssign) and node.value is not None:
             value = self._simple(node.value)
@@ -391,7 +391,7 @@ class _Normalizer(Desugaring, NestedFunctions):
         call = node.value
         held = self._held_attribute(call.func.value, node)
         self.locals.add(held.id)
-        self._statement(gast.copy_location(gast.Expr(gast.Call(gast.Attribute(
+        self._statement(located(gast.Expr(gast.Call(gast.Attribute(
             gast.Name(held.id, gast.Load(), None, None), call.func.attr, gast.Load()),
             call.args, [])), node))
         self._assign(gast.Attribute(call.func.value.value, call.func.value.attr, gast.Store()),
@@ -482,13 +482,13 @@ class _Normalizer(Desugaring, NestedFunctions):
             isinstance(n, gast.Name) and n.id in bound for n in walk(value))
 
     def _emit(self, statement, origin):
-        self.body.append(gast.copy_location(statement, origin))
+        self.body.append(located(statement, origin))
 
     # ---- expressions ----------------------------------------------------------------------
     def _simple(self, node):
         """One operation whose operands are atoms (operands are flattened into temporaries)."""
         result = self._simple_uncopied(node)
-        return gast.copy_location(result, node) if result is not node else result
+        return located(result, node) if result is not node else result
 
     def _simple_uncopied(self, node):
         if isinstance(node, gast.Name):

@@ -101,6 +101,17 @@ def chain_guard(root, root_name: str, attributes) -> Guard | None:
     return Guard(".".join([root_name, *attributes]), value, attributes=attributes, root=root)
 
 
+def _read(node, names: list) -> None:
+    """Add the names `node` reads to `names`."""
+    kind = type(node)
+    if kind is gast.Name and getattr(node, "annotation", None) is None:
+        if type(node.ctx) is gast.Load:
+            names.append(node.id)
+    elif kind is not gast.Constant:
+        names += [n.id for n in trees.walk(node) if isinstance(n, gast.Name)
+                  and isinstance(n.ctx, gast.Load)]
+
+
 _MISSING = object()
 # the operations that write into the container `mutates` names (and the backward sweep undoes)
 IN_PLACE_KINDS = ("setitem", "append", "insert", "pop")
@@ -145,18 +156,20 @@ class Operation:
         return getattr(self.statement, "augmented", None)
 
     def read_names(self) -> list[str]:
-        nodes = [*self.args, *(value for _, value in self.keywords)]
-        if self.kind == "call" and self.dynamic and self.callee is None and self.method is None:
-            nodes.append(self.statement.value.func)  # a function value: it may hold floats
+        """The names the operation reads, in the order of its arguments, keywords and (for
+        a function value called) callee. (The analyses ask each operation in every sweep:
+        no list of the nodes made first, nor a call per argument.)"""
         names = []
-        for node in nodes:  # (an atom, nearly always: a name or a constant, read directly)
-            kind = type(node)
-            if kind is gast.Name and getattr(node, "annotation", None) is None:
-                if type(node.ctx) is gast.Load:
-                    names.append(node.id)
-            elif kind is not gast.Constant:
-                names += [n.id for n in trees.walk(node) if isinstance(n, gast.Name)
-                          and isinstance(n.ctx, gast.Load)]
+        for node in self.args:  # (an atom, nearly always: a name or a constant, read directly)
+            if type(node) is gast.Name and type(node.ctx) is gast.Load \
+                    and getattr(node, "annotation", None) is None:
+                names.append(node.id)
+            elif type(node) is not gast.Constant:
+                _read(node, names)
+        for _, node in self.keywords:
+            _read(node, names)
+        if self.kind == "call" and self.dynamic and self.callee is None and self.method is None:
+            _read(self.statement.value.func, names)  # a function value: it may hold floats
         return names
 
 

@@ -60,6 +60,27 @@ def new_name(identifier: str, context: type) -> gast.Name:
 _NEW = gast.AST.__new__
 
 
+def located(node, origin):
+    """`gast.copy_location(node, origin)`: `node` given the location attributes of `origin`
+    that both kinds of node have, and returned. gast's asks both classes' attribute lists
+    for each of the four on every call; normalize locates each node it makes, a tenth of
+    its time so."""
+    shared = _SHARED_LOCATIONS.get((type(node), type(origin)))
+    if shared is None:
+        shared = _SHARED_LOCATIONS[type(node), type(origin)] = tuple(
+            name for name in _LOCATION if name in node._attributes
+            and name in origin._attributes)
+    state = node.__dict__
+    for name in shared:
+        if (value := getattr(origin, name, _ABSENT)) is not _ABSENT:
+            state[name] = value
+    return node
+
+
+_LOCATION = ("lineno", "col_offset", "end_lineno", "end_col_offset")
+_SHARED_LOCATIONS: dict = {}  # (kind of node, kind of origin) → the location both have
+
+
 def as_gast(node):
     """The gast tree of an `ast` tree, as `gast.ast_to_gast` makes it, without its visitor's
     dispatch by method name (a tenth of a long function's frontend): each node the gast
