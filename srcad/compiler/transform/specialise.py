@@ -422,6 +422,8 @@ def _without_unread_outlines(body: list, outlined: set) -> list:
     to raise nothing) whose names no later statement reads, nor those names in the `del`
     statements that follow. Reads are gathered only while an outline comes earlier (most
     programs have none: then nothing is walked)."""
+    if not outlined:
+        return body
     read, removed, kept = set(), set(), []
     earlier = sum(id(statement) in outlined for statement in body)
     for statement in reversed(body):
