@@ -142,6 +142,8 @@ class Knowledge:
                 self.unset.discard(name.id)
                 self.unsure.discard(name.id)
                 self.bound.add(name.id)
+        if type(statement) is gast.Delete:  # (a third of a gradient program: defines nothing)
+            return
         for defined in [statement, *(s for block in blocks(statement) for s in block)]:
             if isinstance(defined, (gast.FunctionDef, gast.ClassDef)):
                 self._touch(defined.name)

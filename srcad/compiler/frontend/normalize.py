@@ -158,6 +158,12 @@ class _Normalizer(Desugaring, NestedFunctions):
     def _statement(self, node):
         if isinstance(node, gast.Expr) and self._updates_a_record(node.value):
             self._record_update(node.value, used=False)
+        elif isinstance(node, gast.Assign) and self._unpacked_in_order(node):
+            for target, element in zip(node.targets[0].elts, node.value.elts):
+                value = self._simple(element)
+                if self._reads_targets(value, [target]):
+                    value = self._name_for(value, element)
+                self._assign(target, value, node)
         elif isinstance(node, gast.Assign):
             value = self._simple(node.value)
             if len(node.targets) > 1 or self._reads_targets(value, node.targets):
@@ -471,6 +477,26 @@ class _Normalizer(Desugaring, NestedFunctions):
         self.locals.add(version)
         self.current[name] = version
         return new_name(version, gast.Store)
+
+    def _unpacked_in_order(self, node) -> bool:
+        """Whether `a, b = e0, e1` may bind its names one after the other, `a = e0` then
+        `b = e1`, without a temporary holding each value until all are made (a sixth of the
+        statements of a program written so, and as many more in its derivative): the names
+        are distinct, and no value after the first reads one of them or calls what might
+        (a function of the function's own, reading `a` in a cell)."""
+        target, value = node.targets[0], node.value
+        if not (len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
+                and isinstance(value, (gast.Tuple, gast.List))
+                and len(target.elts) == len(value.elts)
+                and all(type(name) is gast.Name for name in target.elts)):
+            return False
+        names = {name.id for name in target.elts}
+        if len(names) < len(target.elts):
+            return False
+        return not any(isinstance(node, gast.Name) and node.id in names
+                       or isinstance(node, (gast.Starred, gast.NamedExpr))
+                       or isinstance(node, gast.Call) and not self._is_global_chain(node.func)
+                       for element in value.elts[1:] for node in walk(element))
 
     def _reads_targets(self, value, targets) -> bool:
         """Whether `value` (nested code only) reads a variable that `targets` rebind."""

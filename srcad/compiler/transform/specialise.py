@@ -64,8 +64,9 @@ def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings,
     for statement in body:  # (the passes below read names bound once, as bound last)
         if isinstance(statement, (gast.For, gast.While, gast.If)):
             rewriter.known.forget(statement)
-    body = _without_unread_outlines(body, rewriter.outlined)
-    body = _unread_shapes_deleted(body, bindings)
+    names = _NamesOf()
+    body = _without_unread_outlines(body, rewriter.outlined, names)
+    body = _unread_shapes_deleted(body, bindings, names)
     if bindings.named_already(FLOAT64_ONE):
         body = _seed_products_elided(body, rewriter.known, bindings, set(arrays))
     function.body = body
@@ -417,11 +418,29 @@ def _index_node(index):
     return gast.Tuple(written, gast.Load()) if isinstance(index, gast.Tuple) else written[0]
 
 
-def _without_unread_outlines(body: list, outlined: set) -> list:
+class _NamesOf(dict):
+    """statement → the names under it (`name_nodes`), found once for the passes that read
+    the body after the rewrite (each search of a long program's body costs as much as
+    a tenth of the pass); a `del` is searched each time (the first pass may drop names
+    from it)."""
+
+    def __call__(self, statement) -> list:
+        if type(statement) is gast.Delete:
+            return name_nodes(statement)
+        key = id(statement)  # (the statements outlive the passes: ids stay theirs)
+        found = self.get(key)
+        if found is None:
+            found = self[key] = name_nodes(statement)
+        return found
+
+
+def _without_unread_outlines(body: list, outlined: set, names_of) -> list:
     """`body` without the statements of `outlined` (outlines known to compute nothing and
     to raise nothing) whose names no later statement reads, nor those names in the `del`
     statements that follow. Reads are gathered only while an outline comes earlier (most
     programs have none: then nothing is walked)."""
+    if not outlined:
+        return body
     read, removed, kept = set(), set(), []
     earlier = sum(id(statement) in outlined for statement in body)
     for statement in reversed(body):
@@ -432,8 +451,7 @@ def _without_unread_outlines(body: list, outlined: set) -> list:
                 continue
         kept.append(statement)
         if earlier:
-            read.update(node.id for node in walk(statement)
-                        if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Load))
+            read.update(node.id for node in names_of(statement) if type(node.ctx) is gast.Load)
     kept.reverse()
     for statement in kept:
         if isinstance(statement, gast.Delete):
@@ -442,7 +460,7 @@ def _without_unread_outlines(body: list, outlined: set) -> list:
     return [s for s in kept if not (isinstance(s, gast.Delete) and not s.targets)]
 
 
-def _unread_shapes_deleted(body: list, bindings) -> list:
+def _unread_shapes_deleted(body: list, bindings, names_of) -> list:
     """`body` with each `x = shape_of(x)` whose Shape nothing reads afterwards (it stood
     for an adjoint that `unbroadcast` no longer needs) made `del x`: the array is freed
     as before, without a call that makes an object."""
@@ -458,7 +476,7 @@ def _unread_shapes_deleted(body: list, bindings) -> list:
         if name is not None and name not in read:
             statement = gast.Delete([gast.Name(name, gast.Del(), None, None)])
         kept.append(statement)
-        read.update(node.id for node in name_nodes(statement))
+        read.update(node.id for node in names_of(statement))
     return body[:first] + kept[::-1]
 
 
