@@ -8,7 +8,7 @@ import pytest
 import srcad
 from srcad.api.testing import numerical_gradient
 from srcad.bench.workloads import heat_equation, lotka_volterra, mixture_loops, rk4_pendulum
-from srcad.compiler import numba_backend
+from srcad.compiler import cache, numba_backend
 from srcad.errors import UsageError
 
 numba = pytest.importorskip("numba")
@@ -264,3 +264,132 @@ def test_a_global_array_is_read_when_called_not_frozen():
 def test_an_unknown_backend_is_refused():
     with pytest.raises(UsageError, match="backend"):
         srcad.grad(newton, backend="jax")
+
+
+# ---- tapes of numbers as arrays (compiler/numba_program.py) ----------------------------------
+def while_steps(a):
+    x, k = 1.0, 0
+    while x < 50.0:  # (a count no loop knows before: the tape grows)
+        x = x * a + math.sin(x)
+        k += 1
+    return x * k
+
+
+def nested_loops(a, b):
+    s = 0.5
+    for i in range(4):
+        for j in range(i + 1):  # (room reserved per trip of the outer loop)
+            s = s * a + math.cos(s * b) + j
+    return s
+
+
+def breaks_early(a):
+    x = 1.0
+    for i in range(100):  # (room for 100 trips, fewer made)
+        x = x * a + 0.1 * i
+        if x > 10.0:
+            break
+    return x
+
+
+def an_int_then_floats(a):
+    y = 0  # (an integer, then floats: numba types the name a float, as the list did)
+    for i in range(5):
+        y = y * a + i
+    return y
+
+
+def integer_indices(x, picks):
+    total, k = 0.0, picks[0]
+    for i in range(3):
+        total = total * x[k] + x[k]
+        k = picks[i]
+    return total
+
+
+def over_a_tuple(a, rates):
+    x = 1.0
+    for r in rates:  # (r, taken for an integer, is a float: numba compiles the lists' program)
+        x = x * a + r * x
+    return x
+
+
+TAPED = [
+    (while_steps, (1.3,), 0),
+    (nested_loops, (0.7, 0.4), (0, 1)),
+    (breaks_early, (1.5,), 0),
+    (an_int_then_floats, (0.9,), 0),
+    (integer_indices, (np.array([0.5, -1.2, 2.0]), np.array([2, 0, 2])), 0),
+    (over_a_tuple, (1.5, (0.1, 0.2, 0.3)), 0),
+    (vector_loop, (np.array([0.3, -0.2, 0.5]), np.array([0.9, 1.1, -0.4])), (0, 1)),
+]
+
+
+@pytest.mark.parametrize("fn, args, wrt", TAPED, ids=[c[0].__name__ for c in TAPED])
+def test_tapes_as_arrays_give_the_python_programs_gradients(fn, args, wrt):
+    compiled, plain = srcad.grad(fn, wrt, backend="numba"), srcad.grad(fn, wrt)
+    for _ in range(2):
+        got, expected = compiled(*args), plain(*args)
+        np.testing.assert_allclose(got, expected, rtol=1e-12, atol=1e-14)
+    for gradient, position in zip((got,) if wrt == 0 else got, (wrt,) if wrt == 0 else wrt):
+        np.testing.assert_allclose(gradient, numerical_gradient(fn, args, position),
+                                   rtol=1e-5, atol=1e-7)
+    assert fn.__name__ + "_grad" in {code.co_name for code in numba_backend.compiled_codes()}
+
+
+def numba_source(fn, *names):
+    return cache.compiled_adjoint(fn, names, mode="fused", scalars=frozenset(names),
+                                  backend="numba").source
+
+
+def test_numbers_are_taped_in_arrays_where_a_loop_reserves_room():
+    source = numba_source(nested_loops, "a", "b")
+    assert "stack_s = []" in source  # (the Python program, the fallback, keeps its lists)
+    assert "tape_reserved(stack_s, top_stack_s + loop_trips(range_" in source
+    assert "tape_store(stack_s, top_stack_s, s)" in source
+    assert "s = tape_popped(stack_s, top_stack_s, s)" in source
+    assert "tape_pushed(stack_x, top_stack_x, x)" in numba_source(while_steps, "a")
+
+
+def test_arrays_on_a_tape_stay_in_a_list():
+    source = cache.compiled_adjoint(vector_loop, ("x", "a"), mode="gradient",
+                                    arrays=frozenset({("x", 1), ("a", 1)}),
+                                    backend="numba").source
+    numba_copy = source[source.index("_numba("):]
+    assert "stack_x = []" in numba_copy and "stack_x.append(x)" in numba_copy
+
+
+def test_a_tape_of_floats_refuses_a_name_numba_types_as_an_integer():
+    """(Where it does, numba compiles the program with lists, which keeps the integer.)"""
+    from srcad.kernels import numba_programs
+    from srcad.runtime import numba_twins  # noqa: F401 (numba's twins of the helpers)
+    popped = numba_programs.popped
+
+    @numba.njit
+    def pop_into(tape, current):
+        return popped(tape, 0, current)
+
+    assert pop_into(np.array([2.5]), 1.0) == 2.5
+    with pytest.raises(numba.core.errors.TypingError):
+        pop_into(np.array([2.5]), 1)
+
+
+def cubes(x):
+    total = 0.0
+    for i in range(2):
+        total = total + x[i] ** 3
+    return total
+
+
+def test_a_result_not_finite_runs_the_python_program():
+    """numba's copy tells the result is not finite (inf): NumPy's program runs the call
+    again, and raises the overflow the user asked to be raised."""
+    x = np.array([1e200, 1.0])
+    gradient = srcad.grad(cubes, backend="numba")
+    np.testing.assert_allclose(gradient(np.array([2.0, 1.0])), [12.0, 3.0])
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        srcad.grad(cubes)(x)
+    with np.errstate(over="raise"), pytest.raises(FloatingPointError):
+        gradient(x)
+    with np.errstate(over="ignore"):
+        assert gradient(x)[0] == np.inf

@@ -182,9 +182,10 @@ def array_runner(derivative):
         for value in (arrays,) if single else arrays:
             if type(value) is not np.ndarray or value.dtype.kind not in "fc":
                 return tree_call(args)
-        if len(args) > len(positions):  # (the others may be anything: a matrix is refused)
-            refuse_not_plain_arguments(args, {})
-        entry = latest.get((kinds, "gradient", float64_ranks(args, count)))  # (`_run`'s key)
+        # (`_run`'s key; the others may be anything: a matrix among them is refused)
+        ranks = checked_float64_ranks(args, count) if len(args) > len(positions) \
+            else float64_ranks(args, count)
+        entry = latest.get((kinds, "gradient", ranks))
         if entry is None or not entry[2]():
             return None
         raw = entry[1](*receiver, *args)

@@ -12,21 +12,23 @@ made numba's:
 - it is compiled only where it runs a loop: a gradient of whole-array NumPy calls is
   NumPy's compiled loops already;
 - srcad's helpers it calls (`unbroadcast`, `add_at`, `matmul_vjp_a`, ...) keep their names:
-  runtime/numba_twins.py gives numba an implementation of each.
+  runtime/numba_twins.py gives numba an implementation of each;
+- numba compiles a copy of it written next to it (numba_program.py): its tapes of numbers
+  are arrays, and it returns with its result whether that is finite.
 
 The generated Python stays the program's readable reference, and the fallback: where numba
 is not installed, or the program calls anything numba cannot compile (a helper of srcad's
 without a twin, a function of the user's, a global array numba would freeze as a constant,
 `np.random`), or numba cannot type it at its first call, the Python program runs, and keeps
-running for it; so does a call on arrays numba would compute with otherwise (float32,
-uint8), and a call whose result numba finds not finite or that raises in numba's code.
+running for it (where numba cannot type the copy, it compiles the program itself first);
+so does a call on arrays numba would compute with otherwise (float32, uint8), and a call
+whose result numba finds not finite or that raises in numba's code.
 One difference is left: an integer the program computes past 64 bits wraps in numba's code.
 """
 from __future__ import annotations
 
 import builtins
 import dis
-import math
 import types
 import warnings
 import weakref
@@ -34,15 +36,19 @@ import weakref
 import gast
 import numpy as np
 
+from srcad.compiler.numba_program import numba_copy
 from srcad.compiler.transform.adjoints import load
+from srcad.kernels.numba_programs import all_finite
 from srcad.runtime.arguments import seed_for
 
 
 def lower(module: gast.Module, name: str, numbers: frozenset, bindings) -> None:
     """Make the program `name` of `module` numba's (see the module's docstring), in place."""
-    function = next(node for node in gast.walk(module)
-                    if isinstance(node, gast.FunctionDef) and node.name == name)
-    function.body = _lowered(function.body, numbers, _integers(function) & numbers)
+    scope, function = next((node, inner) for node in gast.walk(module)
+                           if isinstance(node, gast.FunctionDef) for inner in node.body
+                           if isinstance(inner, gast.FunctionDef) and inner.name == name)
+    integers = _integers(function)
+    function.body = _lowered(function.body, numbers, integers & numbers)
     for node in gast.walk(function):
         if isinstance(node, gast.Call) and isinstance(node.func, gast.Name) \
                 and bindings.named(node.func.id) is seed_for and len(node.args) == 1 \
@@ -50,6 +56,9 @@ def lower(module: gast.Module, name: str, numbers: frozenset, bindings) -> None:
             # (`seed_for(y)` of a number is 1.0: written `float(1.0)`, a call in its place)
             node.func = load(bindings.name_for("float", builtins.float))
             node.args = [gast.Constant(1.0, None)]
+    # (next to it, where `compiled` finds it)
+    scope.body.insert(scope.body.index(function) + 1,
+                      numba_copy(function, numbers, integers, bindings))
 
 
 def _integers(function: gast.FunctionDef) -> set:
@@ -130,10 +139,12 @@ def compiled_codes() -> frozenset:
 
 def compiled(program, bound: types.FunctionType):
     """`bound` (`program` bound to the user's function: CompiledAdjoint.bind) compiled by
-    numba, or `bound` itself where it cannot be (see the module's docstring). A call that
-    raises in numba's code (a float divided by zero, where NumPy's gives inf; an index out
-    of range), or whose result is not finite, runs again as Python, which decides what it
-    gives; so a program that may write into its arguments is left to Python."""
+    numba, or `bound` itself where it cannot be (see the module's docstring). numba compiles
+    the copy `lower` wrote (numba_program.py: tapes of numbers as arrays), or where it cannot
+    type that, the program itself. A call that raises in numba's code (a float divided by
+    zero, where NumPy's gives inf; an index out of range), or whose result is not finite,
+    runs again as Python, which decides what it gives; so a program that may write into its
+    arguments is left to Python."""
     code = bound.__code__
     if program.argument_writes or code in _failed or not _loops(code):
         return bound
@@ -145,30 +156,60 @@ def compiled(program, bound: types.FunctionType):
     if not (_twinned_cells(bound) and _plain_globals(bound)):
         _failed.add(code)
         return bound
-    jitted = numba.njit(boundscheck=True)(bound)  # (an index out of range raises)
-    state = {"compiled": code in _compiled, "failed": False}  # (not the weak sets: a call
-    #                                                            reads these)
+    jit = numba.njit(boundscheck=True)  # (an index out of range raises)
+    # each returns the result and whether it is finite; the first numba can type runs
+    calls = [jit(_numba_copy(program, bound)), _with_finiteness(jit(bound))]
+    quiet = [True]  # (numba compiles at the first call: its advice on generated code is not
+    #                  the user's)
 
     def run(*args):
-        if state["failed"] or not _numba_arguments(args):
+        if not calls or not _numba_arguments(args):
             return bound(*args)
+        call = calls[0]
         try:
-            if state["compiled"]:
-                result = jitted(*args)
-            else:  # (numba compiles at the first call: its advice on generated code is
-                with warnings.catch_warnings():  # not the user's)
+            if quiet:
+                with warnings.catch_warnings():
                     warnings.simplefilter("ignore", numba.core.errors.NumbaPerformanceWarning)
-                    result = jitted(*args)
+                    result, finite = call(*args)
                 _compiled.add(code)
-                state["compiled"] = True
-        except numba.core.errors.NumbaError:
-            _failed.add(code)
-            state["failed"] = True
-            return bound(*args)
+                quiet.clear()
+            else:
+                result, finite = call(*args)
+        except numba.core.errors.NumbaError:  # (numba cannot type it: the next, or Python)
+            if call in calls:
+                calls.remove(call)
+            if not calls:
+                _failed.add(code)
+            return run(*args)
         except Exception:
             return bound(*args)
-        return result if _finite(result) else bound(*args)
+        return result if finite else bound(*args)
     return run
+
+
+def _numba_copy(program, bound: types.FunctionType) -> types.FunctionType:
+    """The copy `lower` wrote next to the program, bound to the globals and closure `bound`
+    runs with."""
+    scope = next(c for c in compile(program.source, program.filename, "exec").co_consts
+                 if isinstance(c, types.CodeType))
+    copy = next(c for c in scope.co_consts if isinstance(c, types.CodeType)
+                and c.co_name != program.code.co_name)
+    cells = dict(zip(bound.__code__.co_freevars, bound.__closure__ or ()))
+    closure = tuple(cells[name] if name in cells else types.CellType(program.cells[name])
+                    for name in copy.co_freevars)
+    made = types.FunctionType(copy, bound.__globals__, copy.co_name, bound.__defaults__,
+                              closure)
+    made.__kwdefaults__ = bound.__kwdefaults__
+    return made
+
+
+def _with_finiteness(jitted):
+    """`jitted`, the program itself compiled, returning what the copy returns: its result
+    and whether that is finite (tested by NumPy's code, after the call)."""
+    def call(*args):
+        result = jitted(*args)
+        return result, all_finite(result)
+    return call
 
 
 def _loops(code) -> bool:
@@ -185,29 +226,16 @@ def _numba_arguments(args: tuple) -> bool:
     promotes it), and integers that fit in 64 bits."""
     for value in args:
         kind = type(value)
-        if kind is np.ndarray and value.dtype not in _NUMBA_DTYPES \
-                or kind is int and not -2 ** 63 <= value < 2 ** 63:
+        if kind is np.ndarray:
+            dtype = value.dtype  # (float64's first: the common case, without a hash)
+            if dtype is not _FLOAT64 and dtype not in _NUMBA_DTYPES:
+                return False
+        elif kind is int and not -2 ** 63 <= value < 2 ** 63:
             return False
     return True
 
 
-def _finite(result) -> bool:
-    """Whether the numbers of `result` are finite: where one is not, the Python program
-    decides what the call gives (`math.sqrt(-1.0)` raises there, numba's gives nan; NumPy's
-    inf may come with a warning the user asked to be raised)."""
-    for part in result if type(result) is tuple else (result,):  # (per call: no generator)
-        kind = type(part)
-        if kind is tuple:
-            if not _finite(part):
-                return False
-        elif kind is float:
-            if not math.isfinite(part):
-                return False
-        elif kind is np.ndarray and part.dtype.kind in "fc" and not np.isfinite(part).all():
-            return False
-    return True
-
-
+_FLOAT64 = np.dtype(np.float64)
 _NUMBA_DTYPES = frozenset(map(np.dtype, (np.float64, np.int64, np.bool_)))
 
 

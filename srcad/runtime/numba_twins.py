@@ -12,12 +12,15 @@ the programs numba compiles are made without them (numba_backend.PYTHON_ONLY).
 """
 from __future__ import annotations
 
+import cmath
+import math
+
 import numba
 import numpy as np
 from numba import types
 from numba.extending import overload
 
-from srcad.kernels import adjoints, outlines, regions
+from srcad.kernels import adjoints, numba_programs, outlines, regions
 from srcad.ops import fused_softmax, numpy_arrays, numpy_contractions, numpy_reductions
 from srcad.ops.registry import vjp_rules
 from srcad.runtime.arguments import seed_for
@@ -299,6 +302,55 @@ def _cleared_region(g, index):
     return None
 
 
+# ---- tapes of numbers as arrays (compiler/numba_program.py) ------------------------------------
+# The helpers' own code, compiled by numba, where the types fit the tape's; else None: the
+# program is not typed, and the one with lists runs instead.
+@_twin(numba_programs.tape_of)
+def _tape_of(prototype):
+    if isinstance(prototype, types.Float):
+        return lambda prototype: np.empty(0, np.float64)
+    if isinstance(prototype, types.Integer):
+        return lambda prototype: np.empty(0, np.int64)
+    return None
+
+
+@_twin(numba_programs.reserved)
+def _reserved(tape, size):
+    return numba_programs.reserved
+
+
+def _fits(tape, value) -> bool:
+    """Whether `value` is a number `tape` holds as it is: an integer, or a float on a tape
+    of floats (an integer on one: its name is a float where it is popped, `_popped`, as the
+    list's would be)."""
+    return isinstance(value, types.Integer) and (value.signed or value.bitwidth < 64) \
+        or tape.dtype == types.float64 and isinstance(value, types.Float)
+
+
+@_twin(numba_programs.pushed)
+def _pushed(tape, top, value):
+    return numba_programs.pushed if _fits(tape, value) else None
+
+
+@_twin(numba_programs.store)
+def _store(tape, top, value):
+    return numba_programs.store if _fits(tape, value) else None
+
+
+@_twin(numba_programs.popped)
+def _popped(tape, top, current):
+    if current == types.float64:  # (not an integer: numba types its name as the list did)
+        return numba_programs.popped
+    return None
+
+
+@_twin(numba_programs.loop_trips)
+def _loop_trips(iterable):
+    if isinstance(iterable, (types.RangeType, types.Array, types.BaseTuple)):
+        return lambda iterable: len(iterable)
+    return None  # (a list may grow as the loop runs: the program with lists)
+
+
 # ---- rules of srcad's that gradient programs call --------------------------------------------
 @_twin(numpy_contractions.matmul_vjp_a)
 def _matmul_vjp_a(g, ans, a, b):
@@ -369,3 +421,28 @@ def _filled_rule(rule, position: int):
 
 for _position, _rule in enumerate(vjp_rules(numpy_arrays.filled).rules):
     _filled_rule(_rule, _position)
+
+
+# ---- the finiteness of a result, in numba's code ---------------------------------------------
+@_twin(numba_programs.all_finite)
+def _all_finite(result):
+    if isinstance(result, types.BaseTuple):
+        if len(result) == 0:
+            return lambda result: True
+        return lambda result: numba_programs.all_finite(result[0]) \
+            and numba_programs.all_finite(result[1:])
+    inner = result.type if isinstance(result, types.Optional) else result  # (None, or one)
+    if isinstance(inner, types.Array) and isinstance(inner.dtype, (types.Float, types.Complex)):
+        def elements(result):
+            if result is None:
+                return True
+            for value in result.flat:
+                if not np.isfinite(value):
+                    return False
+            return True
+        return elements
+    if isinstance(inner, types.Float):
+        return lambda result: result is None or math.isfinite(result)
+    if isinstance(inner, types.Complex):
+        return lambda result: result is None or cmath.isfinite(result)
+    return lambda result: True  # (integers, booleans, None)
