@@ -238,7 +238,8 @@ _FORWARD = Pass("forward", forward_mode, "the tangent program")
 _MATH = Pass("math", math_calls, "ufuncs on Python floats become `math` calls", True)
 _FUSE = Pass("fuse", fuse_sweeps, "both sweeps in one function returning the gradients")
 _SPECIALISE = Pass("specialise", specialise_float64, "code written for float64 arrays", True)
-_NUMBA = Pass("numba", numba_ready, "for backend=\"numba\": numba's typed tape and twins")
+_NUMBA = Pass("numba", numba_ready,
+               "for backend=\"numba\": numba's twins, a copy whose tapes of numbers are arrays")
 
 PASSES = {  # each mode's passes, in order; `emit` compiles what the last one made
     "rev": (_FRONTEND, _SOFTMAX, _ANALYZE, _REVERSE),
