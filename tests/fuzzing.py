@@ -161,7 +161,7 @@ class _Writer:
             self.statement(indent, depth, in_loop)
 
     def statement(self, indent: str, depth: int, in_loop: bool) -> None:
-        kinds = ["assign", "assign", "update", "augmented"]
+        kinds = ["assign", "assign", "update", "augmented", "unpack"]
         if depth > 0:
             kinds += ["for", "while", "if"]
             if self.of_kind(VEC):
@@ -196,6 +196,32 @@ class _Writer:
         self.once.discard(name)
         bounded = self.draw(st.sampled_from(BOUNDED))
         self.lines.append(f"{indent}{name} = {bounded.format(self.expr(self.names[name], 2))}")
+
+    def _unpack(self, indent, depth, in_loop):
+        """`a, b = e0, e1`, each target a new name or one rebound, the values reading any
+        name in scope, the targets too: Python makes both values before it binds either
+        (`a, b = b, a + b`), which srcad may bind one by one only where that is the same."""
+        targets, values, kinds = [], [], []
+        for _ in range(2):
+            rebound = [n for n in self.updatable() if n not in targets]
+            if rebound and self.draw(st.booleans()):
+                name = self.draw(st.sampled_from(rebound))
+                kind = self.names[name]
+                values.append(self.draw(st.sampled_from(BOUNDED)).format(self.expr(kind, 2)))
+            else:  # (in scope only after both values are made)
+                kind = self.draw(st.sampled_from(self.kinds()))
+                name = self.fresh("v" if kind == VEC else "s")
+                values.append(self.composite(kind))
+            targets.append(name)
+            kinds.append(kind)
+        self.lines.append(f"{indent}{', '.join(targets)} = {', '.join(values)}")
+        for name, kind in zip(targets, kinds):
+            if name in self.locals:
+                self.once.discard(name)
+            else:
+                self.names[name] = kind
+                self.locals.add(name)
+                self.once.add(name)
 
     def _augmented(self, indent, depth, in_loop):
         # (not of a name a `try` bound: srcad cannot tell whether the body returned the

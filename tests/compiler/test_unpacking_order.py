@@ -71,9 +71,17 @@ def test_independent_values_are_bound_without_temporaries():
     assert "    p = x * w\n" in simple and "    q = sin_0 + 0.1\n" in simple
 
 
-def test_a_value_reading_an_earlier_name_keeps_pythons_order():
+def test_a_value_reading_a_name_rebound_before_it_reads_the_version_before():
     simple = source_after(swapped, ("x",), "rev", "frontend")
-    assert "    mul_0 = a * 2.0\n    a_1 = b\n    b_1 = mul_0\n" in simple
+    assert "    a_1 = b\n    b_1 = a * 2.0\n" in simple
+    x = np.linspace(0.2, 1.1, 5)
+    b = np.cos(x)
+    assert np.isclose(swapped(x, 0.7), np.sum(b * (x * 0.7 * 2.0) + b))
+
+
+def test_in_a_loop_a_value_reading_a_name_bound_before_it_goes_through_a_temporary():
+    simple = source_after(fibonacci_like, ("x",), "rev", "frontend")
+    assert "        a, b = tuple_" in simple
 
 
 def test_a_call_that_may_read_a_name_keeps_pythons_order():

@@ -131,6 +131,7 @@ class _Normalizer(Desugaring, NestedFunctions):
         self.depth = 0  # how many branches and loops enclose the statement being normalized
         self.stores = bound.counts
         self.versions: dict[str, str] = {}  # `x_1` → `x`: SSA versions of the user's variables
+        self.deferred = None  # name → its version, made current once an unpacking is bound
         self.unrecorded = 0  # inside `with stop_recording():`
         self.written_owners = bound.owners  # `counter.n = ...`: not a fixed global
         # the objects whose attributes are memory (records): the function's own, and the
@@ -159,11 +160,14 @@ class _Normalizer(Desugaring, NestedFunctions):
         if isinstance(node, gast.Expr) and self._updates_a_record(node.value):
             self._record_update(node.value, used=False)
         elif isinstance(node, gast.Assign) and self._unpacked_in_order(node):
-            for target, element in zip(node.targets[0].elts, node.value.elts):
-                value = self._simple(element)
+            self.deferred = {} if self.depth == 0 else None  # (later values read the
+            for target, element in zip(node.targets[0].elts, node.value.elts):  # versions
+                value = self._simple(element)                                  # before)
                 if self._reads_targets(value, [target]):
                     value = self._name_for(value, element)
                 self._assign(target, value, node)
+            self.current.update(self.deferred or {})
+            self.deferred = None
         elif isinstance(node, gast.Assign):
             value = self._simple(node.value)
             if len(node.targets) > 1 or self._reads_targets(value, node.targets):
@@ -475,28 +479,40 @@ class _Normalizer(Desugaring, NestedFunctions):
             version = self.current[name]
         self.namer.used.add(version)
         self.locals.add(version)
-        self.current[name] = version
+        if self.deferred is None:
+            self.current[name] = version
+        else:
+            self.deferred[name] = version
         return new_name(version, gast.Store)
 
     def _unpacked_in_order(self, node) -> bool:
         """Whether `a, b = e0, e1` may bind its names one after the other, `a = e0` then
         `b = e1`, without a temporary holding each value until all are made (a sixth of the
         statements of a program written so, and as many more in its derivative): the names
-        are distinct, and no value after the first reads one of them or calls what might
-        (a function of the function's own, reading `a` in a cell)."""
+        are distinct, and no value after the first calls what might read one (a function of
+        the function's own, reading `a` in a cell) or reads one bound before it. Outside
+        loops and branches a value may read a name bound before the statement (`a, b = b,
+        a + b`): each binding makes a new version, current only once all are bound."""
         target, value = node.targets[0], node.value
         if not (len(node.targets) == 1 and isinstance(target, (gast.Tuple, gast.List))
                 and isinstance(value, (gast.Tuple, gast.List))
                 and len(target.elts) == len(value.elts)
-                and all(type(name) is gast.Name for name in target.elts)):
+                and all(type(name) is gast.Name for name in target.elts)
+                and not any(type(element) is gast.Starred for element in value.elts)):
             return False
-        names = {name.id for name in target.elts}
-        if len(names) < len(target.elts):
+        names = [name.id for name in target.elts]
+        if len(set(names)) < len(names):
             return False
-        return not any(isinstance(node, gast.Name) and node.id in names
-                       or isinstance(node, (gast.Starred, gast.NamedExpr))
-                       or isinstance(node, gast.Call) and not self._is_global_chain(node.func)
-                       for element in value.elts[1:] for node in walk(element))
+        earlier = {name for name in names[:1] if self.depth or name not in self.current}
+        for name, element in zip(names[1:], value.elts[1:]):
+            if any(isinstance(node, gast.Name) and node.id in earlier
+                   or isinstance(node, (gast.Starred, gast.NamedExpr))
+                   or isinstance(node, gast.Call) and not self._is_global_chain(node.func)
+                   for node in walk(element)):
+                return False
+            if self.depth or name not in self.current:
+                earlier.add(name)
+        return True
 
     def _reads_targets(self, value, targets) -> bool:
         """Whether `value` (nested code only) reads a variable that `targets` rebind."""
