@@ -155,8 +155,8 @@ def counted(owners: list, terms: list, helper_of=lambda call: None) -> list:
 
 def _structure(node):
     """What `gast.dump` prints of a node (its class and fields, recursively, leaves by their
-    `repr`), as a key: terms of one structure compute one value. (A dump is a string built
-    by a call per field; two terms per `x * x`-like operation of every function.)"""
+    `repr`), as a key: terms of one structure compute one value. (A dump formats a string,
+    a call per field, for each term of an operation given one operand twice, `x * x`.)"""
     if isinstance(node, gast.AST):
         return type(node), tuple(_structure(getattr(node, field, None)) for field in node._fields)
     if type(node) is list:
