@@ -139,6 +139,13 @@ def checks_and_contexts(W, h):
     return np.sum(h * h)
 
 
+def shifted_by_a_value_made_before(W, h):
+    shift = np.sin(W[0])  # (its adjoint reads only its shape: a segment run again, all of it)
+    for t in marked(range(6), every=2):
+        h = np.tanh(W @ h) + shift
+    return np.sum(h * h)
+
+
 RNG = np.random.default_rng(7)
 SMALL = (RNG.standard_normal((3, 3)) * 0.4, RNG.standard_normal(3))
 CASES = [
@@ -154,6 +161,7 @@ CASES = [
     (breaks_inside, SMALL, (0, 1)),
     (over_rows_written_after, (*SMALL, RNG.standard_normal((5, 3))), (0, 1)),
     (checks_and_contexts, SMALL, (0, 1)),
+    (shifted_by_a_value_made_before, SMALL, (0, 1)),
 ]
 
 

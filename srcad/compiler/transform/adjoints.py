@@ -49,7 +49,14 @@ def store(identifier):
 
 
 def assign(name, value):
-    return gast.Assign([store(name)], value, None)
+    """`name = value`, made as `new_name` makes a name, without gast's constructor (a setattr
+    per field): the sweeps make one for nearly every statement."""
+    made = _NEW(gast.Assign)
+    made.__dict__.update(targets=[store(name)], value=value, type_comment=None)
+    return made
+
+
+_NEW = gast.AST.__new__
 
 
 def is_none(name, negate=False):

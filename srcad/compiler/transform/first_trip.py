@@ -21,7 +21,7 @@ import builtins
 
 import gast
 
-from srcad.compiler.frontend.trees import walk
+from srcad.compiler.frontend.trees import name_nodes, walk
 from srcad.compiler.transform.adjoints import load
 
 
@@ -70,8 +70,8 @@ def _dead_in_last_trip(statements: list, read_after: set, bindings, local: set) 
 
 def _names_read(statements) -> set:
     """Names loaded or deleted in `statements` (a `del` of a name never bound would raise)."""
-    return {node.id for statement in statements for node in walk(statement)
-            if isinstance(node, gast.Name) and not isinstance(node.ctx, (gast.Store, gast.Param))}
+    return {node.id for node in name_nodes(statements)
+            if not isinstance(node.ctx, (gast.Store, gast.Param))}
 
 
 def _no_effect(value, bindings, local: set) -> bool:

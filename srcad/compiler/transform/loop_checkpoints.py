@@ -81,6 +81,7 @@ class FrameNames:
     def __init__(self):
         self.rebound: set = set()
         self.unbound_first: set = set()
+        self.rewritten = False  # (the backward sweep then reads what settling saw it not read)
 
 
 def checkpoint_loops(forward: list, backward: list, sweep: Sweep, params,
@@ -97,6 +98,7 @@ def checkpoint_loops(forward: list, backward: list, sweep: Sweep, params,
     changing = _changing(block, params) | _written_own(sweep, own)
     for loop in marked:
         _rewrite(loop, forward, backward, sweep, changing, made)
+    made.rewritten = True
     local = {*params} | scope_names(forward, gast.Store)
     made.rebound &= local
     made.unbound_first &= set(maybe_unbound)

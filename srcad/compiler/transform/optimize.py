@@ -146,11 +146,22 @@ def counted(owners: list, terms: list, helper_of=lambda call: None) -> list:
     names = [getattr(owner, "id", owner) for owner in owners]  # (a Name owner: its name)
     if len(set(names)) == len(names):  # (the common case: no owner twice)
         return list(enumerate(terms))
-    keys = [(name, gast.dump(term)) for name, term in zip(names, terms)]
+    keys = [(name, _structure(term)) for name, term in zip(names, terms)]
     counts = Counter(keys)
     return [(position, term if counts[key] == 1 else _times(term, counts[key], helper_of))
             for position, (key, term) in enumerate(zip(keys, terms))
             if keys.index(key) == position]
+
+
+def _structure(node):
+    """What `gast.dump` prints of a node (its class and fields, recursively, leaves by their
+    `repr`), as a key: terms of one structure compute one value. (A dump formats a string,
+    a call per field, for each term of an operation given one operand twice, `x * x`.)"""
+    if isinstance(node, gast.AST):
+        return type(node), tuple(_structure(getattr(node, field, None)) for field in node._fields)
+    if type(node) is list:
+        return list, tuple(map(_structure, node))
+    return repr(node)
 
 
 def _times(term, count: int, helper_of):

@@ -69,13 +69,14 @@ def _may_hold_an_array(statement) -> bool:
 
 def _names(statement) -> tuple[set, set]:
     """The names `statement` mentions, and those it binds whole as a plain assignment that
-    may hold an array (not elements), from one search for names."""
-    if not isinstance(statement, gast.Assign):
-        return names_in(statement), set()
-    targets = name_nodes(statement.targets)
-    mentioned = {n.id for n in targets} | names_in(statement.value)
-    if not _may_hold_an_array(statement):
+    may hold an array (not elements), from one search for names (the targets searched again
+    only where one is more than a name)."""
+    mentioned = names_in(statement)
+    if not isinstance(statement, gast.Assign) or not _may_hold_an_array(statement):
         return mentioned, set()
+    targets = statement.targets
+    if any(type(target) is not gast.Name for target in targets):
+        targets = name_nodes(targets)
     return mentioned, {n.id for n in targets if isinstance(n.ctx, gast.Store)}
 
 

@@ -78,13 +78,14 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     gradients = [adjoints.returned(w) for w in wrt]
     sites = assignment_sites(block, param_names(simple_fn), activity.scalars,
                              {p: r for p, r in activity.elements.items() if p in wrt})
-    backward_body, recorded, trips, shapes = settle(
+    backward_body, recorded, trips, shapes, read = settle(
         raw, block, sites, aliases, tape, bindings.name_for)
     restored = sorted({name for _, name in recorded if name != REGION})
-    forward = record(block, recorded, trips, tape, bindings.name_for, shapes)
-    checkpointed = checkpoint_loops(forward, backward_body, Sweep(
-        block, recorded, trips, tape, shapes, bindings, namer, activity, aliases, parsed),
-        param_names(simple_fn), sites.maybe_unbound)
+    sweep = Sweep(block, recorded, trips, tape, shapes, bindings, namer, activity, aliases,
+                  parsed)
+    forward = record(block, recorded, trips, tape, bindings.name_for, shapes, sweep.ranges)
+    checkpointed = checkpoint_loops(forward, backward_body, sweep, param_names(simple_fn),
+                                    sites.maybe_unbound)
     pushed = loaded_names(gast.Module(forward + backward_body, [])) if tape.typed \
         else set(tape.names)  # (a checkpointed loop pushes in the backward sweep too)
     preamble = [assign(name, gast.List([], gast.Load())) for name in tape.names
@@ -105,7 +106,9 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
         # the backward sweep undoes the updates of a list in place: the caller keeps a copy
         returned = gast.Call(load(bindings.name_for("detached", regions.detached)),
                              [returned], [])
-    values, shapes = names_read(backward_body)
+    # (what the settled sweep reads, but where a loop's recording moved into it: the rewrites
+    # since drop reads of adjoints and helpers only, which the forward sweep binds not)
+    values, shapes = names_read(backward_body) if checkpointed.rewritten else read
     captured = set().union(*(op.captures for op in operations(block)))
     kept = {*values, *restored, *captured, *activity.scalars}
     forward = preamble + forward

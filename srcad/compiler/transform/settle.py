@@ -52,8 +52,9 @@ class ReplayLoop:
 def settle(raw: list, block: list, sites, aliases, tape: Tape, bind):
     """Drop the restores whose value the backward sweep never reads, then the branches and
     loops left without work, until nothing changes. Returns the backward statements, the
-    recorded (site, name) pairs, the replayed loops' counters, and the recorded names the
-    backward sweep reads only the shape of (the forward sweep records just their shape).
+    recorded (site, name) pairs, the replayed loops' counters, the recorded names the
+    backward sweep reads only the shape of (the forward sweep records just their shape),
+    and what the statements read (`names_read`'s pair: found here, not by a walk again).
     `bind(name, obj)`: the name the backward sweep calls `obj` (`range`, a helper) by."""
     pushed = {name for _, name in sites.overwrites} | sites.elements
     updates = {id(op): op for op in operations(block) if op.kind in IN_PLACE_KINDS}
@@ -67,7 +68,8 @@ def settle(raw: list, block: list, sites, aliases, tape: Tape, bind):
         kept = {key: op for key, op in updates.items()
                 if _read_later(op, later.get(finisher.region_restores.get(key)), aliases)}
         if still == pushed and kept.keys() == updates.keys():
-            return statements, finisher.recorded, finisher.trips, still - values
+            return (statements, finisher.recorded, finisher.trips, still - values,
+                    (values, shapes))
         pushed, updates = still, kept
 
 

@@ -39,8 +39,9 @@ class Template:
     free: dict                    # names the body reads from the rule's module → objects
     reads_ans: bool               # False: a called rule is handed None for `ans`
     chains: tuple = ()            # Guards of the module attributes the rule calls (`np.sin`)
-    prepared: dict = field(default_factory=dict, compare=False, repr=False)  # the body
-    #                               substituted and simplified, by the form of the substitutes
+    prepared: dict = field(default_factory=dict, compare=False, repr=False)  # a copier of
+    #                               the body substituted and simplified, by the form of the
+    #                               substitutes (_copier)
     matches: dict = field(default_factory=dict, compare=False, repr=False)  # parameter →
     #                               argument slot, by the call's count of positional
     #                               arguments and keyword names (_slots)
@@ -171,12 +172,12 @@ def instantiate(template: Template, bound: inspect.BoundArguments, g: gast.expr,
                                  same_shape)
         _bind_free_names(expression, template.free, bind)
         return expression
-    prepared = template.prepared.get(form)
-    if prepared is None:
-        prepared = _prepared(template, substitutes, form)
+    copy = template.prepared.get(form)
+    if copy is None:
+        copy = _copier(_prepared(template, substitutes, form))
         if len(template.prepared) < _PREPARED_FORMS:
-            template.prepared[form] = prepared
-    return _filled(prepared, list(substitutes.values()), template.free, bind)
+            template.prepared[form] = copy
+    return copy(list(substitutes.values()), template.free, bind)
 
 
 def _simplified(template: Template, expression, same_shape):
@@ -214,7 +215,7 @@ def _form(substitutes: dict, same_shape: frozenset, free: dict) -> tuple | None:
 
 def _prepared(template: Template, substitutes: dict, form: tuple):
     """The rule's body substituted by placeholders of the substitutes' form, simplified:
-    a placeholder carries the position of the substitute that fills it (_filled)."""
+    a placeholder carries the position of the substitute that fills it (_copier)."""
     placeholders, same_shape = {}, set(form[-1])
     for position, (name, node) in enumerate(substitutes.items()):
         if type(node) is gast.Name:
@@ -229,29 +230,39 @@ def _prepared(template: Template, substitutes: dict, form: tuple):
                        frozenset(same_shape))
 
 
-def _filled(node, substitutes: list, free: dict, bind: Callable[[str, object], str]):
-    """A copy of a prepared body with each placeholder a copy of its substitute and the
-    rule's free names named as `bind` says, names read only for their shape tagged as
-    `_bind_free_names` tags them: the instantiation of its rule for one call."""
-    kind = type(node)
-    if kind is list:
-        return [_filled(item, substitutes, free, bind) for item in node]
-    if not isinstance(node, gast.AST):
-        return node
-    fields = node.__dict__
-    if not fields:  # a context or an operator, which holds nothing: shared, as `ast` does
-        return node
+def _copier(node) -> Callable:
+    """`copy(substitutes, free, bind)` of a prepared body `node`: a copy with each placeholder
+    a copy of its substitute and the rule's free names named as `bind` says, names read only
+    for their shape tagged as `_bind_free_names` tags them: the instantiation of its rule for
+    one call. What each node's copy takes is worked out here, once per prepared body, not
+    field by field on every call: this runs for every rule inlined."""
+    if type(node) is list:
+        items = [_copier(item) for item in node]
+        return lambda substitutes, free, bind: [copy(substitutes, free, bind) for copy in items]
+    if not isinstance(node, gast.AST) or not node.__dict__:
+        return lambda substitutes, free, bind: node  # (a leaf, a context or an operator:
+    fields = node.__dict__                           # it holds nothing, shared as `ast` does)
     if "placeholder" in fields:
-        return _atom_copy(substitutes[fields["placeholder"]])
-    copied = kind.__new__(kind)
-    copied.__dict__.update({key: _filled(value, substitutes, free, bind)
-                            if type(value) is list or isinstance(value, gast.AST) else value
-                            for key, value in fields.items()})
-    if kind is gast.Name and fields.get("free_in_rule", False):
-        copied.id = bind(node.id, free[node.id])
-    elif kind is gast.Call:
-        _tag_shape_argument(node, copied.args, free)
-    return copied
+        position = fields["placeholder"]
+        return lambda substitutes, free, bind: _atom_copy(substitutes[position])
+    kind = type(node)
+    children = [(key, _copier(value)) for key, value in fields.items()
+                if type(value) is list or isinstance(value, gast.AST) and value.__dict__]
+    free_name = kind is gast.Name and fields.get("free_in_rule", False)
+
+    def copy(substitutes, free, bind):
+        copied = _NEW(kind)
+        state = copied.__dict__
+        state.update(fields)  # (then each child's copy in its place, in the order of fields)
+        for key, child in children:
+            state[key] = child(substitutes, free, bind)
+        if free_name:
+            copied.id = bind(node.id, free[node.id])
+        elif kind is gast.Call:
+            _tag_shape_argument(node, copied.args, free)
+        return copied
+
+    return copy
 
 
 def _atom_copy(node):
