@@ -160,9 +160,10 @@ class _Normalizer(Desugaring, NestedFunctions):
         if isinstance(node, gast.Expr) and self._updates_a_record(node.value):
             self._record_update(node.value, used=False)
         elif isinstance(node, gast.Assign) and self._unpacked_in_order(node):
-            self.deferred = {} if self.depth == 0 else None  # (later values read the
-            for target, element in zip(node.targets[0].elts, node.value.elts):  # versions
-                value = self._simple(element)                                  # before)
+            # (outside loops and branches, later values read the versions bound before)
+            self.deferred = {} if self.depth == 0 else None
+            for target, element in zip(node.targets[0].elts, node.value.elts):
+                value = self._simple(element)
                 if self._reads_targets(value, [target]):
                     value = self._name_for(value, element)
                 self._assign(target, value, node)
