@@ -393,3 +393,28 @@ def test_a_result_not_finite_runs_the_python_program():
         gradient(x)
     with np.errstate(over="ignore"):
         assert gradient(x)[0] == np.inf
+
+
+def scaled_loop(x, c):
+    total = 0.0
+    for _ in range(3):
+        total = total + np.sum(x * x) * c
+        x = x * 0.5
+    return total
+
+
+def test_quick_calls_give_numba_only_what_it_computes_as_python_does():
+    """From the second call on, float64 arrays and Python floats reach numba's program
+    without its own test of the arguments (numba_backend.unchecked), through a quick call
+    that tests them itself: an integer past 64 bits, a float32 array, a uint8 array, each
+    met in turn, still runs as Python, with Python's numbers."""
+    x = np.array([0.3, -0.2, 0.5])
+    gradient = srcad.grad(scaled_loop, backend="numba")
+    reference = srcad.grad(scaled_loop)
+    for args in ((x, 1.5), (x, 1.5), (x, 2 ** 70), (x, 3), (x.astype(np.float32), 1.5),
+                 (x, np.array(3, np.uint8)), (x, 1.5), (x, 1.5)):
+        got, expected = gradient(*args), reference(*args)
+        assert got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=1e-12)
+    assert any(numba_backend.unchecked(program) is not program
+               for _, program, _ in gradient.derivative.latest.values())

@@ -53,7 +53,7 @@ def fused_runner(derivative):
         run = made.bind(derivative.function)
         if derivative.backend == "numba":
             run = numba_backend.compiled(made, run)
-        program = FloatProgram(run, made.optimistic,
+        program = FloatProgram(run, numba_backend.unchecked(run), made.optimistic,
                                derivative.guards(made), made.by_forward_mode, made.writes,
                                others)
         return program
@@ -76,9 +76,10 @@ def fused_runner(derivative):
                 if len(args) <= position or type(args[position]) is not float:
                     current = compiled(args)
                     break
-        run, optimistic = current.run, current.optimistic
-        try:
-            output, raw = run(*receiver, *args) if receiver else run(*args)
+        optimistic = current.optimistic
+        try:  # (Python floats alone: numba's program need not test them)
+            output, raw = current.run(*receiver, *args) if receiver else \
+                current.on_floats(*args) if len(args) == count else current.run(*args)
         except Exception as error:
             if type(error) in _PYTHONS_OWN:
                 if derivative_failed(args, type(error), current):
@@ -144,6 +145,7 @@ class FloatProgram(NamedTuple):
     """A program `fused_call` runs, with what a call needs to know of it."""
 
     run: Callable           # the program bound to the function's globals and closure
+    on_floats: Callable     # `run` for arguments that are Python floats alone
     optimistic: bool        # a failure or a result that is not finite: run the general one
     holds: Callable         # () → whether its guards hold (`guards_of`)
     by_forward_mode: bool   # it returns the output's tangent (a gradient by forward mode)
@@ -167,8 +169,16 @@ def array_runner(derivative):
     kinds = (np.ndarray,) * len(positions)
     needed, count = derivative.last_position + 1, len(derivative.parameters)
     wrt_of = operator.itemgetter(*positions)  # args → the wrt arguments (a tuple if many)
-    structure = [None]  # the quick call of the latest call's containers (`tree_runner`)
+    structure = [None]  # the quick call of the latest call's arguments (`structure_call`)
     tree_call = tree_runner(derivative, latest=structure)
+    quick_calls = {}  # `latest`'s key → (its entry, the quick call of its arguments or None)
+
+    def quick_call(entry, args, ranks):
+        compiled, program, guards = entry
+        if derivative.dispatch is None:  # (the defaults compared only where a call reads them)
+            guards = guards_of(compiled, derivative.function, reads_defaults=not (
+                passes_every_parameter(derivative.function, len(args))))
+        return structure_call(args, positions, ranks, program, guards, as_tuple)
 
     def array_call(args):
         quick = structure[0]  # (first: calls of the structure of the last are the common case)
@@ -185,10 +195,16 @@ def array_runner(derivative):
         # (`_run`'s key; the others may be anything: a matrix among them is refused)
         ranks = checked_float64_ranks(args, count) if len(args) > len(positions) \
             else float64_ranks(args, count)
-        entry = latest.get((kinds, "gradient", ranks))
+        key = (kinds, "gradient", ranks)
+        entry = latest.get(key)
         if entry is None or not entry[2]():
             return None
         raw = entry[1](*receiver, *args)
+        if not receiver:  # (the next calls of these kinds: by the quick call of the entry)
+            made = quick_calls.get(key)
+            if made is None or made[0] is not entry:
+                made = quick_calls[key] = (entry, quick_call(entry, args, ranks))
+            structure[0] = made[1]
         if single:
             gradient = like_argument(raw, arrays)
             return (gradient,) if as_tuple else gradient
@@ -299,13 +315,15 @@ def tree_runner(derivative, mode: str = "gradient", latest: list | None = None):
 
 def structure_call(args, positions: tuple, ranks: tuple, program, guards, as_tuple: bool):
     """`quick(args)`: the gradients by `program`, the one taking leaves, for arguments of
-    the structure of `args` (every `wrt` argument at `positions` a plain container), or
-    None for arguments of any other: generated code that checks the containers' types and
-    keys, reads each leaf at its key, checks the leaves' kinds and the float64 ranks of the
-    others (`ranks`), and rebuilds the gradients' containers with their keys written out,
-    where the general `tree_call` walks the containers (5 us of a 15 us gradient of a dict
-    of two parameters). None where a `wrt` argument is no container or a leaf is neither
-    a Python float nor a float64 array."""
+    the structure of `args` (every `wrt` argument at `positions` a plain container, a
+    float64 array or a Python float), or None for arguments of any other: generated code
+    that checks the containers' types and keys, reads each leaf at its key, checks the
+    leaves' kinds and the float64 ranks of the others (`ranks`), and rebuilds the
+    gradients' containers with their keys written out, where the general `tree_call` walks
+    the containers (5 us of a 15 us gradient of a dict of two parameters). For arguments
+    that are float64 arrays and Python floats alone, each is checked, and numba's program
+    runs without testing them again (numba_backend.unchecked). None where a `wrt` argument
+    is none of those, or a leaf is neither a Python float nor a float64 array."""
     names = [f"a{i}" for i in range(len(args))]
     body = [f"if len(args) != {len(args)}:", "    return None", f"{', '.join(names)}, = args"]
     leaves = []
@@ -326,8 +344,9 @@ def structure_call(args, positions: tuple, ranks: tuple, program, guards, as_tup
             return f"(float({gradient}) if type({gradient}) is float64 else " \
                    f"shaped({gradient}, {name}))" if kind is float else \
                 f"({gradient} if type({gradient}) is ndarray and {gradient}.dtype is FLOAT64 " \
-                f"and {_same_shape(gradient, name, value.ndim)} and {gradient}.base is None " \
-                f"and {gradient}.flags.writeable else shaped({gradient}, {name}))"
+                f"and {_same_shape(gradient, name, value.ndim)} and ({gradient}.base is None " \
+                f"or not isinstance({gradient}.base, ndarray)) and {gradient}.flags.writeable " \
+                f"else shaped({gradient}, {name}))"  # (the base of numba's arrays: its memory)
         if kind is dict:  # (its keys unpacked and compared one by one: a tuple of them
             #               cost a tenth of the quick call)
             refuse(f"type({name}) is not dict or len({name}) != {len(value)}")
@@ -349,10 +368,10 @@ def structure_call(args, positions: tuple, ranks: tuple, program, guards, as_tup
         return None
 
     flat, results = [], []
+    plain = all(type(value) is float or type(value) is np.ndarray and value.dtype is _FLOAT64
+                for value in args)
     for position, (name, value) in enumerate(zip(names, args)):
         if position in positions:
-            if type(value) not in (dict, list, tuple):
-                return None
             start = len(leaves)
             results.append(unpacked(value, name))
             if results[-1] is None or start == len(leaves):
@@ -361,10 +380,13 @@ def structure_call(args, positions: tuple, ranks: tuple, program, guards, as_tup
         else:
             flat.append(name)
             rank = ranks[position] if position < len(ranks) else None
-            refuse(f"isinstance({name}, ndarray) and (type({name}) is not ndarray "
+            refuse(f"type({name}) is not float" if plain and rank is None else
+                   f"isinstance({name}, ndarray) and (type({name}) is not ndarray "
                    f"or {name}.dtype is FLOAT64)" if rank is None else
                    f"type({name}) is not ndarray or {name}.dtype is not FLOAT64 "
                    f"or {name}.ndim != {rank}")
+    if plain:
+        program = numba_backend.unchecked(program)
     refuse("not guards()")
     gradients = ", ".join(f"g{i}" for i in range(len(leaves)))  # (one leaf: returned alone)
     body.append(f"{gradients} = program({', '.join(flat)})")

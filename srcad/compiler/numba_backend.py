@@ -163,7 +163,10 @@ def compiled(program, bound: types.FunctionType):
     #                  the user's)
 
     def run(*args):
-        if not calls or not _numba_arguments(args):
+        return plain(*args) if _numba_arguments(args) else bound(*args)
+
+    def plain(*args):
+        if not calls:
             return bound(*args)
         call = calls[0]
         try:
@@ -180,11 +183,24 @@ def compiled(program, bound: types.FunctionType):
                 calls.remove(call)
             if not calls:
                 _failed.add(code)
-            return run(*args)
+            return plain(*args)
         except Exception:
             return bound(*args)
         return result if finite else bound(*args)
+    _unchecked[run] = plain
     return run
+
+
+def unchecked(run):
+    """The program `run` (`compiled`'s) without its test of the arguments' types, for a
+    caller that has checked that each is a float64 array or a Python float (a quick call:
+    the test costs a tenth of a small program's call); `run` itself where it is no program
+    numba compiled."""
+    return _unchecked.get(run, run)
+
+
+# `compiled`'s programs → their variants without the test of the arguments (`unchecked`)
+_unchecked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _numba_copy(program, bound: types.FunctionType) -> types.FunctionType:

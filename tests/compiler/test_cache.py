@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import srcad
+from srcad.api.testing import numerical_gradient
 from tests import programs as p
 
 
@@ -151,6 +152,62 @@ def test_repeated_calls_with_several_array_wrt_take_the_quick_path():
                 np.testing.assert_allclose(g, x, rtol=1e-6)
         assert quick >= 2
 
+
+
+def pulled(x, w, c):
+    return np.sum(w * np.tanh(x) ** 2) * c + OFFSET_SCALE * np.sum(x)
+
+
+OFFSET_SCALE = 1.0
+
+
+def test_the_quick_call_of_arrays_takes_each_call_of_another_kind_its_own_way(rng):
+    """From the second call on, float64 arrays run generated code that checks the arguments
+    the way the general path does (fast_paths.structure_call): an array of another length,
+    rank or dtype, an integer for a float, a global rebound since, each gets its own numbers,
+    and a subclass of ndarray is refused there too."""
+    global OFFSET_SCALE
+    x, w = rng.standard_normal(4), rng.standard_normal(4)
+    gradient = srcad.grad(pulled, wrt=(0, 1))
+    calls = [(x, w, 1.5), (x, w, 1.5), (x[:3], w[:3], 1.5), (x, w, 2),
+             (x.reshape(2, 2), w.reshape(2, 2), 1.5), (x.astype(np.float32), w, 1.5),
+             (x, w, np.float64(0.5)), (x, w, 1.5)]
+    quick = 0
+    for args in calls:
+        quick += gradient.derivative.array_call(args) is not None
+        for got, position in zip(gradient(*args), (0, 1)):
+            expected = numerical_gradient(pulled, args, position)
+            assert got.dtype == args[position].dtype and got.shape == args[position].shape
+            np.testing.assert_allclose(got, expected, rtol=1e-3 if got.dtype == np.float32
+                                       else 1e-6, atol=1e-6)
+    assert quick >= 4
+    OFFSET_SCALE = 3.0
+    try:
+        np.testing.assert_allclose(gradient(x, w, 1.5)[0], numerical_gradient(
+            pulled, (x, w, 1.5), 0), rtol=1e-6)
+    finally:
+        OFFSET_SCALE = 1.0
+    with pytest.raises(srcad.errors.NonDifferentiableInputError):
+        gradient(x, np.ma.masked_array(w), 1.5)
+    with pytest.raises(srcad.errors.NonDifferentiableInputError):
+        gradient(x, w, np.ma.masked_array([1.5]))
+
+
+def summed_column(x):
+    return np.sum(x.reshape(-1, 1) * 2.0)
+
+
+def test_gradients_of_quick_calls_are_arrays_of_their_own():
+    """A gradient the program makes as a view (here of the column's gradient, reshaped) is
+    copied by the quick call as by the general one: it owns its memory, which the caller
+    may write into."""
+    gradient, x = srcad.grad(summed_column), np.arange(3.0)
+    calls = [gradient(x) for _ in range(3)]  # (the second makes the quick call, the third runs it)
+    for got in calls:
+        assert got.flags.writeable and not isinstance(got.base, np.ndarray)
+    calls[2] += 1.0
+    np.testing.assert_array_equal(calls[1], np.full(3, 2.0))
+    np.testing.assert_array_equal(gradient(x), np.full(3, 2.0))
 
 
 def cube_roots(x):
