@@ -1,6 +1,7 @@
 """backend="numba": the same gradients as the Python programs (and central differences),
 compiled where numba can type the program, the Python program where it cannot."""
 import math
+import re
 
 import numpy as np
 import pytest
@@ -314,8 +315,19 @@ def over_a_tuple(a, rates):
     return x
 
 
+def loop_after_loop(a):
+    x = 1.0
+    x = x * a + 0.5
+    for _ in range(3):
+        x = math.sin(x) * a
+    for i in range(2):  # (its room reserved on the tape the first loop filled)
+        x = x * a + i
+    return x
+
+
 TAPED = [
     (while_steps, (1.3,), 0),
+    (loop_after_loop, (1.2,), 0),
     (nested_loops, (0.7, 0.4), (0, 1)),
     (breaks_early, (1.5,), 0),
     (an_int_then_floats, (0.9,), 0),
@@ -349,6 +361,25 @@ def test_numbers_are_taped_in_arrays_where_a_loop_reserves_room():
     assert "tape_store(stack_s, top_stack_s, s)" in source
     assert "s = tape_popped(stack_s, top_stack_s, s)" in source
     assert "tape_pushed(stack_x, top_stack_x, x)" in numba_source(while_steps, "a")
+
+
+def test_a_tape_a_loop_meets_empty_is_made_with_its_room_and_one_trip_count_is_a_name():
+    numba_copy = numba_source(lotka_volterra_floats, "a", "b")
+    numba_copy = numba_copy[numba_copy.index("_numba("):]
+    assert "stack_u = tape_of(0.0, top_stack_u + loop_trips(range_" in numba_copy
+    assert "tape_reserved" not in numba_copy and "stack_trips = len(range_" in numba_copy
+    assert "trips = stack_trips\n" in numba_copy
+    source = numba_source(loop_after_loop, "a")
+    numba_copy = source[source.index("_numba("):]
+    assert re.search(r"tape_reserved\(stack_x\w*, top_stack_x\w* \+ loop_trips\(range_",
+                     numba_copy)
+
+
+def lotka_volterra_floats(a, b):
+    u, v = 1.0, 0.5
+    for _ in range(20):
+        u, v = u + 0.01 * (a * u - b * u * v), v + 0.01 * (b * u * v - 0.4 * v)
+    return u * v
 
 
 def test_arrays_on_a_tape_stay_in_a_list():

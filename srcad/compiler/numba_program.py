@@ -44,7 +44,7 @@ def numba_copy(function: gast.FunctionDef, numbers: frozenset, integers: set,
     made = _copied(function)
     made.name = bindings.namer.claim(f"{function.name}_numba")
     tapes = _Tapes(kinds, {stack: bindings.namer.claim(f"top_{stack}") for stack in kinds},
-                   bindings)
+                   _single_values(function, kinds), bindings)
     made.body = tapes.rewritten(made.body, top_level=True)
     made.body = _checked_returns(made.body, bindings.name_for(
         "all_finite", numba_programs.all_finite), bindings.namer.claim("result"))
@@ -106,6 +106,28 @@ def _number_tapes(function, numbers: frozenset, integers: set, bindings) -> dict
             continue
         chosen[stack] = kind
     return chosen
+
+
+def _single_values(function, kinds: dict) -> set:
+    """The tapes of integers of `kinds` (a top-level loop's trip count) that `function`
+    pushes once and pops once, both in its own body (not in a loop or a branch), the push
+    first: each holds one value, which a name holds as well."""
+    pushes: dict = {}
+    pops: dict = {}
+    for node in gast.walk(function):
+        stack = _pushed_onto(node, kinds) or _popped_from(node, kinds)
+        if stack:
+            (pushes if isinstance(node, gast.Expr) else pops).setdefault(stack, []).append(node)
+    at = {}  # (a push statement, or the pop assigned by one, → its place in the body)
+    for place, statement in enumerate(function.body):
+        if _pushed_onto(statement, kinds):
+            at[id(statement)] = place
+        elif isinstance(statement, gast.Assign) and _popped_from(statement.value, kinds):
+            at[id(statement.value)] = place
+    return {stack for stack, kind in kinds.items()
+            if kind == INTEGER and len(pushes.get(stack, ())) == 1 == len(pops.get(stack, ()))
+            and id(pushes[stack][0]) in at and id(pops[stack][0]) in at
+            and at[id(pushes[stack][0])] < at[id(pops[stack][0])]}
 
 
 def _empty_list(statement) -> bool:
@@ -181,10 +203,12 @@ def _kind(value, numbers: frozenset, integers: set, bindings) -> str | None:
 
 
 class _Tapes:
-    """The rewriting of one program's tape lists `kinds` into arrays counted by `tops`."""
+    """The rewriting of one program's tape lists `kinds` into arrays counted by `tops`, and
+    of those holding a single value (`singles`) into names."""
 
-    def __init__(self, kinds: dict, tops: dict, bindings):
-        self.kinds, self.tops = kinds, tops
+    def __init__(self, kinds: dict, tops: dict, singles: set, bindings):
+        self.kinds, self.tops, self.singles = kinds, tops, singles
+        self.made_with_room: set = set()  # (tapes a top-level loop's reservation made)
         self.helper = {name: bindings.name_for(name, getattr(numba_programs, attribute))
                        for name, attribute in (("tape_of", "tape_of"),
                                                ("tape_reserved", "reserved"),
@@ -199,20 +223,28 @@ class _Tapes:
     def step(self, stack: str, op) -> gast.AugAssign:
         return gast.AugAssign(store(self.tops[stack]), op, gast.Constant(1, None))
 
+    def prototype(self, stack: str) -> gast.Constant:
+        return gast.Constant(0.0 if self.kinds[stack] == FLOAT else 0, None)
+
     def rewritten(self, statements: list, top_level: bool = False,
                   reserved: bool = False) -> list:
         """`statements` with the tapes as arrays. `reserved`: they are the body of a loop
         that reserved room for their pushes (or of a branch in one): they store without
-        a test for room, which would make numba reload the array on every trip."""
-        made = []
+        a test for room, which would make numba reload the array on every trip. At the
+        top level, a tape that a loop's reservation meets empty is made with its room
+        (one array, not an empty one and then its copy)."""
+        made, touched, empty = [], set(), {}  # (empty: each tape's first binding)
         for statement in statements:
             if top_level and _empty_list(statement) and statement.targets[0].id in self.kinds:
                 stack = statement.targets[0].id
-                prototype = gast.Constant(0.0 if self.kinds[stack] == FLOAT else 0, None)
-                made += [assign(stack, self.call("tape_of", prototype)),
-                         assign(self.tops[stack], gast.Constant(0, None))]
+                if stack not in self.singles:
+                    empty[stack] = assign(stack, self.call("tape_of", self.prototype(stack)))
+                    made += [empty[stack], assign(self.tops[stack], gast.Constant(0, None))]
                 continue
             stack = _pushed_onto(statement, self.kinds)
+            if stack in self.singles:
+                made.append(assign(stack, statement.value.args[0]))
+                continue
             if stack:
                 value = (load(stack), load(self.tops[stack]), statement.value.args[0])
                 made += [gast.Expr(self.call("tape_store", *value)) if reserved
@@ -221,7 +253,10 @@ class _Tapes:
                 continue
             loop = isinstance(statement, gast.For) and isinstance(statement.iter, gast.Name)
             if loop:
-                made += self.reservations(statement)
+                made += self.reservations(statement, set(empty) - touched)
+            if top_level:
+                touched.update(_pushed_onto(node, self.kinds) or _popped_from(node, self.kinds)
+                               for node in gast.walk(statement))
             made += self.popping(statement)
             for field in ("body", "orelse"):
                 inner = getattr(statement, field, None)
@@ -229,22 +264,31 @@ class _Tapes:
                     setattr(statement, field, self.rewritten(inner, reserved=loop and field == (
                         "body") or reserved and isinstance(statement, gast.If)))
             made.append(statement)
-        return made
+        if not top_level:
+            return made
+        unbound = [empty[stack] for stack in self.made_with_room]
+        return [s for s in made if not any(s is binding for binding in unbound)]
 
-    def reservations(self, loop: gast.For) -> list:
+    def reservations(self, loop: gast.For, untouched: set) -> list:
         """Room, before `loop`, for the values its trips push (but those of loops inside
-        it, which reserve their own)."""
+        it, which reserve their own); the `untouched` tapes, still empty, made with it."""
         counts: dict = {}
         for statement in _unnested(loop.body):
             stack = _pushed_onto(statement, self.kinds)
             if stack:
                 counts[stack] = counts.get(stack, 0) + 1
         trips = self.call("loop_trips", load(loop.iter.id))
-        return [assign(stack, self.call("tape_reserved", load(stack), gast.BinOp(
-            load(self.tops[stack]), gast.Add(),
-            trips if count == 1 else gast.BinOp(gast.Constant(count, None), gast.Mult(),
-                                                _copied(trips)))))
-                for stack, count in counts.items()]
+        made = []
+        for stack, count in counts.items():
+            room = gast.BinOp(load(self.tops[stack]), gast.Add(), _copied(trips) if count == 1
+                              else gast.BinOp(gast.Constant(count, None), gast.Mult(),
+                                              _copied(trips)))
+            if stack in untouched:
+                self.made_with_room.add(stack)
+                made.append(assign(stack, self.call("tape_of", self.prototype(stack), room)))
+            else:
+                made.append(assign(stack, self.call("tape_reserved", load(stack), room)))
+        return made
 
     def popping(self, statement) -> list:
         """The counts stepped down for the pops `statement` makes itself (not in its body),
@@ -258,6 +302,8 @@ class _Tapes:
                 stack = _popped_from(node, tapes.kinds)
                 if not stack:
                     return node
+                if stack in tapes.singles:  # (a name, read)
+                    return load(stack)
                 steps.append(tapes.step(stack, gast.Sub()))
                 top = load(tapes.tops[stack])
                 if tapes.kinds[stack] == FLOAT:  # (assigned to a name it pushed: its twin

@@ -17,9 +17,10 @@ import numpy as np
 _SMALLEST = 16  # (the room a tape that grows gets at least: a while loop's first pushes)
 
 
-def tape_of(prototype):
-    """An empty tape for numbers of `prototype`'s type: 0.0 for floats, 0 for integers."""
-    return np.empty(0, np.float64 if type(prototype) is float else np.int64)
+def tape_of(prototype, room=0):
+    """An empty tape for numbers of `prototype`'s type (0.0 for floats, 0 for integers),
+    with `room` for as many."""
+    return np.empty(room, np.float64 if type(prototype) is float else np.int64)
 
 
 def reserved(tape, size):

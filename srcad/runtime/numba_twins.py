@@ -306,11 +306,11 @@ def _cleared_region(g, index):
 # The helpers' own code, compiled by numba, where the types fit the tape's; else None: the
 # program is not typed, and the one with lists runs instead.
 @_twin(numba_programs.tape_of)
-def _tape_of(prototype):
+def _tape_of(prototype, room=0):
     if isinstance(prototype, types.Float):
-        return lambda prototype: np.empty(0, np.float64)
+        return lambda prototype, room=0: np.empty(room, np.float64)
     if isinstance(prototype, types.Integer):
-        return lambda prototype: np.empty(0, np.int64)
+        return lambda prototype, room=0: np.empty(room, np.int64)
     return None
 
 
