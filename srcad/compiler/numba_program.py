@@ -13,9 +13,12 @@ it as an array and a count (kernels/numba_programs.py):
     ...                           ...
     u = stack_u.pop()             top_stack_u -= 1; u = tape_popped(stack_u, top_stack_u, u)
 
-A push outside a `for` loop over a name (a `while` loop's) grows the array when it is full
-(`tape_pushed`). A list used any other way, holding arrays, or popped where the count cannot
-be stepped first (a `while` loop's test) stays a list. numba's twins of the helpers
+A tape a top-level loop meets empty is made with its room at once (`tape_of(0.0, room)`),
+and a trip count pushed and popped once, both at the top level, is held by a name
+(`stack_trips = len(range_0)` ... `trips = stack_trips`). A push outside a `for` loop over a
+name (a `while` loop's) grows the array when it is full (`tape_pushed`). A list used any
+other way, holding arrays, or popped where the count cannot be stepped first (a `while`
+loop's test) stays a list. numba's twins of the helpers
 (runtime/numba_twins.py) refuse a value of another type than the array's (a tape of floats for
 a name numba types as an integer): numba then compiles the program with lists. The Python
 program keeps its lists: it is the fallback, and the readable reference.
