@@ -71,7 +71,8 @@ class Derivative:
         self._compiled = {}  # (containers, numbers, mode) → (compiled program, bound)
         self.latest = {}  # (wrt arguments' types, mode, ranks) → (compiled, bound, guards)
         self.fused_call = fused_runner(self)  # for Python-float wrt arguments
-        self.array_call = array_runner(self)  # for float-array wrt arguments
+        self.array_call, self.latest_quick = array_runner(self)  # for float-array wrt
+        #                                                          arguments
         self.tree_pair = tree_runner(self, "rev")  # value_and_grad of plain containers
 
     @property
@@ -229,6 +230,7 @@ class ByArity:
         self.backend = backend
         self._made = {}
         self.latest = None
+        self.latest_quick = (None,)  # (each call finds its Derivative first: `at`)
 
     def at(self, args, kwargs) -> Derivative:
         """The Derivative for a call with these arguments."""
@@ -343,11 +345,17 @@ class _Grad(_DerivativeFunction):
 
     def __init__(self, derivative: Derivative):
         super().__init__(derivative)
-        self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
+        self._fused_call, self._array_call, self._latest = (
+            derivative.fused_call, derivative.array_call, derivative.latest_quick)
 
     def __call__(self, *args, **kwargs):
         try:  # (not `api_boundary`: a wrapper's frame would cost a tenth of a quick call)
-            if not kwargs:  # (Python floats first: their calls are the shortest)
+            if not kwargs:  # (the arguments of the latest array call first, if any; then
+                quick = self._latest[0]  # Python floats: their calls are the shortest)
+                if quick is not None:
+                    gradients = quick(args)
+                    if gradients is not None:
+                        return gradients
                 result = self._fused_call(args)
                 if result is not None:
                     return result[1]
@@ -356,7 +364,8 @@ class _Grad(_DerivativeFunction):
                     return gradient
             derivative = self.derivative
             gradients = derivative.gradients_only(args, kwargs)
-            self._fused_call, self._array_call = derivative.fused_call, derivative.array_call
+            self._fused_call, self._array_call, self._latest = (
+                derivative.fused_call, derivative.array_call, derivative.latest_quick)
             return gradients  # (the quick calls are made anew when `follow_call` derives anew)
         except Exception as error:
             hide_own_frames(error)

@@ -154,22 +154,24 @@ class FloatProgram(NamedTuple):
 
 
 def array_runner(derivative):
-    """`array_call(args)`: `grad`'s gradients when every `wrt` argument, passed by position,
-    is a float or complex array and the gradient-only program for arrays has been compiled
-    (by `gradients_only`) and its guards hold; None otherwise. A closure, like
-    `fused_runner`'s: `_run` and `_shaped` cost 1.5 us a call for one argument and 4 us for
-    three, most of it spent on what this checks in a loop of type tests. Where a `wrt`
-    argument is a container, `tree_runner`'s call; the generated quick call of the latest
-    structure it met runs first, before any test here and without `tree_call`'s frame."""
+    """`(array_call, latest)`. `array_call(args)`: `grad`'s gradients when every `wrt`
+    argument, passed by position, is a float or complex array and the gradient-only program
+    for arrays has been compiled (by `gradients_only`) and its guards hold; None otherwise.
+    A closure, like `fused_runner`'s: `_run` and `_shaped` cost 1.5 us a call for one
+    argument and 4 us for three, most of it spent on what this checks in a loop of type
+    tests. Where a `wrt` argument is a container, `tree_runner`'s call. `latest[0]`: the
+    generated quick call of the arguments of the latest call it ran (`structure_call`), or
+    None, which `grad` tries before any other (each frame between costs a tenth of a
+    small gradient)."""
+    structure = [None]  # the quick call of the latest call's arguments (`structure_call`)
     if not derivative.positional:
-        return declined
+        return declined, structure
     positions, receiver, single, as_tuple, latest = (
         derivative.positions, derivative.receiver, derivative.single, derivative.as_tuple,
         derivative.latest)
     kinds = (np.ndarray,) * len(positions)
     needed, count = derivative.last_position + 1, len(derivative.parameters)
     wrt_of = operator.itemgetter(*positions)  # args → the wrt arguments (a tuple if many)
-    structure = [None]  # the quick call of the latest call's arguments (`structure_call`)
     tree_call = tree_runner(derivative, latest=structure)
     quick_calls = {}  # `latest`'s key → (its entry, the quick call of its arguments or None)
 
@@ -181,11 +183,6 @@ def array_runner(derivative):
         return structure_call(args, positions, ranks, program, guards, as_tuple)
 
     def array_call(args):
-        quick = structure[0]  # (first: calls of the structure of the last are the common case)
-        if quick is not None:
-            gradients = quick(args)
-            if gradients is not None:
-                return gradients
         if len(args) < needed:
             return None
         arrays = wrt_of(args)
@@ -210,7 +207,7 @@ def array_runner(derivative):
             return (gradient,) if as_tuple else gradient
         gradients = tuple(map(like_argument, raw, arrays))
         return gradients if as_tuple else gradients[0]
-    return array_call
+    return array_call, structure
 
 
 def tree_runner(derivative, mode: str = "gradient", latest: list | None = None):
