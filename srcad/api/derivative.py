@@ -70,9 +70,9 @@ class Derivative:
         self.single, self.as_tuple = len(self.names) == 1, isinstance(wrt, tuple)
         self._compiled = {}  # (containers, numbers, mode) → (compiled program, bound)
         self.latest = {}  # (wrt arguments' types, mode, ranks) → (compiled, bound, guards)
+        self.latest_quick = [None]  # the quick call of the latest call (fast_paths.py)
         self.fused_call = fused_runner(self)  # for Python-float wrt arguments
-        self.array_call, self.latest_quick = array_runner(self)  # for float-array wrt
-        #                                                          arguments
+        self.array_call = array_runner(self)  # for float-array wrt arguments
         self.tree_pair = tree_runner(self, "rev")  # value_and_grad of plain containers
 
     @property

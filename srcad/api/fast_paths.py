@@ -38,6 +38,7 @@ def fused_runner(derivative):
     positions, receiver, single, as_tuple = (derivative.positions, derivative.receiver,
                                              derivative.single, derivative.as_tuple)
     needed, count = derivative.last_position + 1, len(derivative.positions)
+    latest = derivative.latest_quick  # (`array_runner`'s: the quick call `grad` tries first)
     parameters = derivative.parameters  # (after the receiver, by position)
     # The program, made on the first call and replaced whole (threads read it once per
     # call, so none runs one program with another's specialisation): see `FloatProgram`.
@@ -53,9 +54,12 @@ def fused_runner(derivative):
         run = made.bind(derivative.function)
         if derivative.backend == "numba":
             run = numba_backend.compiled(made, run)
-        program = FloatProgram(run, numba_backend.unchecked(run), made.optimistic,
-                               derivative.guards(made), made.by_forward_mode, made.writes,
-                               others)
+        on_floats, holds = numba_backend.unchecked(run), derivative.guards(made)
+        quick = None if receiver or made.writes or derivative.has_aux \
+            or len(args) != count + len(others) else \
+            numbers_call(len(args), on_floats, holds, made, single, as_tuple)
+        program = FloatProgram(run, on_floats, made.optimistic, holds, made.by_forward_mode,
+                               made.writes, others, quick)
         return program
 
     def fused(args):
@@ -100,6 +104,8 @@ def fused_runner(derivative):
                         return None
                 except Exception:  # (an int too large for a float: the general program)
                     return None
+            if latest[0] is not current.quick is not None:
+                latest[0] = current.quick  # (`grad`'s next call of floats alone)
             return output, (raw,) if as_tuple else raw
         for gradient in raw:
             if type(gradient) is not float:
@@ -111,6 +117,8 @@ def fused_runner(derivative):
                     return None
             except Exception:  # an overflowing sum only reruns the call
                 return None
+        if latest[0] is not current.quick is not None:
+            latest[0] = current.quick
         return output, raw
 
     def derivative_failed(args, error: type, current):
@@ -141,6 +149,38 @@ def fused_runner(derivative):
     return fused
 
 
+
+def numbers_call(count: int, run, holds, made, single: bool, as_tuple: bool):
+    """`quick(args)`: `grad`'s gradients by the fused program `run` (`made`'s) for `count`
+    Python floats (the `wrt` arguments and the others), or None: for other arguments,
+    where its guards `holds()` fail, and where it raises or (optimistic) gives what is not
+    finite, for `fused_call` to run the call and decide as it does (a function of numbers
+    alone that writes nowhere: running it again repeats nothing). Generated code that
+    checks each argument and gradient by name, where `fused_call` loops over them (a tenth
+    of the call of a compiled 200-step loop)."""
+    names = [f"a{i}" for i in range(count)]
+    gradients = [f"g{i}" for i in range(1 if single else count)]
+    body = [f"if len(args) != {count}:", "    return None", f"{', '.join(names)}, = args",
+            f"if {' or '.join(f'type({name}) is not float' for name in names)}:",
+            "    return None", "if not holds():", "    return None", "try:",
+            f"    output, {gradients[0] if single else 'raw'} = run({', '.join(names)})",
+            "except Exception:", "    return None"]
+    if made.by_forward_mode:  # (a tangent of an output that is no float: `fused_call`'s)
+        body += ["if type(output) is not float:", "    return None"]
+    if not single:
+        body.append(f"{', '.join(gradients)}, = raw")
+    body += [f"{g} = {g} if type({g}) is float else as_float({g})" for g in gradients]
+    if made.optimistic:  # (a sum is finite only if every term is)
+        body += ["try:", f"    if not isfinite(output + {' + '.join(gradients)}):",
+                 "        return None", "except Exception:", "    return None"]
+    body.append(f"return ({', '.join(gradients)},)" if as_tuple or not single
+                else "return g0")
+    source = "def quick(args):\n" + "".join(f"    {line}\n" for line in body)
+    namespace = {"run": run, "holds": holds, "isfinite": math.isfinite,
+                 "as_float": lambda gradient: like_argument(gradient, 0.0)}
+    exec(compile(source, __file__ + " (a quick call of numbers)", "exec"), namespace)
+    return namespace["quick"]
+
 class FloatProgram(NamedTuple):
     """A program `fused_call` runs, with what a call needs to know of it."""
 
@@ -151,21 +191,22 @@ class FloatProgram(NamedTuple):
     by_forward_mode: bool   # it returns the output's tangent (a gradient by forward mode)
     writes: bool            # it may write into its arguments
     others: tuple           # positions of the other arguments it takes as Python floats
+    quick: Callable | None  # `grad`'s call of floats alone (`numbers_call`)
 
 
 def array_runner(derivative):
-    """`(array_call, latest)`. `array_call(args)`: `grad`'s gradients when every `wrt`
-    argument, passed by position, is a float or complex array and the gradient-only program
-    for arrays has been compiled (by `gradients_only`) and its guards hold; None otherwise.
-    A closure, like `fused_runner`'s: `_run` and `_shaped` cost 1.5 us a call for one
-    argument and 4 us for three, most of it spent on what this checks in a loop of type
-    tests. Where a `wrt` argument is a container, `tree_runner`'s call. `latest[0]`: the
-    generated quick call of the arguments of the latest call it ran (`structure_call`), or
-    None, which `grad` tries before any other (each frame between costs a tenth of a
-    small gradient)."""
-    structure = [None]  # the quick call of the latest call's arguments (`structure_call`)
+    """`array_call(args)`: `grad`'s gradients when every `wrt` argument, passed by position,
+    is a float or complex array and the gradient-only program for arrays has been compiled
+    (by `gradients_only`) and its guards hold; None otherwise. A closure, like
+    `fused_runner`'s: `_run` and `_shaped` cost 1.5 us a call for one argument and 4 us for
+    three, most of it spent on what this checks in a loop of type tests. Where a `wrt`
+    argument is a container, `tree_runner`'s call. Each sets `derivative.latest_quick[0]`
+    to the generated quick call of the arguments of the latest call it ran
+    (`structure_call`), which `grad` tries before any other (each frame between costs a
+    tenth of a small gradient)."""
     if not derivative.positional:
-        return declined, structure
+        return declined
+    structure = derivative.latest_quick
     positions, receiver, single, as_tuple, latest = (
         derivative.positions, derivative.receiver, derivative.single, derivative.as_tuple,
         derivative.latest)
@@ -207,7 +248,7 @@ def array_runner(derivative):
             return (gradient,) if as_tuple else gradient
         gradients = tuple(map(like_argument, raw, arrays))
         return gradients if as_tuple else gradients[0]
-    return array_call, structure
+    return array_call
 
 
 def tree_runner(derivative, mode: str = "gradient", latest: list | None = None):

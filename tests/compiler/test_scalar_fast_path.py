@@ -401,3 +401,50 @@ def test_a_matrix_is_refused_on_the_quick_paths_too():
         gradient(x, matrix)
     with pytest.raises(NonDifferentiableInputError):
         srcad.grad(scaled_by_rest)(0.5, matrix)
+
+
+def unused_second(x, y):
+    return np.sin(x) * 2.0
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("fn, args, wrt", [
+    (elementary, (0.7, 1.3), (0, 1)), (looped, (0.9, 0.2), 1), (newton, (2.0,), 0),
+    (unused_second, (0.5, 2.0), (0, 1)), (unused_second, (0.5, 2.0), 1),
+    (lambda x: np.log(x), (0.0,), 0), (lambda x: np.sqrt(x), (-1.0,), 0),
+    (lambda x: np.exp(x) * 1e300, (10.0,), 0), (lambda x: (x ** 2.0) ** 0.5, (0.0,), 0),
+    (steep_power, (1e-150,), 0)], ids=lambda value: getattr(value, "__name__", None))
+def test_repeated_calls_of_floats_give_the_first_calls_numbers(fn, args, wrt):
+    """From the second call on, `grad` of Python floats runs generated code first
+    (fast_paths.numbers_call), which hands every call it cannot finish (an error, a value
+    not finite, a gradient that is no float) to the fused call: each call gives what the
+    general program gives on NumPy floats, of the same types as the first call's."""
+    gradient = srcad.grad(fn, wrt=wrt)
+    general = srcad.grad(fn, wrt=wrt)(*map(np.float64, args))
+    first = gradient(*args)
+    np.testing.assert_allclose(np.array(first, dtype=float), np.array(general, dtype=float),
+                               rtol=1e-13)
+    for _ in range(3):
+        again = gradient(*args)
+        assert type(again) is type(first)
+        for got in again if isinstance(again, tuple) else (again,):
+            assert type(got) is float
+        np.testing.assert_array_equal(np.array(again, dtype=float),
+                                      np.array(first, dtype=float))
+    if np.all(np.isfinite(first)) and fn.__name__ != "newton":  # (newton: forward mode)
+        assert gradient.derivative.latest_quick[0] is not None
+
+
+def test_the_quick_call_of_floats_follows_the_kinds_of_each_call(monkeypatch):
+    """Calls of floats, of arrays and of an integer in turn each get their own numbers, and
+    a global rebound between two quick calls is seen."""
+    monkeypatch.setitem(globals(), "activation", np.sin)
+    gradient = srcad.grad(lambda x, y: np.sum(activation(x) * y), wrt=(0, 1))  # noqa: F821
+    x = np.array([0.5, 1.5])
+    for args in ((0.5, 2.0), (0.5, 2.0), (x, 2.0), (0.5, 2.0), (0.5, 2), (0.5, 2.0)):
+        got = gradient(*args)
+        np.testing.assert_allclose(got[0], np.cos(args[0]) * args[1])
+        np.testing.assert_allclose(got[1], np.sum(np.sin(args[0])))
+        assert type(got[0]) is type(args[0])
+    monkeypatch.setitem(globals(), "activation", np.cos)
+    assert gradient(0.5, 2.0) == pytest.approx((-math.sin(0.5) * 2.0, math.cos(0.5)))
