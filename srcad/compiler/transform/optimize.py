@@ -180,10 +180,28 @@ def drop_dead_zero_stores(statements: list, live_out: set) -> list:
 
     The backward sweep resets adjoints to None after each use so that loops start every
     iteration from zero; outside loops, or where the next use assigns first, the reset is
-    dead. A structured liveness pass (loops to a fixpoint) finds those.
+    dead. A structured liveness pass (loops to a fixpoint) finds those. Straight-line code
+    resets none (every adjoint's state is known there): its sweep is not searched for names.
     """
-    return drop_dead_stores(statements, live_out, lambda value: isinstance(
-        value, gast.Constant) and value.value is None)
+    if not _resets(statements):
+        return statements
+    return drop_dead_stores(statements, live_out, _is_none)
+
+
+def _is_none(value) -> bool:
+    return isinstance(value, gast.Constant) and value.value is None
+
+
+def _resets(statements: list) -> bool:
+    """Whether one of `statements`, or of the blocks inside them, is `name = None`."""
+    for statement in statements:
+        if isinstance(statement, gast.Assign):
+            if isinstance(statement.targets[0], gast.Name) and _is_none(statement.value):
+                return True
+        elif _resets(getattr(statement, "body", None) or []) \
+                or _resets(getattr(statement, "orelse", None) or []):
+            return True
+    return False
 
 
 def drop_dead_stores(statements: list, live_out: set, removable) -> list:
