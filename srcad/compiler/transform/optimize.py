@@ -175,15 +175,37 @@ def _times(term, count: int, helper_of):
     return gast.BinOp(term, gast.Mult(), gast.Constant(count, None))
 
 
-def drop_dead_zero_stores(statements: list, live_out: set) -> list:
+def drop_dead_zero_stores(statements: list, live_out: set, known=None) -> list:
     """Remove `b_x = None` where nothing reads `b_x` before it is assigned again.
 
     The backward sweep resets adjoints to None after each use so that loops start every
     iteration from zero; outside loops, or where the next use assigns first, the reset is
-    dead. A structured liveness pass (loops to a fixpoint) finds those.
+    dead. A structured liveness pass (loops to a fixpoint) finds those. A sweep that resets
+    none is not searched for names. `known`: the names in each statement
+    (statement_names.py), where the caller has them.
     """
-    return drop_dead_stores(statements, live_out, lambda value: isinstance(
-        value, gast.Constant) and value.value is None)
+    if not _resets(statements):
+        return statements
+    reads = None if known is None else lambda statement: {
+        n.id for n in known.of(statement) if type(n.ctx) is gast.Load}
+    kept, _ = _live(statements, set(live_out), _is_none, reads)
+    return kept
+
+
+def _is_none(value) -> bool:
+    return isinstance(value, gast.Constant) and value.value is None
+
+
+def _resets(statements: list) -> bool:
+    """Whether one of `statements`, or of the blocks inside them, is `name = None`."""
+    for statement in statements:
+        if isinstance(statement, gast.Assign):
+            if isinstance(statement.targets[0], gast.Name) and _is_none(statement.value):
+                return True
+        elif _resets(getattr(statement, "body", None) or []) \
+                or _resets(getattr(statement, "orelse", None) or []):
+            return True
+    return False
 
 
 def drop_dead_stores(statements: list, live_out: set, removable) -> list:
@@ -193,24 +215,27 @@ def drop_dead_stores(statements: list, live_out: set, removable) -> list:
     return kept
 
 
-def _live(statements, live, removable):
+def _live(statements, live, removable, reads=None):
     """The statements kept, and the names live before them; `live` (the names live after
-    them) is updated in place, so a long block costs no copy per statement."""
+    them) is updated in place, so a long block costs no copy per statement. `reads(s)`:
+    the names a statement `s` of `statements` (not of a block inside) reads, where the
+    caller knows them."""
     kept = []
     for statement in reversed(statements):
-        statement, live = _live_statement(statement, live, removable)
+        statement, live = _live_statement(statement, live, removable, reads)
         if statement is not None:
             kept.append(statement)
     return kept[::-1], live
 
 
-def _live_statement(statement, live, removable):
+def _live_statement(statement, live, removable, reads):
     if isinstance(statement, gast.Assign) and isinstance(statement.targets[0], gast.Name):
         target = statement.targets[0].id
         if target not in live and removable(statement.value):
             return None, live
         live.discard(target)
-        live |= loaded_names(statement.value)
+        live |= reads(statement) if reads and len(statement.targets) == 1 \
+            else loaded_names(statement.value)
         return statement, live
     if isinstance(statement, gast.If):  # (its blocks see only the live names they mention,
         touched = names_in(statement)      # not a copy of every live name: one per branch)
@@ -234,7 +259,7 @@ def _live_statement(statement, live, removable):
             header |= inside
         live |= header
         return gast.For(statement.target, statement.iter, body or [gast.Pass()], [], None), live
-    live |= loaded_names(statement)
+    live |= reads(statement) if reads else loaded_names(statement)
     return statement, live
 
 
@@ -250,6 +275,16 @@ def names_read(statements, skip=frozenset(), dtypes: bool = True) -> tuple[set, 
     values, shapes = set(), set()
     for statement in statements:
         _gather_read(statement, skip, values, shapes, dtypes)
+    return values, shapes
+
+
+def read_among(names: list) -> tuple[set, set]:
+    """`names_read`'s pair from the `Name` nodes a search found (`name_nodes`), for a caller
+    that keeps the nodes for more questions."""
+    values, shapes = set(), set()
+    for name in names:
+        if type(name.ctx) is gast.Load:
+            (shapes if getattr(name, "shape_only", False) else values).add(name.id)
     return values, shapes
 
 

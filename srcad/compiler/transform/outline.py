@@ -32,18 +32,22 @@ from collections import Counter
 import gast
 import numpy as np
 
-from srcad.compiler.frontend.trees import clone, name_nodes
+from srcad.compiler.frontend.trees import clone
 from srcad.compiler.transform.adjoints import assign, load
+from srcad.compiler.transform.statement_names import StatementNames
 from srcad.kernels import outlines
 from srcad.ops.registry import promotes, reduction_of
 
 _REDUCTION_DEFAULTS = {"axis": None, "dtype": None, "out": None, "keepdims": False}
 
 
-def outline_unread(statements: list, values: set, shapes: set, bindings) -> tuple[list, set]:
+def outline_unread(statements: list, values: set, shapes: set, bindings, known=None
+                   ) -> tuple[list, set]:
     """`statements` (loops and branches are kept whole) with outlines in place of the values
     only the shapes of are read after them (`shapes`; `values` are read in full), and the
-    names that now hold outlines."""
+    names that now hold outlines; `known`: the names in each statement
+    (statement_names.py), which gets those of the statements outlined."""
+    known = StatementNames() if known is None else known
     read_after = set(values) | set(shapes)
     values, shapes = set(values), set(shapes)
     kept, outlined = [], {}
@@ -63,11 +67,11 @@ def outline_unread(statements: list, values: set, shapes: set, bindings) -> tupl
                     if kind == "reduction" else ("outline", outlines.outline)
                 kept.append(assign(target, gast.Call(
                     load(bindings.name_for(*helper)), [fn, *operands], [])))
-                _count(name_nodes(kept[-1]), reads, binds)
+                _count(known.of(kept[-1]), reads, binds)
                 outlined[target] = kind
                 shapes.update(o.id for o in operands if isinstance(o, gast.Name))
                 continue
-        names = name_nodes(statement)  # (a nested function's annotations count as read)
+        names = known.of(statement)  # (a nested function's annotations count as read)
         for name in names:
             if type(name.ctx) is gast.Load:
                 (shapes if getattr(name, "shape_only", False) else values).add(name.id)

@@ -26,19 +26,23 @@ from __future__ import annotations
 
 import gast
 
-from srcad.compiler.frontend.trees import name_nodes, names_in, new_name
+from srcad.compiler.frontend.trees import name_nodes, new_name
 from srcad.compiler.transform.adjoints import assign, load
+from srcad.compiler.transform.statement_names import StatementNames
 from srcad.kernels import adjoints as helpers
 
 
-def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=None) -> list:
+def release(statements: list, kept: set, shapes: frozenset = frozenset(), bind=None,
+            known=None) -> list:
     """`statements` with releases; `shapes` are the names to keep as `shape_of(name)`
-    (`bind(name, obj)` names the helper for generated code)."""
+    (`bind(name, obj)` names the helper for generated code); `known`: the names in each
+    statement (statement_names.py), where the caller has them."""
+    known = StatementNames() if known is None else known
     seen = set()  # (the names mentioned before)
     last: dict[str, int] = {}
     bound = set()  # (the names a statement that first mentions them binds)
     for position, statement in enumerate(statements):
-        mentioned, assigned = _names(statement)
+        mentioned, assigned = _names(statement, known)
         if assigned:
             bound |= assigned - seen
         seen |= mentioned
@@ -67,11 +71,11 @@ def _may_hold_an_array(statement) -> bool:
         value.func, gast.Name) and value.func.id in ("range", "len"))
 
 
-def _names(statement) -> tuple[set, set]:
+def _names(statement, known) -> tuple[set, set]:
     """The names `statement` mentions, and those it binds whole as a plain assignment that
     may hold an array (not elements), from one search for names (the targets searched again
     only where one is more than a name)."""
-    mentioned = names_in(statement)
+    mentioned = {name.id for name in known.of(statement)}
     if not isinstance(statement, gast.Assign) or not _may_hold_an_array(statement):
         return mentioned, set()
     targets = statement.targets

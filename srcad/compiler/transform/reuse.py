@@ -29,6 +29,7 @@ import gast
 from collections import Counter
 
 from srcad.compiler.frontend.trees import NAME_FIELDS, clone, name_nodes, names_in
+from srcad.compiler.transform.statement_names import StatementNames
 from srcad.kernels import adjoints as helpers
 
 _IN_PLACE = {gast.Add: ("add_into", helpers.add_into),
@@ -137,12 +138,15 @@ class _Rewriter:
         return call
 
 
-def accumulate_in_source(statements: list, helper_of, bind) -> list:
+def accumulate_in_source(statements: list, helper_of, bind, known=None) -> list:
     """`statements` (a backward sweep) with each adjoint that starts as a scatter and ends
     added into an owned adjoint (`add_into`: the sweep made that array and handed it to no
     one) gathered in that adjoint's array from the start, where between the two nothing
-    but the gathering mentions either name, and nothing reads the gathered name after."""
-    _gather_in_source(statements, _Loads(statements), helper_of, bind)
+    but the gathering mentions either name, and nothing reads the gathered name after.
+    `known`: the names in each statement (statement_names.py), where the caller has them;
+    a statement changed in place is forgotten there."""
+    known = StatementNames() if known is None else known
+    _gather_in_source(statements, _Loads(statements, known), helper_of, bind, known)
     return statements
 
 
@@ -151,33 +155,37 @@ class _Loads:
     added into an owned adjoint asks, which most sweeps have none of. (The first question
     comes before the first rewrite, so the counts are those of the sweep as it was.)"""
 
-    def __init__(self, statements: list):
+    def __init__(self, statements: list, known):
         self.statements = statements
+        self.known = known
         self.counts = None
 
     def __getitem__(self, name: str) -> int:
         if self.counts is None:
-            self.counts = Counter(n.id for s in self.statements for n in name_nodes(s)
+            self.counts = Counter(n.id for n in self.known.among(self.statements)
                                   if isinstance(n.ctx, gast.Load))
         return self.counts[name]
 
 
-def _gather_in_source(block: list, loads: _Loads, helper_of, bind) -> None:
+def _gather_in_source(block: list, loads: _Loads, helper_of, bind, known) -> None:
     for position, statement in enumerate(block):
         for field in ("body", "orelse"):
             if isinstance(getattr(statement, field, None), list):
-                _gather_in_source(getattr(statement, field), loads, helper_of, bind)
+                _gather_in_source(getattr(statement, field), loads, helper_of, bind, known)
+                known.forget(statement)
         added = _added_into(statement, helper_of)
         if added is None:
             continue
         total, part = added
-        start = _scatter_before(block, position, total, part, loads, helper_of)
+        start = _scatter_before(block, position, total, part, loads, helper_of, known)
         if start is not None:
             scatter = block[start].value
             add_at = gast.Name(bind("add_at", helpers.add_at), gast.Load(), None, None)
             block[start].value = gast.Call(add_at, [gast.Name(total, gast.Load(), None, None),
                                                     *scatter.args], [])
             statement.value = gast.Name(part, gast.Load(), None, None)
+            known.forget(block[start])
+            known.forget(statement)
 
 
 def _added_into(statement, helper_of):
@@ -194,14 +202,14 @@ def _added_into(statement, helper_of):
 
 
 def _scatter_before(block: list, position: int, total: str, part: str, loads: _Loads,
-                    helper_of) -> int | None:
+                    helper_of, known) -> int | None:
     """Where `part = index_adjoint(...)` starts the gathering that `block[position]` adds
     into `total`, if every statement between only adds into `part` (`part = add_at(part,
     ...)`, or `add_into`), neither mentions `total`, and `part` is read nowhere else."""
     reads = 1  # (the `add_into` itself)
     for start in range(position - 1, -1, -1):
         statement = block[start]
-        names = [n for n in name_nodes(statement)]
+        names = known.of(statement)
         if any(n.id == total for n in names):
             return None
         mentions = [n for n in names if n.id == part]

@@ -49,6 +49,7 @@ from srcad.compiler.transform.reuse import accumulate_in_source, consume
 from srcad.compiler.transform.sequences import sequence_names
 from srcad.compiler.transform.settle import ReplayLoop, Restore, RestoreRegion, settle
 from srcad.compiler.transform.signs import fold_negations
+from srcad.compiler.transform.statement_names import StatementNames
 from srcad.compiler.transform.rule_calls import (rule_applications, same_shape_arguments,
                                         unruled_arguments, unruled_check)
 from srcad.compiler.transform import uniform
@@ -78,7 +79,7 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     gradients = [adjoints.returned(w) for w in wrt]
     sites = assignment_sites(block, param_names(simple_fn), activity.scalars,
                              {p: r for p, r in activity.elements.items() if p in wrt})
-    backward_body, recorded, trips, shapes, read = settle(
+    backward_body, recorded, trips, shapes, read, known = settle(
         raw, block, sites, aliases, tape, bindings.name_for)
     restored = sorted({name for _, name in recorded if name != REGION})
     sweep = Sweep(block, recorded, trips, tape, shapes, bindings, namer, activity, aliases,
@@ -93,12 +94,16 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     preamble += [unbound(n) for n in sorted(
         {n for n in restored if n in sites.maybe_unbound} | checkpointed.unbound_first)]
     result = gradients[0] if len(gradients) == 1 else gast.Tuple(gradients, gast.Load())
-    backward_body = drop_dead_zero_stores(backward_body, loaded_names(result))
+    if checkpointed.rewritten:  # (in place, inside statements too: their names are new)
+        known = StatementNames()
+    # (the passes from here on ask each statement for its names once: statement_names.py)
+    backward_body = drop_dead_zero_stores(backward_body, loaded_names(result), known)
     if enabled("signs"):
-        backward_body = fold_negations(backward_body, adjoints.helper_of, loaded_names(result))
+        backward_body = fold_negations(backward_body, adjoints.helper_of, loaded_names(result),
+                                       known)
     if enabled("reuse"):
         backward_body = accumulate_in_source(backward_body, adjoints.helper_of,
-                                             bindings.name_for)
+                                             bindings.name_for, known)
     returned = simple_fn.body[-1].value
     updated = {op.mutates for op in operations(block)
                if op.kind in IN_PLACE_KINDS and op.mutates in sequences}
@@ -112,15 +117,17 @@ def reverse(simple_fn: gast.FunctionDef, block: list, activity: Activity, aliase
     captured = set().union(*(op.captures for op in operations(block)))
     kept = {*values, *restored, *captured, *activity.scalars}
     forward = preamble + forward
+    known_forward = StatementNames()
     if gradient_only and enabled("outline"):  # the output is read for its shape alone
         forward, outlined = outline_unread(forward, kept, shapes | loaded_names(returned),
-                                           bindings)
+                                           bindings, known_forward)
         kept |= outlined  # (an outline is no array: nothing to release)
     kept |= loaded_names(returned)
     if enabled("release"):
-        forward = release(forward, kept, frozenset(shapes - values), bindings.name_for)
+        forward = release(forward, kept, frozenset(shapes - values), bindings.name_for,
+                          known_forward)
         backward_body = release(backward_body, {*restored, *checkpointed.rebound,
-                                                 *loaded_names(result)})
+                                                 *loaded_names(result)}, known=known)
     backward_body = sum_element_adjoints(backward_body, activity.elements, bindings, namer)
     if enabled("first-trip") and any(isinstance(s, gast.For) for s in backward_body):
         # (it rewrites top-level loops alone: the names bound are gathered only for them)

@@ -17,8 +17,9 @@ import gast
 
 from srcad.compiler.frontend.resolve import IN_PLACE_KINDS, Loop, Operation, operations
 from srcad.compiler.transform.adjoints import assign, load
-from srcad.compiler.transform.optimize import names_read
+from srcad.compiler.transform.optimize import names_read, read_among
 from srcad.compiler.transform.recording import REGION, Tape, region_key
+from srcad.compiler.transform.statement_names import StatementNames
 from srcad.kernels import regions
 
 
@@ -54,14 +55,16 @@ def settle(raw: list, block: list, sites, aliases, tape: Tape, bind):
     loops left without work, until nothing changes. Returns the backward statements, the
     recorded (site, name) pairs, the replayed loops' counters, the recorded names the
     backward sweep reads only the shape of (the forward sweep records just their shape),
-    and what the statements read (`names_read`'s pair: found here, not by a walk again).
+    what the statements read (`names_read`'s pair: found here, not by a walk again) and
+    the names in each statement (for the passes after, which ask again).
     `bind(name, obj)`: the name the backward sweep calls `obj` (`range`, a helper) by."""
     pushed = {name for _, name in sites.overwrites} | sites.elements
     updates = {id(op): op for op in operations(block) if op.kind in IN_PLACE_KINDS}
+    known = StatementNames()  # (the statements other than placeholders stay from round to round)
     while True:
         finisher = _Finisher(pushed, sites.overwrites, set(updates), tape, bind)
         statements = finisher.block(raw)
-        values, shapes = names_read(statements)
+        values, shapes = read_among(known.among(statements))
         later = _read_after(statements, finisher.region_restores, frozenset()) \
             if finisher.region_restores else {}
         still = {name for name in pushed if name in values or name in shapes}
@@ -69,7 +72,7 @@ def settle(raw: list, block: list, sites, aliases, tape: Tape, bind):
                 if _read_later(op, later.get(finisher.region_restores.get(key)), aliases)}
         if still == pushed and kept.keys() == updates.keys():
             return (statements, finisher.recorded, finisher.trips, still - values,
-                    (values, shapes))
+                    (values, shapes), known)
         pushed, updates = still, kept
 
 

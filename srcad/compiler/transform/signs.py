@@ -26,39 +26,45 @@ from collections import Counter
 
 import gast
 
-from srcad.compiler.frontend.trees import name_nodes, names_in, walk
+from srcad.compiler.frontend.trees import walk
+from srcad.compiler.transform.statement_names import StatementNames
 from srcad.kernels import adjoints as helpers
 
 _FACTORS = (helpers.multiply_into, helpers.divide_into)
 
 
-def fold_negations(statements: list, helper_of, read_after: set) -> list:
+def fold_negations(statements: list, helper_of, read_after: set, known=None) -> list:
     """`statements` with negations of single-use products folded into the products;
-    `helper_of(call)` is the runtime helper a call calls."""
-    mentions = Counter([n.id for n in name_nodes(statements)])
-    return _block(statements, helper_of, mentions, read_after)
+    `helper_of(call)` is the runtime helper a call calls; `known`: the names in each
+    statement (statement_names.py), where the caller has them; a statement changed in
+    place is forgotten there."""
+    known = StatementNames() if known is None else known
+    mentions = Counter([n.id for n in known.among(statements)])
+    return _block(statements, helper_of, mentions, read_after, known)
 
 
-def _block(statements: list, helper_of, mentions: Counter, read_after: set) -> list:
+def _block(statements: list, helper_of, mentions: Counter, read_after: set, known) -> list:
     statements = list(statements)
     for field_owner in statements:
         for field in ("body", "orelse"):
             inner = getattr(field_owner, field, None)
             if isinstance(inner, list) and inner:
-                setattr(field_owner, field, _block(inner, helper_of, mentions, read_after))
+                setattr(field_owner, field, _block(inner, helper_of, mentions, read_after,
+                                                   known))
+                known.forget(field_owner)
     position = 0
     while position < len(statements):
-        folded = _folded(statements, position, helper_of, mentions, read_after)
+        folded = _folded(statements, position, helper_of, mentions, read_after, known)
         if folded is not None:
             statements[position], reader = folded
             del statements[reader]
         else:
-            _scale_negation(statements, position, helper_of, mentions, read_after)
+            _scale_negation(statements, position, helper_of, mentions, read_after, known)
         position += 1
     return statements
 
 
-def _folded(statements, position, helper_of, mentions, read_after):
+def _folded(statements, position, helper_of, mentions, read_after, known):
     """`(the product assigned to the negation's target, the negation's position)`, or None."""
     product = statements[position]
     if not (isinstance(product, gast.Assign) and len(product.targets) == 1
@@ -72,7 +78,7 @@ def _folded(statements, position, helper_of, mentions, read_after):
         return None
     between = []  # the names each statement after the product mentions, up to the reader
     for reader in range(position + 1, len(statements)):
-        names = names_in(statements[reader])
+        names = {n.id for n in known.of(statements[reader])}
         if name not in names:
             between.append(names)
             continue
@@ -126,7 +132,7 @@ def _negated(expression, helper_of, fresh: bool = True):
     return None
 
 
-def _scale_negation(statements, position, helper_of, mentions, read_after) -> None:
+def _scale_negation(statements, position, helper_of, mentions, read_after, known) -> None:
     """Where `statements[position]` is `b = -e` (or `negative_into(e)`) and the one
     statement reading `b` scales it by a number `c` first (`b * c`, `c * b`,
     `multiply_into(b, c)`), `b = e * -c` (`multiply_into(e, -c)`) and the reader reads `b`."""
@@ -144,7 +150,8 @@ def _scale_negation(statements, position, helper_of, mentions, read_after) -> No
         return
     if mentions[name] != 2 or name in read_after:
         return
-    reader = next((s for s in statements[position + 1:] if name in names_in(s)), None)
+    reader = next((s for s in statements[position + 1:]
+                   if any(n.id == name for n in known.of(s))), None)
     if reader is None:
         return
     for node in walk(reader):
@@ -162,6 +169,8 @@ def _scale_negation(statements, position, helper_of, mentions, read_after) -> No
                     negation.value = gast.Call(child.func, [operand, negated], [])
                 else:
                     negation.value = gast.BinOp(operand, gast.Mult(), negated)
+                known.forget(reader)
+                known.forget(negation)
                 return
 
 
