@@ -51,13 +51,18 @@ _STATELESS = frozenset(kind for kind in vars(gast).values() if isinstance(kind, 
 def new_name(identifier: str, context: type) -> gast.Name:
     """`gast.Name(identifier, context(), None, None)`, made as `clone` makes nodes: gast's
     constructor sets each field by a call of `setattr` and takes twice as long, and the
-    passes make tens of thousands of names in a long function's first call."""
+    passes make tens of thousands of names in a long function's first call. Its context
+    is the one instance of `context` all names share (as `clone` shares it)."""
     made = _NEW(gast.Name)
-    made.__dict__.update(id=identifier, ctx=_NEW(context), annotation=None, type_comment=None)
+    made.__dict__.update(id=identifier, ctx=_SHARED[context], annotation=None,
+                         type_comment=None)
     return made
 
 
 _NEW = gast.AST.__new__
+# each context and operator class → its one instance that the trees made here share: a
+# node fewer per name, operator and comparison to make, and to keep for the collector
+_SHARED = {kind: _NEW(kind) for kind in _STATELESS}
 
 
 def located(node, origin):
@@ -116,6 +121,8 @@ def as_gast(node):
             as_gast(node.body)), node)
     if plan is _ABSENT:
         return None  # (as gast's visitor leaves out what gast has no node for)
+    if type(plan) is not tuple:
+        return plan  # (a context or an operator: shared)
     twin, fields, attributes = plan
     made = _NEW(twin)
     made.__dict__.update({field: as_gast(value) if type(value) is list
@@ -129,11 +136,14 @@ def as_gast(node):
 
 def _gast_plan(kind):
     """How as_gast converts a node of the `ast` class `kind`: handed to gast's visitor
-    (_REWRITTEN), left out (_ABSENT: gast has no such node), or its gast twin with the fields
-    and the location attributes it copies."""
+    (_REWRITTEN), left out (_ABSENT: gast has no such node), the shared instance of its gast
+    twin (a context or an operator), or its gast twin with the fields and the location
+    attributes it copies."""
     if kind.__name__ in _GAST_REWRITES:
         return _REWRITTEN
     twin = getattr(gast, kind.__name__, None)
+    if twin in _SHARED:
+        return _SHARED[twin]
     return _ABSENT if twin is None else (twin, kind._fields, kind._attributes)
 
 
