@@ -24,10 +24,10 @@ def clone(node, twins: dict | None = None):
     (`Load`, `Add`: a node of no fields and no attributes, which holds nothing) is not
     copied but shared, as Python's own parser shares them: they are near half the nodes of
     a function."""
-    if type(node) is list:
-        return [clone(item, twins) for item in node]
     kind = type(node)
-    if kind in _STATELESS or not isinstance(node, gast.AST):
+    if kind is list:
+        return [clone(item, twins) for item in node]
+    if not _COPIED[kind]:
         return node
     copied = kind.__new__(kind)
     state = copied.__dict__
@@ -35,7 +35,7 @@ def clone(node, twins: dict | None = None):
     for key, value in state.items():  # (the leaves as they are: strings, numbers, None)
         if type(value) is list:
             state[key] = [clone(item, twins) for item in value]
-        elif isinstance(value, gast.AST) and type(value) not in _STATELESS:
+        elif _COPIED[type(value)]:
             state[key] = clone(value, twins)
     if twins is not None:
         twins[id(node)] = copied
@@ -46,6 +46,19 @@ _STATELESS = frozenset(kind for kind in vars(gast).values() if isinstance(kind, 
                        and issubclass(kind, (gast.expr_context, gast.operator, gast.unaryop,
                                              gast.cmpop, gast.boolop))
                        and not kind._fields and not kind._attributes)
+
+
+class _Copied(dict):
+    """Type → whether `clone` copies a value of it: a node, but a context or an operator.
+    One lookup per value, where an `isinstance` and a set's lookup each cost as much (the
+    clones of the simple form are a twentieth of a long function's first call)."""
+
+    def __missing__(self, kind) -> bool:
+        copied = self[kind] = issubclass(kind, gast.AST) and kind not in _STATELESS
+        return copied
+
+
+_COPIED = _Copied()
 
 
 def new_name(identifier: str, context: type) -> gast.Name:
@@ -186,19 +199,29 @@ class Census(NamedTuple):
 def census(tree) -> Census:
     """The tree's census, in one walk: the frontend's rewrites of constructs most functions
     never use (sets, `map`, `dict`, `out=`) look for them only where it finds them, where
-    each walked the whole function, a tenth of a long function's first call."""
-    kinds, names, keywords = set(), set(), set()
+    each walked the whole function, a tenth of a long function's first call. Its kinds
+    are those of the nodes `NAME_FIELDS` lead to: not contexts and operators, which no
+    rewrite looks for (a third of the nodes)."""
+    found = Census(set(), set(), set())
+    _count(tree, found)
+    return Census(*map(frozenset, found))
 
-    def note(node):
-        kind = type(node)
-        kinds.add(kind)
-        if kind is gast.Name:
-            names.add(node.id)
-        elif kind is gast.keyword:
-            keywords.add(node.arg)
 
-    visit_all(tree, note)
-    return Census(frozenset(kinds), frozenset(names), frozenset(keywords))
+def _count(node, found: Census) -> None:
+    kind = type(node)
+    found.kinds.add(kind)
+    if kind is gast.Name:
+        found.names.add(node.id)
+    elif kind is gast.keyword:
+        found.keywords.add(node.arg)
+    for field in NAME_FIELDS[kind]:
+        value = getattr(node, field, None)
+        if type(value) is list:
+            for item in value:
+                if isinstance(item, gast.AST):
+                    _count(item, found)
+        elif isinstance(value, gast.AST):
+            _count(value, found)
 
 
 def statements_in(statement):
