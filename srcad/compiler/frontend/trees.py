@@ -202,26 +202,18 @@ def census(tree) -> Census:
     each walked the whole function, a tenth of a long function's first call. Its kinds
     are those of the nodes `NAME_FIELDS` lead to: not contexts and operators, which no
     rewrite looks for (a third of the nodes)."""
-    found = Census(set(), set(), set())
-    _count(tree, found)
-    return Census(*map(frozenset, found))
+    kinds, names, keywords = set(), set(), set()
 
+    def note(node):
+        kind = type(node)
+        kinds.add(kind)
+        if kind is gast.Name:
+            names.add(node.id)
+        elif kind is gast.keyword:
+            keywords.add(node.arg)
 
-def _count(node, found: Census) -> None:
-    kind = type(node)
-    found.kinds.add(kind)
-    if kind is gast.Name:
-        found.names.add(node.id)
-    elif kind is gast.keyword:
-        found.keywords.add(node.arg)
-    for field in NAME_FIELDS[kind]:
-        value = getattr(node, field, None)
-        if type(value) is list:
-            for item in value:
-                if isinstance(item, gast.AST):
-                    _count(item, found)
-        elif isinstance(value, gast.AST):
-            _count(value, found)
+    visit_all(tree, note, NAME_FIELDS)
+    return Census(frozenset(kinds), frozenset(names), frozenset(keywords))
 
 
 def statements_in(statement):
@@ -281,19 +273,21 @@ def nodes_of(tree, kind) -> list:
     return found
 
 
-def visit_all(node, action) -> None:
+def visit_all(node, action, fields=None) -> None:
     """`action(node)` for every node under `node`, depth first: a recursion through the
-    fields, faster than `walk`'s generator where the order does not matter. (A module
-    function: a nested one calling itself is a cycle, left for the collector to find.)"""
+    fields, faster than `walk`'s generator where the order does not matter; `fields`, if
+    given, maps a kind of node to the fields to enter (`NAME_FIELDS`: not contexts and
+    operators). (A module function: a nested one calling itself is a cycle, left for the
+    collector to find.)"""
     action(node)
-    for field in node._fields:
+    for field in node._fields if fields is None else fields[type(node)]:
         value = getattr(node, field, None)
         if type(value) is list:
             for item in value:
                 if isinstance(item, gast.AST):
-                    visit_all(item, action)
+                    visit_all(item, action, fields)
         elif isinstance(value, gast.AST):
-            visit_all(value, action)
+            visit_all(value, action, fields)
 
 
 def name_nodes(node, scopes: tuple = ()) -> list:
