@@ -261,6 +261,13 @@ def writes_into_a_global_element(x):
     return y[0] * 2.0
 
 
+def loops_into_an_element(x):
+    y = np.zeros(3)
+    for k, y[0] in enumerate(x):  # a loop variable that is an element, in a tuple
+        y[1] = y[1] + y[0] * k
+    return y[1]
+
+
 async def asynchronous(x):
     return np.sum(x)
 

@@ -90,6 +90,24 @@ def test_helper_writes_a_variant_cannot_follow_are_refused(fn):
         np.testing.assert_allclose(srcad.tape.grad(fn)(x), srcad.grad(fn)(x))
 
 
+@pytest.mark.parametrize("fn, args", [
+    (p.accumulates_through_a_helper, (np.array([0.5, 1.5, 2.0]),)),
+    (p.simulates_with_helpers_that_write, (np.array([0.3, 1.0, -0.5, 0.8, 0.2]), 0.1)),
+    (p.advances_a_number_in_a_helper, (np.array([0.5, 1.5]),))])
+def test_helpers_writing_into_arrays_called_as_their_variants(fn, args):
+    """Not written out, each call of a helper that writes into an array passed to it is a
+    call of its functional variant, several in one function (the names that surely hold
+    arrays and the statement lists are made at the first such call); a number passed
+    there is only rebound, its call left as it is."""
+    def on_copies(*values):
+        return fn(*[np.copy(v) if isinstance(v, np.ndarray) else v for v in values])
+    with srcad.passes.off("inline"):
+        assert_gradient_matches_finite_differences(fn, args, 0, numeric_fn=on_copies)
+        np.testing.assert_allclose(srcad.grad(fn)(*[np.copy(a) if isinstance(a, np.ndarray)
+                                                    else a for a in args]),
+                                   srcad.tape.grad(on_copies)(*args))
+
+
 def _relu_in_place(u):
     u[u < 0] = 0.0
     return np.sum(u)

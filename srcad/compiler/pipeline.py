@@ -15,6 +15,7 @@ per function and copied for each of its programs (frontend/kept.py).
 """
 from __future__ import annotations
 
+import functools
 import gc
 import weakref
 from contextlib import contextmanager
@@ -432,7 +433,8 @@ def _frontend(fn, arrays: frozenset, inline: bool = False, leaves: tuple = ()):
         lambda: _simple_form(fn, inline, leaves))
     arrays = arrays.union(*renamed.values())
     try:
-        ndarrays = surely_ndarrays(block, param_names(simple), arrays)
+        ndarrays = functools.cache(functools.partial(surely_ndarrays, block, param_names(simple),
+                                                     arrays))  # (asked only if a helper writes)
         if call_written_helpers(simple, block, resolver, namer, ndarrays, parameters_written):
             block = resolve(simple, resolver)
         _refuse_constructors_writing_arguments(block, parsed)

@@ -20,11 +20,11 @@ import gast
 (NAMED_EXPR, TUPLE, YIELD, TEST, OR, AND, NOT, CMP, EXPR, BXOR, BAND, SHIFT, ARITH, TERM,
  FACTOR, POWER, AWAIT, ATOM) = range(1, 19)
 
-_BINARY = {gast.Add: ("+", ARITH), gast.Sub: ("-", ARITH), gast.Mult: ("*", TERM),
-           gast.MatMult: ("@", TERM), gast.Div: ("/", TERM), gast.Mod: ("%", TERM),
-           gast.FloorDiv: ("//", TERM), gast.LShift: ("<<", SHIFT),
-           gast.RShift: (">>", SHIFT), gast.BitOr: ("|", EXPR), gast.BitXor: ("^", BXOR),
-           gast.BitAnd: ("&", BAND), gast.Pow: ("**", POWER)}
+_BINARY = {gast.Add: (" + ", ARITH), gast.Sub: (" - ", ARITH), gast.Mult: (" * ", TERM),
+           gast.MatMult: (" @ ", TERM), gast.Div: (" / ", TERM), gast.Mod: (" % ", TERM),
+           gast.FloorDiv: (" // ", TERM), gast.LShift: (" << ", SHIFT),
+           gast.RShift: (" >> ", SHIFT), gast.BitOr: (" | ", EXPR), gast.BitXor: (" ^ ", BXOR),
+           gast.BitAnd: (" & ", BAND), gast.Pow: (" ** ", POWER)}
 _UNARY = {gast.USub: ("-", FACTOR), gast.UAdd: ("+", FACTOR), gast.Invert: ("~", FACTOR),
           gast.Not: ("not ", NOT)}
 _COMPARE = {gast.Eq: " == ", gast.NotEq: " != ", gast.Lt: " < ", gast.LtE: " <= ",
@@ -166,7 +166,7 @@ class _Printer:
     def augmented(self, node) -> None:
         self.fill("")
         self.expression(node.target, TEST)
-        self.parts.append(f" {_BINARY[type(node.op)][0]}= ")
+        self.parts.append(f" {_BINARY[type(node.op)][0].strip()}= ")
         self.expression(node.value, TEST)
 
     def optional(self, separator: str, node) -> None:
@@ -317,13 +317,21 @@ class _Printer:
             self.parts.append(")")
 
     def binary(self, node, precedence: int) -> None:
+        """(Written out, not through `written`: a third of a derivative's expressions.)"""
         operator, own = _BINARY[type(node.op)]
+        parenthesised = precedence > own
+        if parenthesised:
+            self.parts.append("(")
         if own == POWER:  # (right-associative; a negative number on its left signed)
-            self.written(precedence > own, (lambda: self.signed(node.left, own + 1), " ** ",
-                                            (node.right, own)))
+            self.signed(node.left, own + 1)
+            self.parts.append(" ** ")
+            self.expression(node.right, own)
         else:
-            self.written(precedence > own, ((node.left, own), f" {operator} ",
-                                            (node.right, own + 1)))
+            self.expression(node.left, own)
+            self.parts.append(operator)
+            self.expression(node.right, own + 1)
+        if parenthesised:
+            self.parts.append(")")
 
     def unary(self, node, precedence: int) -> None:
         operator, own = _UNARY[type(node.op)]

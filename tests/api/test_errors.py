@@ -30,6 +30,7 @@ def _line_of(fn, text):
     (p.writes_global, "`global` declarations", "global COUNTER"),
     (p.writes_into_a_global_element, "assignment into an element of `TABLE`, a global",
      "TABLE[1] = y[0]"),
+    (p.loops_into_an_element, "a loop variable that is an element", "for k, y[0] in"),
     (p.asynchronous, "`async` functions", "async def asynchronous"),
     (p.zip_kept_in_a_name, "`zip(...)` of differentiated values", "pairs = zip("),
     (p.enumerate_passed_on, "`enumerate(...)` of differentiated values", "list(enumerate(x))"),

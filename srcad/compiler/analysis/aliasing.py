@@ -466,9 +466,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
         analysis._note(name, objects)
     analysis.block(block, start)
     _refuse_operators_on_records(block, parsed)
-    later, argument_writes = {}, {}
-    _live(block, {output}, later)
-    bound = own_names(block, params)
+    argument_writes = {}
     updated, copies, owners, writes = set(), {}, {}, []  # (gathered in one walk)
     for op in operations(block):
         if op.targets and op.callee is method_update:  # (normalize._record_update)
@@ -481,6 +479,10 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
         written = written_into(op)
         if written is not None and not (written in numbers and op.augmented):
             writes.append((op, written))
+    later, bound = {}, set()
+    if writes:  # (nearly every function writes in place nowhere: no liveness asked for then)
+        _live(block, {output}, later)
+        bound = own_names(block, params)
     for node, written in writes:
         state = analysis.before[id(node)]
         objects = state.get(written, {written})

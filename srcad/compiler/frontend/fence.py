@@ -143,6 +143,8 @@ def _check_targets(statement, parsed, local):
     else:
         targets = []
     for target in targets:
+        if type(target) is gast.Name:  # (nearly every target: nothing under it to refuse)
+            continue
         for node in walk(target):
             if isinstance(node, gast.Attribute):
                 _refuse(node, parsed, what="assignment to an attribute",

@@ -40,14 +40,15 @@ _MADE = weakref.WeakKeyDictionary()  # helper → {written parameters: its funct
 _CONSTRUCTORS = weakref.WeakKeyDictionary()  # class → its record constructor
 
 
-def call_written_helpers(simple: gast.FunctionDef, block, resolver, namer, arrays: frozenset,
+def call_written_helpers(simple: gast.FunctionDef, block, resolver, namer, arrays,
                          written_by) -> bool:
     """Rewrite, in `simple`, each call of a helper that writes into parameters (`written_by(
-    fn)` names them) passed names of `arrays` (names that surely hold arrays: a number
+    fn)` names them) passed names of `arrays()` (names that surely hold arrays: a number
     passed there is only rebound, a list would need writing back item by item) as the
     module docstring shows. Returns whether `simple` changed (its block is then resolved
-    again)."""
-    parents, changed = statement_lists(simple), False
+    again). (`arrays()`, a fixpoint over the block, and the statement lists are made only
+    for such a call: nearly no function makes one.)"""
+    parents, changed = None, False
     for op in operations(block):
         call = getattr(op.statement, "value", None)
         if op.kind not in ("call", "effect") or not _user_function(op.callee) \
@@ -57,7 +58,7 @@ def call_written_helpers(simple: gast.FunctionDef, block, resolver, namer, array
         written = written_by(op.callee)
         passed = _passed(op.callee, call, written)
         if not written or passed is None or not all(
-                isinstance(a, gast.Name) and a.id in arrays for a in passed):
+                isinstance(a, gast.Name) and a.id in arrays() for a in passed):
             continue
         names = [n.id for a in [*call.args, *(k.value for k in call.keywords)]
                  for n in walk(a) if isinstance(n, gast.Name)]
@@ -81,6 +82,8 @@ def call_written_helpers(simple: gast.FunctionDef, block, resolver, namer, array
         for statement in statements:
             gast.copy_location(statement, op.statement)
             statement.unrecorded = getattr(op.statement, "unrecorded", False)
+        if parents is None:  # (at the first rewrite: the tree as yet unchanged)
+            parents = statement_lists(simple)
         siblings = parents[id(op.statement)]
         at = next(i for i, s in enumerate(siblings) if s is op.statement)
         siblings[at:at + 1] = statements

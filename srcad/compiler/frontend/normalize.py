@@ -97,9 +97,10 @@ def normalize(parsed: ParsedFunction, namer: Namer, resolver,
     #                                             the function has one; none before makes one)
     if gast.Set in held.kinds or gast.SetComp in held.kinds:
         sets_as_calls(fn, resolver, namer)
-    if any(resolver.peek(name) is map for name in held.names):
+    bound_to = [resolver.peek(name) for name in held.names]  # (one lookup of each name)
+    if any(value is map for value in bound_to):
         maps_as_comprehensions(fn, resolver)
-    if any(resolver.peek(name) is dict for name in held.names):
+    if any(value is dict for value in bound_to):
         dicts_as_displays(fn, resolver)
     dicts = container_writes_as_updates(fn, lists, resolver, namer, held)
     explicit_super(fn, resolver.fn.__code__)

@@ -24,10 +24,10 @@ def clone(node, twins: dict | None = None):
     (`Load`, `Add`: a node of no fields and no attributes, which holds nothing) is not
     copied but shared, as Python's own parser shares them: they are near half the nodes of
     a function."""
-    if type(node) is list:
-        return [clone(item, twins) for item in node]
     kind = type(node)
-    if kind in _STATELESS or not isinstance(node, gast.AST):
+    if kind is list:
+        return [clone(item, twins) for item in node]
+    if not _COPIED[kind]:
         return node
     copied = kind.__new__(kind)
     state = copied.__dict__
@@ -35,7 +35,7 @@ def clone(node, twins: dict | None = None):
     for key, value in state.items():  # (the leaves as they are: strings, numbers, None)
         if type(value) is list:
             state[key] = [clone(item, twins) for item in value]
-        elif isinstance(value, gast.AST) and type(value) not in _STATELESS:
+        elif _COPIED[type(value)]:
             state[key] = clone(value, twins)
     if twins is not None:
         twins[id(node)] = copied
@@ -48,16 +48,34 @@ _STATELESS = frozenset(kind for kind in vars(gast).values() if isinstance(kind, 
                        and not kind._fields and not kind._attributes)
 
 
+class _Copied(dict):
+    """Type → whether `clone` copies a value of it: a node, but a context or an operator.
+    One lookup per value, where an `isinstance` and a set's lookup each cost as much (the
+    clones of the simple form are a twentieth of a long function's first call)."""
+
+    def __missing__(self, kind) -> bool:
+        copied = self[kind] = issubclass(kind, gast.AST) and kind not in _STATELESS
+        return copied
+
+
+_COPIED = _Copied()
+
+
 def new_name(identifier: str, context: type) -> gast.Name:
     """`gast.Name(identifier, context(), None, None)`, made as `clone` makes nodes: gast's
     constructor sets each field by a call of `setattr` and takes twice as long, and the
-    passes make tens of thousands of names in a long function's first call."""
+    passes make tens of thousands of names in a long function's first call. Its context
+    is the one instance of `context` all names share (as `clone` shares it)."""
     made = _NEW(gast.Name)
-    made.__dict__.update(id=identifier, ctx=_NEW(context), annotation=None, type_comment=None)
+    made.__dict__.update(id=identifier, ctx=_SHARED[context], annotation=None,
+                         type_comment=None)
     return made
 
 
 _NEW = gast.AST.__new__
+# each context and operator class → its one instance that the trees made here share: a
+# node fewer per name, operator and comparison to make, and to keep for the collector
+_SHARED = {kind: _NEW(kind) for kind in _STATELESS}
 
 
 def located(node, origin):
@@ -116,6 +134,8 @@ def as_gast(node):
             as_gast(node.body)), node)
     if plan is _ABSENT:
         return None  # (as gast's visitor leaves out what gast has no node for)
+    if type(plan) is not tuple:
+        return plan  # (a context or an operator: shared)
     twin, fields, attributes = plan
     made = _NEW(twin)
     made.__dict__.update({field: as_gast(value) if type(value) is list
@@ -129,11 +149,14 @@ def as_gast(node):
 
 def _gast_plan(kind):
     """How as_gast converts a node of the `ast` class `kind`: handed to gast's visitor
-    (_REWRITTEN), left out (_ABSENT: gast has no such node), or its gast twin with the fields
-    and the location attributes it copies."""
+    (_REWRITTEN), left out (_ABSENT: gast has no such node), the shared instance of its gast
+    twin (a context or an operator), or its gast twin with the fields and the location
+    attributes it copies."""
     if kind.__name__ in _GAST_REWRITES:
         return _REWRITTEN
     twin = getattr(gast, kind.__name__, None)
+    if twin in _SHARED:
+        return _SHARED[twin]
     return _ABSENT if twin is None else (twin, kind._fields, kind._attributes)
 
 
@@ -176,7 +199,9 @@ class Census(NamedTuple):
 def census(tree) -> Census:
     """The tree's census, in one walk: the frontend's rewrites of constructs most functions
     never use (sets, `map`, `dict`, `out=`) look for them only where it finds them, where
-    each walked the whole function, a tenth of a long function's first call."""
+    each walked the whole function, a tenth of a long function's first call. Its kinds
+    are those of the nodes `NAME_FIELDS` lead to: not contexts and operators, which no
+    rewrite looks for (a third of the nodes)."""
     kinds, names, keywords = set(), set(), set()
 
     def note(node):
@@ -187,7 +212,7 @@ def census(tree) -> Census:
         elif kind is gast.keyword:
             keywords.add(node.arg)
 
-    visit_all(tree, note)
+    visit_all(tree, note, NAME_FIELDS)
     return Census(frozenset(kinds), frozenset(names), frozenset(keywords))
 
 
@@ -248,19 +273,21 @@ def nodes_of(tree, kind) -> list:
     return found
 
 
-def visit_all(node, action) -> None:
+def visit_all(node, action, fields=None) -> None:
     """`action(node)` for every node under `node`, depth first: a recursion through the
-    fields, faster than `walk`'s generator where the order does not matter. (A module
-    function: a nested one calling itself is a cycle, left for the collector to find.)"""
+    fields, faster than `walk`'s generator where the order does not matter; `fields`, if
+    given, maps a kind of node to the fields to enter (`NAME_FIELDS`: not contexts and
+    operators). (A module function: a nested one calling itself is a cycle, left for the
+    collector to find.)"""
     action(node)
-    for field in node._fields:
+    for field in node._fields if fields is None else fields[type(node)]:
         value = getattr(node, field, None)
         if type(value) is list:
             for item in value:
                 if isinstance(item, gast.AST):
-                    visit_all(item, action)
+                    visit_all(item, action, fields)
         elif isinstance(value, gast.AST):
-            visit_all(value, action)
+            visit_all(value, action, fields)
 
 
 def name_nodes(node, scopes: tuple = ()) -> list:
