@@ -367,6 +367,38 @@ def test_a_loop_it_cannot_run_again_soundly_is_refused_where_it_is_marked(fn, wo
     assert "srcad.checkpointed" in caught.value.fix
 
 
+def fills_then_rebinds_in_a_try(x, y):
+    buffer = np.zeros(3)
+    for j in marked(range(3)):  # (it writes into the zeros it made: its own)
+        buffer[j] = np.exp(np.sin(y[j])) * j
+    for i in range(3):
+        try:  # (rebound later to what a helper returns, which may be `x`)
+            if i > 0:
+                raise ValueError("skip")
+            buffer = np.exp(x + buffer)
+        except ValueError:
+            pass
+    return np.sum(buffer * buffer)
+
+
+def fills_an_argument_through_a_name(W, h):
+    held = h
+    for t in marked(range(3)):
+        held[t] = np.tanh(W[t] @ held)
+    return np.sum(held)
+
+
+def test_a_loop_writing_into_its_own_array_is_checkpointed_where_the_name_is_rebound_later():
+    """Whether a marked loop writes into the caller's memory is asked of the name where the
+    loop writes (found by the fuzzer: a rebinding in a `try` after the loop, through an
+    outlined helper that may return `x`, refused the loop); a name holding an argument
+    there is still refused."""
+    x, y = np.array([0.03, 1.35, -1.07]), np.array([1.35, -0.56, -0.23])
+    assert_gradient_matches_finite_differences(fills_then_rebinds_in_a_try, (x, y), (0, 1))
+    with pytest.raises(UnsupportedDerivativeError, match="`held`, which may be the caller's"):
+        srcad.grad(fills_an_argument_through_a_name)(*SMALL)
+
+
 def test_a_list_holding_arrays_written_in_place_is_refused():
     with pytest.raises(SrcadError, match="share memory|holds arrays"):
         srcad.grad(holds_written_arrays)(*SMALL)

@@ -44,12 +44,17 @@ class Aliases:
     """Which abstract objects each name may refer to, over the whole function, and what
     each container object may hold; `argument_writes` maps each parameter whose memory the
     function may write into (`p[i] = v`, `p += v`, `p.append(v)`) to the refusal to raise
-    where a caller passes it something mutable (`calls.transformed`)."""
+    where a caller passes it something mutable (`calls.transformed`); `own_writes` holds
+    the ids of the in-place writes into memory the function surely made, where they run
+    (flow-sensitive: a name rebound later to an argument's array writes into its own where
+    it held only the function's)."""
 
-    def __init__(self, points_to: dict, contents: dict, argument_writes: dict):
+    def __init__(self, points_to: dict, contents: dict, argument_writes: dict,
+                 own_writes: frozenset = frozenset()):
         self.points_to = points_to
         self.contents = contents
         self.argument_writes = argument_writes
+        self.own_writes = own_writes
 
     def group(self, name: str) -> set[str]:
         """Every name whose value may show memory of an object `name` may refer to: the
@@ -479,7 +484,7 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
         written = written_into(op)
         if written is not None and not (written in numbers and op.augmented):
             writes.append((op, written))
-    later, bound = {}, set()
+    later, bound, own_writes = {}, set(), set()
     if writes:  # (nearly every function writes in place nowhere: no liveness asked for then)
         _live(block, {output}, later)
         bound = own_names(block, params)
@@ -492,6 +497,8 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
             objects = objects | (analysis._held(objects, state) & analysis.containers)
         if written in analysis.read_only:  # (where it is a view, NumPy refuses the write)
             objects = objects & {analysis.read_only[written]}
+        if all(_site(obj) is not None for obj in objects):
+            own_writes.add(id(node))
         variable = versions.get(written, written)
         # `s.t += v` is `t = held_attribute(s, "t")`, this update, `s.t = t`: `s` shows the
         # update as it should (held_attribute checks `s` holds it as `.t` only)
@@ -519,7 +526,8 @@ def check_in_place_updates(block: list, output: str, params, versions: dict, par
                 parsed.location(node.statement),
                 f"make a new array before writing into it (`{label} = np.copy({label})`"
                 f"), or write `{label} = {label} + ...` instead of an in-place update.")
-    return Aliases(analysis.everywhere, analysis.contents, argument_writes)
+    return Aliases(analysis.everywhere, analysis.contents, argument_writes,
+                   frozenset(own_writes))
 
 
 def _held_as(op: Operation) -> str:

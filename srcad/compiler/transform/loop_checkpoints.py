@@ -121,8 +121,10 @@ def refuse_unsupported_marks(block: list, activity, parsed, params, aliases) -> 
     own = own_names(block, params)
     for loop in loops:
         reason = None
-        foreign = sorted(name for name in map(written_into, operations(loop.body))
-                         if name is not None and (name not in own or aliases.points_to.get(
+        foreign = sorted(name for op, name in ((op, written_into(op))
+                                               for op in operations(loop.body))
+                         if name is not None and (name not in own or id(op) not in (
+                             aliases.own_writes) and aliases.points_to.get(
                              name, {name}) & set(params)))
         effects = [op for op in operations(loop.body) if op.kind == "effect"
                    and not is_control(op.callee)
