@@ -64,9 +64,7 @@ def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings,
     for statement in body:  # (the passes below read names bound once, as bound last)
         if isinstance(statement, (gast.For, gast.While, gast.If)):
             rewriter.known.forget(statement)
-    names = _NamesOf()
-    body = _without_unread_outlines(body, rewriter.outlined, names)
-    body = _unread_shapes_deleted(body, bindings, names)
+    body = _unread_values_dropped(body, rewriter.outlined, bindings)
     if bindings.named_already(FLOAT64_ONE):
         body = _seed_products_elided(body, rewriter.known, bindings, set(arrays))
     function.body = body
@@ -418,66 +416,66 @@ def _index_node(index):
     return gast.Tuple(written, gast.Load()) if isinstance(index, gast.Tuple) else written[0]
 
 
-class _NamesOf(dict):
-    """statement → the names under it (`name_nodes`), found once for the passes that read
-    the body after the rewrite (each search of a long program's body costs as much as
-    a tenth of the pass); a `del` is searched each time (the first pass may drop names
-    from it)."""
+def _unread_values_dropped(body: list, outlined: set, bindings) -> list:
+    """`body` without the values nothing reads afterwards, in one sweep from its end that
+    searches each statement's names once (each search of a long program's body cost as
+    much as a tenth of the pass):
 
-    def __call__(self, statement) -> list:
-        if type(statement) is gast.Delete:
-            return name_nodes(statement)
-        key = id(statement)  # (the statements outlive the passes: ids stay theirs)
-        found = self.get(key)
-        if found is None:
-            found = self[key] = name_nodes(statement)
-        return found
+    - the statements of `outlined` (outlines known to compute nothing and to raise
+      nothing) whose names no later statement reads, nor those names in the `del`
+      statements that follow;
+    - each `x = shape_of(x)` whose Shape nothing mentions afterwards (it stood for an
+      adjoint that `unbroadcast` no longer needs) made `del x`: the array is freed as
+      before, without a call that makes an object.
 
-
-def _without_unread_outlines(body: list, outlined: set, names_of) -> list:
-    """`body` without the statements of `outlined` (outlines known to compute nothing and
-    to raise nothing) whose names no later statement reads, nor those names in the `del`
-    statements that follow. Reads are gathered only while an outline comes earlier (most
-    programs have none: then nothing is walked)."""
-    if not outlined:
+    Reads are gathered only while an outline comes earlier, mentions from the first
+    `x = shape_of(x)` on (most programs have neither: then nothing is walked). A later
+    `del x` mentions `x` unless an outline of `x` it deletes is dropped: those come after
+    the Shape (it reads an outline of `x` bound before it), so are dropped by the time the
+    sweep reaches it."""
+    first = next((i for i, statement in enumerate(body) if _shape_kept(statement, bindings)),
+                 len(body)) if bindings.named_already(helpers.shape_of) else len(body)
+    if not outlined and first == len(body):
         return body
-    read, removed, kept = set(), set(), []
     earlier = sum(id(statement) in outlined for statement in body)
-    for statement in reversed(body):
+    read, mentioned, deleted, removed = set(), set(), set(), set()
+    kept, deletes = [], []
+    for position in range(len(body) - 1, -1, -1):
+        statement = body[position]
         if id(statement) in outlined:
             earlier -= 1
             if statement.targets[0].id not in read:
                 removed.add(statement.targets[0].id)
                 continue
-        kept.append(statement)
+        if type(statement) is gast.Delete:
+            deletes.append(statement)
+        shaped = position >= first
+        if not (earlier or shaped):
+            kept.append(statement)
+            continue
+        names = name_nodes(statement)
         if earlier:
-            read.update(node.id for node in names_of(statement) if type(node.ctx) is gast.Load)
-    kept.reverse()
-    for statement in kept:
-        if isinstance(statement, gast.Delete):
-            statement.targets = [t for t in statement.targets
-                                 if not (isinstance(t, gast.Name) and t.id in removed)]
-    return [s for s in kept if not (isinstance(s, gast.Delete) and not s.targets)]
-
-
-def _unread_shapes_deleted(body: list, bindings, names_of) -> list:
-    """`body` with each `x = shape_of(x)` whose Shape nothing reads afterwards (it stood
-    for an adjoint that `unbroadcast` no longer needs) made `del x`: the array is freed
-    as before, without a call that makes an object."""
-    if not bindings.named_already(helpers.shape_of):
-        return body
-    first = next((i for i, statement in enumerate(body) if _shape_kept(statement, bindings)),
-                 None)
-    if first is None:
-        return body
-    read, kept = set(), []
-    for statement in reversed(body[first:]):  # (what precedes the first: read by none)
-        name = _shape_kept(statement, bindings)
-        if name is not None and name not in read:
-            statement = gast.Delete([gast.Name(name, gast.Del(), None, None)])
+            read.update([node.id for node in names if type(node.ctx) is gast.Load])
+        shape = _shape_kept(statement, bindings) if shaped else None
+        if shape is not None and shape not in mentioned \
+                and (shape not in deleted or shape in removed):
+            kept.append(gast.Delete([gast.Name(shape, gast.Del(), None, None)]))
+            mentioned.add(shape)
+            continue
         kept.append(statement)
-        read.update(node.id for node in names_of(statement))
-    return body[:first] + kept[::-1]
+        if shaped and type(statement) is gast.Delete:
+            for target in statement.targets:
+                if isinstance(target, gast.Name):
+                    deleted.add(target.id)
+                else:
+                    mentioned.update([node.id for node in name_nodes(target)])
+        elif shaped:
+            mentioned.update([node.id for node in names])
+    for statement in deletes:
+        statement.targets = [t for t in statement.targets
+                             if not (isinstance(t, gast.Name) and t.id in removed)]
+    kept.reverse()
+    return [s for s in kept if not (type(s) is gast.Delete and not s.targets)]
 
 
 def _shape_kept(statement, bindings) -> str | None:
