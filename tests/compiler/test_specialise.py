@@ -577,9 +577,9 @@ def test_unread_outlines_are_dropped_and_unread_shapes_deleted(body, outlined, e
     import gast
 
     from srcad.compiler.emit import python_source
-    from srcad.compiler.transform.specialise import _unread_values_dropped
+    from srcad.compiler.transform.specialise import _NamesOf, _unread_values_dropped
     from srcad.kernels import adjoints as helpers
     statements = gast.parse(body).body
     kept = _unread_values_dropped(statements, {id(statements[i]) for i in outlined},
-                                  _Named(shape_of=helpers.shape_of))
+                                  _NamesOf(), _Named(shape_of=helpers.shape_of))
     assert "\n".join(python_source(s) for s in kept) == expected

@@ -49,7 +49,6 @@ from srcad.ops.registry import reduction_of
 from srcad.runtime.arguments import seed_for
 
 FLOAT64_ONE = np.float64(1.0)  # the seed of a float64 number
-_LEAVES = (gast.Name, gast.Constant)  # (nodes that hold no call)
 _IN_PLACE = {helpers.add_into: np.add, helpers.subtract_into: np.subtract,
              helpers.multiply_into: np.multiply, helpers.divide_into: np.true_divide}
 
@@ -64,9 +63,10 @@ def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings,
     for statement in body:  # (the passes below read names bound once, as bound last)
         if isinstance(statement, (gast.For, gast.While, gast.If)):
             rewriter.known.forget(statement)
-    body = _unread_values_dropped(body, rewriter.outlined, bindings)
+    body = _unread_values_dropped(body, rewriter.outlined, rewriter.names, bindings)
     if bindings.named_already(FLOAT64_ONE):
-        body = _seed_products_elided(body, rewriter.known, bindings, set(arrays))
+        body = _seed_products_elided(body, rewriter.known, bindings, set(arrays),
+                                     rewriter.names)
     function.body = body
 
 
@@ -74,12 +74,16 @@ class _Rewriter:
     def __init__(self, known: Knowledge, bindings):
         self.known, self.bindings = known, bindings
         self.outlined = set()  # the statements that make outlines known to raise nothing
+        self.names = _NamesOf()  # the names under the assignments the rewrite kept
 
     def rewritten(self, statement) -> list:
         """The statements `statement` becomes (itself where no rewrite applies)."""
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], gast.Name):
-            statement.value = self._inner_calls_rewritten(statement.value)
+            value = statement.value
+            names = [statement.targets[0], value] if type(value) is gast.Name \
+                else [statement.targets[0]]
+            statement.value = self._inner_calls_rewritten(value, names)
             replaced = self._assignment(statement, statement.targets[0].id, statement.value)
             if replaced is not None:
                 return replaced
@@ -89,6 +93,8 @@ class _Rewriter:
             self.known.learn(statement)
             if reduction is not None:
                 statement.value = reduction
+            elif statement.value is value:  # (the names found are those under it)
+                self.names[id(statement)] = statement, names
             return [statement]
         if not self.known.through(statement, self.block):
             self.known.learn(statement)
@@ -115,34 +121,42 @@ class _Rewriter:
         return len(classes) <= 1 and None not in classes or len(operands) == 1 \
             and isinstance(operands[0], Known)
 
-    def _inner_calls_rewritten(self, value):
+    def _inner_calls_rewritten(self, value, names: list):
         """`value` with each `reduced_size(x, None)` of a float64 array `x` read as `x.size`
         (a third of a microsecond against one): of `x` itself, or of an array bound now
         of x's shape class where `x` is an outline (the mean of a value not computed); and
         each `unbroadcast(g, like)` inside it (`accumulate(b, unbroadcast(g * h, k))`)
         whose `g` is of `like`'s shape class made `g`; each `array_of(b)` of a float64
-        number `b` made `b`."""
-        self._calls_inside_rewritten(value)
+        number `b` made `b`. The names under the calls rewritten are added to `names`."""
+        self._calls_inside_rewritten(value, names)
         if self._number_wrapped(value):
             return value.args[0]
         return self._size_of(value) or value if isinstance(value, gast.Call) else value
 
-    def _calls_inside_rewritten(self, node) -> None:
+    def _calls_inside_rewritten(self, node, names: list) -> None:
         """Each call under `node` rewritten (`_inner_call_rewritten`), outer before inner:
         a recursion into the fields that may hold calls (walking every node, contexts and
-        operators too, cost a tenth of a long function's first call)."""
+        operators too, cost a tenth of a long function's first call), as `name_nodes`
+        searches them: the names it meets, those of the calls rewritten, go to `names`."""
         for field in NAME_FIELDS[type(node)]:
             child = getattr(node, field, None)
             if type(child) is list:
                 child[:] = [self._inner_call_rewritten(item) for item in child]
                 for item in child:
-                    if isinstance(item, gast.AST) and type(item) not in _LEAVES:
-                        self._calls_inside_rewritten(item)
-            elif isinstance(child, gast.AST) and type(child) not in _LEAVES:
+                    if type(item) is gast.Name:
+                        names.append(item)
+                    elif isinstance(item, gast.AST) and type(item) is not gast.Constant:
+                        self._calls_inside_rewritten(item, names)
+            elif type(child) is gast.Name:
+                names.append(child)
+            elif isinstance(child, gast.AST) and type(child) is not gast.Constant:
                 if type(child) is gast.Call:
                     child = self._inner_call_rewritten(child)
                     setattr(node, field, child)
-                self._calls_inside_rewritten(child)
+                    if type(child) is gast.Name:  # (`array_of(b)` made `b`)
+                        names.append(child)
+                        continue
+                self._calls_inside_rewritten(child, names)
 
     def _inner_call_rewritten(self, node):
         if not isinstance(node, gast.Call):
@@ -416,7 +430,17 @@ def _index_node(index):
     return gast.Tuple(written, gast.Load()) if isinstance(index, gast.Tuple) else written[0]
 
 
-def _unread_values_dropped(body: list, outlined: set, bindings) -> list:
+class _NamesOf(dict):
+    """statement id → `(statement, the names under it)`, found by the rewrite's recursion
+    into the assignments it kept (a second search of a long program's body cost a sixth
+    of the pass); a statement of no entry is searched (`name_nodes`)."""
+
+    def __call__(self, statement) -> list:
+        found = self.get(id(statement))
+        return found[1] if found is not None else name_nodes(statement)
+
+
+def _unread_values_dropped(body: list, outlined: set, names_of: _NamesOf, bindings) -> list:
     """`body` without the values nothing reads afterwards, in one sweep from its end that
     searches each statement's names once (each search of a long program's body cost as
     much as a tenth of the pass):
@@ -453,7 +477,7 @@ def _unread_values_dropped(body: list, outlined: set, bindings) -> list:
         if not (earlier or shaped):
             kept.append(statement)
             continue
-        names = name_nodes(statement)
+        names = names_of(statement)
         if earlier:
             read.update([node.id for node in names if type(node.ctx) is gast.Load])
         shape = _shape_kept(statement, bindings) if shaped else None
@@ -490,7 +514,8 @@ def _shape_kept(statement, bindings) -> str | None:
     return name
 
 
-def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: set) -> list:
+def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: set,
+                          names_of: _NamesOf) -> list:
     """`body` without the products of the seed 1.0 and a float64 array `e` that it can do
     without. Such a product, `t = b * e` with `b` the seed of a sum (or a copy of it), is
     the cotangent of the other factor of a product summed; computed, it costs one more
@@ -508,11 +533,12 @@ def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: se
     are left alone: what is known of them holds where they are bound last."""
     one = bindings.name_for("float64_one", FLOAT64_ONE)
     bound, reads = Counter(), Counter()
-    for node in name_nodes(body):
-        if isinstance(node.ctx, gast.Store):
-            bound[node.id] += 1
-        elif isinstance(node.ctx, gast.Load):
-            reads[node.id] += 1
+    for statement in body:
+        for node in names_of(statement):
+            if isinstance(node.ctx, gast.Store):
+                bound[node.id] += 1
+            elif isinstance(node.ctx, gast.Load):
+                reads[node.id] += 1
     ones = {one}
     made_here = set()  # arrays of the function's own: a ufunc's or an operator's, new
     kept, dropped = [], set()
