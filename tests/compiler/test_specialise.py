@@ -569,6 +569,8 @@ class _Named:
      "del g\nreturn a"),                                # dropped: the Shape read by none
     ("g = outline(sin, a)\ng = shape_of(g)\nreturn a", {0},  # the Shape reads the outline
      "g = outline(sin, a)\ndel g\nreturn a"),
+    ("t = outline(sin, a)\ng = shape_of(g)\ndel t[0]\nreturn a", {0},  # `del t[0]` reads t
+     "t = outline(sin, a)\ndel g\ndel t[0]\nreturn a"),
 ])
 def test_unread_outlines_are_dropped_and_unread_shapes_deleted(body, outlined, expected):
     """One sweep from the end drops the outlines nothing reads (and their names from the
@@ -577,9 +579,9 @@ def test_unread_outlines_are_dropped_and_unread_shapes_deleted(body, outlined, e
     import gast
 
     from srcad.compiler.emit import python_source
-    from srcad.compiler.transform.specialise import _NamesOf, _unread_values_dropped
+    from srcad.compiler.transform.specialise import _UsesOf, _unread_values_dropped
     from srcad.kernels import adjoints as helpers
-    statements = gast.parse(body).body
+    statements, bindings = gast.parse(body).body, _Named(shape_of=helpers.shape_of)
     kept = _unread_values_dropped(statements, {id(statements[i]) for i in outlined},
-                                  _NamesOf(), _Named(shape_of=helpers.shape_of))
+                                  _UsesOf(bindings), bindings)
     assert "\n".join(python_source(s) for s in kept) == expected

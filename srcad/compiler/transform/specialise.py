@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import replace
+from typing import NamedTuple
 
 import gast
 import numpy as np
@@ -63,10 +64,10 @@ def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings,
     for statement in body:  # (the passes below read names bound once, as bound last)
         if isinstance(statement, (gast.For, gast.While, gast.If)):
             rewriter.known.forget(statement)
-    body = _unread_values_dropped(body, rewriter.outlined, rewriter.names, bindings)
+    body = _unread_values_dropped(body, rewriter.outlined, rewriter.uses, bindings)
     if bindings.named_already(FLOAT64_ONE):
         body = _seed_products_elided(body, rewriter.known, bindings, set(arrays),
-                                     rewriter.names)
+                                     rewriter.uses)
     function.body = body
 
 
@@ -74,7 +75,7 @@ class _Rewriter:
     def __init__(self, known: Knowledge, bindings):
         self.known, self.bindings = known, bindings
         self.outlined = set()  # the statements that make outlines known to raise nothing
-        self.names = _NamesOf()  # the names under the assignments the rewrite kept
+        self.uses = _UsesOf(bindings)  # the names of the assignments the rewrite kept
 
     def rewritten(self, statement) -> list:
         """The statements `statement` becomes (itself where no rewrite applies)."""
@@ -94,7 +95,7 @@ class _Rewriter:
             if reduction is not None:
                 statement.value = reduction
             elif statement.value is value:  # (the names found are those under it)
-                self.names[id(statement)] = statement, names
+                self.uses[id(statement)] = statement, names
             return [statement]
         if not self.known.through(statement, self.block):
             self.known.learn(statement)
@@ -430,20 +431,50 @@ def _index_node(index):
     return gast.Tuple(written, gast.Load()) if isinstance(index, gast.Tuple) else written[0]
 
 
-class _NamesOf(dict):
-    """statement id → `(statement, the names under it)`, found by the rewrite's recursion
-    into the assignments it kept (a second search of a long program's body cost a sixth
-    of the pass); a statement of no entry is searched (`name_nodes`)."""
+class _Uses(NamedTuple):
+    """What the passes after the rewrite read of a statement: the names under it it reads,
+    binds, and otherwise mentions (deletes, a lambda's parameters), and `x` of
+    `x = shape_of(x)`."""
 
-    def __call__(self, statement) -> list:
+    statement: gast.stmt  # (held: its id stays its own)
+    reads: list
+    binds: list
+    others: list
+    shape: str | None
+
+
+def _uses(statement, names: list, bindings) -> _Uses:
+    """The `_Uses` of `statement`, whose names (`name_nodes`) are `names`."""
+    reads, binds, others = [], [], []
+    for node in names:
+        kind = type(node.ctx)
+        (reads if kind is gast.Load else binds if kind is gast.Store else others).append(node.id)
+    return _Uses(statement, reads, binds, others, _shape_kept(statement, bindings))
+
+
+class _UsesOf(dict):
+    """statement id → `(statement, its names)`, of the names the rewrite's recursion met
+    under each assignment it kept (a second search of a long program's body cost a sixth
+    of the pass), made its `_Uses` when first asked; a statement of no entry is searched
+    (`name_nodes`)."""
+
+    def __init__(self, bindings):
+        super().__init__()
+        self.bindings = bindings
+
+    def __call__(self, statement) -> _Uses:
         found = self.get(id(statement))
-        return found[1] if found is not None else name_nodes(statement)
+        if found is None:
+            return _uses(statement, name_nodes(statement), self.bindings)
+        if type(found) is tuple:  # (the statement and its names)
+            found = self[id(statement)] = _uses(*found, self.bindings)
+        return found
 
 
-def _unread_values_dropped(body: list, outlined: set, names_of: _NamesOf, bindings) -> list:
+def _unread_values_dropped(body: list, outlined: set, uses_of: _UsesOf, bindings) -> list:
     """`body` without the values nothing reads afterwards, in one sweep from its end that
-    searches each statement's names once (each search of a long program's body cost as
-    much as a tenth of the pass):
+    reads each statement's names once (`uses_of`; each search of a long program's body
+    cost as much as a tenth of the pass):
 
     - the statements of `outlined` (outlines known to compute nothing and to raise
       nothing) whose names no later statement reads, nor those names in the `del`
@@ -471,30 +502,36 @@ def _unread_values_dropped(body: list, outlined: set, names_of: _NamesOf, bindin
             if statement.targets[0].id not in read:
                 removed.add(statement.targets[0].id)
                 continue
+        kept.append(statement)
+        shaped = position >= first
         if type(statement) is gast.Delete:
             deletes.append(statement)
-        shaped = position >= first
+            for target in statement.targets if earlier or shaped else ():
+                if type(target) is gast.Name:
+                    if shaped:
+                        deleted.add(target.id)
+                    continue
+                names = name_nodes(target)  # (`del x[i]` reads x and i)
+                if earlier:
+                    read.update([node.id for node in names if type(node.ctx) is gast.Load])
+                if shaped:
+                    mentioned.update([node.id for node in names])
+            continue
         if not (earlier or shaped):
-            kept.append(statement)
             continue
-        names = names_of(statement)
+        uses = uses_of(statement)
         if earlier:
-            read.update([node.id for node in names if type(node.ctx) is gast.Load])
-        shape = _shape_kept(statement, bindings) if shaped else None
-        if shape is not None and shape not in mentioned \
-                and (shape not in deleted or shape in removed):
-            kept.append(gast.Delete([gast.Name(shape, gast.Del(), None, None)]))
-            mentioned.add(shape)
+            read.update(uses.reads)
+        if not shaped:
             continue
-        kept.append(statement)
-        if shaped and type(statement) is gast.Delete:
-            for target in statement.targets:
-                if isinstance(target, gast.Name):
-                    deleted.add(target.id)
-                else:
-                    mentioned.update([node.id for node in name_nodes(target)])
-        elif shaped:
-            mentioned.update([node.id for node in names])
+        if uses.shape is not None and uses.shape not in mentioned \
+                and (uses.shape not in deleted or uses.shape in removed):
+            kept[-1] = gast.Delete([gast.Name(uses.shape, gast.Del(), None, None)])
+            mentioned.add(uses.shape)
+            continue
+        mentioned.update(uses.reads)
+        mentioned.update(uses.binds)
+        mentioned.update(uses.others)
     for statement in deletes:
         statement.targets = [t for t in statement.targets
                              if not (isinstance(t, gast.Name) and t.id in removed)]
@@ -515,7 +552,7 @@ def _shape_kept(statement, bindings) -> str | None:
 
 
 def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: set,
-                          names_of: _NamesOf) -> list:
+                          uses_of: _UsesOf) -> list:
     """`body` without the products of the seed 1.0 and a float64 array `e` that it can do
     without. Such a product, `t = b * e` with `b` the seed of a sum (or a copy of it), is
     the cotangent of the other factor of a product summed; computed, it costs one more
@@ -534,11 +571,9 @@ def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: se
     one = bindings.name_for("float64_one", FLOAT64_ONE)
     bound, reads = Counter(), Counter()
     for statement in body:
-        for node in names_of(statement):
-            if isinstance(node.ctx, gast.Store):
-                bound[node.id] += 1
-            elif isinstance(node.ctx, gast.Load):
-                reads[node.id] += 1
+        uses = uses_of(statement)
+        bound.update(uses.binds)
+        reads.update(uses.reads)
     ones = {one}
     made_here = set()  # arrays of the function's own: a ufunc's or an operator's, new
     kept, dropped = [], set()
