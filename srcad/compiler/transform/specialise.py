@@ -34,7 +34,6 @@ Statements inside loops and branches are rewritten too, on what holds there
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
 from typing import NamedTuple
 
 import gast
@@ -250,7 +249,7 @@ class _Rewriter:
             negative = gast.Attribute(load(self._numpy()), "negative", gast.Load())
             return [assign(target, gast.Call(negative, [value.args[0], value.args[0]], []))]
         if callee is helpers.unbroadcast and len(arguments) == 2 and same_shape(*arguments):
-            self.known.set(target, replace(arguments[0], shape=arguments[1].shape))
+            self.known.set(target, arguments[0]._replace(shape=arguments[1].shape))
             return [assign(target, value.args[0])]
         if callee is helpers.unbroadcast and len(arguments) == 2 \
                 and is_number(arguments[0], outline=False) and is_number(arguments[1]):
@@ -293,7 +292,7 @@ class _Rewriter:
         held = computed.id if isinstance(computed, gast.Name) else target  # (g, computed once)
         first = assign(target, computed)
         first = self._assignment(first, target, computed) or [first]  # (a helper's rewritten)
-        self.known.set(target, replace(g, shape=known.shape) if known is not None else g)
+        self.known.set(target, g._replace(shape=known.shape) if known is not None else g)
         test = gast.Compare(gast.Attribute(load(held), "shape", gast.Load()),
                             [gast.Eq()] * len(likes),
                             [gast.Attribute(load(node.id), "shape", gast.Load())
