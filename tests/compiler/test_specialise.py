@@ -540,3 +540,48 @@ def test_shapes_not_known_to_be_one_are_compared_when_it_runs(labels):
         arrays=frozenset({("t_w", 1), ("w", 1), ("X", 2), ("y", 1)})).source
     assert not [helper for helper in ("seed_for", "matmul_vjp_b", "negative_into", "array_of",
                                       "add_into") if helper + "(" in hvp_source], hvp_source
+
+
+class _Named:
+    """The bindings `_unread_values_dropped` reads: `shape_of` named, callees by name."""
+
+    def __init__(self, **objects):
+        self.objects = objects
+
+    def named_already(self, obj) -> bool:
+        return any(value is obj for value in self.objects.values())
+
+    def callee(self, node):
+        return self.objects.get(getattr(node, "id", None))
+
+
+@pytest.mark.parametrize("body, outlined, expected", [
+    ("t = outline(sin, a)\nu = outline(add, t, a)\nb = a * 2\ndel t, u\nreturn b",
+     {0, 1}, "b = a * 2\nreturn b"),                    # u unread, then t: their dels too
+    ("t = outline(sin, a)\nb = t * 2\ndel t\nreturn b", {0},
+     "t = outline(sin, a)\nb = t * 2\ndel t\nreturn b"),  # read: kept
+    ("g = shape_of(g)\nb = a * 2\nreturn b", set(), "del g\nb = a * 2\nreturn b"),
+    ("g = shape_of(g)\nb = unbroadcast(a, g)\nreturn b", set(),
+     "g = shape_of(g)\nb = unbroadcast(a, g)\nreturn b"),
+    ("g = shape_of(g)\nb = a * 2\ndel g\nreturn b", set(),  # the later del reads the Shape
+     "g = shape_of(g)\nb = a * 2\ndel g\nreturn b"),
+    ("g = shape_of(g)\ng = outline(sin, a)\ndel g\nreturn a", {1},  # a del of an outline
+     "del g\nreturn a"),                                # dropped: the Shape read by none
+    ("g = outline(sin, a)\ng = shape_of(g)\nreturn a", {0},  # the Shape reads the outline
+     "g = outline(sin, a)\ndel g\nreturn a"),
+    ("t = outline(sin, a)\ng = shape_of(g)\ndel t[0]\nreturn a", {0},  # `del t[0]` reads t
+     "t = outline(sin, a)\ndel g\ndel t[0]\nreturn a"),
+])
+def test_unread_outlines_are_dropped_and_unread_shapes_deleted(body, outlined, expected):
+    """One sweep from the end drops the outlines nothing reads (and their names from the
+    `del`s that follow) and makes each Shape nothing mentions afterwards a `del`; a `del`
+    of an outline dropped mentions nothing."""
+    import gast
+
+    from srcad.compiler.emit import python_source
+    from srcad.compiler.transform.specialise import _UsesOf, _unread_values_dropped
+    from srcad.kernels import adjoints as helpers
+    statements, bindings = gast.parse(body).body, _Named(shape_of=helpers.shape_of)
+    kept = _unread_values_dropped(statements, {id(statements[i]) for i in outlined},
+                                  _UsesOf(bindings), bindings)
+    assert "\n".join(python_source(s) for s in kept) == expected

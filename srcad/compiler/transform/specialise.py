@@ -34,7 +34,7 @@ Statements inside loops and branches are rewritten too, on what holds there
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import replace
+from typing import NamedTuple
 
 import gast
 import numpy as np
@@ -49,7 +49,6 @@ from srcad.ops.registry import reduction_of
 from srcad.runtime.arguments import seed_for
 
 FLOAT64_ONE = np.float64(1.0)  # the seed of a float64 number
-_LEAVES = (gast.Name, gast.Constant)  # (nodes that hold no call)
 _IN_PLACE = {helpers.add_into: np.add, helpers.subtract_into: np.subtract,
              helpers.multiply_into: np.multiply, helpers.divide_into: np.true_divide}
 
@@ -64,11 +63,10 @@ def specialise(function: gast.FunctionDef, arrays: dict, shapes: dict, bindings,
     for statement in body:  # (the passes below read names bound once, as bound last)
         if isinstance(statement, (gast.For, gast.While, gast.If)):
             rewriter.known.forget(statement)
-    names = _NamesOf()
-    body = _without_unread_outlines(body, rewriter.outlined, names)
-    body = _unread_shapes_deleted(body, bindings, names)
+    body = _unread_values_dropped(body, rewriter.outlined, rewriter.uses, bindings)
     if bindings.named_already(FLOAT64_ONE):
-        body = _seed_products_elided(body, rewriter.known, bindings, set(arrays))
+        body = _seed_products_elided(body, rewriter.known, bindings, set(arrays),
+                                     rewriter.uses)
     function.body = body
 
 
@@ -76,12 +74,16 @@ class _Rewriter:
     def __init__(self, known: Knowledge, bindings):
         self.known, self.bindings = known, bindings
         self.outlined = set()  # the statements that make outlines known to raise nothing
+        self.uses = _UsesOf(bindings)  # the names of the assignments the rewrite kept
 
     def rewritten(self, statement) -> list:
         """The statements `statement` becomes (itself where no rewrite applies)."""
         if isinstance(statement, gast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], gast.Name):
-            statement.value = self._inner_calls_rewritten(statement.value)
+            value = statement.value
+            names = [statement.targets[0], value] if type(value) is gast.Name \
+                else [statement.targets[0]]
+            statement.value = self._inner_calls_rewritten(value, names)
             replaced = self._assignment(statement, statement.targets[0].id, statement.value)
             if replaced is not None:
                 return replaced
@@ -91,6 +93,8 @@ class _Rewriter:
             self.known.learn(statement)
             if reduction is not None:
                 statement.value = reduction
+            elif statement.value is value:  # (the names found are those under it)
+                self.uses[id(statement)] = statement, names
             return [statement]
         if not self.known.through(statement, self.block):
             self.known.learn(statement)
@@ -117,34 +121,42 @@ class _Rewriter:
         return len(classes) <= 1 and None not in classes or len(operands) == 1 \
             and isinstance(operands[0], Known)
 
-    def _inner_calls_rewritten(self, value):
+    def _inner_calls_rewritten(self, value, names: list):
         """`value` with each `reduced_size(x, None)` of a float64 array `x` read as `x.size`
         (a third of a microsecond against one): of `x` itself, or of an array bound now
         of x's shape class where `x` is an outline (the mean of a value not computed); and
         each `unbroadcast(g, like)` inside it (`accumulate(b, unbroadcast(g * h, k))`)
         whose `g` is of `like`'s shape class made `g`; each `array_of(b)` of a float64
-        number `b` made `b`."""
-        self._calls_inside_rewritten(value)
+        number `b` made `b`. The names under the calls rewritten are added to `names`."""
+        self._calls_inside_rewritten(value, names)
         if self._number_wrapped(value):
             return value.args[0]
         return self._size_of(value) or value if isinstance(value, gast.Call) else value
 
-    def _calls_inside_rewritten(self, node) -> None:
+    def _calls_inside_rewritten(self, node, names: list) -> None:
         """Each call under `node` rewritten (`_inner_call_rewritten`), outer before inner:
         a recursion into the fields that may hold calls (walking every node, contexts and
-        operators too, cost a tenth of a long function's first call)."""
+        operators too, cost a tenth of a long function's first call), as `name_nodes`
+        searches them: the names it meets, those of the calls rewritten, go to `names`."""
         for field in NAME_FIELDS[type(node)]:
             child = getattr(node, field, None)
             if type(child) is list:
                 child[:] = [self._inner_call_rewritten(item) for item in child]
                 for item in child:
-                    if isinstance(item, gast.AST) and type(item) not in _LEAVES:
-                        self._calls_inside_rewritten(item)
-            elif isinstance(child, gast.AST) and type(child) not in _LEAVES:
+                    if type(item) is gast.Name:
+                        names.append(item)
+                    elif isinstance(item, gast.AST) and type(item) is not gast.Constant:
+                        self._calls_inside_rewritten(item, names)
+            elif type(child) is gast.Name:
+                names.append(child)
+            elif isinstance(child, gast.AST) and type(child) is not gast.Constant:
                 if type(child) is gast.Call:
                     child = self._inner_call_rewritten(child)
                     setattr(node, field, child)
-                self._calls_inside_rewritten(child)
+                    if type(child) is gast.Name:  # (`array_of(b)` made `b`)
+                        names.append(child)
+                        continue
+                self._calls_inside_rewritten(child, names)
 
     def _inner_call_rewritten(self, node):
         if not isinstance(node, gast.Call):
@@ -237,7 +249,7 @@ class _Rewriter:
             negative = gast.Attribute(load(self._numpy()), "negative", gast.Load())
             return [assign(target, gast.Call(negative, [value.args[0], value.args[0]], []))]
         if callee is helpers.unbroadcast and len(arguments) == 2 and same_shape(*arguments):
-            self.known.set(target, replace(arguments[0], shape=arguments[1].shape))
+            self.known.set(target, arguments[0]._replace(shape=arguments[1].shape))
             return [assign(target, value.args[0])]
         if callee is helpers.unbroadcast and len(arguments) == 2 \
                 and is_number(arguments[0], outline=False) and is_number(arguments[1]):
@@ -280,7 +292,7 @@ class _Rewriter:
         held = computed.id if isinstance(computed, gast.Name) else target  # (g, computed once)
         first = assign(target, computed)
         first = self._assignment(first, target, computed) or [first]  # (a helper's rewritten)
-        self.known.set(target, replace(g, shape=known.shape) if known is not None else g)
+        self.known.set(target, g._replace(shape=known.shape) if known is not None else g)
         test = gast.Compare(gast.Attribute(load(held), "shape", gast.Load()),
                             [gast.Eq()] * len(likes),
                             [gast.Attribute(load(node.id), "shape", gast.Load())
@@ -418,66 +430,112 @@ def _index_node(index):
     return gast.Tuple(written, gast.Load()) if isinstance(index, gast.Tuple) else written[0]
 
 
-class _NamesOf(dict):
-    """statement → the names under it (`name_nodes`), found once for the passes that read
-    the body after the rewrite (each search of a long program's body costs as much as
-    a tenth of the pass); a `del` is searched each time (the first pass may drop names
-    from it)."""
+class _Uses(NamedTuple):
+    """What the passes after the rewrite read of a statement: the names under it it reads,
+    binds, and otherwise mentions (deletes, a lambda's parameters), and `x` of
+    `x = shape_of(x)`."""
 
-    def __call__(self, statement) -> list:
-        if type(statement) is gast.Delete:
-            return name_nodes(statement)
-        key = id(statement)  # (the statements outlive the passes: ids stay theirs)
-        found = self.get(key)
+    statement: gast.stmt  # (held: its id stays its own)
+    reads: list
+    binds: list
+    others: list
+    shape: str | None
+
+
+def _uses(statement, names: list, bindings) -> _Uses:
+    """The `_Uses` of `statement`, whose names (`name_nodes`) are `names`."""
+    reads, binds, others = [], [], []
+    for node in names:
+        kind = type(node.ctx)
+        (reads if kind is gast.Load else binds if kind is gast.Store else others).append(node.id)
+    return _Uses(statement, reads, binds, others, _shape_kept(statement, bindings))
+
+
+class _UsesOf(dict):
+    """statement id → `(statement, its names)`, of the names the rewrite's recursion met
+    under each assignment it kept (a second search of a long program's body cost a sixth
+    of the pass), made its `_Uses` when first asked; a statement of no entry is searched
+    (`name_nodes`)."""
+
+    def __init__(self, bindings):
+        super().__init__()
+        self.bindings = bindings
+
+    def __call__(self, statement) -> _Uses:
+        found = self.get(id(statement))
         if found is None:
-            found = self[key] = name_nodes(statement)
+            return _uses(statement, name_nodes(statement), self.bindings)
+        if type(found) is tuple:  # (the statement and its names)
+            found = self[id(statement)] = _uses(*found, self.bindings)
         return found
 
 
-def _without_unread_outlines(body: list, outlined: set, names_of) -> list:
-    """`body` without the statements of `outlined` (outlines known to compute nothing and
-    to raise nothing) whose names no later statement reads, nor those names in the `del`
-    statements that follow. Reads are gathered only while an outline comes earlier (most
-    programs have none: then nothing is walked)."""
-    if not outlined:
+def _unread_values_dropped(body: list, outlined: set, uses_of: _UsesOf, bindings) -> list:
+    """`body` without the values nothing reads afterwards, in one sweep from its end that
+    reads each statement's names once (`uses_of`; each search of a long program's body
+    cost as much as a tenth of the pass):
+
+    - the statements of `outlined` (outlines known to compute nothing and to raise
+      nothing) whose names no later statement reads, nor those names in the `del`
+      statements that follow;
+    - each `x = shape_of(x)` whose Shape nothing mentions afterwards (it stood for an
+      adjoint that `unbroadcast` no longer needs) made `del x`: the array is freed as
+      before, without a call that makes an object.
+
+    Reads are gathered only while an outline comes earlier, mentions from the first
+    `x = shape_of(x)` on (most programs have neither: then nothing is walked). A later
+    `del x` mentions `x` unless an outline of `x` it deletes is dropped: those come after
+    the Shape (it reads an outline of `x` bound before it), so are dropped by the time the
+    sweep reaches it."""
+    first = next((i for i, statement in enumerate(body) if _shape_kept(statement, bindings)),
+                 len(body)) if bindings.named_already(helpers.shape_of) else len(body)
+    if not outlined and first == len(body):
         return body
-    read, removed, kept = set(), set(), []
     earlier = sum(id(statement) in outlined for statement in body)
-    for statement in reversed(body):
+    read, mentioned, deleted, removed = set(), set(), set(), set()
+    kept, deletes = [], []
+    for position in range(len(body) - 1, -1, -1):
+        statement = body[position]
         if id(statement) in outlined:
             earlier -= 1
             if statement.targets[0].id not in read:
                 removed.add(statement.targets[0].id)
                 continue
         kept.append(statement)
+        shaped = position >= first
+        if type(statement) is gast.Delete:
+            deletes.append(statement)
+            for target in statement.targets if earlier or shaped else ():
+                if type(target) is gast.Name:
+                    if shaped:
+                        deleted.add(target.id)
+                    continue
+                names = name_nodes(target)  # (`del x[i]` reads x and i)
+                if earlier:
+                    read.update([node.id for node in names if type(node.ctx) is gast.Load])
+                if shaped:
+                    mentioned.update([node.id for node in names])
+            continue
+        if not (earlier or shaped):
+            continue
+        uses = uses_of(statement)
         if earlier:
-            read.update(node.id for node in names_of(statement) if type(node.ctx) is gast.Load)
+            read.update(uses.reads)
+        if not shaped:
+            continue
+        if uses.shape is not None and uses.shape not in mentioned \
+                and (uses.shape not in deleted or uses.shape in removed):
+            kept[-1] = gast.Delete([gast.Name(uses.shape, gast.Del(), None, None)])
+            mentioned.add(uses.shape)
+            continue
+        mentioned.update(uses.reads)
+        mentioned.update(uses.binds)
+        mentioned.update(uses.others)
+    for statement in deletes:
+        statement.targets = [t for t in statement.targets
+                             if not (isinstance(t, gast.Name) and t.id in removed)]
     kept.reverse()
-    for statement in kept:
-        if isinstance(statement, gast.Delete):
-            statement.targets = [t for t in statement.targets
-                                 if not (isinstance(t, gast.Name) and t.id in removed)]
-    return [s for s in kept if not (isinstance(s, gast.Delete) and not s.targets)]
-
-
-def _unread_shapes_deleted(body: list, bindings, names_of) -> list:
-    """`body` with each `x = shape_of(x)` whose Shape nothing reads afterwards (it stood
-    for an adjoint that `unbroadcast` no longer needs) made `del x`: the array is freed
-    as before, without a call that makes an object."""
-    if not bindings.named_already(helpers.shape_of):
-        return body
-    first = next((i for i, statement in enumerate(body) if _shape_kept(statement, bindings)),
-                 None)
-    if first is None:
-        return body
-    read, kept = set(), []
-    for statement in reversed(body[first:]):  # (what precedes the first: read by none)
-        name = _shape_kept(statement, bindings)
-        if name is not None and name not in read:
-            statement = gast.Delete([gast.Name(name, gast.Del(), None, None)])
-        kept.append(statement)
-        read.update(node.id for node in names_of(statement))
-    return body[:first] + kept[::-1]
+    return [s for s in kept if not (type(s) is gast.Delete and not s.targets)]
 
 
 def _shape_kept(statement, bindings) -> str | None:
@@ -492,7 +550,8 @@ def _shape_kept(statement, bindings) -> str | None:
     return name
 
 
-def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: set) -> list:
+def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: set,
+                          uses_of: _UsesOf) -> list:
     """`body` without the products of the seed 1.0 and a float64 array `e` that it can do
     without. Such a product, `t = b * e` with `b` the seed of a sum (or a copy of it), is
     the cotangent of the other factor of a product summed; computed, it costs one more
@@ -510,11 +569,10 @@ def _seed_products_elided(body: list, known: Knowledge, bindings, parameters: se
     are left alone: what is known of them holds where they are bound last."""
     one = bindings.name_for("float64_one", FLOAT64_ONE)
     bound, reads = Counter(), Counter()
-    for node in name_nodes(body):
-        if isinstance(node.ctx, gast.Store):
-            bound[node.id] += 1
-        elif isinstance(node.ctx, gast.Load):
-            reads[node.id] += 1
+    for statement in body:
+        uses = uses_of(statement)
+        bound.update(uses.binds)
+        reads.update(uses.reads)
     ones = {one}
     made_here = set()  # arrays of the function's own: a ufunc's or an operator's, new
     kept, dropped = [], set()
