@@ -54,7 +54,9 @@ def measure(workload, contenders, rounds: int, sample_seconds: float,
             timing_starts=lambda seconds: None) -> list[Result]:
     """One result per contender, in the order of `contenders`: the first call of each, then
     all of them timed together (`timing_starts(seconds)` is called before, with an estimate
-    of how long that takes)."""
+    of how long that takes), then the peak memory of one more call of each: a call as the
+    timed ones are, not one that still makes what later calls reuse (srcad's quick call of
+    the arguments' kinds is made by the second)."""
     import srcad
     expected = workload.hand(*workload.make_args())
     primal = workload.fn(*workload.make_args()[:-1 if workload.kind == "hvp" else None])
@@ -78,13 +80,13 @@ def measure(workload, contenders, rounds: int, sample_seconds: float,
         result.agrees = _agree(value, primal if contender == "primal" else expected)
         if not result.agrees:
             result.note = "disagrees with the hand-written derivative"
-        if contender not in _UNTRACED:
-            result.peak_memory = _peak_memory(call)
         calls[contender] = call
     samples = _interleaved(calls, rounds, sample_seconds, timing_starts)
     for result in results:
         if samples.get(result.contender):
             result.set_samples(samples[result.contender])
+        if result.contender in calls and result.contender not in _UNTRACED:
+            result.peak_memory = _peak_memory(calls[result.contender])
     return results
 
 
