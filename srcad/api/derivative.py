@@ -350,8 +350,8 @@ class _Grad(_DerivativeFunction):
 
     def __call__(self, *args, **kwargs):
         try:  # (not `api_boundary`: a wrapper's frame would cost a tenth of a quick call)
-            if not kwargs:  # (the arguments of the latest array call first, if any; then
-                quick = self._latest[0]  # Python floats: their calls are the shortest)
+            if not kwargs:  # (the quick call of the latest call's kinds first, if any;
+                quick = self._latest[0]  # then Python floats: their calls are the shortest)
                 if quick is not None:
                     gradients = quick(args)
                     if gradients is not None:

@@ -149,7 +149,6 @@ def fused_runner(derivative):
     return fused
 
 
-
 def numbers_call(count: int, run, holds, made, single: bool, as_tuple: bool):
     """`quick(args)`: `grad`'s gradients by the fused program `run` (`made`'s) for `count`
     Python floats (the `wrt` arguments and the others), or None: for other arguments,
@@ -180,6 +179,7 @@ def numbers_call(count: int, run, holds, made, single: bool, as_tuple: bool):
                  "as_float": lambda gradient: like_argument(gradient, 0.0)}
     exec(compile(source, __file__ + " (a quick call of numbers)", "exec"), namespace)
     return namespace["quick"]
+
 
 class FloatProgram(NamedTuple):
     """A program `fused_call` runs, with what a call needs to know of it."""
@@ -218,9 +218,8 @@ def array_runner(derivative):
 
     def quick_call(entry, args, ranks):
         compiled, program, guards = entry
-        if derivative.dispatch is None:  # (the defaults compared only where a call reads them)
-            guards = guards_of(compiled, derivative.function, reads_defaults=not (
-                passes_every_parameter(derivative.function, len(args))))
+        if derivative.dispatch is None:
+            guards = quick_guards(compiled, derivative.function, len(args))
         return structure_call(args, positions, ranks, program, guards, as_tuple)
 
     def array_call(args):
@@ -344,9 +343,8 @@ def tree_runner(derivative, mode: str = "gradient", latest: list | None = None):
                         for paths in reversed(described))
         function = derivative.function
         program, guards = compiled.bind(function), derivative.guards(compiled)
-        quick = structure_call(args, positions, ranks, program, guards_of(
-            compiled, function, reads_defaults=not passes_every_parameter(function, len(args))),
-            as_tuple) if mode == "gradient" else None
+        quick = structure_call(args, positions, ranks, program, quick_guards(
+            compiled, function, len(args)), as_tuple) if mode == "gradient" else None
         return program, guards, shallow, quick
     return tree_call
 
@@ -550,6 +548,13 @@ def guards_of(compiled, function, dispatch=None, reads_defaults: bool = True):
     def current_and_called():
         return type(instance).__call__ is call and current()
     return current_and_called
+
+
+def quick_guards(compiled, function, count: int):
+    """`guards_of` for a quick call of `count` arguments by position: the defaults are
+    compared only where such a call reads them."""
+    return guards_of(compiled, function,
+                     reads_defaults=not passes_every_parameter(function, count))
 
 
 def passes_every_parameter(function, count: int) -> bool:
